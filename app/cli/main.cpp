@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+// fxlens-cli: the headless front end (scripts and CI).
+#include "io/DotWriter.h"
+#include "io/GraphJson.h"
+#include "ir/GraphInfo.h"
+#include "ir/Printer.h"
+#ifdef FXLENS_HAVE_GRAPHVIZ
+#include "layout/GraphvizRender.h"
+#endif
+#ifdef FXLENS_HAVE_TORCH
+#include "exec/TorchRuntime.h"
+#endif
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace fxlens;
+
+/// Exit codes, documented in --help.
+enum Exit { kOk = 0, kFailed = 1, kUsage = 2, kBadInput = 3 };
+
+const char *kUsageText = R"(usage: fxlens-cli <command> [options]
+
+Commands:
+  info <graph.json>                    node counts by op and target, depth, module tree
+  lint <graph.json>                    check graph invariants (torch.fx Graph.lint rules)
+  convert <graph.json> --to FORMAT [-o OUT]
+                                       FORMAT: text (print(graph) form), json, dot, svg, png
+  doctor                               what this build can do (Graphviz, LibTorch, CUDA)
+
+Options:
+  -o, --output FILE                    write to FILE instead of standard output
+  --no-meta                            text form without shape/dtype comments
+  -h, --help                           this help
+
+Exit codes: 0 success, 1 the check failed (lint errors), 2 usage error, 3 unreadable or invalid input.
+)";
+
+struct Args {
+    std::string command;
+    std::vector<std::string> positional;
+    std::string output;
+    std::string to;
+    bool noMeta = false;
+    bool help = false;
+};
+
+bool parseArgs(int argc, char **argv, Args &a, std::string &err)
+{
+    for (int i = 1; i < argc; ++i) {
+        std::string s = argv[i];
+        auto value = [&](std::string &dst) {
+            if (i + 1 >= argc) {
+                err = "option " + s + " needs a value";
+                return false;
+            }
+            dst = argv[++i];
+            return true;
+        };
+        if (s == "-h" || s == "--help")
+            a.help = true;
+        else if (s == "-o" || s == "--output") {
+            if (!value(a.output))
+                return false;
+        } else if (s == "--to") {
+            if (!value(a.to))
+                return false;
+        } else if (s == "--no-meta")
+            a.noMeta = true;
+        else if (s.size() > 1 && s[0] == '-') {
+            err = "unknown option '" + s + "'";
+            return false;
+        } else if (a.command.empty())
+            a.command = s;
+        else
+            a.positional.push_back(s);
+    }
+    return true;
+}
+
+bool emit(const std::string &data, const std::string &output)
+{
+    if (output.empty() || output == "-") {
+        std::fwrite(data.data(), 1, data.size(), stdout);
+        return true;
+    }
+    std::ofstream out(output, std::ios::binary | std::ios::trunc);
+    out << data;
+    if (!out) {
+        std::cerr << "fxlens-cli: cannot write '" << output << "'\n";
+        return false;
+    }
+    return true;
+}
+
+std::unique_ptr<ir::Graph> load(const Args &a, int &exitCode)
+{
+    if (a.positional.size() != 1) {
+        std::cerr << "fxlens-cli " << a.command << ": expected exactly one graph file\n";
+        exitCode = kUsage;
+        return nullptr;
+    }
+    auto r = io::readGraphFile(a.positional[0]);
+    if (!r) {
+        std::cerr << r.error().toString() << "\n";
+        exitCode = kBadInput;
+        return nullptr;
+    }
+    return std::move(r.value());
+}
+
+int cmdInfo(const Args &a)
+{
+    int code = kOk;
+    auto g = load(a, code);
+    if (!g)
+        return code;
+    std::string s = "graph: " + (g->name.empty() ? a.positional[0] : g->name) + "\nir: " + g->irLevel +
+                    "\nsource: " + g->source + "\nparameters: " + std::to_string(g->params.size()) + "\n";
+    s += ir::computeGraphInfo(*g).toString();
+    return emit(s, a.output) ? kOk : kFailed;
+}
+
+int cmdLint(const Args &a)
+{
+    int code = kOk;
+    auto g = load(a, code);
+    if (!g)
+        return code;
+    auto errors = g->lint();
+    for (const auto &e : errors)
+        std::cerr << a.positional[0] << ": lint: " << e.toString() << "\n";
+    if (!errors.empty()) {
+        std::cerr << errors.size() << " lint error(s)\n";
+        return kFailed;
+    }
+    std::cout << a.positional[0] << ": ok (" << g->size() << " nodes)\n";
+    return kOk;
+}
+
+int cmdConvert(const Args &a)
+{
+    int code = kOk;
+    if (a.to.empty()) {
+        std::cerr << "fxlens-cli convert: --to FORMAT is required (text, json, dot, svg, png)\n";
+        return kUsage;
+    }
+    if (a.to != "text" && a.to != "json" && a.to != "dot" && a.to != "svg" && a.to != "png") {
+        std::cerr << "fxlens-cli convert: unknown format '" << a.to << "' (text, json, dot, svg, png)\n";
+        return kUsage;
+    }
+    auto g = load(a, code);
+    if (!g)
+        return code;
+    if (a.to == "text") {
+        ir::PrintOptions opts;
+        opts.showMeta = !a.noMeta;
+        return emit(ir::printGraph(*g, opts), a.output) ? kOk : kFailed;
+    }
+    if (a.to == "json")
+        return emit(io::writeGraphJson(*g), a.output) ? kOk : kFailed;
+    std::string dot = io::writeDot(*g);
+    if (a.to == "dot")
+        return emit(dot, a.output) ? kOk : kFailed;
+#ifdef FXLENS_HAVE_GRAPHVIZ
+    if (g->size() > 5000)
+        std::cerr << "fxlens-cli convert: note: " << g->size()
+                  << " nodes; a flat Graphviz layout of a graph this size can take minutes\n";
+    auto r = layout::renderDot(dot, a.to);
+    if (!r) {
+        std::cerr << "fxlens-cli convert: " << r.error().message << "\n";
+        return kFailed;
+    }
+    return emit(r.value(), a.output) ? kOk : kFailed;
+#else
+    std::cerr << "fxlens-cli convert: this build has no Graphviz; use --to dot and run `dot -T" << a.to << "`\n";
+    return kFailed;
+#endif
+}
+
+int cmdDoctor()
+{
+    std::string s = "fxlens-cli 0.1.0\n";
+#ifdef FXLENS_HAVE_GRAPHVIZ
+    s += "Graphviz: yes\n";
+#else
+    s += "Graphviz: no (built without)\n";
+#endif
+#ifdef FXLENS_HAVE_TORCH
+    s += exec::probeRuntime().toString();
+#else
+    s += "LibTorch: no (built without; execution, verification and profiling are unavailable)\n";
+#endif
+    std::cout << s;
+    return kOk;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    Args a;
+    std::string err;
+    if (!parseArgs(argc, argv, a, err)) {
+        std::cerr << "fxlens-cli: " << err << "\n" << kUsageText;
+        return kUsage;
+    }
+    if (a.help || a.command.empty() || a.command == "help") {
+        std::cout << kUsageText;
+        return a.command.empty() && !a.help ? kUsage : kOk;
+    }
+    if (a.command == "info")
+        return cmdInfo(a);
+    if (a.command == "lint")
+        return cmdLint(a);
+    if (a.command == "convert")
+        return cmdConvert(a);
+    if (a.command == "doctor")
+        return cmdDoctor();
+    std::cerr << "fxlens-cli: unknown command '" << a.command << "'\n" << kUsageText;
+    return kUsage;
+}

@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: MIT
+// Graph edits, ordering, topological sort and lint.
+#include "ir/Graph.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace fxlens::ir {
+
+const char *opKindName(OpKind k)
+{
+    switch (k) {
+    case OpKind::Placeholder: return "placeholder";
+    case OpKind::GetAttr: return "get_attr";
+    case OpKind::CallFunction: return "call_function";
+    case OpKind::CallMethod: return "call_method";
+    case OpKind::CallModule: return "call_module";
+    case OpKind::Output: return "output";
+    }
+    return "?";
+}
+
+bool parseOpKind(const std::string &s, OpKind &out)
+{
+    static const std::pair<const char *, OpKind> table[] = {
+        {"placeholder", OpKind::Placeholder}, {"get_attr", OpKind::GetAttr},
+        {"call_function", OpKind::CallFunction}, {"call_method", OpKind::CallMethod},
+        {"call_module", OpKind::CallModule}, {"output", OpKind::Output},
+    };
+    for (const auto &[name, k] : table)
+        if (s == name) {
+            out = k;
+            return true;
+        }
+    return false;
+}
+
+const Argument *Node::kwarg(const std::string &key) const
+{
+    for (const auto &e : m_kwargs)
+        if (e.first == key)
+            return &e.second;
+    return nullptr;
+}
+
+const Argument *Node::arg(size_t i, const std::string &key) const
+{
+    if (i < m_args.size())
+        return &m_args[i];
+    return key.empty() ? nullptr : kwarg(key);
+}
+
+std::vector<Node *> Node::inputNodes() const
+{
+    std::vector<Node *> out;
+    auto add = [&](Node *n) {
+        if (n && std::find(out.begin(), out.end(), n) == out.end())
+            out.push_back(n);
+    };
+    for (const auto &a : m_args)
+        a.forEachNode(add);
+    for (const auto &e : m_kwargs)
+        e.second.forEachNode(add);
+    return out;
+}
+
+Graph::Graph() = default;
+Graph::~Graph() = default;
+
+std::unique_ptr<Graph> Graph::clone() const
+{
+    auto g = std::make_unique<Graph>();
+    g->name = name;
+    g->irLevel = irLevel;
+    g->source = source;
+    g->weightsFile = weightsFile;
+    g->modules = modules;
+    g->params = params;
+    std::unordered_map<const Node *, Node *> map;
+    map.reserve(m_size);
+    auto remap = [&](const Argument &a) {
+        Argument c = a;
+        std::function<void(Argument &)> fix = [&](Argument &x) {
+            if (x.isNode()) {
+                x = Argument::node(map.at(x.toNode()));
+                return;
+            }
+            for (auto &i : x.items())
+                fix(i);
+            for (auto &e : x.entries())
+                fix(e.second);
+        };
+        fix(c);
+        return c;
+    };
+    for (Node *n = m_head; n; n = n->next()) {
+        std::vector<Argument> args;
+        args.reserve(n->args().size());
+        for (const auto &a : n->args())
+            args.push_back(remap(a));
+        std::vector<std::pair<std::string, Argument>> kwargs;
+        for (const auto &e : n->kwargs())
+            kwargs.emplace_back(e.first, remap(e.second));
+        Node *c = g->create(n->op(), n->target(), std::move(args), std::move(kwargs), n->name());
+        c->meta() = n->meta();
+        map[n] = c;
+    }
+    return g;
+}
+
+std::vector<Node *> Graph::nodes() const
+{
+    std::vector<Node *> out;
+    out.reserve(m_size);
+    for (Node *n = m_head; n; n = n->next())
+        out.push_back(n);
+    return out;
+}
+
+Node *Graph::find(const std::string &nm) const
+{
+    auto it = m_byName.find(nm);
+    return it == m_byName.end() ? nullptr : it->second;
+}
+
+Node *Graph::outputNode() const
+{
+    for (Node *n = m_tail; n; n = n->prev())
+        if (n->op() == OpKind::Output)
+            return n;
+    return nullptr;
+}
+
+std::string Graph::uniqueName(const std::string &base) const
+{
+    if (!m_byName.count(base))
+        return base;
+    // torch.fx style: strip an existing numeric suffix, then count up.
+    std::string stem = base;
+    auto us = stem.rfind('_');
+    if (us != std::string::npos && us + 1 < stem.size() &&
+        std::all_of(stem.begin() + long(us) + 1, stem.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        stem = stem.substr(0, us);
+    for (size_t i = 1;; ++i) {
+        std::string cand = stem + "_" + std::to_string(i);
+        if (!m_byName.count(cand))
+            return cand;
+    }
+}
+
+void Graph::linkBefore(Node *n, Node *before)
+{
+    if (!before) {
+        n->m_prev = m_tail;
+        n->m_next = nullptr;
+        if (m_tail)
+            m_tail->m_next = n;
+        else
+            m_head = n;
+        m_tail = n;
+    } else {
+        n->m_next = before;
+        n->m_prev = before->m_prev;
+        if (before->m_prev)
+            before->m_prev->m_next = n;
+        else
+            m_head = n;
+        before->m_prev = n;
+    }
+    ++m_size;
+    m_orderValid = false;
+}
+
+void Graph::unlink(Node *n)
+{
+    if (n->m_prev)
+        n->m_prev->m_next = n->m_next;
+    else
+        m_head = n->m_next;
+    if (n->m_next)
+        n->m_next->m_prev = n->m_prev;
+    else
+        m_tail = n->m_prev;
+    n->m_prev = n->m_next = nullptr;
+    --m_size;
+    m_orderValid = false;
+}
+
+void Graph::addUses(Node *n, bool fresh)
+{
+    // A fresh node is in no user list yet, and inputNodes() has no duplicates: skip the search
+    // (it is what keeps loading a node with 100k users linear).
+    for (Node *in : n->inputNodes())
+        if (fresh || std::find(in->m_users.begin(), in->m_users.end(), n) == in->m_users.end())
+            in->m_users.push_back(n);
+}
+
+void Graph::removeUser(Node *input, Node *user)
+{
+    auto &u = input->m_users;
+    auto it = std::find(u.begin(), u.end(), user);
+    if (it != u.end())
+        u.erase(it);
+}
+
+void Graph::removeUses(Node *n)
+{
+    for (Node *in : n->inputNodes())
+        removeUser(in, n);
+}
+
+Node *Graph::create(OpKind op, std::string target, std::vector<Argument> args,
+                    std::vector<std::pair<std::string, Argument>> kwargs, std::string nm, Node *before)
+{
+    auto owned = std::unique_ptr<Node>(new Node());
+    Node *n = owned.get();
+    n->m_id = uint32_t(m_arena.size());
+    m_arena.push_back(std::move(owned));
+    n->m_graph = this;
+    n->m_op = op;
+    n->m_target = std::move(target);
+    n->m_args = std::move(args);
+    n->m_kwargs = std::move(kwargs);
+    n->m_name = uniqueName(nm.empty() ? std::string("node") : nm);
+    m_byName.emplace(n->m_name, n);
+    linkBefore(n, before);
+    addUses(n, true);
+    for (auto *o : m_observers)
+        o->notifyNodeInserted(n);
+    return n;
+}
+
+void Graph::setArgs(Node *n, std::vector<Argument> args)
+{
+    bool fresh = n->m_args.empty() && n->m_kwargs.empty();
+    removeUses(n);
+    n->m_args = std::move(args);
+    addUses(n, fresh);
+    for (auto *o : m_observers)
+        o->notifyNodeChanged(n);
+}
+
+void Graph::setKwargs(Node *n, std::vector<std::pair<std::string, Argument>> kwargs)
+{
+    removeUses(n);
+    n->m_kwargs = std::move(kwargs);
+    addUses(n);
+    for (auto *o : m_observers)
+        o->notifyNodeChanged(n);
+}
+
+void Graph::setTarget(Node *n, std::string target)
+{
+    n->m_target = std::move(target);
+    for (auto *o : m_observers)
+        o->notifyNodeChanged(n);
+}
+
+void Graph::replaceUse(Node *user, Node *from, Node *to)
+{
+    if (from == to)
+        return;
+    int hits = 0;
+    for (auto &a : user->m_args)
+        hits += a.replaceNode(from, to);
+    for (auto &e : user->m_kwargs)
+        hits += e.second.replaceNode(from, to);
+    if (!hits)
+        return;
+    removeUser(from, user);
+    if (to && std::find(to->m_users.begin(), to->m_users.end(), user) == to->m_users.end())
+        to->m_users.push_back(user);
+    for (auto *o : m_observers)
+        o->notifyNodeChanged(user);
+}
+
+std::vector<Node *> Graph::replaceAllUsesWith(Node *from, Node *to)
+{
+    std::vector<Node *> users = from->m_users;
+    for (Node *u : users)
+        if (u != to) // a node never becomes its own input
+            replaceUse(u, from, to);
+    return users;
+}
+
+bool Graph::erase(Node *n)
+{
+    if (!n || n->m_erased || !n->m_users.empty())
+        return false;
+    for (auto *o : m_observers)
+        o->notifyNodeErased(n);
+    removeUses(n);
+    unlink(n);
+    m_byName.erase(n->m_name);
+    n->m_erased = true;
+    return true;
+}
+
+void Graph::restore(Node *n, Node *before)
+{
+    if (!n->m_erased)
+        return;
+    n->m_erased = false;
+    if (m_byName.count(n->m_name))
+        n->m_name = uniqueName(n->m_name);
+    m_byName.emplace(n->m_name, n);
+    linkBefore(n, before);
+    addUses(n);
+    for (auto *o : m_observers)
+        o->notifyNodeInserted(n);
+}
+
+void Graph::moveBefore(Node *n, Node *before)
+{
+    if (n == before || (before && n->m_next == before) || (!before && n == m_tail))
+        return;
+    unlink(n);
+    linkBefore(n, before);
+}
+
+bool Graph::rename(Node *n, const std::string &nm)
+{
+    if (nm == n->m_name)
+        return true;
+    if (m_byName.count(nm) || nm.empty())
+        return false;
+    m_byName.erase(n->m_name);
+    n->m_name = nm;
+    m_byName.emplace(nm, n);
+    return true;
+}
+
+void Graph::renumber() const
+{
+    uint64_t i = 0;
+    for (Node *n = m_head; n; n = n->m_next)
+        n->m_order = i++;
+    m_orderValid = true;
+}
+
+bool Graph::before(const Node *a, const Node *b) const
+{
+    if (!m_orderValid)
+        renumber();
+    return a->m_order < b->m_order;
+}
+
+bool Graph::topologicalSort()
+{
+    // Iterative DFS over inputs in program order: each node is emitted after its inputs, and
+    // nodes already in a valid order stay where they are.
+    enum : uint8_t { White, Grey, Black };
+    std::vector<uint8_t> state(m_arena.size(), White);
+    std::vector<Node *> order;
+    order.reserve(m_size);
+    std::vector<std::pair<Node *, size_t>> stack;
+    for (Node *root = m_head; root; root = root->m_next) {
+        if (state[root->m_id] != White)
+            continue;
+        stack.emplace_back(root, 0);
+        state[root->m_id] = Grey;
+        while (!stack.empty()) {
+            auto &[n, idx] = stack.back();
+            auto inputs = n->inputNodes();
+            if (idx < inputs.size()) {
+                Node *in = inputs[idx++];
+                if (state[in->m_id] == Grey)
+                    return false;
+                if (state[in->m_id] == White) {
+                    state[in->m_id] = Grey;
+                    stack.emplace_back(in, 0);
+                }
+                continue;
+            }
+            state[n->m_id] = Black;
+            order.push_back(n);
+            stack.pop_back();
+        }
+    }
+    m_head = m_tail = nullptr;
+    Node *prev = nullptr;
+    for (Node *n : order) {
+        n->m_prev = prev;
+        n->m_next = nullptr;
+        if (prev)
+            prev->m_next = n;
+        else
+            m_head = n;
+        prev = n;
+    }
+    m_tail = prev;
+    m_orderValid = false;
+    return true;
+}
+
+std::vector<LintError> Graph::lint() const
+{
+    std::vector<LintError> errors;
+    std::unordered_set<const Node *> seen;
+    std::unordered_set<std::string> names;
+    seen.reserve(m_size);
+    size_t outputs = 0;
+    std::unordered_set<std::string> moduleNames, paramNames;
+    for (const auto &m : modules)
+        moduleNames.insert(m.path);
+    for (const auto &p : params)
+        paramNames.insert(p.name);
+    size_t count = 0;
+    for (Node *n = m_head; n; n = n->m_next) {
+        ++count;
+        if (n->m_graph != this || n->m_erased)
+            errors.push_back({n->m_name, "is linked into the graph but not owned by it or erased"});
+        if (!names.insert(n->m_name).second)
+            errors.push_back({n->m_name, "duplicate node name"});
+        if (n->m_name.empty())
+            errors.push_back({"", "a node has an empty name"});
+        auto checkRef = [&](Node *in) {
+            if (!in) {
+                errors.push_back({n->m_name, "has a null input reference"});
+                return;
+            }
+            if (in->m_graph != this)
+                errors.push_back({n->m_name, "uses '" + in->m_name + "', which belongs to another graph"});
+            else if (in->m_erased)
+                errors.push_back({n->m_name, "uses '" + in->m_name + "', which was erased"});
+            else if (!seen.count(in))
+                errors.push_back({n->m_name, "uses '" + in->m_name + "' before it is defined (not in topological order)"});
+            else if (std::find(in->m_users.begin(), in->m_users.end(), n) == in->m_users.end())
+                errors.push_back({n->m_name, "is missing from the users of its input '" + in->m_name + "'"});
+        };
+        for (const auto &a : n->m_args)
+            a.forEachNode(checkRef);
+        for (const auto &e : n->m_kwargs)
+            e.second.forEachNode(checkRef);
+        for (Node *u : n->m_users) {
+            auto ins = u->inputNodes();
+            if (std::find(ins.begin(), ins.end(), n) == ins.end())
+                errors.push_back({n->m_name, "lists '" + u->m_name + "' as a user, but it does not use it"});
+            if (u->m_erased)
+                errors.push_back({n->m_name, "lists erased node '" + u->m_name + "' as a user"});
+        }
+        if (n->m_op == OpKind::Output) {
+            ++outputs;
+            if (n->m_next)
+                errors.push_back({n->m_name, "output node is not the last node"});
+        }
+        if (n->m_op == OpKind::CallModule && !modules.empty() && !moduleNames.count(n->m_target))
+            errors.push_back({n->m_name, "calls module '" + n->m_target + "', which is not in the module hierarchy"});
+        if (n->m_op == OpKind::GetAttr && !params.empty() && !paramNames.count(n->m_target)) {
+            // get_attr may also fetch a submodule or plain attribute; only flag unknown dotted paths.
+            if (!moduleNames.count(n->m_target))
+                errors.push_back({n->m_name, "reads attribute '" + n->m_target + "', which is neither a parameter, buffer nor module"});
+        }
+        seen.insert(n);
+    }
+    if (count != m_size)
+        errors.push_back({"", "node count mismatch: list has " + std::to_string(count) + ", graph records " + std::to_string(m_size)});
+    if (outputs == 0)
+        errors.push_back({"", "graph has no output node"});
+    else if (outputs > 1)
+        errors.push_back({"", "graph has " + std::to_string(outputs) + " output nodes (exactly one allowed)"});
+    return errors;
+}
+
+void Graph::addObserver(GraphObserver *o) { m_observers.push_back(o); }
+
+void Graph::removeObserver(GraphObserver *o)
+{
+    m_observers.erase(std::remove(m_observers.begin(), m_observers.end(), o), m_observers.end());
+}
+
+} // namespace fxlens::ir

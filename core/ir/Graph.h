@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+// Graph: owns nodes in program order and keeps the use lists current (mirrors torch.fx.Graph).
+#pragma once
+
+#include "ir/Node.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace fxlens::ir {
+
+/// A submodule of the exported model (the module hierarchy).
+struct ModuleInfo {
+    std::string path; ///< "" is the root
+    std::string type; ///< qualified class name
+    bool operator==(const ModuleInfo &o) const { return path == o.path && type == o.type; }
+};
+
+/// A parameter or buffer of the exported model: name, shape and dtype (values live in a side file).
+struct ParamInfo {
+    std::string name;
+    bool isBuffer = false;
+    std::vector<int64_t> shape;
+    std::string dtype;
+    bool requiresGrad = false;
+    bool operator==(const ParamInfo &o) const
+    {
+        return name == o.name && isBuffer == o.isBuffer && shape == o.shape && dtype == o.dtype &&
+               requiresGrad == o.requiresGrad;
+    }
+};
+
+/// One problem found by lint(); `node` names the offending node ("" for graph-level problems).
+struct LintError {
+    std::string node;
+    std::string message;
+    std::string toString() const { return node.empty() ? message : "node '" + node + "': " + message; }
+};
+
+/// Receives every structural edit of a Graph (the rewriter's and the debugger's hook).
+class GraphObserver {
+public:
+    virtual ~GraphObserver() = default;
+    virtual void notifyNodeInserted(Node *) {}
+    /// Called before the node is unlinked.
+    virtual void notifyNodeErased(Node *) {}
+    /// Called after args/kwargs of `n` changed; `oldInputs` were its inputs before.
+    virtual void notifyNodeChanged(Node *) {}
+};
+
+class Graph {
+public:
+    Graph();
+    ~Graph();
+    Graph(const Graph &) = delete;
+    Graph &operator=(const Graph &) = delete;
+
+    /// A deep copy (names, order, args, meta and module/param info preserved).
+    std::unique_ptr<Graph> clone() const;
+
+    // --- Graph-level info from the exporter ---
+    std::string name;     ///< model name
+    std::string irLevel;  ///< "torch" or "aten"
+    std::string source;   ///< "symbolic_trace", "dynamo", "export", ...
+    std::string weightsFile; ///< optional side file with parameter values (safetensors)
+    std::vector<ModuleInfo> modules;
+    std::vector<ParamInfo> params;
+
+    // --- Iteration ---
+    Node *first() const { return m_head; }
+    Node *last() const { return m_tail; }
+    size_t size() const { return m_size; }
+    /// Live nodes in program order.
+    std::vector<Node *> nodes() const;
+    template <typename F> void forEach(F &&f) const
+    {
+        for (Node *n = m_head; n; n = n->next())
+            f(n);
+    }
+    Node *find(const std::string &name) const;
+    /// Upper bound (exclusive) of Node::id() values ever handed out.
+    uint32_t idBound() const { return uint32_t(m_arena.size()); }
+    /// Node by id, erased ones included (nullptr if never created).
+    Node *byId(uint32_t id) const { return id < m_arena.size() ? m_arena[id].get() : nullptr; }
+    Node *outputNode() const;
+
+    // --- Edits (all keep users current and notify observers) ---
+    /// Creates a node before `before` (at the end when nullptr). `name` is made unique if taken
+    /// (suffix _1, _2, ... as torch.fx does).
+    Node *create(OpKind op, std::string target, std::vector<Argument> args,
+                 std::vector<std::pair<std::string, Argument>> kwargs, std::string name, Node *before = nullptr);
+    void setArgs(Node *n, std::vector<Argument> args);
+    void setKwargs(Node *n, std::vector<std::pair<std::string, Argument>> kwargs);
+    void setTarget(Node *n, std::string target);
+    /// Replaces every use of `from` by `to` (in every user's args/kwargs); returns the users touched.
+    std::vector<Node *> replaceAllUsesWith(Node *from, Node *to);
+    /// Replaces uses of `from` by `to` only in the given user.
+    void replaceUse(Node *user, Node *from, Node *to);
+    /// Removes a node that has no users. It stays in memory (id and pointer valid) so that
+    /// restore() can bring it back; returns false (and does nothing) if it still has users.
+    bool erase(Node *n);
+    /// Re-links an erased node before `before` (nullptr = at the end), re-registering its uses.
+    void restore(Node *n, Node *before);
+    /// Moves `n` so it comes right before `before` (nullptr = at the end).
+    void moveBefore(Node *n, Node *before);
+    /// Renames a node (must be unique); false if the name is taken.
+    bool rename(Node *n, const std::string &name);
+    /// A fresh unique name based on `base`.
+    std::string uniqueName(const std::string &base) const;
+
+    /// True if `a` comes before `b` in program order.
+    bool before(const Node *a, const Node *b) const;
+    /// Recomputes Node::order() for all nodes.
+    void renumber() const;
+
+    /// Reorders nodes into a topological order that keeps the current order where it is valid
+    /// (stable; the order torch.fx's stable_topological_sort gives). False if there is a cycle.
+    bool topologicalSort();
+
+    /// torch.fx Graph.lint(): references owned by this graph and live, defined before use,
+    /// unique names, exactly one output that is last, user lists consistent.
+    std::vector<LintError> lint() const;
+
+    void addObserver(GraphObserver *o);
+    void removeObserver(GraphObserver *o);
+
+private:
+    void linkBefore(Node *n, Node *before);
+    void unlink(Node *n);
+    void addUses(Node *n, bool fresh = false);
+    void removeUses(Node *n);
+    static void removeUser(Node *input, Node *user);
+
+    std::vector<std::unique_ptr<Node>> m_arena;
+    std::unordered_map<std::string, Node *> m_byName;
+    std::vector<GraphObserver *> m_observers;
+    Node *m_head = nullptr;
+    Node *m_tail = nullptr;
+    size_t m_size = 0;
+    mutable bool m_orderValid = false;
+};
+
+} // namespace fxlens::ir

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: MIT
+// Graphviz rendering of DOT text through the Graphviz C library (libgvc).
+#pragma once
+
+#include "util/Diagnostic.h"
+
+#include <string>
+
+namespace fxlens::layout {
+
+/// Lays out `dot` with the given engine ("dot", "sfdp", ...) and renders it in `format`
+/// ("svg", "png", "plain", "xdot"). Graphviz is not thread safe: calls are serialized.
+Result<std::string> renderDot(const std::string &dot, const std::string &format, const std::string &engine = "dot");
+
+} // namespace fxlens::layout

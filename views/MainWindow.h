@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+// MainWindow: opens a graph file and shows its nodes, its text form and an inspector.
+#pragma once
+
+#include "ir/Graph.h"
+
+#include <QMainWindow>
+
+#include <memory>
+
+class QLineEdit;
+class QPlainTextEdit;
+class QSortFilterProxyModel;
+class QTableView;
+class QTextBrowser;
+class QLabel;
+
+namespace fxlens::views {
+
+class NodeTableModel;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    /// Loads a graph file; on failure the current graph stays and loadFailed() is emitted.
+    bool openFile(const QString &path);
+    const ir::Graph *graph() const { return m_graph.get(); }
+    QString currentFile() const { return m_file; }
+    /// Filters the node table (name, target or module path; a /regex/ is taken as a regular expression).
+    void setSearch(const QString &text);
+    int visibleNodeCount() const;
+    /// Selects a node by name and shows it in the inspector; false if there is no such node.
+    bool selectNode(const QString &name);
+    QString inspectorText() const;
+    QStringList recentFiles() const;
+
+Q_SIGNALS:
+    void graphLoaded(const QString &path);
+    void loadFailed(const QString &message);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent *e) override;
+    void dropEvent(QDropEvent *e) override;
+
+private:
+    void createActions();
+    void showNode(const ir::Node *n);
+    void updateRecentMenu();
+
+    std::unique_ptr<ir::Graph> m_graph;
+    QString m_file;
+    NodeTableModel *m_model = nullptr;
+    QSortFilterProxyModel *m_proxy = nullptr;
+    QTableView *m_table = nullptr;
+    QLineEdit *m_search = nullptr;
+    QPlainTextEdit *m_text = nullptr;
+    QTextBrowser *m_inspector = nullptr;
+    QLabel *m_stats = nullptr;
+    QMenu *m_recentMenu = nullptr;
+};
+
+} // namespace fxlens::views
