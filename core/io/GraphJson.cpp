@@ -3,6 +3,7 @@
 #include "io/GraphJson.h"
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include <cmath>
 #include <fstream>
@@ -550,18 +551,42 @@ Result<std::unique_ptr<Graph>> parseGraphJson(const std::string &text, const std
     return g;
 }
 
-Result<std::unique_ptr<Graph>> readGraphFile(const std::string &path)
+Result<std::string> readTextFile(const std::string &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    // gzread passes plain files through unchanged, so *.json and *.json.gz read alike.
+    gzFile f = gzopen(path.c_str(), "rb");
+    if (!f) {
         Diagnostic d;
         d.file = path;
         d.message = "cannot open file";
         return d;
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return parseGraphJson(ss.str(), path);
+    gzbuffer(f, 1 << 20);
+    std::string text;
+    char buf[1 << 16];
+    int n;
+    while ((n = gzread(f, buf, sizeof buf)) > 0)
+        text.append(buf, size_t(n));
+    int err = 0;
+    const char *msg = gzerror(f, &err);
+    bool failed = n < 0 || (err != Z_OK && err != Z_BUF_ERROR);
+    std::string why = failed ? msg : "";
+    gzclose(f);
+    if (failed) {
+        Diagnostic d;
+        d.file = path;
+        d.message = "cannot read file (" + why + ")";
+        return d;
+    }
+    return text;
+}
+
+Result<std::unique_ptr<Graph>> readGraphFile(const std::string &path)
+{
+    auto text = readTextFile(path);
+    if (!text)
+        return text.error();
+    return parseGraphJson(text.value(), path);
 }
 
 std::string writeGraphJson(const Graph &g)
@@ -599,20 +624,29 @@ std::string writeGraphJson(const Graph &g)
 
 Result<bool> writeGraphFile(const Graph &g, const std::string &path)
 {
+    auto fail = [&](const std::string &m) {
+        Diagnostic d;
+        d.file = path;
+        d.message = m;
+        return d;
+    };
+    std::string text = writeGraphJson(g);
+    bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+    if (gz) {
+        gzFile f = gzopen(path.c_str(), "wb6");
+        if (!f)
+            return fail("cannot open file for writing");
+        bool ok = gzwrite(f, text.data(), unsigned(text.size())) == int(text.size());
+        ok = gzclose(f) == Z_OK && ok;
+        return ok ? Result<bool>(true) : Result<bool>(fail("write failed"));
+    }
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) {
-        Diagnostic d;
-        d.file = path;
-        d.message = "cannot open file for writing";
-        return d;
-    }
-    out << writeGraphJson(g);
-    if (!out) {
-        Diagnostic d;
-        d.file = path;
-        d.message = "write failed";
-        return d;
-    }
+    if (!out)
+        return fail("cannot open file for writing");
+    out << text;
+    out.flush();
+    if (!out)
+        return fail("write failed");
     return true;
 }
 

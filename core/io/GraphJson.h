@@ -17,12 +17,14 @@ constexpr const char *kFormatName = "fxlens-graph";
 /// Parses a graph from JSON text. `fileName` is only used in diagnostics. On failure the
 /// diagnostic names the file, line and column (malformed JSON) or the node (bad content).
 Result<std::unique_ptr<ir::Graph>> parseGraphJson(const std::string &text, const std::string &fileName);
-/// Reads a graph file from disk.
+/// Reads a whole file, transparently decompressing gzip (*.gz) files.
+Result<std::string> readTextFile(const std::string &path);
+/// Reads a graph file from disk (plain or gzip-compressed JSON).
 Result<std::unique_ptr<ir::Graph>> readGraphFile(const std::string &path);
 
 /// Serializes a graph: one node per line, so files diff well and line numbers point at nodes.
 std::string writeGraphJson(const ir::Graph &g);
-/// Writes a graph file; returns an error diagnostic (empty message on success).
+/// Writes a graph file (gzip-compressed when the path ends in .gz).
 Result<bool> writeGraphFile(const ir::Graph &g, const std::string &path);
 
 } // namespace fxlens::io

@@ -3,6 +3,7 @@
 #include "ir/GraphInfo.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <unordered_map>
 
@@ -34,7 +35,28 @@ GraphInfo computeGraphInfo(const Graph &g)
             path = dot == std::string::npos ? std::string() : path.substr(0, dot);
         }
     }
-    std::map<std::string, std::string> types;
+    // Natural order: blocks.2 before blocks.10.
+    auto natural = [](const std::string &a, const std::string &b) {
+        size_t i = 0, j = 0;
+        while (i < a.size() && j < b.size()) {
+            if (std::isdigit((unsigned char)a[i]) && std::isdigit((unsigned char)b[j])) {
+                size_t i2 = i, j2 = j;
+                while (i2 < a.size() && std::isdigit((unsigned char)a[i2])) ++i2;
+                while (j2 < b.size() && std::isdigit((unsigned char)b[j2])) ++j2;
+                std::string na = a.substr(i, i2 - i), nb = b.substr(j, j2 - j);
+                if (na.size() != nb.size()) return na.size() < nb.size();
+                if (na != nb) return na < nb;
+                i = i2;
+                j = j2;
+                continue;
+            }
+            if (a[i] != b[j]) return a[i] < b[j];
+            ++i;
+            ++j;
+        }
+        return a.size() - i < b.size() - j;
+    };
+    std::map<std::string, std::string, decltype(natural)> types(natural);
     for (const auto &m : g.modules)
         types[m.path] = m.type;
     for (const auto &[path, count] : perModule)

@@ -1,0 +1,299 @@
+# SPDX-License-Identifier: MIT
+"""Export FX graphs from torch.fx, torch.compile (Dynamo) and torch.export to fxlens files, and load
+them back into runnable GraphModules.
+
+Every exported graph has the same calling convention: placeholders are the model's inputs, and
+parameters, buffers and constant tensors are ``get_attr`` nodes named by their qualified name. Their
+shapes/dtypes are in the file; their values optionally in a safetensors side file.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import torch
+import torch.fx as fx
+
+from .graph_format import (FormatError, _fetch_attr, _type_name, dict_to_graph, graph_to_dict,
+                           normalize_module_path, read_dict, write_dict)
+
+__all__ = ["export_graph_module", "export_module", "export_program", "compile_backend", "capture_post_grad",
+           "load_graph", "weights_path_for"]
+
+
+def weights_path_for(path: str) -> str:
+    """graph.json / graph.json.gz -> graph.safetensors"""
+    base = path[:-3] if path.endswith(".gz") else path
+    base = base[:-5] if base.endswith(".json") else base
+    return base + ".safetensors"
+
+
+def _save_weights(tensors: Dict[str, torch.Tensor], path: str) -> str:
+    from safetensors.torch import save_file
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    # safetensors refuses shared storage and non-contiguous tensors: store independent copies.
+    save_file({k: v.detach().cpu().contiguous().clone() for k, v in tensors.items()}, path)
+    return path
+
+
+class _ParamHolder(torch.nn.Module):
+    """A root module that owns parameters/buffers under their qualified names."""
+
+
+def _set_attr(root: torch.nn.Module, qualname: str, value: torch.Tensor, as_param: bool) -> None:
+    *path, leaf = qualname.split(".")
+    mod = root
+    for p in path:
+        if not hasattr(mod, p):
+            mod.add_module(p, _ParamHolder())
+        mod = getattr(mod, p)
+    if as_param:
+        mod.register_parameter(leaf, torch.nn.Parameter(value, requires_grad=value.is_floating_point()))
+    else:
+        mod.register_buffer(leaf, value)
+
+
+def _modules_from_meta(graph: fx.Graph) -> List[Dict[str, str]]:
+    seen: Dict[str, str] = {"": "root"}
+    for node in graph.nodes:
+        for value in (node.meta.get("nn_module_stack") or {}).values():
+            path, typ = value if isinstance(value, (tuple, list)) else (value, "")
+            p = normalize_module_path(str(path))
+            if p and p not in seen:
+                seen[p] = _type_name(typ)
+            # Parents of a path are modules too.
+            while "." in p:
+                p = p.rsplit(".", 1)[0]
+                seen.setdefault(p, "")
+    return [{"path": p, "type": t} for p, t in sorted(seen.items())]
+
+
+def _write(graph: fx.Graph, root: torch.nn.Module, path: str, *, name: str, ir: str, source: str,
+           weights: bool, modules: Optional[List[Dict[str, str]]] = None) -> str:
+    wpath = None
+    if weights:
+        tensors = {}
+        for node in graph.nodes:
+            if node.op == "get_attr":
+                obj = _fetch_attr(root, node.target)
+                if isinstance(obj, torch.Tensor):
+                    tensors[node.target] = obj
+        for pname, p in list(root.named_parameters()) + list(root.named_buffers()):
+            tensors.setdefault(pname, p)
+        wpath = _save_weights(tensors, weights_path_for(path))
+    data = graph_to_dict(graph, root, name=name, ir=ir, source=source,
+                         weights=os.path.basename(wpath) if wpath else None)
+    if modules is not None:
+        data["modules"] = modules
+    write_dict(data, path)
+    return path
+
+
+def export_graph_module(gm: fx.GraphModule, path: str, *, name: str = "", ir: str = "torch",
+                        source: str = "fx", weights: bool = False) -> str:
+    """Writes an existing GraphModule (shapes come from node.meta: val, example_value or tensor_meta)."""
+    return _write(gm.graph, gm, path, name=name or type(gm).__name__, ir=ir, source=source, weights=weights)
+
+
+def export_module(module: torch.nn.Module, example_inputs: Sequence[Any], path: str, *, name: str = "",
+                  weights: bool = False) -> fx.GraphModule:
+    """symbolic_trace + shape propagation on example inputs, then export. Returns the traced module."""
+    from torch.fx.passes.shape_prop import ShapeProp
+    gm = fx.symbolic_trace(module)
+    ShapeProp(gm).propagate(*example_inputs)
+    modules = [{"path": p, "type": _type_name(type(m))} for p, m in module.named_modules()]
+    _write(gm.graph, gm, path, name=name or type(module).__name__, ir="torch", source="symbolic_trace",
+           weights=weights, modules=modules)
+    return gm
+
+
+def _lifted_to_get_attr(graph: fx.Graph, placeholder_to_fqn: Dict[str, str]) -> None:
+    """Turns placeholders that carry parameters/buffers into get_attr nodes of their qualified name."""
+    for node in list(graph.nodes):
+        if node.op == "placeholder" and node.name in placeholder_to_fqn:
+            with graph.inserting_before(node):
+                ga = graph.get_attr(placeholder_to_fqn[node.name])
+            ga.meta = dict(node.meta)
+            node.replace_all_uses_with(ga)
+            graph.erase_node(node)
+
+
+def export_program(ep: "torch.export.ExportedProgram", path: str, *, name: str = "program",
+                   weights: bool = False) -> fx.GraphModule:
+    """Exports a torch.export program (ATen IR). Lifted parameters/buffers/constants become get_attr
+    nodes; returns the GraphModule that was written (inputs = the program's user inputs)."""
+    from torch.export.graph_signature import InputKind, OutputKind
+    graph = fx.Graph()
+    env = graph.graph_copy(ep.graph_module.graph, {})
+    graph.output(env)
+    gm = fx.GraphModule(torch.nn.Module(), graph)
+    for spec in ep.graph_signature.output_specs:
+        if spec.kind != OutputKind.USER_OUTPUT:
+            raise FormatError(f"{name}: outputs of kind {spec.kind.name} (e.g. buffer mutation in training "
+                              "mode) are not supported; export the model in eval mode")
+    mapping: Dict[str, str] = {}
+    root = gm
+    state = ep.state_dict
+    constants = getattr(ep, "constants", {}) or {}
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind == InputKind.USER_INPUT:
+            continue
+        if spec.target is None:
+            continue
+        mapping[spec.arg.name] = spec.target
+        value = state.get(spec.target) if spec.target in state else constants.get(spec.target)
+        if isinstance(value, torch.Tensor):
+            _set_attr(root, spec.target, value.detach().clone(), spec.kind == InputKind.PARAMETER)
+    _lifted_to_get_attr(gm.graph, mapping)
+    gm.recompile()
+    _write(gm.graph, gm, path, name=name, ir="aten", source="export", weights=weights,
+           modules=_modules_from_meta(gm.graph))
+    return gm
+
+
+# ----------------------------------------------------------------------------------------- Dynamo
+
+def _dynamo_param_fqn(node: fx.Node) -> Optional[str]:
+    ga = node.meta.get("grapharg")
+    source = getattr(ga, "source", None)
+    if source is None:
+        return None
+    return normalize_module_path(_source_name(source))
+
+
+def _source_name(source: Any) -> str:
+    name = getattr(source, "name", None)
+    if callable(name):  # older torch: a method
+        name = name()
+    return name if isinstance(name, str) else str(source)
+
+
+def compile_backend(out_dir: str, *, name: str = "graph", weights: bool = False,
+                    inner: Optional[Callable] = None) -> Callable:
+    """A torch.compile backend that writes every Dynamo-captured graph (Torch IR) as
+    ``{out_dir}/{name}_{i}.json`` and then runs it with `inner` (default: eager).
+
+    Parameters that Dynamo lifts to graph inputs are written as get_attr nodes with their module path.
+    The list of written files is in ``backend.files``; their example inputs in ``backend.inputs``."""
+    os.makedirs(out_dir, exist_ok=True)
+
+    def backend(gm: fx.GraphModule, example_inputs: List[torch.Tensor]):
+        index = len(backend.files)
+        path = os.path.join(out_dir, f"{name}_{index}.json")
+        graph = fx.Graph()
+        out = graph.graph_copy(gm.graph, {})
+        graph.output(out)
+        copy = fx.GraphModule(torch.nn.Module(), graph)
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        mapping: Dict[str, str] = {}
+        user_inputs = []
+        for node, value in zip(placeholders, example_inputs):
+            fqn = _dynamo_param_fqn(node) if isinstance(value, torch.Tensor) else None
+            is_param = isinstance(value, torch.nn.Parameter)
+            is_buffer = (fqn is not None and not is_param
+                         and "_buffers" in _source_name(getattr(node.meta.get("grapharg"), "source", "")))
+            if fqn and (is_param or is_buffer):
+                mapping[node.name] = fqn
+                _set_attr(copy, fqn, value.detach(), is_param)
+            else:
+                user_inputs.append(value)
+        _lifted_to_get_attr(copy.graph, mapping)
+        copy.recompile()
+        _write(copy.graph, copy, path, name=f"{name}_{index}", ir="torch", source="dynamo", weights=weights,
+               modules=_modules_from_meta(gm.graph))
+        backend.files.append(path)
+        backend.inputs.append(user_inputs)
+        if inner is not None:
+            return inner(gm, example_inputs)
+        return gm.forward
+
+    backend.files = []  # type: ignore[attr-defined]
+    backend.inputs = []  # type: ignore[attr-defined]
+    return backend
+
+
+class capture_post_grad:
+    """Context manager: while active, every post-grad ATen graph Inductor builds is written as
+    ``{out_dir}/{name}_post_grad_{i}.json`` (through Inductor's post_grad_custom_post_pass hook)."""
+
+    def __init__(self, out_dir: str, name: str = "graph"):
+        self.out_dir = out_dir
+        self.name = name
+        self.files: List[str] = []
+
+    def __enter__(self):
+        from torch._inductor import config
+        from torch._inductor.custom_graph_pass import CustomGraphPass
+
+        outer = self
+
+        class _Capture(CustomGraphPass):
+            def __call__(self, graph: fx.Graph) -> None:
+                path = os.path.join(outer.out_dir, f"{outer.name}_post_grad_{len(outer.files)}.json")
+                data = graph_to_dict(graph, graph.owning_module, name=os.path.basename(path)[:-5], ir="aten",
+                                     source="inductor_post_grad")
+                write_dict(data, path)
+                outer.files.append(path)
+
+            def uuid(self):
+                return None  # never cache: the pass has side effects
+
+        os.makedirs(self.out_dir, exist_ok=True)
+        self._old = config.post_grad_custom_post_pass
+        config.post_grad_custom_post_pass = _Capture()
+        return self
+
+    def __exit__(self, *exc):
+        from torch._inductor import config
+        config.post_grad_custom_post_pass = self._old
+        return False
+
+
+# ----------------------------------------------------------------------------------------- loading
+
+def load_graph(path: str, module: Optional[torch.nn.Module] = None, weights: Optional[str] = None,
+               random_weights: bool = False, seed: int = 0) -> fx.GraphModule:
+    """Loads an fxlens graph file as a runnable GraphModule.
+
+    Parameters come from `module` (the original model: needed for call_module nodes), else from the
+    safetensors file `weights` (default: the file named in the graph), else, with `random_weights`,
+    from seeded random values of the recorded shapes."""
+    data = read_dict(path)
+    graph = dict_to_graph(data, path)
+    if module is not None:
+        return fx.GraphModule(module, graph)
+    needs_modules = [n.target for n in graph.nodes if n.op == "call_module"]
+    if needs_modules:
+        raise FormatError(f"{path}: node(s) call module(s) {needs_modules[:3]}...; pass the original module "
+                          "(load_graph(path, module=model)) to run this graph")
+    root = torch.nn.Module()
+    specs = {p["name"]: p for p in data.get("params", [])}
+    wfile = weights
+    if wfile is None and data.get("weights"):
+        wfile = os.path.join(os.path.dirname(os.path.abspath(path)), data["weights"])
+    if wfile is not None and os.path.exists(wfile):
+        from safetensors.torch import load_file
+        for k, v in load_file(wfile).items():
+            _set_attr(root, k, v, specs.get(k, {}).get("kind", "parameter") == "parameter")
+    elif random_weights:
+        g = torch.Generator().manual_seed(seed)
+        for p in data.get("params", []):
+            dtype = getattr(torch, p["dtype"])
+            if dtype.is_floating_point:
+                v = torch.randn(p["shape"], generator=g).to(dtype) * 0.1
+            else:
+                v = torch.zeros(p["shape"], dtype=dtype)
+            _set_attr(root, p["name"], v, p.get("kind") == "parameter")
+    missing = [n.target for n in graph.nodes if n.op == "get_attr" and not _has_attr(root, n.target)]
+    if missing:
+        raise FormatError(f"{path}: no value for {missing[:3]}: no weights file; pass weights=, module= or "
+                          "random_weights=True")
+    return fx.GraphModule(root, graph)
+
+
+def _has_attr(root: torch.nn.Module, target: str) -> bool:
+    try:
+        _fetch_attr(root, target)
+        return True
+    except AttributeError:
+        return False
