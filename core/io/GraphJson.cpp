@@ -3,6 +3,7 @@
 #include "io/GraphJson.h"
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 #include <zlib.h>
 
 #include <cmath>
@@ -25,14 +26,27 @@ struct ReadError {
 
 [[noreturn]] void fail(const std::string &node, const std::string &msg) { throw ReadError{node, msg}; }
 
-const char *typeName(const json &j)
+using Element = simdjson::dom::element;
+using Kind = simdjson::dom::element_type;
+
+const char *typeName(Element e)
 {
-    return j.type_name();
+    switch (e.type()) {
+    case Kind::ARRAY: return "array";
+    case Kind::OBJECT: return "object";
+    case Kind::INT64:
+    case Kind::UINT64:
+    case Kind::DOUBLE: return "number";
+    case Kind::STRING: return "string";
+    case Kind::BOOL: return "boolean";
+    case Kind::NULL_VALUE: return "null";
+    }
+    return "?";
 }
 
-const std::unordered_map<std::string, int> &knownDtypes()
+const std::unordered_map<std::string_view, int> &knownDtypes()
 {
-    static const std::unordered_map<std::string, int> d = {
+    static const std::unordered_map<std::string_view, int> d = {
         {"float32", 1}, {"float64", 1}, {"float16", 1}, {"bfloat16", 1}, {"int64", 1}, {"int32", 1},
         {"int16", 1},   {"int8", 1},    {"uint8", 1},   {"bool", 1},     {"complex64", 1}, {"complex128", 1},
         {"float8_e4m3fn", 1}, {"float8_e5m2", 1}, {"uint16", 1}, {"uint32", 1}, {"uint64", 1},
@@ -40,46 +54,70 @@ const std::unordered_map<std::string, int> &knownDtypes()
     return d;
 }
 
-void checkDtype(const std::string &node, const std::string &dtype, const char *where)
+void checkDtype(const std::string &node, std::string_view dtype, const std::string &where)
 {
     if (!knownDtypes().count(dtype))
-        fail(node, std::string("unknown dtype '") + dtype + "' in " + where);
+        fail(node, "unknown dtype '" + std::string(dtype) + "' in " + where);
+}
+
+// By-value accessors: range-for over `e.get_array().value_unsafe()` would bind a reference into a
+// temporary simdjson_result that is gone before the loop body runs.
+simdjson::dom::array arrayOf(Element e) { return simdjson::dom::array(e.get_array().value_unsafe()); }
+simdjson::dom::object objectOf(Element e) { return simdjson::dom::object(e.get_object().value_unsafe()); }
+
+/// Field lookup: a missing key gives false.
+bool field(simdjson::dom::object o, std::string_view key, Element &out)
+{
+    return !o.at_key(key).get(out);
+}
+
+std::string str(Element e) { return std::string(std::string_view(e.get_string().value_unsafe())); }
+
+std::string stringField(simdjson::dom::object o, std::string_view key, const std::string &dflt = {})
+{
+    Element e;
+    if (!field(o, key, e) || !e.is_string())
+        return dflt;
+    return str(e);
 }
 
 class Reader {
 public:
     explicit Reader(Graph &g) : m_g(g) {}
 
-    Argument readArg(const json &j, const std::string &node)
+    Argument readArg(Element j, const std::string &node)
     {
         switch (j.type()) {
-        case json::value_t::null: return Argument::none();
-        case json::value_t::boolean: return Argument::boolean(j.get<bool>());
-        case json::value_t::number_integer: return Argument::integer(j.get<int64_t>());
-        case json::value_t::number_unsigned: return Argument::integer(int64_t(j.get<uint64_t>()));
-        case json::value_t::number_float: return Argument::real(j.get<double>());
-        case json::value_t::string: return Argument::string(j.get<std::string>());
-        case json::value_t::array: {
+        case Kind::NULL_VALUE: return Argument::none();
+        case Kind::BOOL: return Argument::boolean(j.get_bool().value_unsafe());
+        case Kind::INT64: return Argument::integer(j.get_int64().value_unsafe());
+        case Kind::UINT64: return Argument::integer(int64_t(j.get_uint64().value_unsafe()));
+        case Kind::DOUBLE: return Argument::real(j.get_double().value_unsafe());
+        case Kind::STRING: return Argument::string(str(j));
+        case Kind::ARRAY: {
+            simdjson::dom::array arr = arrayOf(j);
             std::vector<Argument> items;
-            items.reserve(j.size());
-            for (const auto &e : j)
+            items.reserve(arr.size());
+            for (Element e : arr)
                 items.push_back(readArg(e, node));
             return Argument::list(std::move(items));
         }
-        case json::value_t::object: return readTagged(j, node);
-        default: fail(node, std::string("argument of unsupported JSON type ") + typeName(j));
+        case Kind::OBJECT: return readTagged(objectOf(j), node);
         }
+        fail(node, "argument of unsupported JSON type");
     }
 
-    Argument readTagged(const json &j, const std::string &node)
+    Argument readTagged(simdjson::dom::object j, const std::string &node)
     {
         if (j.size() != 1)
             fail(node, "a tagged argument object must have exactly one key, found " + std::to_string(j.size()));
-        const auto &[tag, v] = *j.items().begin();
+        auto kv = *j.begin();
+        std::string_view tag = kv.key;
+        Element v = kv.value;
         auto needString = [&](const char *what) -> std::string {
             if (!v.is_string())
                 fail(node, std::string("'") + what + "' argument must be a string, found " + typeName(v));
-            return v.get<std::string>();
+            return str(v);
         };
         if (tag == "node") {
             std::string ref = needString("node");
@@ -90,9 +128,9 @@ public:
         }
         if (tag == "tuple" || tag == "slice") {
             if (!v.is_array())
-                fail(node, "'" + tag + "' argument must be an array, found " + typeName(v));
+                fail(node, "'" + std::string(tag) + "' argument must be an array, found " + typeName(v));
             std::vector<Argument> items;
-            for (const auto &e : v)
+            for (Element e : arrayOf(v))
                 items.push_back(readArg(e, node));
             if (tag == "tuple")
                 return Argument::tuple(std::move(items));
@@ -104,8 +142,8 @@ public:
             if (!v.is_object())
                 fail(node, std::string("'dict' argument must be an object, found ") + typeName(v));
             std::vector<std::pair<std::string, Argument>> entries;
-            for (const auto &[k, e] : v.items())
-                entries.emplace_back(k, readArg(e, node));
+            for (auto e : objectOf(v))
+                entries.emplace_back(std::string(e.key), readArg(e.value, node));
             return Argument::dict(std::move(entries));
         }
         if (tag == "float") {
@@ -131,197 +169,240 @@ public:
             return Argument::tagged(Argument::Kind::MemoryFormat, needString("memory_format"));
         if (tag == "opaque")
             return Argument::tagged(Argument::Kind::Opaque, needString("opaque"));
-        fail(node, "unknown argument tag '" + tag + "' (expected node, tuple, dict, slice, float, dtype, device, layout, memory_format or opaque)");
+        fail(node, "unknown argument tag '" + std::string(tag) +
+                       "' (expected node, tuple, dict, slice, float, dtype, device, layout, memory_format or opaque)");
     }
 
-    ValueMeta readVal(const json &j, const std::string &node)
+    ValueMeta readVal(Element j, const std::string &node)
     {
         ValueMeta v;
         if (j.is_null())
             return v;
-        if (!j.is_object() || j.size() != 1)
+        if (!j.is_object() || objectOf(j).size() != 1)
             fail(node, "meta.val must be null or an object with one key (tensor, seq, scalar)");
-        const auto &[tag, body] = *j.items().begin();
+        auto kv = *objectOf(j).begin();
+        std::string_view tag = kv.key;
+        Element body = kv.value;
         if (tag == "tensor") {
             v.kind = ValueMeta::Kind::Tensor;
-            if (!body.is_object() || !body.contains("shape") || !body.contains("dtype"))
+            Element shape, dtype, stride, rg;
+            if (!body.is_object() || !field(objectOf(body), "shape", shape) ||
+                !field(objectOf(body), "dtype", dtype))
                 fail(node, "meta.val.tensor needs 'shape' and 'dtype'");
-            const auto &shape = body["shape"];
+            auto obj = objectOf(body);
             if (!shape.is_array())
                 fail(node, "meta.val.tensor.shape must be an array");
-            for (const auto &d : shape) {
-                if (d.is_number_integer())
-                    v.tensor.shape.push_back({d.get<int64_t>(), {}});
+            for (Element d : arrayOf(shape)) {
+                if (d.is_int64())
+                    v.tensor.shape.push_back({d.get_int64().value_unsafe(), {}});
                 else if (d.is_string())
-                    v.tensor.shape.push_back({0, d.get<std::string>()});
+                    v.tensor.shape.push_back({0, str(d)});
                 else
-                    fail(node, std::string("meta.val.tensor.shape holds a ") + typeName(d) + " (expected int or symbol)");
+                    fail(node, std::string("meta.val.tensor.shape holds a value of type ") + typeName(d) +
+                                   " (expected int or symbol)");
             }
-            if (!body["dtype"].is_string())
+            if (!dtype.is_string())
                 fail(node, "meta.val.tensor.dtype must be a string");
-            v.tensor.dtype = body["dtype"].get<std::string>();
+            v.tensor.dtype = str(dtype);
             checkDtype(node, v.tensor.dtype, "meta.val");
-            if (body.contains("stride")) {
-                if (!body["stride"].is_array())
+            if (field(obj, "stride", stride)) {
+                if (!stride.is_array())
                     fail(node, "meta.val.tensor.stride must be an array");
-                for (const auto &s : body["stride"]) {
-                    if (!s.is_number_integer())
+                for (Element s : arrayOf(stride)) {
+                    if (!s.is_int64())
                         fail(node, "meta.val.tensor.stride must hold integers");
-                    v.tensor.stride.push_back(s.get<int64_t>());
+                    v.tensor.stride.push_back(s.get_int64().value_unsafe());
                 }
             }
-            if (body.contains("requires_grad"))
-                v.tensor.requiresGrad = body["requires_grad"].get<bool>();
+            if (field(obj, "requires_grad", rg) && rg.is_bool())
+                v.tensor.requiresGrad = rg.get_bool().value_unsafe();
             return v;
         }
         if (tag == "seq") {
             v.kind = ValueMeta::Kind::Sequence;
             if (!body.is_array())
                 fail(node, "meta.val.seq must be an array");
-            for (const auto &e : body)
+            for (Element e : arrayOf(body))
                 v.items.push_back(readVal(e, node));
             return v;
         }
         if (tag == "scalar") {
             v.kind = ValueMeta::Kind::Scalar;
-            v.scalar = body.dump();
+            v.scalar = simdjson::minify(body);
             return v;
         }
-        fail(node, "unknown meta.val kind '" + tag + "' (expected tensor, seq or scalar)");
+        fail(node, "unknown meta.val kind '" + std::string(tag) + "' (expected tensor, seq or scalar)");
     }
 
-    void readMeta(Node *n, const json &m)
+    void readMeta(Node *n, Element m)
     {
         const std::string &nm = n->name();
         if (!m.is_object())
             fail(nm, "'meta' must be an object");
         Meta &meta = n->meta();
-        for (const auto &[k, v] : m.items()) {
+        for (auto kv : objectOf(m)) {
+            std::string_view k = kv.key;
+            Element v = kv.value;
             if (k == "val")
                 meta.val = readVal(v, nm);
             else if (k == "nn_module_stack") {
                 if (!v.is_array())
                     fail(nm, "meta.nn_module_stack must be an array");
-                for (const auto &f : v) {
-                    if (!f.is_object() || !f.contains("path"))
+                for (Element f : arrayOf(v)) {
+                    Element path;
+                    if (!f.is_object() || !field(objectOf(f), "path", path) || !path.is_string())
                         fail(nm, "meta.nn_module_stack entries need a 'path'");
-                    meta.moduleStack.push_back({f.value("key", ""), f["path"].get<std::string>(), f.value("type", "")});
+                    auto o = objectOf(f);
+                    meta.moduleStack.push_back({stringField(o, "key"), str(path), stringField(o, "type")});
                 }
             } else if (k == "stack_trace")
-                meta.stackTrace = v.is_string() ? v.get<std::string>() : "";
+                meta.stackTrace = v.is_string() ? str(v) : "";
             else if (k == "source_fn") {
-                if (!v.is_array() || v.size() != 2)
+                if (!v.is_array() || arrayOf(v).size() != 2)
                     fail(nm, "meta.source_fn must be [name, target]");
-                meta.sourceFnName = v[0].get<std::string>();
-                meta.sourceFnTarget = v[1].get<std::string>();
+                auto arr = arrayOf(v);
+                Element a = arr.at(0).value_unsafe(), b = arr.at(1).value_unsafe();
+                if (!a.is_string() || !b.is_string())
+                    fail(nm, "meta.source_fn must be [name, target]");
+                meta.sourceFnName = str(a);
+                meta.sourceFnTarget = str(b);
             } else if (k == "provenance") {
+                if (!v.is_object())
+                    fail(nm, "meta.provenance must be an object");
+                auto o = objectOf(v);
                 Provenance p;
-                p.pattern = v.value("pattern", "");
-                p.step = v.value("step", int64_t(-1));
-                if (v.contains("replaced"))
-                    for (const auto &r : v["replaced"])
-                        p.replaced.push_back(r.get<std::string>());
+                p.pattern = stringField(o, "pattern");
+                Element step, replaced;
+                if (field(o, "step", step) && step.is_int64())
+                    p.step = step.get_int64().value_unsafe();
+                if (field(o, "replaced", replaced) && replaced.is_array())
+                    for (Element r : arrayOf(replaced))
+                        if (r.is_string())
+                            p.replaced.push_back(str(r));
                 meta.provenance = p;
             }
             // Other keys are ignored: the exporter may add fields newer than this reader.
         }
     }
 
-    void read(const json &root)
+    void read(Element rootEl)
     {
-        if (!root.is_object())
-            fail("", std::string("the top level must be an object, found ") + typeName(root));
-        if (!root.contains("format") || root["format"] != kFormatName)
+        if (!rootEl.is_object())
+            fail("", std::string("the top level must be an object, found ") + typeName(rootEl));
+        auto root = objectOf(rootEl);
+        Element e;
+        if (!field(root, "format", e) || !e.is_string() || str(e) != kFormatName)
             fail("", std::string("not an fxlens graph file (\"format\" must be \"") + kFormatName + "\")");
-        if (!root.contains("version") || !root["version"].is_number_integer())
+        if (!field(root, "version", e) || !e.is_int64())
             fail("", "missing integer \"version\"");
-        int version = root["version"].get<int>();
+        int64_t version = e.get_int64().value_unsafe();
         if (version != kFormatVersion)
             fail("", "unsupported schema version " + std::to_string(version) + " (this fxlens reads version " +
                          std::to_string(kFormatVersion) + ")");
-        m_g.name = root.value("name", "");
-        m_g.irLevel = root.value("ir", "torch");
+        m_g.name = stringField(root, "name");
+        m_g.irLevel = stringField(root, "ir", "torch");
         if (m_g.irLevel != "torch" && m_g.irLevel != "aten")
             fail("", "\"ir\" must be \"torch\" or \"aten\", found \"" + m_g.irLevel + "\"");
-        m_g.source = root.value("source", "");
-        if (root.contains("weights") && root["weights"].is_string())
-            m_g.weightsFile = root["weights"].get<std::string>();
-        if (root.contains("modules")) {
-            for (const auto &m : root["modules"]) {
-                if (!m.is_object() || !m.contains("path"))
+        m_g.source = stringField(root, "source");
+        m_g.weightsFile = stringField(root, "weights");
+        if (field(root, "modules", e)) {
+            if (!e.is_array())
+                fail("", "\"modules\" must be an array");
+            for (Element m : arrayOf(e)) {
+                Element path;
+                if (!m.is_object() || !field(objectOf(m), "path", path) || !path.is_string())
                     fail("", "each entry of \"modules\" needs a \"path\"");
-                m_g.modules.push_back({m["path"].get<std::string>(), m.value("type", "")});
+                m_g.modules.push_back({str(path), stringField(objectOf(m), "type")});
             }
         }
-        if (root.contains("params")) {
-            for (const auto &p : root["params"]) {
-                if (!p.is_object() || !p.contains("name") || !p.contains("shape") || !p.contains("dtype"))
+        if (field(root, "params", e)) {
+            if (!e.is_array())
+                fail("", "\"params\" must be an array");
+            for (Element p : arrayOf(e)) {
+                Element name, shape, dtype, rg;
+                if (!p.is_object() || !field(objectOf(p), "name", name) ||
+                    !field(objectOf(p), "shape", shape) ||
+                    !field(objectOf(p), "dtype", dtype) || !name.is_string() ||
+                    !shape.is_array() || !dtype.is_string())
                     fail("", "each entry of \"params\" needs \"name\", \"shape\" and \"dtype\"");
+                auto o = objectOf(p);
                 ParamInfo pi;
-                pi.name = p["name"].get<std::string>();
-                pi.isBuffer = p.value("kind", "parameter") == "buffer";
-                pi.shape = p["shape"].get<std::vector<int64_t>>();
-                pi.dtype = p["dtype"].get<std::string>();
-                checkDtype("", pi.dtype, ("parameter '" + pi.name + "'").c_str());
-                pi.requiresGrad = p.value("requires_grad", false);
+                pi.name = str(name);
+                pi.isBuffer = stringField(o, "kind", "parameter") == "buffer";
+                for (Element d : arrayOf(shape)) {
+                    if (!d.is_int64())
+                        fail("", "parameter '" + pi.name + "' has a non-integer dimension");
+                    pi.shape.push_back(d.get_int64().value_unsafe());
+                }
+                pi.dtype = str(dtype);
+                checkDtype("", pi.dtype, "parameter '" + pi.name + "'");
+                if (field(o, "requires_grad", rg) && rg.is_bool())
+                    pi.requiresGrad = rg.get_bool().value_unsafe();
                 m_g.params.push_back(std::move(pi));
             }
         }
-        if (!root.contains("nodes") || !root["nodes"].is_array())
+        Element nodesEl;
+        if (!field(root, "nodes", nodesEl) || !nodesEl.is_array())
             fail("", "missing array \"nodes\"");
-        const auto &nodes = root["nodes"];
+        auto nodes = arrayOf(nodesEl);
         m_byName.reserve(nodes.size());
         // Pass 1: create every node, so references may be resolved in pass 2 and cycles reported as such.
         std::vector<Node *> created;
         created.reserve(nodes.size());
         size_t index = 0;
-        for (const auto &jn : nodes) {
-            std::string where = "nodes[" + std::to_string(index) + "]";
+        for (Element jn : nodes) {
+            auto where = [&] { return "nodes[" + std::to_string(index) + "]"; };
             if (!jn.is_object())
-                fail("", where + " must be an object");
-            if (!jn.contains("name") || !jn["name"].is_string() || jn["name"].get<std::string>().empty())
-                fail("", where + " has no \"name\"");
-            std::string name = jn["name"].get<std::string>();
+                fail("", where() + " must be an object");
+            auto o = objectOf(jn);
+            Element nameEl, opEl, targetEl;
+            if (!field(o, "name", nameEl) || !nameEl.is_string() || nameEl.get_string().value_unsafe().empty())
+                fail("", where() + " has no \"name\"");
+            std::string name = str(nameEl);
             if (m_byName.count(name))
-                fail(name, "duplicate node name (" + where + ")");
-            if (!jn.contains("op") || !jn["op"].is_string())
+                fail(name, "duplicate node name (" + where() + ")");
+            if (!field(o, "op", opEl) || !opEl.is_string())
                 fail(name, "missing \"op\"");
             OpKind op;
-            std::string opName = jn["op"].get<std::string>();
+            std::string opName = str(opEl);
             if (!parseOpKind(opName, op))
                 fail(name, "unknown op kind '" + opName +
                                "' (expected placeholder, get_attr, call_function, call_method, call_module or output)");
-            if (!jn.contains("target") || !jn["target"].is_string())
+            if (!field(o, "target", targetEl) || !targetEl.is_string())
                 fail(name, "missing string \"target\"");
-            Node *n = m_g.create(op, jn["target"].get<std::string>(), {}, {}, name);
+            Node *n = m_g.create(op, str(targetEl), {}, {}, name);
             m_byName.emplace(name, n);
             created.push_back(n);
             ++index;
         }
         // Pass 2: arguments and meta.
         index = 0;
-        for (const auto &jn : nodes) {
+        for (Element jn : nodes) {
             Node *n = created[index++];
-            if (jn.contains("args")) {
-                if (!jn["args"].is_array())
+            auto o = objectOf(jn);
+            Element args, kwargs, meta;
+            if (field(o, "args", args)) {
+                if (!args.is_array())
                     fail(n->name(), "\"args\" must be an array");
-                std::vector<Argument> args;
-                args.reserve(jn["args"].size());
-                for (const auto &a : jn["args"])
-                    args.push_back(readArg(a, n->name()));
-                m_g.setArgs(n, std::move(args));
+                auto arr = arrayOf(args);
+                std::vector<Argument> list;
+                list.reserve(arr.size());
+                for (Element a : arr)
+                    list.push_back(readArg(a, n->name()));
+                if (!list.empty())
+                    m_g.setArgs(n, std::move(list));
             }
-            if (jn.contains("kwargs")) {
-                if (!jn["kwargs"].is_object())
+            if (field(o, "kwargs", kwargs)) {
+                if (!kwargs.is_object())
                     fail(n->name(), "\"kwargs\" must be an object");
-                std::vector<std::pair<std::string, Argument>> kwargs;
-                for (const auto &[k, v] : jn["kwargs"].items())
-                    kwargs.emplace_back(k, readArg(v, n->name()));
-                if (!kwargs.empty())
-                    m_g.setKwargs(n, std::move(kwargs));
+                std::vector<std::pair<std::string, Argument>> list;
+                for (auto kv : objectOf(kwargs))
+                    list.emplace_back(std::string(kv.key), readArg(kv.value, n->name()));
+                if (!list.empty())
+                    m_g.setKwargs(n, std::move(list));
             }
-            if (jn.contains("meta"))
-                readMeta(n, jn["meta"]);
+            if (field(o, "meta", meta))
+                readMeta(n, meta);
         }
         checkCycles(created);
         checkOrder();
@@ -333,32 +414,37 @@ public:
         enum : uint8_t { White, Grey, Black };
         std::vector<uint8_t> state(m_g.idBound(), White);
         std::vector<Node *> path;
-        std::vector<std::pair<Node *, size_t>> stack;
+        struct Frame {
+            Node *node;
+            std::vector<Node *> inputs;
+            size_t next = 0;
+        };
+        std::vector<Frame> stack;
         for (Node *root : nodes) {
             if (state[root->id()] != White)
                 continue;
-            stack.emplace_back(root, 0);
+            stack.push_back({root, root->inputNodes()});
             state[root->id()] = Grey;
             while (!stack.empty()) {
-                auto &[n, idx] = stack.back();
-                auto ins = n->inputNodes();
-                if (idx < ins.size()) {
-                    Node *in = ins[idx++];
+                Frame &f = stack.back();
+                Node *n = f.node;
+                if (f.next < f.inputs.size()) {
+                    Node *in = f.inputs[f.next++];
                     if (state[in->id()] == Grey) {
                         std::string cyc = in->name();
                         bool on = false;
-                        for (auto &[s, _] : stack) {
-                            if (s == in)
+                        for (auto &fr : stack) {
+                            if (fr.node == in)
                                 on = true;
-                            if (on && s != in)
-                                cyc += " -> " + s->name();
+                            if (on && fr.node != in)
+                                cyc += " -> " + fr.node->name();
                         }
                         // Edges point from user to input; print the data flow direction.
                         fail(in->name(), "is part of a cycle: " + cyc + " -> " + in->name() + " (following inputs)");
                     }
                     if (state[in->id()] == White) {
                         state[in->id()] = Grey;
-                        stack.emplace_back(in, 0);
+                        stack.push_back({in, in->inputNodes()});
                     }
                     continue;
                 }
@@ -371,18 +457,17 @@ public:
     void checkOrder()
     {
         size_t outputs = 0;
+        for (Node *n = m_g.first(); n; n = n->next())
+            outputs += n->op() == OpKind::Output;
+        if (outputs != 1)
+            fail("", "a graph needs exactly one output node, found " + std::to_string(outputs));
         for (Node *n = m_g.first(); n; n = n->next()) {
             for (Node *in : n->inputNodes())
                 if (!m_g.before(in, n))
                     fail(n->name(), "uses '" + in->name() + "' before it is defined (nodes must be in topological order)");
-            if (n->op() == OpKind::Output) {
-                ++outputs;
-                if (n->next())
-                    fail(n->name(), "the output node must be the last node");
-            }
+            if (n->op() == OpKind::Output && n->next())
+                fail(n->name(), "the output node must be the last node");
         }
-        if (outputs != 1)
-            fail("", "a graph needs exactly one output node, found " + std::to_string(outputs));
     }
 
 private:
@@ -516,19 +601,26 @@ std::pair<int, int> lineColumn(const std::string &text, size_t byte)
 
 Result<std::unique_ptr<Graph>> parseGraphJson(const std::string &text, const std::string &fileName)
 {
-    json root;
-    try {
-        root = json::parse(text);
-    } catch (const json::parse_error &e) {
-        // e.byte is 1-based and points just past the offending character.
-        auto [line, col] = lineColumn(text, e.byte ? e.byte - 1 : 0);
-        std::string msg = e.what();
-        auto pos = msg.find("syntax error");
+    // simdjson parses the common (valid) case quickly; on a syntax error nlohmann's parser is run
+    // only to locate the error by line and column for the diagnostic.
+    simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    if (auto err = parser.parse(text).get(root)) {
         Diagnostic d;
         d.file = fileName;
-        d.line = line;
-        d.column = col;
-        d.message = "malformed JSON: " + (pos != std::string::npos ? msg.substr(pos) : msg);
+        try {
+            auto probe = json::parse(text); // throws with the position of the error
+            (void)probe;
+            d.message = std::string("malformed JSON: ") + simdjson::error_message(err);
+        } catch (const json::parse_error &e) {
+            // e.byte is 1-based and points just past the offending character.
+            auto [line, col] = lineColumn(text, e.byte ? e.byte - 1 : 0);
+            std::string msg = e.what();
+            auto pos = msg.find("syntax error");
+            d.line = line;
+            d.column = col;
+            d.message = "malformed JSON: " + (pos != std::string::npos ? msg.substr(pos) : msg);
+        }
         return d;
     }
     auto g = std::make_unique<Graph>();
@@ -541,8 +633,7 @@ Result<std::unique_ptr<Graph>> parseGraphJson(const std::string &text, const std
         d.node = e.node;
         d.message = e.message;
         return d;
-    } catch (const json::exception &e) {
-        // A field of the wrong JSON type (e.g. a string where a number belongs).
+    } catch (const simdjson::simdjson_error &e) {
         Diagnostic d;
         d.file = fileName;
         d.message = std::string("wrong type in file: ") + e.what();
@@ -569,7 +660,8 @@ Result<std::string> readTextFile(const std::string &path)
         text.append(buf, size_t(n));
     int err = 0;
     const char *msg = gzerror(f, &err);
-    bool failed = n < 0 || (err != Z_OK && err != Z_BUF_ERROR);
+    // Z_BUF_ERROR here means the gzip stream ended early (a truncated file).
+    bool failed = n < 0 || err != Z_OK;
     std::string why = failed ? msg : "";
     gzclose(f);
     if (failed) {

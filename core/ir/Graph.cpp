@@ -54,13 +54,29 @@ std::vector<Node *> Node::inputNodes() const
 {
     std::vector<Node *> out;
     auto add = [&](Node *n) {
-        if (n && std::find(out.begin(), out.end(), n) == out.end())
+        if (n)
             out.push_back(n);
     };
     for (const auto &a : m_args)
         a.forEachNode(add);
     for (const auto &e : m_kwargs)
         e.second.forEachNode(add);
+    // Keep first occurrences in order. A cat of 6400 tensors must not cost 6400^2 comparisons.
+    if (out.size() <= 16) {
+        size_t k = 0;
+        for (size_t i = 0; i < out.size(); ++i)
+            if (std::find(out.begin(), out.begin() + long(k), out[i]) == out.begin() + long(k))
+                out[k++] = out[i];
+        out.resize(k);
+    } else {
+        std::unordered_set<Node *> seen;
+        seen.reserve(out.size() * 2);
+        size_t k = 0;
+        for (size_t i = 0; i < out.size(); ++i)
+            if (seen.insert(out[i]).second)
+                out[k++] = out[i];
+        out.resize(k);
+    }
     return out;
 }
 
@@ -353,22 +369,27 @@ bool Graph::topologicalSort()
     std::vector<uint8_t> state(m_arena.size(), White);
     std::vector<Node *> order;
     order.reserve(m_size);
-    std::vector<std::pair<Node *, size_t>> stack;
+    struct Frame {
+        Node *node;
+        std::vector<Node *> inputs;
+        size_t next = 0;
+    };
+    std::vector<Frame> stack;
     for (Node *root = m_head; root; root = root->m_next) {
         if (state[root->m_id] != White)
             continue;
-        stack.emplace_back(root, 0);
+        stack.push_back({root, root->inputNodes()});
         state[root->m_id] = Grey;
         while (!stack.empty()) {
-            auto &[n, idx] = stack.back();
-            auto inputs = n->inputNodes();
-            if (idx < inputs.size()) {
-                Node *in = inputs[idx++];
+            Frame &f = stack.back();
+            Node *n = f.node;
+            if (f.next < f.inputs.size()) {
+                Node *in = f.inputs[f.next++];
                 if (state[in->m_id] == Grey)
                     return false;
                 if (state[in->m_id] == White) {
                     state[in->m_id] = Grey;
-                    stack.emplace_back(in, 0);
+                    stack.push_back({in, in->inputNodes()});
                 }
                 continue;
             }
@@ -405,7 +426,7 @@ std::vector<LintError> Graph::lint() const
         moduleNames.insert(m.path);
     for (const auto &p : params)
         paramNames.insert(p.name);
-    size_t count = 0;
+    size_t count = 0, forwardEdges = 0, listedUsers = 0;
     for (Node *n = m_head; n; n = n->m_next) {
         ++count;
         if (n->m_graph != this || n->m_erased)
@@ -428,17 +449,17 @@ std::vector<LintError> Graph::lint() const
             else if (std::find(in->m_users.begin(), in->m_users.end(), n) == in->m_users.end())
                 errors.push_back({n->m_name, "is missing from the users of its input '" + in->m_name + "'"});
         };
-        for (const auto &a : n->m_args)
-            a.forEachNode(checkRef);
-        for (const auto &e : n->m_kwargs)
-            e.second.forEachNode(checkRef);
-        for (Node *u : n->m_users) {
-            auto ins = u->inputNodes();
-            if (std::find(ins.begin(), ins.end(), n) == ins.end())
-                errors.push_back({n->m_name, "lists '" + u->m_name + "' as a user, but it does not use it"});
+        auto inputs = n->inputNodes();
+        for (Node *in : inputs)
+            checkRef(in);
+        if (inputs.empty()) // null references are dropped by inputNodes(); look for them directly
+            for (const auto &a : n->m_args)
+                a.forEachNode([&](Node *in) { if (!in) checkRef(in); });
+        forwardEdges += inputs.size();
+        listedUsers += n->m_users.size();
+        for (Node *u : n->m_users)
             if (u->m_erased)
                 errors.push_back({n->m_name, "lists erased node '" + u->m_name + "' as a user"});
-        }
         if (n->m_op == OpKind::Output) {
             ++outputs;
             if (n->m_next)
@@ -453,6 +474,11 @@ std::vector<LintError> Graph::lint() const
         }
         seen.insert(n);
     }
+    // Every (input, user) edge was found in the input's user list above; equal totals mean the user
+    // lists hold nothing else.
+    if (listedUsers != forwardEdges)
+        errors.push_back({"", "user lists hold " + std::to_string(listedUsers) + " entries for " +
+                                  std::to_string(forwardEdges) + " edges (a node lists a user that does not use it)"});
     if (count != m_size)
         errors.push_back({"", "node count mismatch: list has " + std::to_string(count) + ", graph records " + std::to_string(m_size)});
     if (outputs == 0)

@@ -99,8 +99,19 @@ def export_module(module: torch.nn.Module, example_inputs: Sequence[Any], path: 
                   weights: bool = False) -> fx.GraphModule:
     """symbolic_trace + shape propagation on example inputs, then export. Returns the traced module."""
     from torch.fx.passes.shape_prop import ShapeProp
+
+    class _Prop(ShapeProp):
+        # ShapeProp records tensors only; keep scalar results (x.shape, sizes) too.
+        def run_node(self, n):
+            result = super().run_node(n)
+            if not isinstance(result, torch.Tensor) and "tensor_meta" not in n.meta:
+                if isinstance(result, (int, float, bool)) or (
+                        isinstance(result, (tuple, list)) and all(isinstance(v, int) for v in result)):
+                    n.meta["val"] = result
+            return result
+
     gm = fx.symbolic_trace(module)
-    ShapeProp(gm).propagate(*example_inputs)
+    _Prop(gm).propagate(*example_inputs)
     modules = [{"path": p, "type": _type_name(type(m))} for p, m in module.named_modules()]
     _write(gm.graph, gm, path, name=name or type(module).__name__, ir="torch", source="symbolic_trace",
            weights=weights, modules=modules)
@@ -119,10 +130,14 @@ def _lifted_to_get_attr(graph: fx.Graph, placeholder_to_fqn: Dict[str, str]) -> 
 
 
 def export_program(ep: "torch.export.ExportedProgram", path: str, *, name: str = "program",
-                   weights: bool = False) -> fx.GraphModule:
-    """Exports a torch.export program (ATen IR). Lifted parameters/buffers/constants become get_attr
-    nodes; returns the GraphModule that was written (inputs = the program's user inputs)."""
+                   weights: bool = False, decompose: bool = True) -> fx.GraphModule:
+    """Exports a torch.export program (ATen IR). With `decompose` (default) the program is first
+    lowered to functional core ATen (``run_decompositions``): the IR Inductor's post-grad passes see
+    (no stack/unbind/in-place ops). Lifted parameters/buffers/constants become get_attr nodes;
+    returns the GraphModule that was written (inputs = the program's user inputs)."""
     from torch.export.graph_signature import InputKind, OutputKind
+    if decompose:
+        ep = ep.run_decompositions()
     graph = fx.Graph()
     env = graph.graph_copy(ep.graph_module.graph, {})
     graph.output(env)

@@ -1,4 +1,213 @@
+// SPDX-License-Identifier: MIT
+// Tests of the graph file format: exact round trips of every bundled example and one specific
+// diagnostic for each file of the malformed corpus.
+#include "io/DotWriter.h"
+#include "io/GraphJson.h"
+#include "ir/GraphDiff.h"
+#include "ir/Printer.h"
+
+#include <QDir>
+#include <QTemporaryDir>
 #include <QtTest>
-class T : public QObject { Q_OBJECT private Q_SLOTS: void a() {} };
-QTEST_GUILESS_MAIN(T)
+
+using namespace fxlens;
+
+class TestGraphJson : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void roundTripExamples_data()
+    {
+        QTest::addColumn<QString>("file");
+        QDir dir(QStringLiteral(FXLENS_EXAMPLES));
+        const auto files = dir.entryList({QStringLiteral("*.json"), QStringLiteral("*.json.gz")}, QDir::Files, QDir::Name);
+        QVERIFY2(files.size() >= 11, "bundled examples are missing");
+        for (const auto &f : files)
+            QTest::newRow(qPrintable(f)) << dir.filePath(f);
+    }
+
+    void roundTripExamples()
+    {
+        QFETCH(QString, file);
+        auto r = io::readGraphFile(file.toStdString());
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        ir::Graph &g = *r.value();
+        QVERIFY(g.size() > 10);
+        auto lint = g.lint();
+        QVERIFY2(lint.empty(), lint.empty() ? "" : lint[0].toString().c_str());
+        // Lint must also hold the meta we promise: every call_function has a value meta.
+        size_t withMeta = 0, calls = 0;
+        for (auto *n = g.first(); n; n = n->next())
+            if (n->op() == ir::OpKind::CallFunction) {
+                ++calls;
+                withMeta += n->meta().val.kind != ir::ValueMeta::Kind::Unknown;
+            }
+        QCOMPARE(withMeta, calls);
+
+        // Write, re-read: identical printed form, identical JSON, no diff, same module/param info.
+        std::string json1 = io::writeGraphJson(g);
+        QTemporaryDir tmp;
+        std::string path = tmp.filePath(QStringLiteral("g.json.gz")).toStdString();
+        QVERIFY(io::writeGraphFile(g, path).ok());
+        auto r2 = io::readGraphFile(path);
+        QVERIFY2(r2.ok(), r2.ok() ? "" : r2.error().toString().c_str());
+        QCOMPARE(ir::printGraph(*r2.value()), ir::printGraph(g));
+        QCOMPARE(io::writeGraphJson(*r2.value()), json1);
+        QVERIFY(ir::diffGraphs(g, *r2.value()).empty());
+        QCOMPARE(r2.value()->modules, g.modules);
+        QCOMPARE(r2.value()->params, g.params);
+        QCOMPARE(r2.value()->irLevel, g.irLevel);
+        // Node meta survives in full (stack traces, module stacks, tuple outputs).
+        for (auto *n = g.first(); n; n = n->next())
+            QVERIFY2(r2.value()->find(n->name())->meta() == n->meta(), n->name().c_str());
+    }
+
+    void metaFieldsArePreserved()
+    {
+        auto r = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/tangle50_torch.json");
+        QVERIFY(r.ok());
+        ir::Graph &g = *r.value();
+        QCOMPARE(g.source, std::string("dynamo"));
+        ir::Node *split = g.find("split");
+        QVERIFY(split);
+        QCOMPARE(split->meta().val.kind, ir::ValueMeta::Kind::Sequence);
+        QCOMPARE(split->meta().val.items.size(), size_t(50));
+        QCOMPARE(split->meta().val.items[0].tensor.toString(), std::string("f32[64, 32]"));
+        QCOMPARE(split->meta().val.items[1].tensor.stride, (std::vector<int64_t>{1600, 1}));
+        ir::Node *lin = nullptr;
+        for (auto *n = g.first(); n && !lin; n = n->next())
+            if (n->target() == "torch.nn.functional.linear")
+                lin = n;
+        QVERIFY(lin);
+        QCOMPARE(lin->meta().modulePath(), std::string("blocks.0.linear"));
+        QVERIFY(lin->meta().stackTrace.find("forward") != std::string::npos);
+        QCOMPARE(lin->meta().sourceFnTarget, std::string("torch.nn.modules.linear.Linear"));
+        // Parameters are get_attr nodes with shapes in the file.
+        ir::Node *w = lin->args()[1].toNode();
+        QCOMPARE(w->op(), ir::OpKind::GetAttr);
+        QCOMPARE(w->target(), std::string("blocks.0.linear.weight"));
+        auto it = std::find_if(g.params.begin(), g.params.end(), [](auto &p) { return p.name == "blocks.0.linear.weight"; });
+        QVERIFY(it != g.params.end());
+        QCOMPARE(it->shape, (std::vector<int64_t>{32, 32}));
+    }
+
+    void everyArgumentKindRoundTrips()
+    {
+        const char *text = R"({"format":"fxlens-graph","version":1,"ir":"aten","nodes":[
+{"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"val":{"tensor":{"shape":["s0",8],"dtype":"bfloat16","stride":[8,1],"requires_grad":true}}}},
+{"name":"y","op":"call_function","target":"f","args":[{"node":"x"},null,true,-3,2.5,"s",[1,[2]],{"tuple":[{"float":"inf"},{"float":"-inf"},{"float":"nan"}]},{"slice":[null,4,2]},{"dict":{"b":1,"a":{"node":"x"}}}],"kwargs":{"dtype":{"dtype":"float16"},"device":{"device":"cuda:0"},"layout":{"layout":"strided"},"memory_format":{"memory_format":"channels_last"},"o":{"opaque":"<object>"}},"meta":{"val":{"seq":[{"scalar":3},null]},"provenance":{"pattern":"p","step":4,"replaced":["a","b"]}}},
+{"name":"output","op":"output","target":"output","args":[{"tuple":[{"node":"y"}]}],"kwargs":{},"meta":{}}
+]})";
+        auto r = io::parseGraphJson(text, "inline");
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        ir::Graph &g = *r.value();
+        ir::Node *y = g.find("y");
+        QCOMPARE(y->args().size(), size_t(10));
+        QCOMPARE(y->args()[7].items()[2].toString(), std::string("nan"));
+        QCOMPARE(y->args()[9].entries()[0].first, std::string("b")); // dict order kept
+        QCOMPARE(y->kwargs()[0].first, std::string("dtype"));
+        QCOMPARE(g.find("x")->meta().val.tensor.shape[0].symbol, std::string("s0"));
+        QCOMPARE(g.find("x")->users(), std::vector<ir::Node *>{y}); // used twice, listed once
+        QCOMPARE(y->meta().provenance->replaced, (std::vector<std::string>{"a", "b"}));
+        auto again = io::parseGraphJson(io::writeGraphJson(g), "again");
+        QVERIFY(again.ok());
+        QCOMPARE(io::writeGraphJson(*again.value()), io::writeGraphJson(g));
+        QCOMPARE(ir::printNode(*again.value()->find("y")), ir::printNode(*y));
+    }
+
+    void malformed_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("node");
+        QTest::addColumn<int>("line");
+        QTest::addColumn<QString>("message");
+        auto row = [](const char *f, const char *node, int line, const char *msg) {
+            QTest::newRow(f) << QString::fromLatin1(f) << QString::fromLatin1(node) << line << QString::fromUtf8(msg);
+        };
+        row("empty.json", "", 1, "malformed JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal");
+        row("truncated.json", "", 3, "malformed JSON: syntax error while parsing object key - invalid string: missing closing quote; last read: '\"targ'; expected string literal");
+        row("trailing_comma.json", "", 5, "malformed JSON: syntax error while parsing value - unexpected ']'; expected '[', '{', or a literal");
+        row("not_object.json", "", 0, "the top level must be an object, found array");
+        row("wrong_format.json", "", 0, "not an fxlens graph file (\"format\" must be \"fxlens-graph\")");
+        row("missing_version.json", "", 0, "missing integer \"version\"");
+        row("version_99.json", "", 0, "unsupported schema version 99 (this fxlens reads version 1)");
+        row("bad_ir.json", "", 0, "\"ir\" must be \"torch\" or \"aten\", found \"tosa\"");
+        row("missing_nodes.json", "", 0, "missing array \"nodes\"");
+        row("node_not_object.json", "", 0, "nodes[1] must be an object");
+        row("node_without_name.json", "", 0, "nodes[1] has no \"name\"");
+        row("duplicate_name.json", "y", 0, "duplicate node name (nodes[2])");
+        row("unknown_op.json", "y", 0, "unknown op kind 'call_lambda' (expected placeholder, get_attr, call_function, call_method, call_module or output)");
+        row("missing_target.json", "y", 0, "missing string \"target\"");
+        row("target_not_string.json", "y", 0, "missing string \"target\"");
+        row("dangling_ref.json", "y", 0, "references unknown node 'ghost' (dangling reference)");
+        row("cycle.json", "a", 0, "is part of a cycle: a -> b -> a (following inputs)");
+        row("forward_ref.json", "a", 0, "uses 'b' before it is defined (nodes must be in topological order)");
+        row("no_output.json", "", 0, "a graph needs exactly one output node, found 0");
+        row("two_outputs.json", "", 0, "a graph needs exactly one output node, found 2");
+        row("output_not_last.json", "output", 0, "the output node must be the last node");
+        row("unknown_tag.json", "y", 0, "unknown argument tag 'tensor' (expected node, tuple, dict, slice, float, dtype, device, layout, memory_format or opaque)");
+        row("tag_two_keys.json", "y", 0, "a tagged argument object must have exactly one key, found 2");
+        row("bad_dtype.json", "y", 0, "unknown dtype 'float33' in an argument");
+        row("bad_meta_shape.json", "y", 0, "meta.val.tensor.shape holds a value of type object (expected int or symbol)");
+        row("bad_meta_kind.json", "y", 0, "unknown meta.val kind 'tensorlist' (expected tensor, seq or scalar)");
+        row("args_not_array.json", "y", 0, "\"args\" must be an array");
+        row("bad_slice.json", "y", 0, "'slice' argument must have 3 items (start, stop, step), found 2");
+        row("bad_float.json", "y", 0, "'float' argument must be \"inf\", \"-inf\" or \"nan\", found \"huge\"");
+        row("param_missing_shape.json", "", 0, "each entry of \"params\" needs \"name\", \"shape\" and \"dtype\"");
+        row("source_fn_shape.json", "y", 0, "meta.source_fn must be [name, target]");
+        row("corrupt.json.gz", "", 0, "");
+        row("no_such_file.json", "", 0, "cannot open file");
+    }
+
+    void malformed()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, node);
+        QFETCH(int, line);
+        QFETCH(QString, message);
+        std::string path = std::string(FXLENS_TEST_DATA) + "/malformed/" + file.toStdString();
+        auto r = io::readGraphFile(path);
+        QVERIFY(!r.ok());
+        const Diagnostic &d = r.error();
+        QCOMPARE(QString::fromStdString(d.file), QString::fromStdString(path));
+        QCOMPARE(QString::fromStdString(d.node), node);
+        QCOMPARE(d.line, line);
+        if (file == QLatin1String("corrupt.json.gz"))
+            QVERIFY2(d.message.rfind("cannot read file (", 0) == 0, d.message.c_str());
+        else
+            QCOMPARE(QString::fromStdString(d.message), message);
+        // The one-line form names the file (and the node, when there is one).
+        QString text = QString::fromStdString(d.toString());
+        QVERIFY(text.startsWith(QString::fromStdString(path)));
+        if (!node.isEmpty())
+            QVERIFY(text.contains(QStringLiteral("node '%1'").arg(node)));
+    }
+
+    void malformedColumn()
+    {
+        auto r = io::parseGraphJson("{\n  \"format\": \"fxlens-graph\",\n  \"version\": 1,,\n}", "f.json");
+        QVERIFY(!r.ok());
+        QCOMPARE(r.error().line, 3);
+        QCOMPARE(r.error().column, 16);
+        QCOMPARE(QString::fromStdString(r.error().toString()).left(12), QStringLiteral("f.json:3:16:"));
+    }
+
+    void dotHasClustersAndEdges()
+    {
+        auto r = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/tangle4_fx.json");
+        QVERIFY(r.ok());
+        std::string dot = io::writeDot(*r.value());
+        QVERIFY(dot.rfind("digraph \"tangle4\" {", 0) == 0);
+        QVERIFY(dot.find("label=\"blocks.3\"") != std::string::npos);
+        QVERIFY(dot.find("\"x\" -> \"split\" [label=\"f32[64, 128]\"];") != std::string::npos);
+        size_t edges = 0;
+        for (size_t p = dot.find(" -> "); p != std::string::npos; p = dot.find(" -> ", p + 1))
+            ++edges;
+        size_t expected = 0;
+        for (auto *n = r.value()->first(); n; n = n->next())
+            expected += n->inputNodes().size();
+        QCOMPARE(edges, expected);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGraphJson)
 #include "tst_GraphJson.moc"
