@@ -450,12 +450,14 @@ std::vector<LintError> Graph::lint() const
                 errors.push_back({n->m_name, "is missing from the users of its input '" + in->m_name + "'"});
         };
         auto inputs = n->inputNodes();
-        for (Node *in : inputs)
+        for (Node *in : inputs) {
             checkRef(in);
+            if (in->m_graph == this && !in->m_erased)
+                ++forwardEdges;
+        }
         if (inputs.empty()) // null references are dropped by inputNodes(); look for them directly
             for (const auto &a : n->m_args)
                 a.forEachNode([&](Node *in) { if (!in) checkRef(in); });
-        forwardEdges += inputs.size();
         listedUsers += n->m_users.size();
         for (Node *u : n->m_users)
             if (u->m_erased)

@@ -49,7 +49,7 @@ private Q_SLOTS:
     {
         Run ok = cli({QStringLiteral("lint"), example("resnet50_aten.json.gz")});
         QCOMPARE(ok.code, 0);
-        QVERIFY(ok.out.contains(QStringLiteral("ok (497 nodes)")));
+        QVERIFY(ok.out.contains(QStringLiteral("ok (552 nodes)")));
         Run bad = cli({QStringLiteral("lint"), QStringLiteral(FXLENS_TEST_DATA "/malformed/dangling_ref.json")});
         QCOMPARE(bad.code, 3);
         QVERIFY(bad.err.contains(QStringLiteral("dangling_ref.json: error: node 'y': references unknown node 'ghost'")));

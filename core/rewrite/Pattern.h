@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// Pattern, Match and PatternRegistry: what the rewrite engine applies.
+#pragma once
+
+#include "rewrite/Rewriter.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fxlens::rewrite {
+
+enum class IrLevel { Torch, Aten, Both };
+
+/// The key a pattern is anchored on: an op kind and a target.
+struct AnchorKey {
+    ir::OpKind op;
+    std::string target;
+    bool operator<(const AnchorKey &o) const { return op != o.op ? op < o.op : target < o.target; }
+    bool operator==(const AnchorKey &o) const { return op == o.op && target == o.target; }
+};
+
+/// A successful match: data the debugger shows before anything changes.
+struct Match {
+    std::string pattern;
+    Node *anchor = nullptr;
+    std::vector<Node *> nodes;      ///< graph nodes the pattern matched (anchor included)
+    std::vector<Node *> removes;    ///< nodes the rewrite will make dead
+    std::string summary;            ///< one line: what the rewrite will do
+    /// Pattern-specific captured values, used by the pattern's rewrite.
+    std::vector<int64_t> ints;
+    std::vector<Node *> captured;
+};
+
+/// Why a pattern did not match at a node: the pattern element, the graph node, expected vs found.
+struct MatchFailure {
+    std::string element;
+    std::string node;
+    std::string expected;
+    std::string found;
+    std::string toString() const
+    {
+        return element + " at '" + node + "': expected " + expected + ", found " + found;
+    }
+};
+
+class Pattern {
+public:
+    virtual ~Pattern() = default;
+    std::string name;
+    IrLevel level = IrLevel::Both;
+    std::vector<AnchorKey> anchors;
+    int benefit = 1; ///< higher first
+    std::vector<std::string> labels; ///< vertical, horizontal, normalization, user
+    std::string description;
+
+    /// Looks at the graph around `anchor` without changing it.
+    virtual bool match(Node *anchor, Match &m, MatchFailure &why) const = 0;
+    /// Applies a match produced by match() on the unchanged graph, through the rewriter only.
+    virtual void rewrite(const Match &m, Rewriter &rw) const = 0;
+
+    bool hasLabel(const std::string &l) const
+    {
+        for (const auto &x : labels)
+            if (x == l)
+                return true;
+        return false;
+    }
+};
+
+/// All known patterns by unique name. Duplicate names are refused.
+class PatternRegistry {
+public:
+    /// Adds a pattern; returns an error message for a duplicate or empty name ("" on success).
+    std::string add(std::unique_ptr<Pattern> p);
+    const Pattern *find(const std::string &name) const;
+    std::vector<const Pattern *> all() const;
+    /// Patterns with a label (e.g. "vertical"), or named in a comma-separated list.
+    std::vector<const Pattern *> select(const std::string &presetOrList, std::string &error) const;
+
+private:
+    std::vector<std::unique_ptr<Pattern>> m_patterns;
+    std::map<std::string, Pattern *> m_byName;
+};
+
+} // namespace fxlens::rewrite

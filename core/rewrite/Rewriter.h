@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// Rewriter: the only way a pattern changes a graph. Every edit is recorded (for undo/redo) and
+// reported to listeners; new nodes get provenance (pattern + step).
+#pragma once
+
+#include "ir/Graph.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fxlens::rewrite {
+
+using ir::Argument;
+using ir::Graph;
+using ir::Node;
+
+/// One reversible edit. Erased nodes stay alive in the graph's arena, so pointers stay valid.
+struct Edit {
+    enum class Kind { Insert, Erase, SetInputs };
+    Kind kind;
+    Node *node;
+    Node *before = nullptr; ///< Insert/Erase: the node that followed `node` (nullptr = end)
+    std::vector<Argument> oldArgs, newArgs;
+    std::vector<std::pair<std::string, Argument>> oldKwargs, newKwargs;
+};
+
+/// Observes what the engine does (the debugger's event log, the CLI trace, tests).
+class RewriteListener {
+public:
+    virtual ~RewriteListener() = default;
+    virtual void notifyPatternBegin(const std::string & /*pattern*/, Node * /*anchor*/) {}
+    virtual void notifyPatternEnd(const std::string & /*pattern*/, bool /*applied*/) {}
+    virtual void notifyMatchFailure(const std::string & /*pattern*/, Node * /*anchor*/, const std::string & /*reason*/) {}
+    virtual void notifyNodeInserted(Node *) {}
+    virtual void notifyNodeErased(Node *) {}
+    virtual void notifyNodeReplaced(Node * /*from*/, Node * /*to*/) {}
+};
+
+class Rewriter {
+public:
+    explicit Rewriter(Graph &g) : m_g(g) {}
+
+    Graph &graph() { return m_g; }
+    void setListeners(std::vector<RewriteListener *> l) { m_listeners = std::move(l); }
+    /// Pattern and step stamped on new nodes' provenance.
+    void setContext(std::string pattern, int64_t step)
+    {
+        m_pattern = std::move(pattern);
+        m_step = step;
+    }
+
+    /// Creates a node before `before`; meta.moduleStack/stackTrace are copied from `like` (if given)
+    /// and provenance is set.
+    Node *create(ir::OpKind op, std::string target, std::vector<Argument> args,
+                 std::vector<std::pair<std::string, Argument>> kwargs, const std::string &name, Node *before,
+                 const Node *like = nullptr, std::vector<std::string> replaced = {});
+    void setInputs(Node *n, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs);
+    /// Replaces every use of `from` by `to` (users' edits are recorded one by one).
+    void replaceAllUsesWith(Node *from, Node *to);
+    /// Erases a node without users.
+    bool erase(Node *n);
+    /// Erases `n` if unused, then its inputs that became unused (a small dead-code sweep).
+    void eraseIfDead(Node *n);
+
+    /// Edits since the last takeEdits().
+    std::vector<Edit> takeEdits() { return std::move(m_edits); }
+    bool changed() const { return !m_edits.empty(); }
+    /// Nodes created or whose inputs changed, plus inputs of erased nodes: what the driver re-visits.
+    std::vector<Node *> takeTouched() { return std::move(m_touched); }
+
+    /// Reverts edits (last first) / re-applies them (first first).
+    static void undo(Graph &g, const std::vector<Edit> &edits);
+    static void redo(Graph &g, const std::vector<Edit> &edits);
+
+private:
+    Graph &m_g;
+    std::vector<RewriteListener *> m_listeners;
+    std::vector<Edit> m_edits;
+    std::vector<Node *> m_touched;
+    std::string m_pattern;
+    int64_t m_step = -1;
+};
+
+} // namespace fxlens::rewrite

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+// Greedy worklist driver and stepping API.
+#include "rewrite/Session.h"
+
+#include <algorithm>
+
+namespace fxlens::rewrite {
+
+const char *stopReasonName(StopReason r)
+{
+    switch (r) {
+    case StopReason::Fixpoint: return "fixpoint";
+    case StopReason::StepLimit: return "step limit";
+    case StopReason::TimeLimit: return "time limit";
+    case StopReason::Breakpoint: return "breakpoint";
+    }
+    return "?";
+}
+
+std::string PatternRegistry::add(std::unique_ptr<Pattern> p)
+{
+    if (p->name.empty())
+        return "a pattern has no name";
+    if (m_byName.count(p->name))
+        return "duplicate pattern name '" + p->name + "'";
+    m_byName[p->name] = p.get();
+    m_patterns.push_back(std::move(p));
+    return {};
+}
+
+const Pattern *PatternRegistry::find(const std::string &name) const
+{
+    auto it = m_byName.find(name);
+    return it == m_byName.end() ? nullptr : it->second;
+}
+
+std::vector<const Pattern *> PatternRegistry::all() const
+{
+    std::vector<const Pattern *> out;
+    for (const auto &p : m_patterns)
+        out.push_back(p.get());
+    return out;
+}
+
+std::vector<const Pattern *> PatternRegistry::select(const std::string &spec, std::string &error) const
+{
+    std::vector<const Pattern *> out;
+    if (spec == "all")
+        return all();
+    if (spec == "vertical" || spec == "horizontal" || spec == "normalization") {
+        for (const auto &p : m_patterns)
+            if (p->hasLabel(spec) || p->hasLabel("normalization"))
+                out.push_back(p.get());
+        return out;
+    }
+    size_t start = 0;
+    while (start <= spec.size()) {
+        size_t comma = spec.find(',', start);
+        std::string name = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!name.empty()) {
+            const Pattern *p = find(name);
+            if (!p) {
+                error = "unknown pattern '" + name + "'";
+                return {};
+            }
+            out.push_back(p);
+        }
+        if (comma == std::string::npos)
+            break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig cfg)
+    : m_g(g), m_patterns(std::move(patterns)), m_cfg(cfg)
+{
+    std::stable_sort(m_patterns.begin(), m_patterns.end(),
+                     [](const Pattern *a, const Pattern *b) { return a->benefit > b->benefit; });
+    for (const Pattern *p : m_patterns)
+        for (const auto &k : p->anchors)
+            m_byKey[k].push_back(p);
+    for (const auto &kv : m_byKey)
+        m_index[kv.first];
+    for (Node *n = g.first(); n; n = n->next()) {
+        auto it = m_index.find({n->op(), n->target()});
+        if (it != m_index.end()) {
+            it->second.insert(n);
+            enqueue(n);
+        }
+    }
+    g.addObserver(this);
+}
+
+Session::~Session() { m_g.removeObserver(this); }
+
+const std::unordered_set<Node *> &Session::nodesWithKey(const AnchorKey &k) const
+{
+    static const std::unordered_set<Node *> empty;
+    auto it = m_index.find(k);
+    return it == m_index.end() ? empty : it->second;
+}
+
+void Session::notifyNodeInserted(Node *n)
+{
+    auto it = m_index.find({n->op(), n->target()});
+    if (it != m_index.end())
+        it->second.insert(n);
+    enqueue(n);
+}
+
+void Session::notifyNodeErased(Node *n)
+{
+    auto it = m_index.find({n->op(), n->target()});
+    if (it != m_index.end())
+        it->second.erase(n);
+}
+
+void Session::notifyNodeChanged(Node *n)
+{
+    // The target may have changed: drop the node from every key, re-add under its current one.
+    for (auto &kv : m_index)
+        if (!(kv.first.op == n->op() && kv.first.target == n->target()))
+            kv.second.erase(n);
+    notifyNodeInserted(n);
+}
+
+const std::vector<const Pattern *> &Session::patternsFor(Node *n) const
+{
+    static const std::vector<const Pattern *> none;
+    auto it = m_byKey.find({n->op(), n->target()});
+    return it == m_byKey.end() ? none : it->second;
+}
+
+void Session::enqueue(Node *n)
+{
+    if (!n || n->isErased())
+        return;
+    if (m_queued.size() <= n->id())
+        m_queued.resize(size_t(m_g.idBound()) + 1024, 0);
+    if (m_queued[n->id()])
+        return;
+    // Only nodes some pattern is anchored on are worth visiting.
+    if (!m_byKey.count({n->op(), n->target()}))
+        return;
+    m_queued[n->id()] = 1;
+    m_worklist.push_back(n);
+}
+
+std::vector<Match> Session::candidates(size_t limit)
+{
+    std::vector<Match> out;
+    for (Node *n : m_worklist) {
+        if (n->isErased())
+            continue;
+        for (const Pattern *p : patternsFor(n)) {
+            Match m;
+            MatchFailure why;
+            if (!m_skipped.count({p->name, n->name()}) && p->match(n, m, why)) {
+                m.pattern = p->name;
+                m.anchor = n;
+                out.push_back(std::move(m));
+                if (out.size() >= limit)
+                    return out;
+            }
+        }
+    }
+    return out;
+}
+
+bool Session::breaksAt(const Pattern &p, const Match &m) const
+{
+    for (const auto &b : m_breakpoints) {
+        switch (b.kind) {
+        case Breakpoint::Kind::Pattern:
+            if (p.name == b.value)
+                return true;
+            break;
+        case Breakpoint::Kind::Node:
+            for (Node *n : m.nodes)
+                if (n->name() == b.value)
+                    return true;
+            break;
+        case Breakpoint::Kind::Module: {
+            const std::string &path = m.anchor->meta().modulePath();
+            if (path == b.value || path.rfind(b.value + ".", 0) == 0)
+                return true;
+            break;
+        }
+        }
+    }
+    return false;
+}
+
+std::string Session::checkStep(const Step &s) const
+{
+    auto errors = m_g.lint();
+    if (!errors.empty())
+        return "graph fails lint: " + errors.front().toString();
+    for (const auto &e : s.edits)
+        if (e.kind == Edit::Kind::Insert && !e.node->isErased() && e.node->op() != ir::OpKind::Output &&
+            e.node->meta().val.kind == ir::ValueMeta::Kind::Unknown)
+            return "new node '" + e.node->name() + "' has no shape/dtype";
+    return {};
+}
+
+bool Session::applyMatch(const Pattern &p, const Match &m)
+{
+    Rewriter rw(m_g);
+    rw.setListeners(m_listeners);
+    rw.setContext(p.name, int64_t(m_cursor) + 1);
+    for (auto *l : m_listeners)
+        l->notifyPatternBegin(p.name, m.anchor);
+    p.rewrite(m, rw);
+    Step step{p.name, m.anchor->name(), m.summary, rw.takeEdits()};
+    auto touched = rw.takeTouched();
+    std::string problem;
+    if (step.edits.empty())
+        problem = "pattern '" + p.name + "' matched at '" + step.anchor + "' but changed nothing";
+    else if (m_cfg.checked)
+        problem = checkStep(step);
+    if (!problem.empty()) {
+        Rewriter::undo(m_g, step.edits);
+        m_skipped.insert({p.name, step.anchor});
+        m_lastError = "pattern '" + p.name + "' at '" + step.anchor + "' rolled back: " + problem;
+        for (auto *l : m_listeners)
+            l->notifyPatternEnd(p.name, false);
+        return false;
+    }
+    // A new step after an undo discards the redo branch.
+    if (m_cursor < m_history.size())
+        m_history.resize(m_cursor);
+    m_history.push_back(std::move(step));
+    ++m_cursor;
+    // Patterns look a couple of edges around their anchor: re-visit the neighbourhood of every edit.
+    for (Node *t : touched) {
+        if (t->isErased())
+            continue;
+        enqueue(t);
+        for (Node *u : t->users()) {
+            enqueue(u);
+            for (Node *uu : u->users())
+                enqueue(uu);
+        }
+        for (Node *in : t->inputNodes())
+            enqueue(in);
+    }
+    for (auto *l : m_listeners)
+        l->notifyPatternEnd(p.name, true);
+    return true;
+}
+
+bool Session::apply(const Match &m)
+{
+    const Pattern *p = nullptr;
+    for (const Pattern *x : m_patterns)
+        if (x->name == m.pattern)
+            p = x;
+    if (!p || !m.anchor || m.anchor->isErased())
+        return false;
+    // Re-match on the current graph: the caller's match may be stale.
+    Match fresh;
+    MatchFailure why;
+    if (!p->match(m.anchor, fresh, why)) {
+        m_lastError = "no longer matches: " + why.toString();
+        return false;
+    }
+    fresh.pattern = p->name;
+    fresh.anchor = m.anchor;
+    return applyMatch(*p, fresh);
+}
+
+void Session::skip(const Match &m) { m_skipped.insert({m.pattern, m.anchor->name()}); }
+
+static void enqueueEdits(const std::vector<Edit> &edits, const std::function<void(Node *)> &enq)
+{
+    for (const auto &e : edits) {
+        enq(e.node);
+        for (Node *in : e.node->inputNodes())
+            enq(in);
+        for (Node *u : e.node->users())
+            enq(u);
+    }
+}
+
+bool Session::undo()
+{
+    if (m_cursor == 0)
+        return false;
+    Rewriter::undo(m_g, m_history[m_cursor - 1].edits);
+    --m_cursor;
+    enqueueEdits(m_history[m_cursor].edits, [this](Node *n) { enqueue(n); });
+    return true;
+}
+
+bool Session::redo()
+{
+    if (m_cursor >= m_history.size())
+        return false;
+    Rewriter::redo(m_g, m_history[m_cursor].edits);
+    enqueueEdits(m_history[m_cursor].edits, [this](Node *n) { enqueue(n); });
+    ++m_cursor;
+    return true;
+}
+
+bool Session::checkout(size_t v)
+{
+    if (v > m_history.size())
+        return false;
+    while (m_cursor > v)
+        undo();
+    while (m_cursor < v)
+        redo();
+    return true;
+}
+
+bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bool &hitBreakpoint)
+{
+    for (const Pattern *p : patternsFor(n)) {
+        if (m_skipped.count({p->name, n->name()}))
+            continue;
+        Match m;
+        MatchFailure why;
+        ++stats->attempts;
+        if (!p->match(n, m, why)) {
+            for (auto *l : m_listeners)
+                l->notifyMatchFailure(p->name, n, why.toString());
+            continue;
+        }
+        m.pattern = p->name;
+        m.anchor = n;
+        if (respectBreakpoints && breaksAt(*p, m)) {
+            hitBreakpoint = true;
+            stats->message = "breakpoint before '" + p->name + "' at '" + n->name() + "'";
+            return false;
+        }
+        if (applyMatch(*p, m)) {
+            ++stats->rewritesByPattern[p->name];
+            return true;
+        }
+        stats->message = m_lastError;
+    }
+    return false;
+}
+
+RunResult Session::run()
+{
+    RunResult r;
+    auto t0 = std::chrono::steady_clock::now();
+    size_t iter = 0;
+    while (!m_worklist.empty()) {
+        if (r.steps >= m_cfg.maxSteps) {
+            r.reason = StopReason::StepLimit;
+            break;
+        }
+        if ((++iter & 255) == 0 &&
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > m_cfg.maxSeconds) {
+            r.reason = StopReason::TimeLimit;
+            break;
+        }
+        Node *n = m_worklist.front();
+        m_worklist.pop_front();
+        if (n->isErased())
+            continue; // its id slot stays marked: an erased node is only re-queued through restore
+        m_queued[n->id()] = 0;
+        bool hit = false;
+        bool respect = !m_resumeFromBreakpoint;
+        m_resumeFromBreakpoint = false;
+        if (tryPatterns(n, &r, respect, hit)) {
+            ++r.steps;
+            enqueue(n); // the anchor may match again (e.g. another run of the same cat)
+        } else if (hit) {
+            m_worklist.push_front(n);
+            m_queued[n->id()] = 1;
+            m_resumeFromBreakpoint = true;
+            r.reason = StopReason::Breakpoint;
+            break;
+        }
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+}
+
+} // namespace fxlens::rewrite

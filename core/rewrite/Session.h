@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// Session: the greedy driver and the stepping API (apply / skip / undo / redo / breakpoints / run).
+#pragma once
+
+#include "rewrite/Pattern.h"
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace fxlens::rewrite {
+
+/// One applied rewrite in the history; version k is the graph after steps[0..k-1].
+struct Step {
+    std::string pattern;
+    std::string anchor;
+    std::string summary;
+    std::vector<Edit> edits;
+};
+
+struct Breakpoint {
+    enum class Kind { Pattern, Node, Module };
+    Kind kind;
+    std::string value;
+};
+
+enum class StopReason { Fixpoint, StepLimit, TimeLimit, Breakpoint, CheckFailed };
+const char *stopReasonName(StopReason r);
+
+struct RunResult {
+    StopReason reason = StopReason::Fixpoint;
+    size_t steps = 0;
+    std::map<std::string, size_t> rewritesByPattern; ///< real rewrites, not attempts
+    size_t attempts = 0;
+    double seconds = 0;
+    std::string message; ///< for CheckFailed / Breakpoint: which pattern / node
+};
+
+struct SessionConfig {
+    size_t maxSteps = SIZE_MAX;
+    double maxSeconds = 1e9;
+    /// After each rewrite: lint, value meta on new nodes, and "applied <=> changed"; a failing step is
+    /// rolled back and reported by pattern name.
+    bool checked = false;
+};
+
+class Session : private ir::GraphObserver {
+public:
+    Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig cfg = {});
+    ~Session() override;
+
+    Graph &graph() { return m_g; }
+    void addListener(RewriteListener *l) { m_listeners.push_back(l); }
+
+    /// Current candidate matches, in the order the greedy driver would apply them (conflicting ones
+    /// included: applying one may invalidate others). At most `limit`.
+    std::vector<Match> candidates(size_t limit = SIZE_MAX);
+    /// Applies a match (as returned by candidates() on the current graph). False if it no longer
+    /// matches or the checked-mode check failed (then the graph is unchanged; see lastError()).
+    bool apply(const Match &m);
+    /// Marks (pattern, anchor) so that neither the driver nor candidates() proposes it again.
+    void skip(const Match &m);
+    bool undo();
+    bool redo();
+    /// Moves to version v (0 = original, history().size() = latest) by undo/redo.
+    bool checkout(size_t version);
+    size_t version() const { return m_cursor; }
+    const std::vector<Step> &history() const { return m_history; }
+
+    void addBreakpoint(Breakpoint b) { m_breakpoints.push_back(std::move(b)); }
+    void clearBreakpoints() { m_breakpoints.clear(); }
+    /// Greedy worklist driver to a fixpoint (or a limit / breakpoint); continues where it stopped.
+    RunResult run();
+    const std::string &lastError() const { return m_lastError; }
+
+    /// Index (op, target) -> live nodes, kept current under every edit.
+    const std::unordered_set<Node *> &nodesWithKey(const AnchorKey &k) const;
+
+private:
+    void notifyNodeInserted(Node *n) override;
+    void notifyNodeErased(Node *n) override;
+    void notifyNodeChanged(Node *n) override;
+
+    bool tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bool &hitBreakpoint);
+    bool applyMatch(const Pattern &p, const Match &m);
+    bool breaksAt(const Pattern &p, const Match &m) const;
+    const std::vector<const Pattern *> &patternsFor(Node *n) const;
+    void enqueue(Node *n);
+    std::string checkStep(const Step &s) const;
+
+    Graph &m_g;
+    std::vector<const Pattern *> m_patterns;
+    SessionConfig m_cfg;
+    std::vector<RewriteListener *> m_listeners;
+    std::map<AnchorKey, std::vector<const Pattern *>> m_byKey;
+    std::map<AnchorKey, std::unordered_set<Node *>> m_index;
+    std::deque<Node *> m_worklist;
+    std::vector<uint8_t> m_queued; ///< by node id
+    std::set<std::pair<std::string, std::string>> m_skipped; ///< (pattern, anchor name)
+    std::vector<Step> m_history;
+    size_t m_cursor = 0;
+    std::vector<Breakpoint> m_breakpoints;
+    std::string m_lastError;
+    bool m_resumeFromBreakpoint = false;
+};
+
+} // namespace fxlens::rewrite
