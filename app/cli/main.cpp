@@ -4,6 +4,8 @@
 #include "io/GraphJson.h"
 #include "ir/GraphInfo.h"
 #include "ir/Printer.h"
+#include "rewrite/Session.h"
+#include "VerticalPatterns.h"
 #ifdef FXLENS_HAVE_GRAPHVIZ
 #include "layout/GraphvizRender.h"
 #endif
@@ -32,6 +34,10 @@ Commands:
   lint <graph.json>                    check graph invariants (torch.fx Graph.lint rules)
   convert <graph.json> --to FORMAT [-o OUT]
                                        FORMAT: text (print(graph) form), json, dot, svg, png
+  optimize <graph.json> [-o OUT] [--preset vertical|all] [--patterns a,b] [--steps K]
+           [--trace TRACE.json] [--checked]
+                                       apply rewrite patterns greedily to a fixpoint
+  patterns                             list the built-in patterns
   doctor                               what this build can do (Graphviz, LibTorch, CUDA)
 
 Options:
@@ -47,6 +53,11 @@ struct Args {
     std::vector<std::string> positional;
     std::string output;
     std::string to;
+    std::string preset = "all";
+    std::string patterns;
+    std::string trace;
+    long steps = -1;
+    bool checked = false;
     bool noMeta = false;
     bool help = false;
 };
@@ -71,7 +82,28 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
         } else if (s == "--to") {
             if (!value(a.to))
                 return false;
-        } else if (s == "--no-meta")
+        } else if (s == "--preset") {
+            if (!value(a.preset))
+                return false;
+        } else if (s == "--patterns") {
+            if (!value(a.patterns))
+                return false;
+        } else if (s == "--trace") {
+            if (!value(a.trace))
+                return false;
+        } else if (s == "--steps") {
+            std::string v;
+            if (!value(v))
+                return false;
+            char *end = nullptr;
+            a.steps = std::strtol(v.c_str(), &end, 10);
+            if (!end || *end || a.steps < 0) {
+                err = "--steps needs a non-negative integer, got '" + v + "'";
+                return false;
+            }
+        } else if (s == "--checked")
+            a.checked = true;
+        else if (s == "--no-meta")
             a.noMeta = true;
         else if (s.size() > 1 && s[0] == '-') {
             err = "unknown option '" + s + "'";
@@ -184,6 +216,100 @@ int cmdConvert(const Args &a)
 #endif
 }
 
+std::string jsonEscape(const std::string &s)
+{
+    std::string o;
+    for (char c : s) {
+        if (c == '"' || c == '\\')
+            o += '\\';
+        if (c == '\n') {
+            o += "\\n";
+            continue;
+        }
+        o += c;
+    }
+    return o;
+}
+
+int cmdPatterns()
+{
+    rewrite::PatternRegistry reg;
+    patterns::registerVerticalPatterns(reg);
+    for (const auto *p : reg.all()) {
+        std::string labels;
+        for (const auto &l : p->labels)
+            labels += (labels.empty() ? "" : ",") + l;
+        std::printf("%-28s %-14s benefit %3d  %s\n", p->name.c_str(), labels.c_str(), p->benefit, p->description.c_str());
+    }
+    return kOk;
+}
+
+int cmdOptimize(const Args &a)
+{
+    int code = kOk;
+    rewrite::PatternRegistry reg;
+    std::string err = patterns::registerVerticalPatterns(reg);
+    if (!err.empty()) {
+        std::cerr << "fxlens-cli optimize: " << err << "\n";
+        return kFailed;
+    }
+    if (a.preset != "all" && a.preset != "vertical" && a.preset != "normalization") {
+        std::cerr << "fxlens-cli optimize: unknown preset '" << a.preset << "' (vertical, all)\n";
+        return kUsage;
+    }
+    auto selected = reg.select(a.patterns.empty() ? a.preset : a.patterns, err);
+    if (!err.empty()) {
+        std::cerr << "fxlens-cli optimize: " << err << " (see `fxlens-cli patterns`)\n";
+        return kUsage;
+    }
+    auto g = load(a, code);
+    if (!g)
+        return code;
+    size_t before = g->size();
+    rewrite::SessionConfig cfg;
+    cfg.checked = a.checked;
+    if (a.steps >= 0)
+        cfg.maxSteps = size_t(a.steps);
+    rewrite::Session session(*g, selected, cfg);
+    auto r = session.run();
+    std::printf("nodes: %zu -> %zu\n", before, g->size());
+    std::printf("rewrites: %zu in %.3f s (%zu match attempts)\n", r.steps, r.seconds, r.attempts);
+    for (const auto &[name, count] : r.rewritesByPattern)
+        std::printf("  %-28s %zu\n", name.c_str(), count);
+    std::printf("stop reason: %s\n", rewrite::stopReasonName(r.reason));
+    if (!session.lastError().empty())
+        std::fprintf(stderr, "fxlens-cli optimize: %s\n", session.lastError().c_str());
+    auto lint = g->lint();
+    if (!lint.empty()) {
+        std::fprintf(stderr, "fxlens-cli optimize: result fails lint: %s\n", lint.front().toString().c_str());
+        return kFailed;
+    }
+    if (!a.trace.empty()) {
+        std::string t = "{\"steps\": [\n";
+        const auto &h = session.history();
+        for (size_t i = 0; i < h.size(); ++i) {
+            t += "  {\"step\": " + std::to_string(i + 1) + ", \"pattern\": \"" + jsonEscape(h[i].pattern) + "\", \"anchor\": \"" +
+                 jsonEscape(h[i].anchor) + "\", \"summary\": \"" + jsonEscape(h[i].summary) + "\", \"edits\": " +
+                 std::to_string(h[i].edits.size()) + "}" + (i + 1 < h.size() ? ",\n" : "\n");
+        }
+        t += "]}\n";
+        std::ofstream out(a.trace);
+        out << t;
+        if (!out) {
+            std::cerr << "fxlens-cli optimize: cannot write '" << a.trace << "'\n";
+            return kFailed;
+        }
+    }
+    if (!a.output.empty()) {
+        auto w = io::writeGraphFile(*g, a.output);
+        if (!w) {
+            std::cerr << w.error().toString() << "\n";
+            return kFailed;
+        }
+    }
+    return kOk;
+}
+
 int cmdDoctor()
 {
     std::string s = "fxlens-cli 0.1.0\n";
@@ -221,6 +347,10 @@ int main(int argc, char **argv)
         return cmdLint(a);
     if (a.command == "convert")
         return cmdConvert(a);
+    if (a.command == "optimize")
+        return cmdOptimize(a);
+    if (a.command == "patterns")
+        return cmdPatterns();
     if (a.command == "doctor")
         return cmdDoctor();
     std::cerr << "fxlens-cli: unknown command '" << a.command << "'\n" << kUsageText;

@@ -29,7 +29,7 @@ struct Breakpoint {
     std::string value;
 };
 
-enum class StopReason { Fixpoint, StepLimit, TimeLimit, Breakpoint, CheckFailed };
+enum class StopReason { Fixpoint, StepLimit, TimeLimit, Breakpoint };
 const char *stopReasonName(StopReason r);
 
 struct RunResult {

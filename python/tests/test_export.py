@@ -161,3 +161,45 @@ def test_cli_reads_python_exports(tmp_path):
     r = subprocess.run([os.environ["FXLENS_CLI"], "convert", path, "--to", "text"], capture_output=True, text=True)
     names = {n["name"] for n in read_dict(path)["nodes"] if n["op"] != "output"}
     assert all(f"%{n} :" in r.stdout for n in names)
+
+
+@pytest.mark.skipif(not os.environ.get("FXLENS_CLI"), reason="fxlens-cli not built")
+@pytest.mark.parametrize("source", ["fx", "dynamo", "aten"])
+def test_optimized_graph_computes_the_same(tmp_path, source):
+    """fxlens-cli optimize (vertical preset, checked mode) must preserve the model's outputs."""
+    torch._dynamo.reset()
+    model, inputs = Tangle(3).eval(), tangle_inputs(3, batch=4)
+    path = str(tmp_path / f"t_{source}.json")
+    module = None
+    if source == "fx":
+        module = fxlens.export_module(model, inputs, path)
+        run_inputs = inputs
+    elif source == "aten":
+        fxlens.export_program(torch.export.export(model, inputs), path, weights=True)
+        run_inputs = inputs
+    else:
+        be = fxlens.compile_backend(str(tmp_path), name="t_dynamo", weights=True)
+        with torch.no_grad():
+            torch.compile(model, backend=be)(*inputs)
+        path, run_inputs = be.files[0], be.inputs[0]
+    out = str(tmp_path / "opt.json")
+    r = subprocess.run([os.environ["FXLENS_CLI"], "optimize", path, "--preset", "vertical", "--checked", "-o", out],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "stop reason: fixpoint" in r.stdout
+    before = read_dict(path)["nodes"]
+    after = read_dict(out)
+    assert len(after["nodes"]) < len(before)
+    # The optimized file names the same weights file as the input (same directory for dynamo/aten).
+    if after.get("weights"):
+        after_w = os.path.join(os.path.dirname(out), after["weights"])
+        assert os.path.exists(after_w) or os.path.exists(os.path.join(os.path.dirname(path), after["weights"]))
+    weights = fxlens.weights_path_for(path) if source != "fx" else None
+    original = fxlens.load_graph(path, module=module)
+    optimized = fxlens.load_graph(out, module=module, weights=weights)
+    with torch.no_grad():
+        a, b = original(*run_inputs), optimized(*run_inputs)
+    a = a[0] if isinstance(a, (tuple, list)) else a
+    b = b[0] if isinstance(b, (tuple, list)) else b
+    assert torch.allclose(a, b, rtol=1e-6, atol=1e-6)
+    assert torch.allclose(a, model(*inputs), rtol=1e-5, atol=1e-6)

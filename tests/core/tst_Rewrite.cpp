@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+// Tests of the rewrite engine (session, stepping, undo/redo, breakpoints, checked mode) and of the
+// built-in vertical patterns: golden before/after, near misses with their failure reason.
+#include "VerticalPatterns.h"
+#include "io/GraphJson.h"
+#include "ir/Printer.h"
+#include "rewrite/OpUtil.h"
+#include "rewrite/Session.h"
+
+#include <QtTest>
+
+using namespace fxlens;
+using namespace fxlens::rewrite;
+using ir::OpKind;
+
+namespace {
+
+std::string wrap(const std::string &nodes)
+{
+    return R"({"format":"fxlens-graph","version":1,"ir":"torch","nodes":[)" + nodes + "]}";
+}
+
+std::string tensor(std::vector<int> shape)
+{
+    std::string s = R"({"tensor":{"shape":[)";
+    for (size_t i = 0; i < shape.size(); ++i)
+        s += (i ? "," : "") + std::to_string(shape[i]);
+    return s + R"(],"dtype":"float32"}})";
+}
+
+std::string seq(std::vector<std::vector<int>> shapes)
+{
+    std::string s = R"({"seq":[)";
+    for (size_t i = 0; i < shapes.size(); ++i)
+        s += (i ? "," : "") + tensor(shapes[i]);
+    return s + "]}";
+}
+
+std::string node(const std::string &name, const std::string &op, const std::string &target, const std::string &args,
+                 const std::string &kwargs, const std::string &val)
+{
+    return R"({"name":")" + name + R"(","op":")" + op + R"(","target":")" + target + R"(","args":)" + args +
+           R"(,"kwargs":)" + kwargs + R"(,"meta":{"val":)" + val + "}}";
+}
+
+std::string ph(const std::string &name, std::vector<int> shape) { return node(name, "placeholder", name, "[]", "{}", tensor(shape)); }
+std::string gi(const std::string &name, const std::string &src, int i, std::vector<int> shape)
+{
+    return node(name, "call_function", "operator.getitem", R"([{"node":")" + src + R"("},)" + std::to_string(i) + "]", "{}", tensor(shape));
+}
+std::string out(const std::string &src)
+{
+    return R"({"name":"output","op":"output","target":"output","args":[{"node":")" + src + R"("}],"kwargs":{},"meta":{}})";
+}
+
+std::unique_ptr<ir::Graph> parse(const std::string &text)
+{
+    auto r = io::parseGraphJson(text, "test");
+    if (!r.ok())
+        qFatal("%s", r.error().toString().c_str());
+    return std::move(r.value());
+}
+
+PatternRegistry &registry()
+{
+    static PatternRegistry r;
+    static bool init = [] { return patterns::registerVerticalPatterns(r).empty(); }();
+    Q_ASSERT(init);
+    return r;
+}
+
+std::vector<const Pattern *> only(const char *name) { return {registry().find(name)}; }
+
+std::string printed(const ir::Graph &g)
+{
+    ir::PrintOptions o;
+    o.showMeta = false;
+    return ir::printGraph(g, o);
+}
+
+/// x[8,12] -> split(x, 4, dim=-1) -> cat(all pieces, -1) -> relu
+std::string splitCatGraph(const std::string &catDim = "-1", bool reorder = false)
+{
+    return wrap(ph("x", {8, 12}) + "," +
+                node("split", "call_method", "split", R"([{"node":"x"},4,-1])", "{}", seq({{8, 4}, {8, 4}, {8, 4}})) + "," +
+                gi("a", "split", 0, {8, 4}) + "," + gi("b", "split", 1, {8, 4}) + "," + gi("c", "split", 2, {8, 4}) + "," +
+                node("cat", "call_function", "torch.cat",
+                     reorder ? R"([[{"node":"b"},{"node":"a"},{"node":"c"}],)" + catDim + "]"
+                             : R"([[{"node":"a"},{"node":"b"},{"node":"c"}],)" + catDim + "]",
+                     "{}", tensor({8, 12})) +
+                "," + node("relu", "call_function", "torch.relu", R"([{"node":"cat"}])", "{}", tensor({8, 12})) + "," + out("relu"));
+}
+
+/// A pattern that breaks the graph (drops meta on a new node): checked mode must roll it back.
+class BrokenPattern : public Pattern {
+public:
+    BrokenPattern()
+    {
+        name = "broken_relu";
+        anchors = {{OpKind::CallFunction, "torch.relu"}};
+        labels = {"user"};
+    }
+    bool match(Node *n, Match &m, MatchFailure &) const override
+    {
+        m.nodes = {n};
+        return n->args()[0].isNode() && n->args()[0].toNode()->target() != "torch.abs";
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        // New node without shape meta: violates the checked-mode contract.
+        Node *a = rw.create(OpKind::CallFunction, "torch.abs", {m.anchor->args()[0]}, {}, "abs", m.anchor, m.anchor);
+        rw.setInputs(m.anchor, {Argument::node(a)}, {});
+    }
+};
+
+} // namespace
+
+class TestRewrite : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void registryRefusesDuplicates()
+    {
+        PatternRegistry r;
+        QCOMPARE(QString::fromStdString(patterns::registerVerticalPatterns(r)), QString());
+        QCOMPARE(QString::fromStdString(patterns::registerVerticalPatterns(r)), QStringLiteral("duplicate pattern name 'normalize_split'"));
+        std::string err;
+        QVERIFY(r.select("merge_splits,nope", err).empty());
+        QCOMPARE(QString::fromStdString(err), QStringLiteral("unknown pattern 'nope'"));
+    }
+
+    void normalizeSplitGolden()
+    {
+        auto g = parse(splitCatGraph());
+        Session s(*g, only("normalize_split"), {SIZE_MAX, 1e9, true});
+        auto r = s.run();
+        QCOMPARE(r.rewritesByPattern["normalize_split"], size_t(1));
+        QVERIFY(printed(*g).find("call_function[target=torch.split](args = (%x, [4, 4, 4]), kwargs = {dim: 1})") != std::string::npos);
+        // Idempotent: a second run finds nothing to do (no endless loop on canonical forms).
+        QCOMPARE(Session(*g, only("normalize_split")).run().steps, size_t(0));
+    }
+
+    void splitCatGolden()
+    {
+        auto g = parse(splitCatGraph());
+        Session s(*g, only("split_cat"), {SIZE_MAX, 1e9, true});
+        auto r = s.run();
+        QCOMPARE(r.steps, size_t(1));
+        QCOMPARE(QString::fromStdString(printed(*g)),
+                 QStringLiteral("graph():\n"
+                                "    %x : [num_users=1] = placeholder[target=x]\n"
+                                "    %relu : [num_users=1] = call_function[target=torch.relu](args = (%x,), kwargs = {})\n"
+                                "    return %relu\n"));
+        // Provenance is recorded on nothing here (no new nodes), but the history has the step.
+        QCOMPARE(s.history().size(), size_t(1));
+        QCOMPARE(s.history()[0].pattern, std::string("split_cat"));
+    }
+
+    void splitCatNearMisses()
+    {
+        // Pieces out of order: not the input.
+        auto g = parse(splitCatGraph("-1", true));
+        auto *cat = g->find("cat");
+        Match m;
+        MatchFailure why;
+        // b, a, c: no two consecutive pieces in order.
+        QVERIFY(!registry().find("split_cat")->match(cat, m, why));
+        QCOMPARE(why.element, std::string("cat inputs"));
+        QCOMPARE(why.node, std::string("cat"));
+        // Cat along another dim than the split.
+        auto g2 = parse(splitCatGraph("0"));
+        QVERIFY(!registry().find("split_cat")->match(g2->find("cat"), m, why));
+        QVERIFY(why.expected.find("along dim 0") != std::string::npos);
+    }
+
+    void partialRunResections()
+    {
+        // cat([s[1], s[2]]) of a 4-piece split: one piece of a re-sectioned split.
+        auto g = parse(wrap(ph("x", {4, 16}) + "," +
+                            node("split", "call_function", "torch.split", R"([{"node":"x"},[4,4,4,4]])", R"({"dim":1})",
+                                 seq({{4, 4}, {4, 4}, {4, 4}, {4, 4}})) + "," +
+                            gi("a", "split", 0, {4, 4}) + "," + gi("b", "split", 1, {4, 4}) + "," + gi("c", "split", 2, {4, 4}) +
+                            "," + gi("d", "split", 3, {4, 4}) + "," +
+                            node("cat", "call_function", "torch.cat", R"([[{"node":"b"},{"node":"c"}]])", R"({"dim":1})", tensor({4, 8})) +
+                            "," +
+                            node("res", "call_function", "builtins.tuple", R"([[{"node":"a"},{"node":"cat"},{"node":"d"}]])", "{}", "null") +
+                            "," + out("res")));
+        Session s(*g, only("split_cat"), {SIZE_MAX, 1e9, true});
+        auto r = s.run();
+        QCOMPARE(r.steps, size_t(1));
+        std::string p = printed(*g);
+        QVERIFY2(p.find("torch.split](args = (%x, [4, 8, 4]), kwargs = {dim: 1})") != std::string::npos, p.c_str());
+        QVERIFY(p.find("torch.cat") == std::string::npos); // cat of one tensor removed too
+        QVERIFY(g->lint().empty());
+        // New nodes carry provenance and shapes.
+        for (auto *n = g->first(); n; n = n->next())
+            if (n->target() == "torch.split") {
+                QVERIFY(n->meta().provenance.has_value());
+                QCOMPARE(n->meta().provenance->pattern, std::string("split_cat"));
+                QCOMPARE(n->meta().val.items[1].tensor.toString(), std::string("f32[4, 8]"));
+            }
+    }
+
+    void unbindStackPartialUse()
+    {
+        // Only u[1] is used (pytorch #121228): it becomes t1, with negative dims normalized.
+        auto g = parse(wrap(ph("t0", {2, 3}) + "," + ph("t1", {2, 3}) + "," +
+                            node("st", "call_function", "torch.stack", R"([[{"node":"t0"},{"node":"t1"}]])", R"({"dim":-1})", tensor({2, 3, 2})) +
+                            "," + node("u", "call_function", "torch.unbind", R"([{"node":"st"}])", R"({"dim":2})", seq({{2, 3}, {2, 3}})) +
+                            "," + gi("g1", "u", 1, {2, 3}) + "," + out("g1")));
+        Session s(*g, only("unbind_stack"), {SIZE_MAX, 1e9, true});
+        QCOMPARE(s.run().steps, size_t(1));
+        QCOMPARE(g->outputNode()->args()[0].toNode()->name(), std::string("t1"));
+        QCOMPARE(g->size(), size_t(3));
+        // Near miss: different dims.
+        auto g2 = parse(wrap(ph("t0", {2, 3}) + "," +
+                             node("st", "call_function", "torch.stack", R"([[{"node":"t0"},{"node":"t0"}]])", R"({"dim":0})", tensor({2, 2, 3})) +
+                             "," + node("u", "call_function", "torch.unbind", R"([{"node":"st"}])", R"({"dim":1})", seq({{2, 3}, {2, 3}})) +
+                             "," + gi("g1", "u", 1, {2, 3}) + "," + out("g1")));
+        Match m;
+        MatchFailure why;
+        QVERIFY(!registry().find("unbind_stack")->match(g2->find("u"), m, why));
+        QCOMPARE(QString::fromStdString(why.toString()), QStringLiteral("unbind dim at 'u': expected the stack dim 0, found 1"));
+    }
+
+    void mergeSplitsGolden()
+    {
+        auto g = parse(wrap(ph("x", {4, 8}) + "," +
+                            node("s", "call_function", "torch.split", R"([{"node":"x"},[2,6]])", R"({"dim":1})", seq({{4, 2}, {4, 6}})) + "," +
+                            gi("s0", "s", 0, {4, 2}) + "," + gi("s1", "s", 1, {4, 6}) + "," +
+                            node("t", "call_function", "torch.split", R"([{"node":"s1"},[3,3]])", R"({"dim":1})", seq({{4, 3}, {4, 3}})) +
+                            "," + gi("t0", "t", 0, {4, 3}) + "," + gi("t1", "t", 1, {4, 3}) + "," +
+                            node("r", "call_function", "builtins.tuple", R"([[{"node":"t1"},{"node":"s0"},{"node":"t0"}]])", "{}", "null") +
+                            "," + out("r")));
+        Session s(*g, only("merge_splits"), {SIZE_MAX, 1e9, true});
+        QCOMPARE(s.run().steps, size_t(1));
+        std::string p = printed(*g);
+        QVERIFY2(p.find("torch.split](args = (%x, [2, 3, 3]), kwargs = {dim: 1})") != std::string::npos, p.c_str());
+        QVERIFY2(p.find("builtins.tuple](args = ([%getitem_2, %getitem, %getitem_1],)") != std::string::npos, p.c_str());
+        QCOMPARE(g->size(), size_t(7));
+    }
+
+    void tangleIsStraightened_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("blocks");
+        QTest::newRow("fx") << QStringLiteral("tangle4_fx.json") << 4;
+        QTest::newRow("dynamo") << QStringLiteral("tangle50_torch.json") << 50;
+        QTest::newRow("dynamo-200") << QStringLiteral("tangle200_torch.json.gz") << 200;
+    }
+
+    void tangleIsStraightened()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, blocks);
+        auto r = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/" + file.toStdString());
+        QVERIFY(r.ok());
+        ir::Graph &g = *r.value();
+        std::string err;
+        Session s(g, registry().select("vertical", err), {SIZE_MAX, 1e9, true});
+        auto run = s.run();
+        QCOMPARE(run.reason, StopReason::Fixpoint);
+        QVERIFY2(s.lastError().empty(), s.lastError().c_str());
+        size_t splits = 0, cats = 0, stacks = 0, unbinds = 0;
+        for (auto *n = g.first(); n; n = n->next()) {
+            splits += asSplit(n).has_value();
+            cats += asCat(n).has_value();
+            stacks += n->target() == "torch.stack";
+            unbinds += n->target() == "torch.unbind";
+        }
+        // Every split->cat and stack->unbind detour is gone: one split of x, one cat of the outputs.
+        QCOMPARE(splits, size_t(1));
+        QCOMPARE(cats, size_t(1));
+        QCOMPARE(stacks, size_t(0));
+        QCOMPARE(unbinds, size_t(0));
+        QVERIFY(g.lint().empty());
+        // And every version in the history is reachable: back to the original and forward again.
+        std::string optimized = printed(g);
+        QVERIFY(s.checkout(0));
+        auto again = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/" + file.toStdString());
+        QCOMPARE(printed(g), printed(*again.value()));
+        QVERIFY(g.lint().empty());
+        QVERIFY(s.checkout(s.history().size()));
+        QCOMPARE(printed(g), optimized);
+        Q_UNUSED(blocks);
+    }
+
+    void steppingApplySkipUndoRedo()
+    {
+        auto g = parse(splitCatGraph());
+        std::string original = printed(*g);
+        std::string err;
+        Session s(*g, registry().select("vertical", err));
+        auto c = s.candidates();
+        QVERIFY(c.size() >= 2);
+        QCOMPARE(c[0].pattern, std::string("normalize_split")); // highest benefit first
+        QCOMPARE(c[1].pattern, std::string("normalize_cat"));
+        // Skip the normalizations: they are not proposed again, the cat still is.
+        s.skip(c[0]);
+        s.skip(c[1]);
+        c = s.candidates();
+        QCOMPARE(c.size(), size_t(1));
+        QCOMPARE(c[0].pattern, std::string("split_cat"));
+        QVERIFY(!c[0].summary.empty());
+        QVERIFY(s.apply(c[0]));
+        QCOMPARE(s.version(), size_t(1));
+        QVERIFY(s.candidates().empty());
+        std::string after = printed(*g);
+        QVERIFY(s.undo());
+        QCOMPARE(printed(*g), original);
+        QVERIFY(!s.undo());
+        QVERIFY(s.redo());
+        QCOMPARE(printed(*g), after);
+        QVERIFY(!s.redo());
+        // A stale match (the cat is gone) is refused with a reason.
+        QVERIFY(!s.apply(c[0]));
+    }
+
+    void breakpoints()
+    {
+        auto r = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/tangle4_fx.json");
+        ir::Graph &g = *r.value();
+        std::string err;
+        Session s(g, registry().select("vertical", err));
+        s.addBreakpoint({Breakpoint::Kind::Module, "blocks.2"});
+        auto first = s.run();
+        QCOMPARE(first.reason, StopReason::Breakpoint);
+        QVERIFY(first.message.find("breakpoint before") != std::string::npos);
+        auto next = s.candidates(1);
+        QCOMPARE(next.size(), size_t(1));
+        QCOMPARE(next[0].anchor->meta().modulePath().rfind("blocks.2", 0), size_t(0));
+        s.clearBreakpoints();
+        s.addBreakpoint({Breakpoint::Kind::Pattern, "no_such_pattern"});
+        auto rest = s.run();
+        QCOMPARE(rest.reason, StopReason::Fixpoint);
+        QCOMPARE(g.size(), size_t(28));
+    }
+
+    void stepLimit()
+    {
+        auto g = parse(splitCatGraph());
+        std::string err;
+        Session s(*g, registry().select("vertical", err), {1, 1e9, false});
+        auto r = s.run();
+        QCOMPARE(r.reason, StopReason::StepLimit);
+        QCOMPARE(r.steps, size_t(1));
+    }
+
+    void checkedModeRollsBack()
+    {
+        auto g = parse(splitCatGraph());
+        std::string before = printed(*g);
+        BrokenPattern broken;
+        Session s(*g, {&broken}, {SIZE_MAX, 1e9, true});
+        auto r = s.run();
+        QCOMPARE(r.steps, size_t(0));
+        QCOMPARE(printed(*g), before);
+        QCOMPARE(QString::fromStdString(s.lastError()),
+                 QStringLiteral("pattern 'broken_relu' at 'relu' rolled back: new node 'abs' has no shape/dtype"));
+        QVERIFY(g->lint().empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRewrite)
+#include "tst_Rewrite.moc"
