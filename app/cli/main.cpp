@@ -5,6 +5,7 @@
 #include "ir/GraphInfo.h"
 #include "ir/Printer.h"
 #include "rewrite/Session.h"
+#include "util/Text.h"
 #include "VerticalPatterns.h"
 #ifdef FXLENS_HAVE_GRAPHVIZ
 #include "layout/GraphvizRender.h"
@@ -216,21 +217,6 @@ int cmdConvert(const Args &a)
 #endif
 }
 
-std::string jsonEscape(const std::string &s)
-{
-    std::string o;
-    for (char c : s) {
-        if (c == '"' || c == '\\')
-            o += '\\';
-        if (c == '\n') {
-            o += "\\n";
-            continue;
-        }
-        o += c;
-    }
-    return o;
-}
-
 int cmdPatterns()
 {
     rewrite::PatternRegistry reg;
@@ -288,8 +274,8 @@ int cmdOptimize(const Args &a)
         std::string t = "{\"steps\": [\n";
         const auto &h = session.history();
         for (size_t i = 0; i < h.size(); ++i) {
-            t += "  {\"step\": " + std::to_string(i + 1) + ", \"pattern\": \"" + jsonEscape(h[i].pattern) + "\", \"anchor\": \"" +
-                 jsonEscape(h[i].anchor) + "\", \"summary\": \"" + jsonEscape(h[i].summary) + "\", \"edits\": " +
+            t += "  {\"step\": " + std::to_string(i + 1) + ", \"pattern\": \"" + escapeQuoted(h[i].pattern) + "\", \"anchor\": \"" +
+                 escapeQuoted(h[i].anchor) + "\", \"summary\": \"" + escapeQuoted(h[i].summary) + "\", \"edits\": " +
                  std::to_string(h[i].edits.size()) + "}" + (i + 1 < h.size() ? ",\n" : "\n");
         }
         t += "]}\n";

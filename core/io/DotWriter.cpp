@@ -2,6 +2,8 @@
 // DOT writer.
 #include "io/DotWriter.h"
 
+#include "util/Text.h"
+
 #include <map>
 #include <vector>
 
@@ -11,20 +13,7 @@ using namespace fxlens::ir;
 
 namespace {
 
-std::string esc(const std::string &s)
-{
-    std::string o;
-    for (char c : s) {
-        if (c == '"' || c == '\\')
-            o += '\\';
-        if (c == '\n') {
-            o += "\\n";
-            continue;
-        }
-        o += c;
-    }
-    return o;
-}
+std::string esc(const std::string &s) { return escapeQuoted(s); }
 
 const char *fillFor(OpKind op)
 {

@@ -21,7 +21,7 @@ def _models():
 
 def _resnet():
     torchvision = pytest.importorskip("torchvision")
-    return torchvision.models.resnet18(weights=None).eval(), (torch.randn(2, 3, 64, 64),)
+    return torchvision.models.resnet50(weights=None).eval(), (torch.randn(2, 3, 64, 64),)
 
 
 def _close(a, b):

@@ -82,6 +82,31 @@ private Q_SLOTS:
         QVERIFY(bad.err.contains(QStringLiteral("unknown format 'onnx'")));
     }
 
+    void optimize()
+    {
+        QTemporaryDir tmp;
+        QString out = tmp.filePath(QStringLiteral("opt.json")), trace = tmp.filePath(QStringLiteral("trace.json"));
+        Run r = cli({QStringLiteral("optimize"), example("tangle50_torch.json"), QStringLiteral("--preset"),
+                     QStringLiteral("vertical"), QStringLiteral("-o"), out, QStringLiteral("--trace"), trace});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains(QStringLiteral("nodes: 1304 -> 504\n")), qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("  unbind_stack                 50\n")));
+        QVERIFY(r.out.contains(QStringLiteral("stop reason: fixpoint")));
+        Run info = cli({QStringLiteral("info"), out});
+        QVERIFY(info.out.contains(QStringLiteral("nodes: 504\n")));
+        QVERIFY(!info.out.contains(QStringLiteral("torch.stack")));
+        QFile t(trace);
+        QVERIFY(t.open(QIODevice::ReadOnly));
+        QByteArray data = t.readAll();
+        QCOMPARE(data.count("\"pattern\""), 301);
+        Run steps = cli({QStringLiteral("optimize"), example("tangle50_torch.json"), QStringLiteral("--steps"), QStringLiteral("5")});
+        QVERIFY(steps.out.contains(QStringLiteral("nodes: 1304 -> ")));
+        QVERIFY(steps.out.contains(QStringLiteral("stop reason: step limit")));
+        Run bad = cli({QStringLiteral("optimize"), example("tangle50_torch.json"), QStringLiteral("--patterns"), QStringLiteral("nope")});
+        QCOMPARE(bad.code, 2);
+        QVERIFY(bad.err.contains(QStringLiteral("unknown pattern 'nope'")));
+    }
+
     void usageErrors()
     {
         Run r = cli({QStringLiteral("frobnicate")});
