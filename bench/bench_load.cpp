@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // bench_load: time to read, lint and (optionally) print a graph file. Usage: bench_load FILE [REPEAT]
 #include "io/GraphJson.h"
-#include "ir/Printer.h"
 
 #include <chrono>
 #include <cstdio>

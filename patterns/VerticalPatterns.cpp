@@ -244,7 +244,6 @@ public:
         // The new split goes where the outer one was, so every piece dominates all old uses.
         auto pieces = emitSplit(rw, outer, outer.input, sizes, outer.dim, src,
                                 {src->name(), m.anchor->name()});
-        (void)pieces;
         for (size_t j = 0; j < outer.sizes.size(); ++j) {
             if (j == i)
                 continue;

@@ -102,9 +102,9 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     createActions();
 
     QSettings settings;
+    resize(1200, 800); // first start; a saved geometry wins
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    resize(1200, 800);
 }
 
 MainWindow::~MainWindow()

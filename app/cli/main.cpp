@@ -239,11 +239,7 @@ int cmdOptimize(const Args &a)
         std::cerr << "fxlens-cli optimize: " << err << "\n";
         return kFailed;
     }
-    if (a.preset != "all" && a.preset != "vertical" && a.preset != "normalization") {
-        std::cerr << "fxlens-cli optimize: unknown preset '" << a.preset << "' (vertical, all)\n";
-        return kUsage;
-    }
-    auto selected = reg.select(a.patterns.empty() ? a.preset : a.patterns, err);
+    auto selected = a.patterns.empty() ? reg.preset(a.preset, err) : reg.byNames(a.patterns, err);
     if (!err.empty()) {
         std::cerr << "fxlens-cli optimize: " << err << " (see `fxlens-cli patterns`)\n";
         return kUsage;

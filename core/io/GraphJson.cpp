@@ -121,10 +121,10 @@ public:
         };
         if (tag == "node") {
             std::string ref = needString("node");
-            auto it = m_byName.find(ref);
-            if (it == m_byName.end())
+            Node *target = m_g.find(ref);
+            if (!target)
                 fail(node, "references unknown node '" + ref + "' (dangling reference)");
-            return Argument::node(it->second);
+            return Argument::node(target);
         }
         if (tag == "tuple" || tag == "slice") {
             if (!v.is_array())
@@ -345,7 +345,6 @@ public:
         if (!field(root, "nodes", nodesEl) || !nodesEl.is_array())
             fail("", "missing array \"nodes\"");
         auto nodes = arrayOf(nodesEl);
-        m_byName.reserve(nodes.size());
         // Pass 1: create every node, so references may be resolved in pass 2 and cycles reported as such.
         std::vector<Node *> created;
         created.reserve(nodes.size());
@@ -359,7 +358,7 @@ public:
             if (!field(o, "name", nameEl) || !nameEl.is_string() || nameEl.get_string().value_unsafe().empty())
                 fail("", where() + " has no \"name\"");
             std::string name = str(nameEl);
-            if (m_byName.count(name))
+            if (m_g.find(name))
                 fail(name, "duplicate node name (" + where() + ")");
             if (!field(o, "op", opEl) || !opEl.is_string())
                 fail(name, "missing \"op\"");
@@ -371,7 +370,6 @@ public:
             if (!field(o, "target", targetEl) || !targetEl.is_string())
                 fail(name, "missing string \"target\"");
             Node *n = m_g.create(op, str(targetEl), {}, {}, name);
-            m_byName.emplace(name, n);
             created.push_back(n);
             ++index;
         }
@@ -381,26 +379,24 @@ public:
             Node *n = created[index++];
             auto o = objectOf(jn);
             Element args, kwargs, meta;
+            std::vector<Argument> argList;
+            std::vector<std::pair<std::string, Argument>> kwargList;
             if (field(o, "args", args)) {
                 if (!args.is_array())
                     fail(n->name(), "\"args\" must be an array");
                 auto arr = arrayOf(args);
-                std::vector<Argument> list;
-                list.reserve(arr.size());
+                argList.reserve(arr.size());
                 for (Element a : arr)
-                    list.push_back(readArg(a, n->name()));
-                if (!list.empty())
-                    m_g.setArgs(n, std::move(list));
+                    argList.push_back(readArg(a, n->name()));
             }
             if (field(o, "kwargs", kwargs)) {
                 if (!kwargs.is_object())
                     fail(n->name(), "\"kwargs\" must be an object");
-                std::vector<std::pair<std::string, Argument>> list;
                 for (auto kv : objectOf(kwargs))
-                    list.emplace_back(std::string(kv.key), readArg(kv.value, n->name()));
-                if (!list.empty())
-                    m_g.setKwargs(n, std::move(list));
+                    kwargList.emplace_back(std::string(kv.key), readArg(kv.value, n->name()));
             }
+            if (!argList.empty() || !kwargList.empty())
+                m_g.setInputs(n, std::move(argList), std::move(kwargList));
             if (field(o, "meta", meta))
                 readMeta(n, meta);
         }
@@ -472,7 +468,6 @@ public:
 
 private:
     Graph &m_g;
-    std::unordered_map<std::string, Node *> m_byName;
 };
 
 // ---------------------------------------------------------------- writer

@@ -265,6 +265,17 @@ void Graph::setKwargs(Node *n, std::vector<std::pair<std::string, Argument>> kwa
         o->notifyNodeChanged(n);
 }
 
+void Graph::setInputs(Node *n, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs)
+{
+    bool fresh = n->m_args.empty() && n->m_kwargs.empty();
+    removeUses(n);
+    n->m_args = std::move(args);
+    n->m_kwargs = std::move(kwargs);
+    addUses(n, fresh);
+    for (auto *o : m_observers)
+        o->notifyNodeChanged(n);
+}
+
 void Graph::setTarget(Node *n, std::string target)
 {
     n->m_target = std::move(target);

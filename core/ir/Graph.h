@@ -94,6 +94,8 @@ public:
                  std::vector<std::pair<std::string, Argument>> kwargs, std::string name, Node *before = nullptr);
     void setArgs(Node *n, std::vector<Argument> args);
     void setKwargs(Node *n, std::vector<std::pair<std::string, Argument>> kwargs);
+    /// Sets args and kwargs together: one use-list update, one notification.
+    void setInputs(Node *n, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs);
     void setTarget(Node *n, std::string target);
     /// Replaces every use of `from` by `to` (in every user's args/kwargs); returns the users touched.
     std::vector<Node *> replaceAllUsesWith(Node *from, Node *to);

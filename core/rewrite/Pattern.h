@@ -77,8 +77,11 @@ public:
     std::string add(std::unique_ptr<Pattern> p);
     const Pattern *find(const std::string &name) const;
     std::vector<const Pattern *> all() const;
-    /// Patterns with a label (e.g. "vertical"), or named in a comma-separated list.
-    std::vector<const Pattern *> select(const std::string &presetOrList, std::string &error) const;
+    /// A preset: "all", or a label family ("vertical", ...) together with the normalizations.
+    /// An unknown name sets `error`.
+    std::vector<const Pattern *> preset(const std::string &name, std::string &error) const;
+    /// Patterns named in a comma-separated list; an unknown name sets `error`.
+    std::vector<const Pattern *> byNames(const std::string &list, std::string &error) const;
 
 private:
     std::vector<std::unique_ptr<Pattern>> m_patterns;

@@ -26,8 +26,7 @@ void Rewriter::setInputs(Node *n, std::vector<Argument> args, std::vector<std::p
     Edit e{Edit::Kind::SetInputs, n, nullptr, n->args(), args, n->kwargs(), kwargs};
     for (Node *in : n->inputNodes())
         m_touched.push_back(in); // an input may have lost its last user
-    m_g.setArgs(n, std::move(args));
-    m_g.setKwargs(n, std::move(kwargs));
+    m_g.setInputs(n, std::move(args), std::move(kwargs));
     m_edits.push_back(std::move(e));
     m_touched.push_back(n);
 }
@@ -92,10 +91,7 @@ void Rewriter::undo(Graph &g, const std::vector<Edit> &edits)
         switch (it->kind) {
         case Edit::Kind::Insert: g.erase(it->node); break;
         case Edit::Kind::Erase: g.restore(it->node, it->before); break;
-        case Edit::Kind::SetInputs:
-            g.setArgs(it->node, it->oldArgs);
-            g.setKwargs(it->node, it->oldKwargs);
-            break;
+        case Edit::Kind::SetInputs: g.setInputs(it->node, it->oldArgs, it->oldKwargs); break;
         }
     }
 }
@@ -106,10 +102,7 @@ void Rewriter::redo(Graph &g, const std::vector<Edit> &edits)
         switch (e.kind) {
         case Edit::Kind::Insert: g.restore(e.node, e.before); break;
         case Edit::Kind::Erase: g.erase(e.node); break;
-        case Edit::Kind::SetInputs:
-            g.setArgs(e.node, e.newArgs);
-            g.setKwargs(e.node, e.newKwargs);
-            break;
+        case Edit::Kind::SetInputs: g.setInputs(e.node, e.newArgs, e.newKwargs); break;
         }
     }
 }

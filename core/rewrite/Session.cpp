@@ -17,64 +17,16 @@ const char *stopReasonName(StopReason r)
     return "?";
 }
 
-std::string PatternRegistry::add(std::unique_ptr<Pattern> p)
-{
-    if (p->name.empty())
-        return "a pattern has no name";
-    if (m_byName.count(p->name))
-        return "duplicate pattern name '" + p->name + "'";
-    m_byName[p->name] = p.get();
-    m_patterns.push_back(std::move(p));
-    return {};
-}
-
-const Pattern *PatternRegistry::find(const std::string &name) const
-{
-    auto it = m_byName.find(name);
-    return it == m_byName.end() ? nullptr : it->second;
-}
-
-std::vector<const Pattern *> PatternRegistry::all() const
-{
-    std::vector<const Pattern *> out;
-    for (const auto &p : m_patterns)
-        out.push_back(p.get());
-    return out;
-}
-
-std::vector<const Pattern *> PatternRegistry::select(const std::string &spec, std::string &error) const
-{
-    std::vector<const Pattern *> out;
-    if (spec == "all")
-        return all();
-    if (spec == "vertical" || spec == "horizontal" || spec == "normalization") {
-        for (const auto &p : m_patterns)
-            if (p->hasLabel(spec) || p->hasLabel("normalization"))
-                out.push_back(p.get());
-        return out;
-    }
-    size_t start = 0;
-    while (start <= spec.size()) {
-        size_t comma = spec.find(',', start);
-        std::string name = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (!name.empty()) {
-            const Pattern *p = find(name);
-            if (!p) {
-                error = "unknown pattern '" + name + "'";
-                return {};
-            }
-            out.push_back(p);
-        }
-        if (comma == std::string::npos)
-            break;
-        start = comma + 1;
-    }
-    return out;
-}
-
 Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig cfg)
     : m_g(g), m_patterns(std::move(patterns)), m_cfg(cfg)
 {
+    // A pattern written for one IR level never runs on a graph of the other.
+    const bool aten = g.irLevel == "aten";
+    m_patterns.erase(std::remove_if(m_patterns.begin(), m_patterns.end(),
+                                    [aten](const Pattern *p) {
+                                        return p->level != IrLevel::Both && (p->level == IrLevel::Aten) != aten;
+                                    }),
+                     m_patterns.end());
     std::stable_sort(m_patterns.begin(), m_patterns.end(),
                      [](const Pattern *a, const Pattern *b) { return a->benefit > b->benefit; });
     for (const Pattern *p : m_patterns)
@@ -83,11 +35,8 @@ Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig 
     for (const auto &kv : m_byKey)
         m_index[kv.first];
     for (Node *n = g.first(); n; n = n->next()) {
-        auto it = m_index.find({n->op(), n->target()});
-        if (it != m_index.end()) {
-            it->second.insert(n);
-            enqueue(n);
-        }
+        reindex(n);
+        enqueue(n);
     }
     g.addObserver(this);
 }
@@ -101,28 +50,52 @@ const std::unordered_set<Node *> &Session::nodesWithKey(const AnchorKey &k) cons
     return it == m_index.end() ? empty : it->second;
 }
 
+void Session::reindex(Node *n)
+{
+    if (m_entryOf.size() <= n->id())
+        m_entryOf.resize(size_t(m_g.idBound()) + 1024, nullptr);
+    IndexEntry *&entry = m_entryOf[n->id()];
+    if (entry && !n->isErased() && entry->first.op == n->op() && entry->first.target == n->target())
+        return; // the common case: args changed, the key did not
+    if (entry)
+        entry->second.erase(n);
+    entry = nullptr;
+    if (n->isErased())
+        return;
+    auto it = m_index.find({n->op(), n->target()});
+    if (it != m_index.end()) {
+        it->second.insert(n);
+        entry = &*it;
+    }
+}
+
 void Session::notifyNodeInserted(Node *n)
 {
-    auto it = m_index.find({n->op(), n->target()});
-    if (it != m_index.end())
-        it->second.insert(n);
+    reindex(n);
     enqueue(n);
 }
 
 void Session::notifyNodeErased(Node *n)
 {
-    auto it = m_index.find({n->op(), n->target()});
-    if (it != m_index.end())
-        it->second.erase(n);
+    // Called before the node is unlinked: drop it from its key by hand.
+    if (n->id() < m_entryOf.size() && m_entryOf[n->id()]) {
+        m_entryOf[n->id()]->second.erase(n);
+        m_entryOf[n->id()] = nullptr;
+    }
 }
 
 void Session::notifyNodeChanged(Node *n)
 {
-    // The target may have changed: drop the node from every key, re-add under its current one.
-    for (auto &kv : m_index)
-        if (!(kv.first.op == n->op() && kv.first.target == n->target()))
-            kv.second.erase(n);
-    notifyNodeInserted(n);
+    reindex(n); // the target may have changed
+    enqueue(n);
+}
+
+const Pattern *Session::patternNamed(const std::string &name) const
+{
+    for (const Pattern *p : m_patterns)
+        if (p->name == name)
+            return p;
+    return nullptr;
 }
 
 const std::vector<const Pattern *> &Session::patternsFor(Node *n) const
@@ -156,7 +129,7 @@ std::vector<Match> Session::candidates(size_t limit)
         for (const Pattern *p : patternsFor(n)) {
             Match m;
             MatchFailure why;
-            if (!m_skipped.count({p->name, n->name()}) && p->match(n, m, why)) {
+            if (!m_skipped.count({p, n->id()}) && p->match(n, m, why)) {
                 m.pattern = p->name;
                 m.anchor = n;
                 out.push_back(std::move(m));
@@ -221,7 +194,7 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
         problem = checkStep(step);
     if (!problem.empty()) {
         Rewriter::undo(m_g, step.edits);
-        m_skipped.insert({p.name, step.anchor});
+        m_skipped.insert({&p, m.anchor->id()});
         m_lastError = "pattern '" + p.name + "' at '" + step.anchor + "' rolled back: " + problem;
         for (auto *l : m_listeners)
             l->notifyPatternEnd(p.name, false);
@@ -252,10 +225,7 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
 
 bool Session::apply(const Match &m)
 {
-    const Pattern *p = nullptr;
-    for (const Pattern *x : m_patterns)
-        if (x->name == m.pattern)
-            p = x;
+    const Pattern *p = patternNamed(m.pattern);
     if (!p || !m.anchor || m.anchor->isErased())
         return false;
     // Re-match on the current graph: the caller's match may be stale.
@@ -270,7 +240,11 @@ bool Session::apply(const Match &m)
     return applyMatch(*p, fresh);
 }
 
-void Session::skip(const Match &m) { m_skipped.insert({m.pattern, m.anchor->name()}); }
+void Session::skip(const Match &m)
+{
+    if (const Pattern *p = patternNamed(m.pattern))
+        m_skipped.insert({p, m.anchor->id()});
+}
 
 static void enqueueEdits(const std::vector<Edit> &edits, const std::function<void(Node *)> &enq)
 {
@@ -317,7 +291,7 @@ bool Session::checkout(size_t v)
 bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bool &hitBreakpoint)
 {
     for (const Pattern *p : patternsFor(n)) {
-        if (m_skipped.count({p->name, n->name()}))
+        if (m_skipped.count({p, n->id()}))
             continue;
         Match m;
         MatchFailure why;
@@ -360,9 +334,9 @@ RunResult Session::run()
         }
         Node *n = m_worklist.front();
         m_worklist.pop_front();
+        m_queued[n->id()] = 0; // also for erased nodes, so that an undo that restores one re-queues it
         if (n->isErased())
-            continue; // its id slot stays marked: an erased node is only re-queued through restore
-        m_queued[n->id()] = 0;
+            continue;
         bool hit = false;
         bool respect = !m_resumeFromBreakpoint;
         m_resumeFromBreakpoint = false;

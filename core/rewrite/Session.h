@@ -91,6 +91,9 @@ private:
     bool breaksAt(const Pattern &p, const Match &m) const;
     const std::vector<const Pattern *> &patternsFor(Node *n) const;
     void enqueue(Node *n);
+    /// Puts `n` under its current (op, target) key in the index (or under none).
+    void reindex(Node *n);
+    const Pattern *patternNamed(const std::string &name) const;
     std::string checkStep(const Step &s) const;
 
     Graph &m_g;
@@ -98,10 +101,12 @@ private:
     SessionConfig m_cfg;
     std::vector<RewriteListener *> m_listeners;
     std::map<AnchorKey, std::vector<const Pattern *>> m_byKey;
+    using IndexEntry = std::pair<const AnchorKey, std::unordered_set<Node *>>;
     std::map<AnchorKey, std::unordered_set<Node *>> m_index;
+    std::vector<IndexEntry *> m_entryOf; ///< by node id: the index entry holding it (map nodes are stable)
     std::deque<Node *> m_worklist;
     std::vector<uint8_t> m_queued; ///< by node id
-    std::set<std::pair<std::string, std::string>> m_skipped; ///< (pattern, anchor name)
+    std::set<std::pair<const Pattern *, uint32_t>> m_skipped; ///< (pattern, anchor id); ids survive undo
     std::vector<Step> m_history;
     size_t m_cursor = 0;
     std::vector<Breakpoint> m_breakpoints;

@@ -82,15 +82,6 @@ def resolve_target(name: str) -> Any:
 
 # ----------------------------------------------------------------------------------------- values
 
-def _dim(d: Any) -> Any:
-    if isinstance(d, int):
-        return d
-    try:
-        return int(d)  # a SymInt with a hint still prints symbolically below
-    except Exception:
-        return str(d)
-
-
 def _tensor_json(shape, dtype, stride, requires_grad) -> Dict[str, Any]:
     out: Dict[str, Any] = {"shape": [d if isinstance(d, int) else str(d) for d in shape],
                            "dtype": _DTYPES.get(dtype, str(dtype).replace("torch.", ""))}

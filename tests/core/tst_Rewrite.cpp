@@ -9,6 +9,8 @@
 
 #include <QtTest>
 
+#include <set>
+
 using namespace fxlens;
 using namespace fxlens::rewrite;
 using ir::OpKind;
@@ -124,7 +126,7 @@ private Q_SLOTS:
         QCOMPARE(QString::fromStdString(patterns::registerVerticalPatterns(r)), QString());
         QCOMPARE(QString::fromStdString(patterns::registerVerticalPatterns(r)), QStringLiteral("duplicate pattern name 'normalize_split'"));
         std::string err;
-        QVERIFY(r.select("merge_splits,nope", err).empty());
+        QVERIFY(r.byNames("merge_splits,nope", err).empty());
         QCOMPARE(QString::fromStdString(err), QStringLiteral("unknown pattern 'nope'"));
     }
 
@@ -256,7 +258,7 @@ private Q_SLOTS:
         QVERIFY(r.ok());
         ir::Graph &g = *r.value();
         std::string err;
-        Session s(g, registry().select("vertical", err), {SIZE_MAX, 1e9, true});
+        Session s(g, registry().preset("vertical", err), {SIZE_MAX, 1e9, true});
         auto run = s.run();
         QCOMPARE(run.reason, StopReason::Fixpoint);
         QVERIFY2(s.lastError().empty(), s.lastError().c_str());
@@ -289,7 +291,7 @@ private Q_SLOTS:
         auto g = parse(splitCatGraph());
         std::string original = printed(*g);
         std::string err;
-        Session s(*g, registry().select("vertical", err));
+        Session s(*g, registry().preset("vertical", err));
         auto c = s.candidates();
         QVERIFY(c.size() >= 2);
         QCOMPARE(c[0].pattern, std::string("normalize_split")); // highest benefit first
@@ -320,7 +322,7 @@ private Q_SLOTS:
         auto r = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/tangle4_fx.json");
         ir::Graph &g = *r.value();
         std::string err;
-        Session s(g, registry().select("vertical", err));
+        Session s(g, registry().preset("vertical", err));
         s.addBreakpoint({Breakpoint::Kind::Module, "blocks.2"});
         auto first = s.run();
         QCOMPARE(first.reason, StopReason::Breakpoint);
@@ -335,11 +337,56 @@ private Q_SLOTS:
         QCOMPARE(g.size(), size_t(28));
     }
 
+    void undoAfterRunReproposes()
+    {
+        // Undo restores erased nodes; the driver must see them again and redo the same rewrite.
+        auto r = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/tangle4_fx.json");
+        ir::Graph &g = *r.value();
+        std::string err;
+        Session s(g, registry().preset("vertical", err));
+        s.run();
+        QVERIFY(s.candidates().empty());
+        std::string lastPattern = s.history().back().pattern;
+        size_t optimized = g.size();
+        QVERIFY(s.undo());
+        QVERIFY(s.undo());
+        auto c = s.candidates();
+        QVERIFY(!c.empty());
+        auto again = s.run();
+        QCOMPARE(again.steps, size_t(2));
+        QCOMPARE(g.size(), optimized);
+        QCOMPARE(s.history().back().pattern, lastPattern);
+        QVERIFY(g.lint().empty());
+
+        // Back at version 0 the session proposes exactly what a fresh session on the original does,
+        // including anchors that were erased (and dropped from the worklist) during the run.
+        QVERIFY(s.checkout(0));
+        auto fresh = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/tangle4_fx.json");
+        Session s2(*fresh.value(), registry().preset("vertical", err));
+        auto key = [](const std::vector<Match> &ms) {
+            std::set<std::string> out;
+            for (const auto &m : ms)
+                out.insert(m.pattern + "@" + m.anchor->name());
+            return out;
+        };
+        QCOMPARE(key(s.candidates()), key(s2.candidates()));
+    }
+
+    void irLevelFiltersPatterns()
+    {
+        // normalize_split is a Torch-IR pattern: on an ATen graph the session never runs it.
+        auto g = parse(splitCatGraph());
+        g->irLevel = "aten";
+        Session s(*g, only("normalize_split"));
+        QVERIFY(s.candidates().empty());
+        QCOMPARE(s.run().steps, size_t(0));
+    }
+
     void stepLimit()
     {
         auto g = parse(splitCatGraph());
         std::string err;
-        Session s(*g, registry().select("vertical", err), {1, 1e9, false});
+        Session s(*g, registry().preset("vertical", err), {1, 1e9, false});
         auto r = s.run();
         QCOMPARE(r.reason, StopReason::StepLimit);
         QCOMPARE(r.steps, size_t(1));

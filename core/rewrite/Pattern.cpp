@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// PatternRegistry: unique names, presets and name lists.
+#include "rewrite/Pattern.h"
+
+namespace fxlens::rewrite {
+
+std::string PatternRegistry::add(std::unique_ptr<Pattern> p)
+{
+    if (p->name.empty())
+        return "a pattern has no name";
+    if (m_byName.count(p->name))
+        return "duplicate pattern name '" + p->name + "'";
+    m_byName[p->name] = p.get();
+    m_patterns.push_back(std::move(p));
+    return {};
+}
+
+const Pattern *PatternRegistry::find(const std::string &name) const
+{
+    auto it = m_byName.find(name);
+    return it == m_byName.end() ? nullptr : it->second;
+}
+
+std::vector<const Pattern *> PatternRegistry::all() const
+{
+    std::vector<const Pattern *> out;
+    for (const auto &p : m_patterns)
+        out.push_back(p.get());
+    return out;
+}
+
+std::vector<const Pattern *> PatternRegistry::preset(const std::string &name, std::string &error) const
+{
+    if (name == "all")
+        return all();
+    std::vector<const Pattern *> out;
+    if (name == "vertical" || name == "horizontal" || name == "normalization") {
+        // A family always brings the normalizations its patterns rely on.
+        for (const auto &p : m_patterns)
+            if (p->hasLabel(name) || p->hasLabel("normalization"))
+                out.push_back(p.get());
+        return out;
+    }
+    error = "unknown preset '" + name + "' (all, vertical, horizontal, normalization)";
+    return out;
+}
+
+std::vector<const Pattern *> PatternRegistry::byNames(const std::string &spec, std::string &error) const
+{
+    std::vector<const Pattern *> out;
+    size_t start = 0;
+    while (start <= spec.size()) {
+        size_t comma = spec.find(',', start);
+        std::string name = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!name.empty()) {
+            const Pattern *p = find(name);
+            if (!p) {
+                error = "unknown pattern '" + name + "'";
+                return {};
+            }
+            out.push_back(p);
+        }
+        if (comma == std::string::npos)
+            break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+} // namespace fxlens::rewrite
