@@ -1,162 +1,79 @@
 // SPDX-License-Identifier: MIT
-// Vertical (split/cat/stack/unbind) patterns and the normalizations they rely on (catalog §2.A/§2.B).
+// Vertical patterns (catalog §2.B, #13-#26): remove split/cat/stack/unbind detours, in Torch IR and,
+// where the ops exist there, in ATen IR. Plus patterns Optimus lacks that the tangle model needs.
+#include "PatternUtil.h"
 #include "VerticalPatterns.h"
 
-#include "rewrite/OpUtil.h"
+#include <algorithm>
+#include <numeric>
 
 namespace fxlens::patterns {
 
-using namespace fxlens::rewrite;
-using ir::OpKind;
-
 namespace {
 
-bool fail(MatchFailure &why, const Node *n, std::string element, std::string expected, std::string found)
-{
-    why = {std::move(element), n->name(), std::move(expected), std::move(found)};
-    return false;
-}
+const std::vector<AnchorKey> kSplitKeys = {{OpKind::CallFunction, "torch.split"},
+                                           {OpKind::CallMethod, "split"},
+                                           {OpKind::CallFunction, "aten.split.Tensor"},
+                                           {OpKind::CallFunction, "aten.split_with_sizes.default"}};
+const std::vector<AnchorKey> kCatKeys = {{OpKind::CallFunction, "torch.cat"},
+                                         {OpKind::CallFunction, "torch.concat"},
+                                         {OpKind::CallFunction, "aten.cat.default"}};
+const std::vector<AnchorKey> kStackKeys = {{OpKind::CallFunction, "torch.stack"}};
 
-std::vector<Argument> intList(const std::vector<int64_t> &v)
+/// stack(ts, dim): the tensor list and the non-negative dim (against the output rank).
+struct StackView {
+    std::vector<Node *> inputs;
+    int64_t dim = 0;
+};
+std::optional<StackView> asStack(Node *n, MatchFailure &why)
 {
-    std::vector<Argument> out;
-    for (auto x : v)
-        out.push_back(Argument::integer(x));
-    return out;
-}
-
-/// Creates `split(input, sizes, dim)` in the IR of `like` plus one getitem per piece, before `before`.
-std::vector<Node *> emitSplit(Rewriter &rw, const SplitView &like, Node *input, const std::vector<int64_t> &sizes,
-                              int64_t dim, Node *before, std::vector<std::string> replaced)
-{
-    Node *s;
-    if (like.aten)
-        s = rw.create(OpKind::CallFunction, "aten.split_with_sizes.default",
-                      {Argument::node(input), Argument::list(intList(sizes)), Argument::integer(dim)}, {},
-                      "split_with_sizes", before, like.node, replaced);
-    else
-        s = rw.create(OpKind::CallFunction, "torch.split", {Argument::node(input), Argument::list(intList(sizes))},
-                      {{"dim", Argument::integer(dim)}}, "split", before, like.node, replaced);
-    s->meta().val.kind = ir::ValueMeta::Kind::Sequence;
-    for (auto sz : sizes)
-        s->meta().val.items.push_back(pieceMeta(input, dim, sz));
-    std::vector<Node *> pieces;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-        Node *g = rw.create(OpKind::CallFunction, "operator.getitem", {Argument::node(s), Argument::integer(int64_t(i))},
-                            {}, "getitem", before, like.node);
-        g->meta().val = s->meta().val.items[i];
-        pieces.push_back(g);
+    if (!n->is(OpKind::CallFunction, "torch.stack")) {
+        fail(why, n, "stack", "torch.stack", n->target());
+        return std::nullopt;
     }
-    return pieces;
+    const Argument *list = n->arg(0, "tensors"), *d = n->arg(1, "dim");
+    if (!list || !list->isSequence()) {
+        fail(why, n, "stack tensors", "a list", "other");
+        return std::nullopt;
+    }
+    StackView v;
+    for (const auto &a : list->items()) {
+        if (!a.isNode()) {
+            fail(why, n, "stack tensors", "node references", a.toString());
+            return std::nullopt;
+        }
+        v.inputs.push_back(a.toNode());
+    }
+    if (d && !d->isInt()) {
+        fail(why, n, "stack dim", "an int", d->toString());
+        return std::nullopt;
+    }
+    auto nd = normalizeDim(d ? d->toInt() : 0, rankOf(n));
+    if (!nd || !staticShape(n)) {
+        fail(why, n, "stack dim", "a dim within the output's known static shape", "no shape meta");
+        return std::nullopt;
+    }
+    v.dim = *nd;
+    return v;
 }
 
-/// The node that comes first in program order among `nodes`.
-Node *earliest(Graph &g, const std::vector<Node *> &nodes)
+bool sameSizes(const SplitView &s, size_t first, size_t len)
 {
-    Node *best = nullptr;
-    for (Node *n : nodes)
-        if (n && (!best || g.before(n, best)))
-            best = n;
-    return best;
+    for (size_t i = first; i < first + len; ++i)
+        if (s.sizes[i] != s.sizes[first])
+            return false;
+    return true;
 }
 
 // ------------------------------------------------------------------------------------------------
 
-/// #1 normalize_split: any spelling of a Torch-IR split -> torch.split(x, [sizes], dim=D>=0).
-class NormalizeSplit : public Pattern {
-public:
-    NormalizeSplit()
-    {
-        name = "normalize_split";
-        level = IrLevel::Torch;
-        anchors = {{OpKind::CallFunction, "torch.split"}, {OpKind::CallMethod, "split"},
-                   {OpKind::CallFunction, "torch.functional.split"}};
-        benefit = 100;
-        labels = {"normalization"};
-        description = "x.split(4, -1) / torch.split(x, 4, -1) -> torch.split(x, [4, 4, ...], dim=D>=0), sections from meta";
-    }
-    bool match(Node *n, Match &m, MatchFailure &why) const override
-    {
-        auto s = asSplit(n, &why);
-        if (!s)
-            return false;
-        bool canonical = n->op() == OpKind::CallFunction && n->target() == "torch.split" && n->args().size() == 2 &&
-                         n->args()[1].isSequence() && n->kwargs().size() == 1 && n->kwargs()[0].first == "dim" &&
-                         n->kwargs()[0].second.isInt() && n->kwargs()[0].second.toInt() == s->dim;
-        if (canonical)
-            return fail(why, n, "split", "a non-canonical spelling", "already torch.split(x, [sizes], dim=D)");
-        m.nodes = {n};
-        m.summary = "normalize " + n->name() + " to torch.split(" + s->input->name() + ", sections, dim=" + std::to_string(s->dim) + ")";
-        return true;
-    }
-    void rewrite(const Match &m, Rewriter &rw) const override
-    {
-        auto s = *asSplit(m.anchor);
-        rw.setInputs(m.anchor, {Argument::node(s.input), Argument::list(intList(s.sizes))}, {{"dim", Argument::integer(s.dim)}});
-        if (m.anchor->op() == OpKind::CallMethod || m.anchor->target() != "torch.split") {
-            // A method call or alias becomes the function: a new node takes its place.
-            Node *c = rw.create(OpKind::CallFunction, "torch.split", m.anchor->args(), m.anchor->kwargs(), "split",
-                                m.anchor, m.anchor, {m.anchor->name()});
-            c->meta().val = m.anchor->meta().val;
-            rw.replaceAllUsesWith(m.anchor, c);
-            rw.erase(m.anchor);
-        }
-    }
-};
-
-/// #3 normalize_cat: torch.cat(ts, -1) / axis= / positional dim -> torch.cat(ts, dim=D>=0).
-class NormalizeCat : public Pattern {
-public:
-    NormalizeCat()
-    {
-        name = "normalize_cat";
-        level = IrLevel::Torch;
-        anchors = {{OpKind::CallFunction, "torch.cat"}, {OpKind::CallFunction, "torch.concat"},
-                   {OpKind::CallFunction, "torch.concatenate"}};
-        benefit = 100;
-        labels = {"normalization"};
-        description = "torch.cat(ts, -1) / torch.concat(ts, axis=...) -> torch.cat(ts, dim=D>=0)";
-    }
-    bool match(Node *n, Match &m, MatchFailure &why) const override
-    {
-        auto c = asCat(n, &why);
-        if (!c)
-            return false;
-        bool canonical = n->target() == "torch.cat" && n->args().size() == 1 && n->args()[0].kind() == Argument::Kind::List &&
-                         n->kwargs().size() == 1 && n->kwargs()[0].first == "dim" && n->kwargs()[0].second.isInt() &&
-                         n->kwargs()[0].second.toInt() == c->dim;
-        if (canonical)
-            return fail(why, n, "cat", "a non-canonical spelling", "already torch.cat([...], dim=D)");
-        m.nodes = {n};
-        m.summary = "normalize " + n->name() + " to torch.cat([...], dim=" + std::to_string(c->dim) + ")";
-        return true;
-    }
-    void rewrite(const Match &m, Rewriter &rw) const override
-    {
-        auto c = *asCat(m.anchor);
-        std::vector<Argument> list;
-        for (Node *x : c.inputs)
-            list.push_back(Argument::node(x));
-        if (m.anchor->target() == "torch.cat") {
-            rw.setInputs(m.anchor, {Argument::list(list)}, {{"dim", Argument::integer(c.dim)}});
-            return;
-        }
-        Node *n = rw.create(OpKind::CallFunction, "torch.cat", {Argument::list(list)}, {{"dim", Argument::integer(c.dim)}},
-                            "cat", m.anchor, m.anchor, {m.anchor->name()});
-        n->meta().val = m.anchor->meta().val;
-        rw.replaceAllUsesWith(m.anchor, n);
-        rw.erase(m.anchor);
-    }
-};
-
-/// #13 remove_split_with_size_one: a split into one piece is its input.
+/// #13 remove_split_with_size_one
 class RemoveSplitWithSizeOne : public Pattern {
 public:
     RemoveSplitWithSizeOne()
     {
         name = "remove_split_with_size_one";
-        anchors = {{OpKind::CallFunction, "torch.split"}, {OpKind::CallMethod, "split"},
-                   {OpKind::CallFunction, "aten.split.Tensor"}, {OpKind::CallFunction, "aten.split_with_sizes.default"}};
+        anchors = kSplitKeys;
         benefit = 50;
         labels = {"vertical"};
         description = "s = split(x, [n], d); y = f(s[0]) -> y = f(x)";
@@ -188,14 +105,13 @@ public:
     }
 };
 
-/// #14 merge_splits: split(getitem(split(x, S1, d), i), S2, d) -> split(x, S1[:i] + S2 + S1[i+1:], d).
+/// #14 merge_splits
 class MergeSplits : public Pattern {
 public:
     MergeSplits()
     {
         name = "merge_splits";
-        anchors = {{OpKind::CallFunction, "torch.split"}, {OpKind::CallMethod, "split"},
-                   {OpKind::CallFunction, "aten.split.Tensor"}, {OpKind::CallFunction, "aten.split_with_sizes.default"}};
+        anchors = kSplitKeys;
         benefit = 40;
         labels = {"vertical"};
         description = "s = split(x, [2, 6], 1); t = split(s[1], [3, 3], 1) -> split(x, [2, 3, 3], 1), getitems re-indexed";
@@ -242,8 +158,7 @@ public:
         getItemUsers(src, outerItems, outer.sizes.size());
         getItemUsers(m.anchor, innerItems, inner.sizes.size());
         // The new split goes where the outer one was, so every piece dominates all old uses.
-        auto pieces = emitSplit(rw, outer, outer.input, sizes, outer.dim, src,
-                                {src->name(), m.anchor->name()});
+        auto pieces = emitSplit(rw, outer, outer.input, sizes, outer.dim, src, {src->name(), m.anchor->name()});
         for (size_t j = 0; j < outer.sizes.size(); ++j) {
             if (j == i)
                 continue;
@@ -265,234 +180,99 @@ public:
     }
 };
 
-/// #16/#19 split_cat: cat of every piece of one split, in order, along the split dim -> the split input.
-/// Consecutive runs inside a longer cat list collapse to one piece of a re-sectioned split.
-class SplitCat : public Pattern {
+/// #15 merge_split_squeeze: a split into size-1 pieces whose pieces are all squeezed on the split dim
+/// is an unbind (Torch IR) or a select per piece (ATen IR).
+class MergeSplitSqueeze : public Pattern {
 public:
-    SplitCat()
+    MergeSplitSqueeze()
     {
-        name = "split_cat";
-        anchors = {{OpKind::CallFunction, "torch.cat"}, {OpKind::CallFunction, "torch.concat"},
-                   {OpKind::CallFunction, "aten.cat.default"}};
-        benefit = 30;
-        labels = {"vertical"};
-        description = "y = cat([s[0], s[1], ..., s[n-1]], d) with s = split(x, ..., d) -> y = x; a run s[i..j] "
-                      "inside a longer cat -> one piece of split(x, [.., sum, ..], d)";
-    }
-    /// Finds the first run (length >= 2) of consecutive getitems of one split along the cat dim.
-    static bool findRun(const CatView &c, size_t &start, size_t &len, SplitView &split)
-    {
-        for (size_t a = 0; a < c.inputs.size(); ++a) {
-            Node *src = nullptr;
-            int64_t k = getItemIndex(c.inputs[a], &src);
-            if (k < 0)
-                continue;
-            auto s = asSplit(src);
-            if (!s || s->dim != c.dim)
-                continue;
-            size_t b = a + 1;
-            while (b < c.inputs.size()) {
-                Node *src2 = nullptr;
-                int64_t k2 = getItemIndex(c.inputs[b], &src2);
-                if (src2 != src || k2 != k + int64_t(b - a))
-                    break;
-                ++b;
-            }
-            if (b - a >= 2 || (b - a == 1 && s->sizes.size() == 1)) {
-                start = a;
-                len = b - a;
-                split = *s;
-                return true;
-            }
-        }
-        return false;
-    }
-    bool match(Node *n, Match &m, MatchFailure &why) const override
-    {
-        auto c = asCat(n, &why);
-        if (!c)
-            return false;
-        size_t start = 0, len = 0;
-        SplitView s;
-        if (!findRun(*c, start, len, s))
-            return fail(why, n, "cat inputs", "two or more consecutive getitems of one split along dim " + std::to_string(c->dim),
-                        std::to_string(c->inputs.size()) + " inputs without such a run");
-        Node *src = nullptr;
-        int64_t first = getItemIndex(c->inputs[start], &src);
-        bool whole = first == 0 && len == s.sizes.size() && len == c->inputs.size();
-        m.nodes = {n, s.node};
-        m.captured = {s.node};
-        m.ints = {int64_t(start), int64_t(len), first};
-        if (whole)
-            m.summary = "replace " + n->name() + " by " + s.input->name() + " (all " + std::to_string(len) + " pieces of " + s.node->name() + ")";
-        else if (first == 0 && len == s.sizes.size())
-            m.summary = "replace pieces of " + s.node->name() + " in " + n->name() + " by " + s.input->name();
-        else {
-            // Re-sectioning the split only pays off when every piece of the run is used only here.
-            for (size_t j = start; j < start + len; ++j)
-                if (c->inputs[j]->users().size() != 1)
-                    return fail(why, c->inputs[j], "run piece users", "only the cat", std::to_string(c->inputs[j]->users().size()) + " users");
-            std::vector<std::vector<Node *>> items;
-            if (!getItemUsers(s.node, items, s.sizes.size()))
-                return fail(why, s.node, "split users", "only int getitems", "another user");
-            m.summary = "merge pieces " + std::to_string(first) + ".." + std::to_string(first + int64_t(len) - 1) + " of " +
-                        s.node->name() + " used by " + n->name() + " into one";
-        }
-        return true;
-    }
-    void rewrite(const Match &m, Rewriter &rw) const override
-    {
-        auto c = *asCat(m.anchor);
-        size_t start = size_t(m.ints[0]), len = size_t(m.ints[1]);
-        int64_t first = m.ints[2];
-        auto s = *asSplit(m.captured[0]);
-        std::vector<Node *> olds(c.inputs.begin() + long(start), c.inputs.begin() + long(start + len));
-        Node *replacement;
-        if (first == 0 && len == s.sizes.size()) {
-            replacement = s.input;
-        } else {
-            std::vector<int64_t> sizes(s.sizes.begin(), s.sizes.begin() + first);
-            int64_t sum = 0;
-            for (size_t j = 0; j < len; ++j)
-                sum += s.sizes[size_t(first) + j];
-            sizes.push_back(sum);
-            sizes.insert(sizes.end(), s.sizes.begin() + first + long(len), s.sizes.end());
-            std::vector<std::vector<Node *>> items;
-            getItemUsers(s.node, items, s.sizes.size());
-            auto pieces = emitSplit(rw, s, s.input, sizes, s.dim, s.node, {s.node->name()});
-            for (size_t j = 0; j < s.sizes.size(); ++j) {
-                if (j >= size_t(first) && j < size_t(first) + len)
-                    continue;
-                size_t to = j < size_t(first) ? j : j - len + 1;
-                for (Node *g : items[j])
-                    rw.replaceAllUsesWith(g, pieces[to]);
-            }
-            replacement = pieces[size_t(first)];
-            for (Node *p : pieces)
-                if (p != replacement)
-                    rw.eraseIfDead(p);
-            for (size_t j = 0; j < s.sizes.size(); ++j)
-                if (j < size_t(first) || j >= size_t(first) + len)
-                    for (Node *g : items[j])
-                        rw.eraseIfDead(g);
-        }
-        std::vector<Node *> inputs(c.inputs.begin(), c.inputs.begin() + long(start));
-        inputs.push_back(replacement);
-        inputs.insert(inputs.end(), c.inputs.begin() + long(start + len), c.inputs.end());
-        if (inputs.size() == 1) {
-            rw.replaceAllUsesWith(m.anchor, inputs[0]);
-            rw.eraseIfDead(m.anchor);
-        } else {
-            std::vector<Argument> list;
-            for (Node *x : inputs)
-                list.push_back(Argument::node(x));
-            auto args = m.anchor->args();
-            auto kwargs = m.anchor->kwargs();
-            if (!args.empty() && args[0].isSequence())
-                args[0] = Argument::list(list);
-            else
-                for (auto &kv : kwargs)
-                    if (kv.first == "tensors")
-                        kv.second = Argument::list(list);
-            rw.setInputs(m.anchor, args, kwargs);
-        }
-        for (Node *o : olds)
-            rw.eraseIfDead(o);
-    }
-};
-
-/// cat_single: a cat of one tensor is that tensor (left behind by other rewrites).
-class CatSingle : public Pattern {
-public:
-    CatSingle()
-    {
-        name = "cat_single";
-        anchors = {{OpKind::CallFunction, "torch.cat"}, {OpKind::CallFunction, "torch.concat"},
-                   {OpKind::CallFunction, "aten.cat.default"}};
-        benefit = 35;
-        labels = {"vertical"};
-        description = "cat([t], d) -> t";
-    }
-    bool match(Node *n, Match &m, MatchFailure &why) const override
-    {
-        auto c = asCat(n, &why);
-        if (!c)
-            return false;
-        if (c->inputs.size() != 1)
-            return fail(why, n, "cat inputs", "exactly one tensor", std::to_string(c->inputs.size()));
-        if (!(n->meta().val == c->inputs[0]->meta().val) && n->meta().val.isTensor() && c->inputs[0]->meta().val.isTensor() &&
-            n->meta().val.tensor.shape != c->inputs[0]->meta().val.tensor.shape)
-            return fail(why, n, "cat shape", "same as its input", n->meta().val.toString());
-        m.nodes = {n};
-        m.removes = {n};
-        m.summary = "replace " + n->name() + " by " + c->inputs[0]->name();
-        return true;
-    }
-    void rewrite(const Match &m, Rewriter &rw) const override
-    {
-        auto c = *asCat(m.anchor);
-        rw.replaceAllUsesWith(m.anchor, c.inputs[0]);
-        rw.eraseIfDead(m.anchor);
-    }
-};
-
-/// #17 unbind_stack: u = unbind(stack(ts, d), d); u[i] -> ts[i]. Any subset of u's items may be used
-/// (pytorch #121228 returned wrong shapes there); dims are normalized first.
-class UnbindStack : public Pattern {
-public:
-    UnbindStack()
-    {
-        name = "unbind_stack";
-        level = IrLevel::Torch;
-        anchors = {{OpKind::CallFunction, "torch.unbind"}, {OpKind::CallMethod, "unbind"}};
+        name = "merge_split_squeeze";
+        anchors = kSplitKeys;
         benefit = 45;
         labels = {"vertical"};
-        description = "u = unbind(stack([t0..tn], d), d); y = u[i] -> y = ti";
+        description = "s = split(x, [1, 1, 1], d); y_i = squeeze(s[i], d) -> u = unbind(x, d); y_i = u[i] "
+                      "(ATen: y_i = select(x, d, i))";
     }
-    static std::optional<int64_t> dimOf(const Node *n, size_t pos, int rank)
+    static bool squeezesDim(Node *q, Node *piece, int64_t d)
     {
-        const Argument *d = n->arg(pos, "dim");
-        if (d && !d->isInt())
-            return std::nullopt;
-        return normalizeDim(d ? d->toInt() : 0, rank);
+        const Argument *dim = nullptr;
+        if (q->is(OpKind::CallFunction, "torch.squeeze") || q->is(OpKind::CallMethod, "squeeze") ||
+            q->is(OpKind::CallFunction, "aten.squeeze.dim") || q->is(OpKind::CallFunction, "aten.squeeze.dims"))
+            dim = q->arg(1, "dim");
+        else
+            return false;
+        const Argument *in = q->arg(0, q->op() == OpKind::CallMethod ? "" : (isAten(q) ? "self" : "input"));
+        if (!in || !in->isNode() || in->toNode() != piece || !dim)
+            return false;
+        const Argument *one = dim;
+        if (dim->isSequence()) {
+            if (dim->items().size() != 1)
+                return false;
+            one = &dim->items()[0];
+        }
+        return one->isInt() && normalizeDim(one->toInt(), rankOf(piece)) == d;
     }
     bool match(Node *n, Match &m, MatchFailure &why) const override
     {
-        const Argument *in = n->arg(0, "input");
-        if (!in || !in->isNode())
-            return fail(why, n, "unbind input", "a node", "none");
-        Node *st = in->toNode();
-        if (!st->is(OpKind::CallFunction, "torch.stack"))
-            return fail(why, st, "unbind input", "torch.stack", st->target());
-        const Argument *list = st->arg(0, "tensors");
-        if (!list || !list->isSequence())
-            return fail(why, st, "stack tensors", "a list", "other");
-        int rank = rankOf(st);
-        auto du = dimOf(n, 1, rank), ds = dimOf(st, 1, rank);
-        if (!du || !ds)
-            return fail(why, n, "dims", "static dims with known rank", "unknown");
-        if (*du != *ds)
-            return fail(why, n, "unbind dim", "the stack dim " + std::to_string(*ds), std::to_string(*du));
+        auto s = asSplit(n, &why);
+        if (!s)
+            return false;
+        for (auto sz : s->sizes)
+            if (sz != 1)
+                return fail(why, n, "split sections", "all of size 1", joinInts(s->sizes));
         std::vector<std::vector<Node *>> items;
-        if (!getItemUsers(n, items, list->items().size()))
-            return fail(why, n, "unbind users", "only int getitems", "another user");
-        for (const auto &a : list->items())
-            if (!a.isNode())
-                return fail(why, st, "stack tensors", "node references", a.toString());
-        m.nodes = {n, st};
+        if (!getItemUsers(n, items, s->sizes.size()))
+            return fail(why, n, "split users", "only int getitems", "another user");
+        bool any = false;
+        for (auto &v : items)
+            for (Node *g : v)
+                for (Node *q : g->users()) {
+                    if (!squeezesDim(q, g, s->dim))
+                        return fail(why, q, "piece user", "squeeze on dim " + std::to_string(s->dim), q->target());
+                    any = true;
+                }
+        if (!any)
+            return fail(why, n, "piece users", "squeezes", "none");
+        m.nodes = {n};
         m.removes = {n};
-        m.summary = "replace getitems of " + n->name() + " by the inputs of " + st->name();
+        m.summary = "turn " + n->name() + " and its squeezes into " + (s->aten ? "selects" : "an unbind") + " of " + s->input->name();
         return true;
     }
     void rewrite(const Match &m, Rewriter &rw) const override
     {
-        Node *st = m.anchor->arg(0, "input")->toNode();
-        const auto list = st->arg(0, "tensors")->items();
+        auto s = *asSplit(m.anchor);
         std::vector<std::vector<Node *>> items;
-        getItemUsers(m.anchor, items, list.size());
-        for (size_t i = 0; i < items.size(); ++i)
+        getItemUsers(m.anchor, items, s.sizes.size());
+        auto inShape = *staticShape(s.input);
+        std::vector<int64_t> pieceShape = inShape;
+        pieceShape.erase(pieceShape.begin() + s.dim);
+        Node *u = nullptr;
+        if (!s.aten) {
+            u = rw.create(OpKind::CallFunction, "torch.unbind", {Argument::node(s.input)}, {{"dim", Argument::integer(s.dim)}},
+                          "unbind", m.anchor, m.anchor, {m.anchor->name()});
+            u->meta().val.kind = ir::ValueMeta::Kind::Sequence;
+            for (size_t i = 0; i < s.sizes.size(); ++i)
+                u->meta().val.items.push_back(tensorLike(s.input, pieceShape));
+        }
+        for (size_t i = 0; i < items.size(); ++i) {
+            if (items[i].empty())
+                continue;
+            Node *piece;
+            if (u) {
+                piece = rw.create(OpKind::CallFunction, "operator.getitem", {Argument::node(u), Argument::integer(int64_t(i))}, {},
+                                  "getitem", m.anchor, m.anchor);
+                piece->meta().val = u->meta().val.items[i];
+            } else {
+                piece = emitAt(rw, m.anchor, m.anchor, true, {m.anchor->name()})
+                            .call("aten.select.int", {Argument::node(s.input), Argument::integer(s.dim), Argument::integer(int64_t(i))},
+                                  {}, "select", tensorLike(s.input, pieceShape));
+            }
             for (Node *g : items[i])
-                rw.replaceAllUsesWith(g, list[i].toNode());
+                for (Node *q : std::vector<Node *>(g->users())) {
+                    rw.replaceAllUsesWith(q, piece);
+                    rw.erase(q);
+                }
+        }
         for (auto &v : items)
             for (Node *g : v)
                 rw.eraseIfDead(g);
@@ -500,22 +280,825 @@ public:
     }
 };
 
+// --- split -> cat family: #16, #18, #19, #21, #28 ------------------------------------------------
+
+/// Replaces cat inputs [start, start+len) by `with` (nullptr: drop them) and erases dead pieces.
+void replaceRun(Rewriter &rw, Node *cat, const std::vector<Node *> &inputs, size_t start, size_t len, Node *with)
+{
+    std::vector<Node *> next(inputs.begin(), inputs.begin() + long(start));
+    if (with)
+        next.push_back(with);
+    next.insert(next.end(), inputs.begin() + long(start + len), inputs.end());
+    setTensorList(rw, cat, next);
+    for (size_t j = start; j < start + len; ++j)
+        rw.eraseIfDead(inputs[j]);
+}
+
+enum class RunKind { Full, Regroup, SliceOnly, Threshold };
+
+/// One class, four catalog patterns: which runs of split pieces inside a cat it rewrites, and how.
+class SplitCatFamily : public Pattern {
+public:
+    RunKind kind;
+    SplitCatFamily(RunKind k, std::string n, IrLevel lvl, int ben, std::string desc) : kind(k)
+    {
+        name = std::move(n);
+        level = lvl;
+        anchors = kCatKeys;
+        benefit = ben;
+        labels = {"vertical"};
+        description = std::move(desc);
+    }
+    /// The first run this pattern rewrites (index into runs), or -1 with a reason.
+    int pick(const CatView &c, const std::vector<PieceRun> &runs, MatchFailure &why) const
+    {
+        std::string seen = std::to_string(runs.size()) + " run(s) of split pieces";
+        for (size_t r = 0; r < runs.size(); ++r) {
+            const PieceRun &run = runs[r];
+            switch (kind) {
+            case RunKind::Full:
+                if (run.full())
+                    return int(r);
+                break;
+            case RunKind::Regroup: {
+                if (run.full() || run.len < 2)
+                    break;
+                bool single = true;
+                for (size_t j = run.start; j < run.start + run.len; ++j)
+                    single = single && c.inputs[j]->users().size() == 1;
+                if (single)
+                    return int(r);
+                seen = "pieces of the run also used elsewhere";
+                break;
+            }
+            case RunKind::SliceOnly:
+                if (!run.full() && run.len >= 2 && run.len == c.inputs.size())
+                    return int(r);
+                break;
+            case RunKind::Threshold:
+                if (!run.full() && run.len >= kThresholdToCat && run.len < c.inputs.size())
+                    return int(r);
+                break;
+            }
+        }
+        switch (kind) {
+        case RunKind::Full: fail(why, c.node, "cat inputs", "every piece of one split, in order, along its dim", seen); break;
+        case RunKind::Regroup: fail(why, c.node, "cat inputs", "a run of >= 2 consecutive pieces used only by this cat", seen); break;
+        case RunKind::SliceOnly: fail(why, c.node, "cat inputs", "only a consecutive sub-range (>= 2) of one split's pieces", seen); break;
+        case RunKind::Threshold:
+            fail(why, c.node, "cat inputs", "a run of >= " + std::to_string(kThresholdToCat) + " consecutive pieces among other inputs", seen);
+            break;
+        }
+        return -1;
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        auto c = asCat(n, &why);
+        if (!c)
+            return false;
+        auto runs = pieceRuns(c->inputs, c->dim);
+        int r = pick(*c, runs, why);
+        if (r < 0)
+            return false;
+        const PieceRun &run = runs[size_t(r)];
+        m.nodes = {n, run.split.node};
+        for (size_t j = run.start; j < run.start + run.len; ++j)
+            m.nodes.push_back(c->inputs[j]);
+        m.removes = {n};
+        std::string pieces = run.split.node->name() + "[" + std::to_string(run.firstIndex) + ".." +
+                             std::to_string(run.firstIndex + int64_t(run.len) - 1) + "]";
+        switch (kind) {
+        case RunKind::Full: m.summary = "replace " + pieces + " in " + n->name() + " by " + run.split.input->name(); break;
+        case RunKind::Regroup: m.summary = "merge " + pieces + " used by " + n->name() + " into one piece"; break;
+        default: m.summary = "replace " + pieces + " in " + n->name() + " by a slice of " + run.split.input->name(); break;
+        }
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        auto c = *asCat(m.anchor);
+        auto runs = pieceRuns(c.inputs, c.dim);
+        MatchFailure why;
+        int r = pick(c, runs, why);
+        if (r < 0)
+            return;
+        const PieceRun run = runs[size_t(r)];
+        const SplitView &s = run.split;
+        Node *with = nullptr;
+        if (kind == RunKind::Full) {
+            with = s.input;
+        } else if (kind == RunKind::Regroup) {
+            std::vector<int64_t> sizes(s.sizes.begin(), s.sizes.begin() + run.firstIndex);
+            sizes.push_back(run.width);
+            sizes.insert(sizes.end(), s.sizes.begin() + run.firstIndex + long(run.len), s.sizes.end());
+            std::vector<std::vector<Node *>> items;
+            getItemUsers(s.node, items, s.sizes.size());
+            auto pieces = emitSplit(rw, s, s.input, sizes, s.dim, s.node, {s.node->name()});
+            for (size_t j = 0; j < s.sizes.size(); ++j) {
+                if (j >= size_t(run.firstIndex) && j < size_t(run.firstIndex) + run.len)
+                    continue;
+                size_t to = j < size_t(run.firstIndex) ? j : j - run.len + 1;
+                for (Node *g : items[j])
+                    rw.replaceAllUsesWith(g, pieces[to]);
+            }
+            with = pieces[size_t(run.firstIndex)];
+            for (Node *p : pieces)
+                if (p != with)
+                    rw.eraseIfDead(p);
+            for (size_t j = 0; j < s.sizes.size(); ++j)
+                if (j < size_t(run.firstIndex) || j >= size_t(run.firstIndex) + run.len)
+                    for (Node *g : items[j])
+                        rw.eraseIfDead(g);
+        } else {
+            with = emitAt(rw, m.anchor, m.anchor, s.aten, {m.anchor->name()}).narrow(s.input, s.dim, run.offset, run.width);
+        }
+        replaceRun(rw, m.anchor, c.inputs, run.start, run.len, with);
+        rw.eraseIfDead(s.node);
+    }
+};
+
+/// cat_single: a cat of one tensor is that tensor (left behind by other rewrites). Written as data.
+class CatSingle : public GraphPattern {
+public:
+    CatSingle()
+    {
+        name = "cat_single";
+        benefit = 35;
+        labels = {"vertical"};
+        description = "cat([t], d) -> t";
+        PatternBuilder b;
+        int t = b.input("t");
+        int c = b.call("cat", {"torch.cat", "torch.concat", "aten.cat.default"}, {PArg::listExact({PArg::ref(t)})});
+        b.constrain("shape(cat) == shape(t)", [](const Bindings &bb, MatchFailure &why) {
+            Node *cat = bb.node("cat"), *tt = bb.node("t");
+            if (staticShape(cat) == staticShape(tt))
+                return true;
+            return fail(why, cat, "cat shape", "the shape of " + tt->name(), cat->meta().val.toString());
+        });
+        graph = b.build(c);
+        deriveAnchors();
+        summarize = [](const Bindings &bb) { return "replace " + bb.node("cat")->name() + " by " + bb.node("t")->name(); };
+        apply = [](const Bindings &bb, Rewriter &rw) {
+            rw.replaceAllUsesWith(bb.node("cat"), bb.node("t"));
+            rw.eraseIfDead(bb.node("cat"));
+        };
+    }
+};
+
+/// stack_unbind: u = unbind(stack(ts, d), d); u[i] -> ts[i]. Any subset of u's items may be used.
+class StackUnbind : public Pattern {
+public:
+    StackUnbind()
+    {
+        name = "stack_unbind";
+        level = IrLevel::Torch;
+        anchors = {{OpKind::CallFunction, "torch.unbind"}, {OpKind::CallMethod, "unbind"}};
+        benefit = 45;
+        labels = {"vertical"};
+        description = "u = unbind(stack([t0..tn], d), d); y = u[i] -> y = ti";
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        const Argument *in = n->arg(0, n->op() == OpKind::CallMethod ? "" : "input");
+        if (!in || !in->isNode())
+            return fail(why, n, "unbind input", "a node", "none");
+        Node *st = in->toNode();
+        auto sv = asStack(st, why);
+        if (!sv)
+            return false;
+        const Argument *d = n->arg(1, "dim");
+        if (d && !d->isInt())
+            return fail(why, n, "unbind dim", "an int", d->toString());
+        auto du = normalizeDim(d ? d->toInt() : 0, rankOf(st));
+        if (!du || *du != sv->dim)
+            return fail(why, n, "unbind dim", "the stack dim " + std::to_string(sv->dim), d ? d->toString() : "0");
+        std::vector<std::vector<Node *>> items;
+        if (!getItemUsers(n, items, sv->inputs.size()))
+            return fail(why, n, "unbind users", "only int getitems", "another user");
+        m.nodes = {n, st};
+        m.removes = {n};
+        m.summary = "replace getitems of " + n->name() + " by the inputs of " + st->name();
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        MatchFailure why;
+        Node *st = m.anchor->arg(0, m.anchor->op() == OpKind::CallMethod ? "" : "input")->toNode();
+        auto sv = *asStack(st, why);
+        std::vector<std::vector<Node *>> items;
+        getItemUsers(m.anchor, items, sv.inputs.size());
+        for (size_t i = 0; i < items.size(); ++i)
+            for (Node *g : items[i])
+                rw.replaceAllUsesWith(g, sv.inputs[i]);
+        for (auto &v : items)
+            for (Node *g : v)
+                rw.eraseIfDead(g);
+        rw.eraseIfDead(m.anchor);
+    }
+};
+
+/// #17 unbind_stack (full run) and #24 unbind_stack_to_slices (a consecutive sub-range):
+/// stack(u[i..j], e) with u = unbind(x, d) -> movedim(narrow(x, d, i, j-i+1), d, e).
+class UnbindStack : public Pattern {
+public:
+    bool full;
+    UnbindStack(bool wantFull) : full(wantFull)
+    {
+        name = full ? "unbind_stack" : "unbind_stack_to_slices";
+        level = IrLevel::Torch;
+        anchors = kStackKeys;
+        benefit = full ? 44 : 43;
+        labels = {"vertical"};
+        description = full ? "u = unbind(x, d); y = stack([u[0], ..., u[n-1]], e) -> y = movedim(x, d, e)"
+                           : "u = unbind(x, d); y = stack([u[i], ..., u[j]], e) -> y = movedim(narrow(x, d, i, j-i+1), d, e)";
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        auto sv = asStack(n, why);
+        if (!sv)
+            return false;
+        auto runs = unbindRuns(sv->inputs);
+        if (runs.size() != 1 || runs[0].len != sv->inputs.size())
+            return fail(why, n, "stack inputs", "consecutive outputs of one unbind", std::to_string(runs.size()) + " run(s)");
+        const UnbindRun &r = runs[0];
+        if (full != r.full())
+            return fail(why, n, "stack inputs", full ? "every output of the unbind" : "a strict sub-range of the unbind's outputs",
+                        full ? "a sub-range" : "all outputs");
+        if (!full && r.len < 2)
+            return fail(why, n, "stack inputs", ">= 2 outputs", "1");
+        m.nodes = {n};
+        m.nodes.insert(m.nodes.end(), sv->inputs.begin(), sv->inputs.end());
+        m.removes = {n};
+        m.summary = "replace " + n->name() + " by movedim(" + r.src->name() + ", " + std::to_string(r.dim) + ", " + std::to_string(sv->dim) + ")";
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        MatchFailure why;
+        auto sv = *asStack(m.anchor, why);
+        auto r = unbindRuns(sv.inputs)[0];
+        Emit e = emitAt(rw, m.anchor, m.anchor, false, {m.anchor->name()});
+        Node *t = e.narrow(r.src, r.dim, r.firstIndex, int64_t(r.len));
+        Node *y = e.movedim(t, r.dim, sv.dim);
+        rw.replaceAllUsesWith(m.anchor, y);
+        rw.eraseIfDead(m.anchor);
+    }
+};
+
+/// #20 merge_stack_tanh_unbind: u = unbind(tanh(stack(s[i..j], k)), k) -> tanh of one slice of x,
+/// split back into the pieces. Negative dims are normalized first (pytorch #121227); an unbind is
+/// required (#121185 crashed without one).
+class MergeStackTanhUnbind : public Pattern {
+public:
+    MergeStackTanhUnbind()
+    {
+        name = "merge_stack_tanh_unbind";
+        level = IrLevel::Torch;
+        anchors = {{OpKind::CallFunction, "torch.unbind"}, {OpKind::CallMethod, "unbind"}};
+        benefit = 46;
+        labels = {"vertical"};
+        description = "t = tanh(stack([s[i..j]], k)); u = unbind(t, k) -> t = tanh(narrow(x, d, off, w)); u = split(t, sizes, d)";
+    }
+    struct Parts {
+        Node *tanh, *stack;
+        StackView sv;
+        PieceRun run;
+    };
+    bool parts(Node *n, Parts &p, MatchFailure &why) const
+    {
+        const Argument *in = n->arg(0, n->op() == OpKind::CallMethod ? "" : "input");
+        if (!in || !in->isNode())
+            return fail(why, n, "unbind input", "a node", "none");
+        p.tanh = in->toNode();
+        if (!p.tanh->is(OpKind::CallFunction, "torch.tanh") && !p.tanh->is(OpKind::CallMethod, "tanh"))
+            return fail(why, p.tanh, "unbind input", "torch.tanh", p.tanh->target());
+        if (p.tanh->users().size() != 1)
+            return fail(why, p.tanh, "tanh users", "only the unbind", std::to_string(p.tanh->users().size()));
+        const Argument *ti = p.tanh->arg(0, p.tanh->op() == OpKind::CallMethod ? "" : "input");
+        if (!ti || !ti->isNode())
+            return fail(why, p.tanh, "tanh input", "a node", "none");
+        p.stack = ti->toNode();
+        auto sv = asStack(p.stack, why);
+        if (!sv)
+            return false;
+        p.sv = *sv;
+        if (p.stack->users().size() != 1)
+            return fail(why, p.stack, "stack users", "only the tanh", std::to_string(p.stack->users().size()));
+        const Argument *d = n->arg(1, "dim");
+        auto du = normalizeDim(d && d->isInt() ? d->toInt() : 0, rankOf(p.tanh));
+        if ((d && !d->isInt()) || !du || *du != sv->dim)
+            return fail(why, n, "unbind dim", "the stack dim " + std::to_string(sv->dim), d ? d->toString() : "0");
+        auto runs = pieceRuns(sv->inputs, -1, false);
+        if (runs.size() != 1 || runs[0].len != sv->inputs.size())
+            return fail(why, p.stack, "stack inputs", "consecutive pieces of one split", std::to_string(runs.size()) + " run(s)");
+        p.run = runs[0];
+        return true;
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        Parts p;
+        if (!parts(n, p, why))
+            return false;
+        m.nodes = {n, p.tanh, p.stack};
+        m.removes = {n, p.tanh, p.stack};
+        m.summary = "apply tanh to one slice of " + p.run.split.input->name() + " instead of stacking " +
+                    std::to_string(p.run.len) + " pieces";
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        Parts p;
+        MatchFailure why;
+        parts(m.anchor, p, why);
+        const SplitView &s = p.run.split;
+        Emit e = emitAt(rw, m.anchor, m.anchor, false, {p.stack->name(), p.tanh->name(), m.anchor->name()});
+        Node *slice = e.narrow(s.input, s.dim, p.run.offset, p.run.width);
+        Node *t = e.call("torch.tanh", {Argument::node(slice)}, {}, "tanh", tensorLike(slice, *staticShape(slice)));
+        std::vector<int64_t> sizes(s.sizes.begin() + p.run.firstIndex, s.sizes.begin() + p.run.firstIndex + long(p.run.len));
+        SplitView like = s;
+        like.node = m.anchor;
+        auto pieces = emitSplit(rw, like, t, sizes, s.dim, m.anchor, {m.anchor->name()});
+        std::vector<std::vector<Node *>> items;
+        getItemUsers(m.anchor, items, p.sv.inputs.size());
+        for (size_t i = 0; i < items.size(); ++i)
+            for (Node *g : items[i])
+                rw.replaceAllUsesWith(g, pieces[i]);
+        for (auto &v : items)
+            for (Node *g : v)
+                rw.eraseIfDead(g);
+        for (Node *q : pieces)
+            rw.eraseIfDead(q);
+        rw.eraseIfDead(m.anchor);
+    }
+};
+
+/// #22 unbind_cat_to_view: cat of consecutive unbind outputs (every output, or a run of at least the
+/// threshold) -> narrow, movedim, reshape of the unbind input. Both IRs (ATen unbinds are selects or
+/// squeeze(slice)).
+class UnbindCatToView : public Pattern {
+public:
+    UnbindCatToView()
+    {
+        name = "unbind_cat_to_view";
+        anchors = kCatKeys;
+        benefit = 33;
+        labels = {"vertical"};
+        description = "u = unbind(x, d); y = cat([u[0], ..., u[n-1]], e) -> y = reshape(movedim(x, d, e), cat shape); "
+                      "runs of >= 10 outputs inside a longer cat -> a slice of x the same way";
+    }
+    static int pick(const CatView &c, const std::vector<UnbindRun> &runs)
+    {
+        for (size_t r = 0; r < runs.size(); ++r)
+            if (runs[r].full() || runs[r].len >= kThresholdToCat)
+                return int(r);
+        return -1;
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        auto c = asCat(n, &why);
+        if (!c)
+            return false;
+        auto runs = unbindRuns(c->inputs);
+        int r = pick(*c, runs);
+        if (r < 0)
+            return fail(why, n, "cat inputs", "every output of one unbind in order, or a run of >= " + std::to_string(kThresholdToCat),
+                        std::to_string(runs.size()) + " shorter run(s)");
+        const UnbindRun &run = runs[size_t(r)];
+        m.nodes = {n};
+        for (size_t j = run.start; j < run.start + run.len; ++j)
+            m.nodes.push_back(c->inputs[j]);
+        m.removes = {n};
+        m.summary = "replace " + std::to_string(run.len) + " unbind outputs of " + run.src->name() + " in " + n->name() + " by a view";
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        auto c = *asCat(m.anchor);
+        auto runs = unbindRuns(c.inputs);
+        int r = pick(c, runs);
+        if (r < 0)
+            return;
+        const UnbindRun run = runs[size_t(r)];
+        Emit e = emitAt(rw, m.anchor, m.anchor, c.aten, {m.anchor->name()});
+        Node *t = e.narrow(run.src, run.dim, run.firstIndex, int64_t(run.len));
+        Node *mv = e.movedim(t, run.dim, c.dim);
+        auto shape = *staticShape(mv);
+        shape[size_t(c.dim)] *= shape[size_t(c.dim) + 1];
+        shape.erase(shape.begin() + c.dim + 1);
+        Node *y = e.reshape(mv, shape);
+        replaceRun(rw, m.anchor, c.inputs, run.start, run.len, y);
+    }
+};
+
+/// #23 split_stack_to_cats: stack of consecutive equal-size pieces of one split -> a slice of x,
+/// unflattened and moved to the stack dim.
+class SplitStackToCats : public Pattern {
+public:
+    SplitStackToCats()
+    {
+        name = "split_stack_to_cats";
+        level = IrLevel::Torch;
+        anchors = kStackKeys;
+        benefit = 32;
+        labels = {"vertical"};
+        description = "s = split(x, [w]*n, d); y = stack([s[i..j]], e) -> y = movedim(unflatten(narrow(x, d, off, len*w), d, (len, w)), d, e)";
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        auto sv = asStack(n, why);
+        if (!sv)
+            return false;
+        auto runs = pieceRuns(sv->inputs, -1, false);
+        if (runs.size() != 1 || runs[0].len != sv->inputs.size())
+            return fail(why, n, "stack inputs", "consecutive pieces of one split", std::to_string(runs.size()) + " run(s)");
+        if (!sameSizes(runs[0].split, size_t(runs[0].firstIndex), runs[0].len))
+            return fail(why, n, "stacked pieces", "equal sizes", joinInts(runs[0].split.sizes));
+        m.nodes = {n, runs[0].split.node};
+        m.removes = {n};
+        m.summary = "replace " + n->name() + " by a view of " + runs[0].split.input->name();
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        MatchFailure why;
+        auto sv = *asStack(m.anchor, why);
+        PieceRun run = pieceRuns(sv.inputs, -1, false)[0];
+        const SplitView &s = run.split;
+        Emit e = emitAt(rw, m.anchor, m.anchor, false, {m.anchor->name()});
+        Node *t = e.narrow(s.input, s.dim, run.offset, run.width);
+        auto shape = *staticShape(t);
+        int64_t w = s.sizes[size_t(run.firstIndex)];
+        shape[size_t(s.dim)] = w;
+        shape.insert(shape.begin() + s.dim, int64_t(run.len));
+        Node *u = e.reshape(t, shape);
+        Node *y = e.movedim(u, s.dim, sv.dim);
+        rw.replaceAllUsesWith(m.anchor, y);
+        rw.eraseIfDead(m.anchor);
+        for (Node *p : sv.inputs)
+            rw.eraseIfDead(p);
+    }
+};
+
+/// #25 move_reshape_out_of_split_stack: stack(reshape(s[i], shp) for consecutive equal pieces) ->
+/// one reshape of a view of x.
+class MoveReshapeOutOfSplitStack : public Pattern {
+public:
+    MoveReshapeOutOfSplitStack()
+    {
+        name = "move_reshape_out_of_split_stack";
+        level = IrLevel::Torch;
+        anchors = kStackKeys;
+        benefit = 34;
+        labels = {"vertical"};
+        description = "r_i = reshape(s[i], shp); y = stack(r, k) -> y = movedim(reshape(movedim(unflatten(x, d, (n, w)), d, 0), [n, *shp]), 0, k)";
+    }
+    static Node *reshapeInput(Node *r, std::vector<int64_t> &shape)
+    {
+        bool ok = r->is(OpKind::CallFunction, "torch.reshape") || r->is(OpKind::CallMethod, "reshape") ||
+                  r->is(OpKind::CallMethod, "view");
+        if (!ok)
+            return nullptr;
+        const Argument *in = r->arg(0, r->op() == OpKind::CallMethod ? "" : "input");
+        auto s = staticShape(r);
+        if (!in || !in->isNode() || !s)
+            return nullptr;
+        shape = *s;
+        return in->toNode();
+    }
+    bool parts(Node *n, StackView &sv, PieceRun &run, std::vector<int64_t> &shp, MatchFailure &why) const
+    {
+        auto v = asStack(n, why);
+        if (!v)
+            return false;
+        sv = *v;
+        std::vector<Node *> pieces;
+        for (Node *r : sv.inputs) {
+            std::vector<int64_t> s;
+            Node *p = reshapeInput(r, s);
+            if (!p)
+                return fail(why, r, "stack input", "reshape/view of a split piece", r->target());
+            if (!pieces.empty() && s != shp)
+                return fail(why, r, "reshape shape", joinInts(shp), joinInts(s));
+            shp = s;
+            pieces.push_back(p);
+        }
+        auto runs = pieceRuns(pieces, -1, false);
+        if (runs.size() != 1 || runs[0].len != pieces.size())
+            return fail(why, n, "reshaped pieces", "consecutive pieces of one split", std::to_string(runs.size()) + " run(s)");
+        run = runs[0];
+        if (!sameSizes(run.split, size_t(run.firstIndex), run.len))
+            return fail(why, n, "pieces", "equal sizes", joinInts(run.split.sizes));
+        return true;
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        StackView sv;
+        PieceRun run;
+        std::vector<int64_t> shp;
+        if (!parts(n, sv, run, shp, why))
+            return false;
+        m.nodes = {n};
+        m.nodes.insert(m.nodes.end(), sv.inputs.begin(), sv.inputs.end());
+        m.removes = {n};
+        m.summary = "replace " + n->name() + " and " + std::to_string(sv.inputs.size()) + " reshapes by one reshape of " + run.split.input->name();
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        StackView sv;
+        PieceRun run;
+        std::vector<int64_t> shp;
+        MatchFailure why;
+        parts(m.anchor, sv, run, shp, why);
+        const SplitView &s = run.split;
+        Emit e = emitAt(rw, m.anchor, m.anchor, false, {m.anchor->name()});
+        Node *t = e.narrow(s.input, s.dim, run.offset, run.width);
+        auto shape = *staticShape(t);
+        shape[size_t(s.dim)] = s.sizes[size_t(run.firstIndex)];
+        shape.insert(shape.begin() + s.dim, int64_t(run.len));
+        Node *u = e.reshape(t, shape);
+        Node *front = e.movedim(u, s.dim, 0);
+        std::vector<int64_t> target = shp;
+        target.insert(target.begin(), int64_t(run.len));
+        Node *r = e.reshape(front, target);
+        Node *y = e.movedim(r, 0, sv.dim);
+        rw.replaceAllUsesWith(m.anchor, y);
+        rw.eraseIfDead(m.anchor);
+        for (Node *x : sv.inputs)
+            rw.eraseIfDead(x);
+    }
+};
+
+/// #26 einsum_to_pointwise: einsum("bni,bnij->bnj", x, w) -> sum(x.unsqueeze(-1) * w, -2). Data + code.
+class EinsumToPointwise : public GraphPattern {
+public:
+    EinsumToPointwise()
+    {
+        name = "einsum_to_pointwise";
+        level = IrLevel::Torch;
+        benefit = 20;
+        labels = {"vertical"};
+        description = "e = einsum(\"bni,bnij->bnj\", x, w) -> e = sum(x.unsqueeze(-1) * w, -2)";
+        PatternBuilder b;
+        int x = b.input("x"), w = b.input("w");
+        int e = b.call("einsum", {"torch.functional.einsum", "torch.einsum"}, {PArg::capture("eq"), PArg::listExact({PArg::ref(x), PArg::ref(w)})});
+        b.constrain("eq has the form 'abc,abcd->abd'", [](const Bindings &bb, MatchFailure &why) {
+            const Argument *eq = bb.value("eq");
+            std::string s = eq && eq->isString() ? eq->text() : "";
+            s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
+            bool ok = s.size() == 13 && s[3] == ',' && s[8] == '-' && s[9] == '>' && s.substr(0, 3) == s.substr(4, 3) &&
+                      s.substr(10, 2) == s.substr(0, 2) && s[12] == s[7];
+            std::string letters = s.substr(0, 3) + (s.size() > 7 ? s.substr(7, 1) : "");
+            std::sort(letters.begin(), letters.end());
+            ok = ok && std::adjacent_find(letters.begin(), letters.end()) == letters.end();
+            if (ok && staticShape(bb.node("x")) && staticShape(bb.node("w")) && staticShape(bb.node("einsum")))
+                return true;
+            return fail(why, bb.node("einsum"), "equation", "'abc,abcd->abd' with static shapes", eq ? eq->toString() : "none");
+        });
+        graph = b.build(e);
+        deriveAnchors();
+        summarize = [](const Bindings &bb) { return "replace einsum " + bb.node("einsum")->name() + " by mul + sum"; };
+        apply = [](const Bindings &bb, Rewriter &rw) {
+            Node *ein = bb.node("einsum"), *xx = bb.node("x"), *ww = bb.node("w");
+            Emit em = emitAt(rw, ein, ein, false, {ein->name()});
+            Node *u = em.unsqueeze(xx, 3);
+            Node *mul = em.call("torch.mul", {Argument::node(u), Argument::node(ww)}, {}, "mul", tensorLike(ww, *staticShape(ww)));
+            Node *sum = em.call("torch.sum", {Argument::node(mul), Argument::integer(-2)}, {}, "sum", tensorLike(ein, *staticShape(ein)));
+            rw.replaceAllUsesWith(ein, sum);
+            rw.eraseIfDead(ein);
+        };
+    }
+};
+
+// --- Beyond Optimus ------------------------------------------------------------------------------
+
+bool isViewLike(const Node *n)
+{
+    return n->is(OpKind::CallFunction, "torch.reshape") || n->is(OpKind::CallMethod, "reshape") || n->is(OpKind::CallMethod, "view") ||
+           n->is(OpKind::CallFunction, "aten.view.default") || n->is(OpKind::CallFunction, "aten.reshape.default") ||
+           n->is(OpKind::CallFunction, "aten._unsafe_view.default");
+}
+
+Node *viewInput(const Node *n)
+{
+    const Argument *in = n->arg(0, n->op() == OpKind::CallMethod ? "" : (isAten(n) ? "self" : "input"));
+    return in && in->isNode() ? in->toNode() : nullptr;
+}
+
+/// fold_view: reshape/view chains that cancel. view(x, shape(x)) -> x; view(view(x, a), b) -> view(x, b).
+class FoldView : public Pattern {
+public:
+    FoldView()
+    {
+        name = "fold_view";
+        anchors = {{OpKind::CallFunction, "torch.reshape"}, {OpKind::CallMethod, "reshape"}, {OpKind::CallMethod, "view"},
+                   {OpKind::CallFunction, "aten.view.default"}, {OpKind::CallFunction, "aten.reshape.default"},
+                   {OpKind::CallFunction, "aten._unsafe_view.default"}};
+        benefit = 36;
+        labels = {"vertical"};
+        description = "view(x, shape(x)) -> x; view(view(x, a), b) -> view(x, b) (reshape/view, both IRs)";
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        Node *in = viewInput(n);
+        auto shape = staticShape(n);
+        if (!in || !shape)
+            return fail(why, n, "view", "a static output shape and a tensor input", "none");
+        if (staticShape(in) == shape) {
+            m.nodes = {n};
+            m.removes = {n};
+            m.summary = "drop " + n->name() + " (same shape as " + in->name() + ")";
+            return true;
+        }
+        if (isViewLike(in) && viewInput(in) && staticShape(viewInput(in))) {
+            m.nodes = {n, in};
+            m.summary = "view " + viewInput(in)->name() + " directly in " + n->name();
+            return true;
+        }
+        return fail(why, n, "view input", "a view of the same shape or another view", in->target());
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        Node *n = m.anchor, *in = viewInput(n);
+        if (staticShape(in) == staticShape(n)) {
+            rw.replaceAllUsesWith(n, in);
+            rw.eraseIfDead(n);
+            return;
+        }
+        Node *src = viewInput(in);
+        bool aten = isAten(n);
+        // view(view(x)) stays a view; any reshape in the chain makes it a reshape (which never fails).
+        bool bothView = n->target() == in->target() && n->op() == in->op() && n->target() != "reshape" &&
+                        n->target() != "torch.reshape" && n->target() != "aten.reshape.default";
+        std::string target = aten ? (bothView ? n->target() : "aten.reshape.default") : "torch.reshape";
+        if (!aten && bothView && n->op() == OpKind::CallMethod) {
+            auto args = n->args();
+            args[0] = Argument::node(src);
+            rw.setInputs(n, args, n->kwargs());
+        } else {
+            Node *v = emitAt(rw, n, n, aten, {n->name()})
+                          .call(target, {Argument::node(src), Argument::list(intList(*staticShape(n)))}, {},
+                                aten ? "view" : "reshape", n->meta().val);
+            rw.replaceAllUsesWith(n, v);
+            rw.eraseIfDead(n);
+        }
+        rw.eraseIfDead(in);
+    }
+};
+
+/// remove_dead_views: split/getitem/view-like nodes nobody uses (left behind by partial use).
+class RemoveDeadViews : public Pattern {
+public:
+    RemoveDeadViews()
+    {
+        name = "remove_dead_views";
+        anchors = {{OpKind::CallFunction, ""}, {OpKind::CallMethod, ""}};
+        benefit = 1;
+        labels = {"vertical"};
+        description = "an unused getitem, split, unbind, cat, stack, view, slice, squeeze or unsqueeze is erased";
+    }
+    static bool pure(const Node *n)
+    {
+        static const char *fns[] = {"operator.getitem", "torch.split", "torch.unbind", "torch.cat", "torch.stack", "torch.reshape",
+                                    "torch.narrow", "torch.squeeze", "torch.unsqueeze", "torch.movedim", "torch.permute",
+                                    "torch.flatten", "aten.split_with_sizes.default", "aten.split.Tensor", "aten.unbind.int",
+                                    "aten.cat.default", "aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
+                                    "aten.slice.Tensor", "aten.select.int", "aten.squeeze.dims", "aten.squeeze.dim",
+                                    "aten.unsqueeze.default", "aten.permute.default"};
+        static const char *methods[] = {"split", "unbind", "reshape", "view", "squeeze", "unsqueeze", "permute", "narrow"};
+        if (n->op() == OpKind::CallMethod) {
+            for (const char *m : methods)
+                if (n->target() == m)
+                    return true;
+            return false;
+        }
+        for (const char *f : fns)
+            if (n->target() == f)
+                return true;
+        return false;
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        if (!n->users().empty())
+            return fail(why, n, "users", "none", std::to_string(n->users().size()));
+        if (!pure(n))
+            return fail(why, n, "target", "a view-like op without side effects", n->target());
+        m.nodes = {n};
+        m.removes = {n};
+        m.summary = "erase unused " + n->name();
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override { rw.eraseIfDead(m.anchor); }
+};
+
 } // namespace
 
-std::string registerVerticalPatterns(PatternRegistry &r)
+// --- run finders ----------------------------------------------------------------------------------
+
+std::vector<PieceRun> pieceRuns(const std::vector<Node *> &inputs, int64_t catDim, bool requireSameDim)
+{
+    std::vector<PieceRun> runs;
+    size_t a = 0;
+    while (a < inputs.size()) {
+        auto p = asSplitPiece(inputs[a]);
+        if (!p || (requireSameDim && p->split.dim != catDim)) {
+            ++a;
+            continue;
+        }
+        size_t b = a + 1;
+        int64_t width = p->split.sizes[size_t(p->index)];
+        while (b < inputs.size()) {
+            Node *src = nullptr;
+            int64_t k = getItemIndex(inputs[b], &src);
+            if (src != p->split.node || k != p->index + int64_t(b - a))
+                break;
+            width += p->split.sizes[size_t(k)];
+            ++b;
+        }
+        PieceRun r;
+        r.start = a;
+        r.len = b - a;
+        r.split = p->split;
+        r.firstIndex = p->index;
+        r.offset = p->offset;
+        r.width = width;
+        runs.push_back(std::move(r));
+        a = b;
+    }
+    return runs;
+}
+
+bool UnbindRun::full() const
+{
+    auto shape = staticShape(src);
+    return shape && firstIndex == 0 && int64_t(len) == (*shape)[size_t(dim)];
+}
+
+std::vector<UnbindRun> unbindRuns(const std::vector<Node *> &inputs)
+{
+    std::vector<UnbindRun> runs;
+    size_t a = 0;
+    while (a < inputs.size()) {
+        auto p = asUnbindPiece(inputs[a]);
+        if (!p || !staticShape(p->src)) {
+            ++a;
+            continue;
+        }
+        size_t b = a + 1;
+        while (b < inputs.size()) {
+            auto q = asUnbindPiece(inputs[b]);
+            if (!q || q->src != p->src || q->dim != p->dim || q->index != p->index + int64_t(b - a))
+                break;
+            ++b;
+        }
+        runs.push_back({a, b - a, p->src, p->dim, p->index});
+        a = b;
+    }
+    return runs;
+}
+
+std::string registerSplitCatPatterns(PatternRegistry &r)
 {
     std::string err;
     auto add = [&](std::unique_ptr<Pattern> p) {
         if (err.empty())
             err = r.add(std::move(p));
     };
-    add(std::make_unique<NormalizeSplit>());
-    add(std::make_unique<NormalizeCat>());
     add(std::make_unique<RemoveSplitWithSizeOne>());
     add(std::make_unique<MergeSplits>());
-    add(std::make_unique<SplitCat>());
+    add(std::make_unique<MergeSplitSqueeze>());
+    add(std::make_unique<SplitCatFamily>(RunKind::Full, "split_cat", IrLevel::Both, 31,
+                                         "y = cat([s[0], ..., s[n-1]], d) with s = split(x, ..., d) -> y = x (also as a run inside a longer cat)"));
+    add(std::make_unique<UnbindStack>(true));
+    add(std::make_unique<SplitCatFamily>(RunKind::Regroup, "merge_getitem_cat", IrLevel::Both, 30,
+                                         "s = split(x, [2, 3, 4, 5], 1); y = cat([s[1], s[2]], 1) -> s' = split(x, [2, 7, 5], 1); y = s'[1] "
+                                         "(pieces used only by the cat)"));
+    add(std::make_unique<SplitCatFamily>(RunKind::SliceOnly, "mutate_cat", IrLevel::Both, 29,
+                                         "y = cat([s[i], ..., s[j]], d) -> y = narrow(x, d, offset, width) (pieces may have other users)"));
+    add(std::make_unique<MergeStackTanhUnbind>());
+    add(std::make_unique<SplitCatFamily>(RunKind::Threshold, "split_cat_to_slices", IrLevel::Torch, 28,
+                                         "runs of >= 10 consecutive pieces of one split inside a cat -> one slice each"));
+    add(std::make_unique<UnbindCatToView>());
+    add(std::make_unique<SplitStackToCats>());
+    add(std::make_unique<UnbindStack>(false));
+    add(std::make_unique<MoveReshapeOutOfSplitStack>());
+    add(std::make_unique<EinsumToPointwise>());
+    add(std::make_unique<SplitCatFamily>(RunKind::Threshold, "merge_split_cat_aten", IrLevel::Aten, 28,
+                                         "aten.cat with runs of >= 10 consecutive pieces of one split -> aten.slice per run"));
     add(std::make_unique<CatSingle>());
-    add(std::make_unique<UnbindStack>());
+    add(std::make_unique<StackUnbind>());
+    add(std::make_unique<FoldView>());
+    add(std::make_unique<RemoveDeadViews>());
+    return err;
+}
+
+std::string registerVerticalPatterns(PatternRegistry &r)
+{
+    std::string err = registerNormalizations(r);
+    if (err.empty())
+        err = registerSplitCatPatterns(r);
+    if (err.empty())
+        err = registerAtenPatterns(r);
     return err;
 }
 

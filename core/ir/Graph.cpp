@@ -148,6 +148,7 @@ Node *Graph::outputNode() const
 }
 
 std::string Graph::uniqueName(const std::string &base) const
+
 {
     if (!m_byName.count(base))
         return base;
@@ -157,10 +158,14 @@ std::string Graph::uniqueName(const std::string &base) const
     if (us != std::string::npos && us + 1 < stem.size() &&
         std::all_of(stem.begin() + long(us) + 1, stem.end(), [](char c) { return c >= '0' && c <= '9'; }))
         stem = stem.substr(0, us);
-    for (size_t i = 1;; ++i) {
+    // Remember where the count stopped for each stem, so that the k-th "view" costs O(1), not O(k).
+    size_t &next = m_nextSuffix[stem];
+    for (size_t i = std::max<size_t>(next, 1);; ++i) {
         std::string cand = stem + "_" + std::to_string(i);
-        if (!m_byName.count(cand))
+        if (!m_byName.count(cand)) {
+            next = i + 1;
             return cand;
+        }
     }
 }
 

@@ -138,6 +138,8 @@ private:
 
     std::vector<std::unique_ptr<Node>> m_arena;
     std::unordered_map<std::string, Node *> m_byName;
+    /// uniqueName(): the next suffix to try per stem (a hint; names may also be taken by rename()).
+    mutable std::unordered_map<std::string, size_t> m_nextSuffix;
     std::vector<GraphObserver *> m_observers;
     Node *m_head = nullptr;
     Node *m_tail = nullptr;

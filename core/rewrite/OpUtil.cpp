@@ -2,6 +2,8 @@
 // Normalized views of split/cat nodes.
 #include "rewrite/OpUtil.h"
 
+#include <algorithm>
+
 namespace fxlens::rewrite {
 
 using ir::OpKind;
@@ -168,6 +170,234 @@ ir::ValueMeta pieceMeta(const Node *input, int64_t dim, int64_t size)
     if (v.isTensor() && size_t(dim) < v.tensor.shape.size())
         v.tensor.shape[size_t(dim)] = {size, {}};
     return v;
+}
+
+} // namespace fxlens::rewrite
+
+namespace fxlens::rewrite {
+
+std::optional<UnbindPiece> asUnbindPiece(Node *n)
+{
+    if (n->op() != OpKind::CallFunction)
+        return std::nullopt;
+    UnbindPiece p;
+    p.node = n;
+    const std::string &t = n->target();
+    auto dimArg = [](const Node *m, size_t pos) -> std::optional<int64_t> {
+        const Argument *d = m->arg(pos, "dim");
+        if (!d)
+            return 0;
+        if (!d->isInt())
+            return std::nullopt;
+        return d->toInt();
+    };
+    if (t == "operator.getitem") {
+        Node *u = nullptr;
+        p.index = getItemIndex(n, &u);
+        if (p.index < 0)
+            return std::nullopt;
+        bool unbind = u->is(OpKind::CallFunction, "torch.unbind") || u->is(OpKind::CallMethod, "unbind") ||
+                      u->is(OpKind::CallFunction, "aten.unbind.int");
+        const Argument *in = u->arg(0, u->op() == OpKind::CallMethod ? "" : (u->target()[0] == 'a' ? "self" : "input"));
+        if (!unbind || !in || !in->isNode())
+            return std::nullopt;
+        auto d = dimArg(u, 1);
+        if (!d)
+            return std::nullopt;
+        p.src = in->toNode();
+        auto nd = normalizeDim(*d, rankOf(p.src));
+        if (!nd)
+            return std::nullopt;
+        p.dim = *nd;
+        return p;
+    }
+    if (t == "aten.select.int") {
+        const Argument *in = n->arg(0, "self"), *d = n->arg(1, "dim"), *i = n->arg(2, "index");
+        if (!in || !in->isNode() || !d || !d->isInt() || !i || !i->isInt())
+            return std::nullopt;
+        p.src = in->toNode();
+        auto nd = normalizeDim(d->toInt(), rankOf(p.src));
+        auto shape = staticShape(p.src);
+        if (!nd || !shape)
+            return std::nullopt;
+        p.dim = *nd;
+        p.index = i->toInt() < 0 ? i->toInt() + (*shape)[size_t(*nd)] : i->toInt();
+        return p;
+    }
+    if (t == "aten.squeeze.dims" || t == "aten.squeeze.dim") {
+        const Argument *in = n->arg(0, "self"), *d = n->arg(1, "dim");
+        if (!in || !in->isNode() || !d)
+            return std::nullopt;
+        int64_t sd;
+        if (d->isInt())
+            sd = d->toInt();
+        else if (d->isSequence() && d->items().size() == 1 && d->items()[0].isInt())
+            sd = d->items()[0].toInt();
+        else
+            return std::nullopt;
+        Node *sl = in->toNode();
+        if (!sl->is(OpKind::CallFunction, "aten.slice.Tensor"))
+            return std::nullopt;
+        const Argument *src = sl->arg(0, "self"), *sdim = sl->arg(1, "dim"), *st = sl->arg(2, "start"),
+                       *en = sl->arg(3, "end"), *step = sl->arg(4, "step");
+        if (!src || !src->isNode() || !sdim || !sdim->isInt() || !st || !st->isInt() || !en || !en->isInt() ||
+            (step && !(step->isInt() && step->toInt() == 1)))
+            return std::nullopt;
+        p.src = src->toNode();
+        int rank = rankOf(p.src);
+        auto a = normalizeDim(sdim->toInt(), rank), b = normalizeDim(sd, rank);
+        if (!a || !b || *a != *b || en->toInt() != st->toInt() + 1 || st->toInt() < 0)
+            return std::nullopt;
+        p.dim = *a;
+        p.index = st->toInt();
+        return p;
+    }
+    return std::nullopt;
+}
+
+std::optional<SplitPiece> asSplitPiece(Node *n)
+{
+    Node *src = nullptr;
+    int64_t k = getItemIndex(n, &src);
+    if (k < 0)
+        return std::nullopt;
+    auto s = asSplit(src);
+    if (!s || size_t(k) >= s->sizes.size())
+        return std::nullopt;
+    SplitPiece p;
+    p.node = n;
+    p.split = *s;
+    p.index = k;
+    for (int64_t i = 0; i < k; ++i)
+        p.offset += s->sizes[size_t(i)];
+    return p;
+}
+
+std::optional<std::vector<int64_t>> staticShape(const Node *n)
+{
+    if (!n || !n->meta().val.isTensor())
+        return std::nullopt;
+    std::vector<int64_t> out;
+    for (const auto &d : n->meta().val.tensor.shape) {
+        if (!d.isStatic())
+            return std::nullopt;
+        out.push_back(d.value);
+    }
+    return out;
+}
+
+static std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape)
+{
+    std::vector<int64_t> st(shape.size(), 1);
+    for (size_t i = shape.size(); i-- > 1;)
+        st[i - 1] = st[i] * std::max<int64_t>(shape[i], 1);
+    return st;
+}
+
+bool isContiguous(const Node *n)
+{
+    auto shape = staticShape(n);
+    if (!shape)
+        return false;
+    const auto &stride = n->meta().val.tensor.stride;
+    if (stride.size() != shape->size())
+        return false;
+    auto want = contiguousStrides(*shape);
+    for (size_t i = 0; i < stride.size(); ++i)
+        if ((*shape)[i] != 1 && stride[i] != want[i])
+            return false;
+    return true;
+}
+
+ir::ValueMeta tensorLike(const Node *like, const std::vector<int64_t> &shape)
+{
+    ir::TensorMeta t;
+    for (auto s : shape)
+        t.shape.push_back({s, {}});
+    if (like && like->meta().val.isTensor()) {
+        t.dtype = like->meta().val.tensor.dtype;
+        t.requiresGrad = like->meta().val.tensor.requiresGrad;
+    }
+    t.stride = contiguousStrides(shape);
+    return ir::ValueMeta::ofTensor(std::move(t));
+}
+
+static std::vector<Argument> ints(const std::vector<int64_t> &v)
+{
+    std::vector<Argument> out;
+    for (auto x : v)
+        out.push_back(Argument::integer(x));
+    return out;
+}
+
+Node *Emit::call(const std::string &target, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs,
+                 const std::string &name, const ir::ValueMeta &val)
+{
+    Node *n = rw.create(OpKind::CallFunction, target, std::move(args), std::move(kwargs), name, before, like, replaced);
+    n->meta().val = val;
+    return n;
+}
+
+Node *Emit::narrow(Node *x, int64_t dim, int64_t start, int64_t length)
+{
+    auto shape = *staticShape(x);
+    if (start == 0 && length == shape[size_t(dim)])
+        return x;
+    shape[size_t(dim)] = length;
+    auto val = tensorLike(x, shape);
+    val.tensor.stride = x->meta().val.tensor.stride; // a view keeps its base's strides
+    if (aten)
+        return call("aten.slice.Tensor",
+                    {Argument::node(x), Argument::integer(dim), Argument::integer(start), Argument::integer(start + length)},
+                    {}, "slice", val);
+    return call("torch.narrow", {Argument::node(x), Argument::integer(dim), Argument::integer(start), Argument::integer(length)},
+                {}, "narrow", val);
+}
+
+Node *Emit::reshape(Node *x, const std::vector<int64_t> &shape)
+{
+    if (staticShape(x) == shape)
+        return x;
+    auto val = tensorLike(x, shape);
+    if (aten)
+        return call(isContiguous(x) ? "aten.view.default" : "aten.reshape.default",
+                    {Argument::node(x), Argument::list(ints(shape))}, {}, isContiguous(x) ? "view" : "reshape", val);
+    return call("torch.reshape", {Argument::node(x), Argument::list(ints(shape))}, {}, "reshape", val);
+}
+
+Node *Emit::movedim(Node *x, int64_t src, int64_t dst)
+{
+    if (src == dst)
+        return x;
+    auto shape = *staticShape(x);
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < int64_t(shape.size()); ++i)
+        if (i != src)
+            perm.push_back(i);
+    perm.insert(perm.begin() + dst, src);
+    std::vector<int64_t> out;
+    std::vector<int64_t> stride;
+    const auto &st = x->meta().val.tensor.stride;
+    for (auto p : perm) {
+        out.push_back(shape[size_t(p)]);
+        if (st.size() == shape.size())
+            stride.push_back(st[size_t(p)]);
+    }
+    auto val = tensorLike(x, out);
+    val.tensor.stride = stride;
+    if (aten)
+        return call("aten.permute.default", {Argument::node(x), Argument::list(ints(perm))}, {}, "permute", val);
+    return call("torch.movedim", {Argument::node(x), Argument::integer(src), Argument::integer(dst)}, {}, "movedim", val);
+}
+
+Node *Emit::unsqueeze(Node *x, int64_t dim)
+{
+    auto shape = *staticShape(x);
+    shape.insert(shape.begin() + dim, 1);
+    auto val = tensorLike(x, shape);
+    if (aten)
+        return call("aten.unsqueeze.default", {Argument::node(x), Argument::integer(dim)}, {}, "unsqueeze", val);
+    return call("torch.unsqueeze", {Argument::node(x), Argument::integer(dim)}, {}, "unsqueeze", val);
 }
 
 } // namespace fxlens::rewrite

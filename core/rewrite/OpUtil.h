@@ -47,3 +47,52 @@ bool getItemUsers(Node *n, std::vector<std::vector<Node *>> &byIndex, size_t cou
 ir::ValueMeta pieceMeta(const Node *input, int64_t dim, int64_t size);
 
 } // namespace fxlens::rewrite
+
+namespace fxlens::rewrite {
+
+/// Piece `index` of `src` along `dim` taken one slice at a time (an unbind output):
+/// getitem(unbind(x, d), i), aten.select.int(x, d, i), squeeze(slice(x, d, i, i+1), d).
+struct UnbindPiece {
+    Node *node = nullptr;
+    Node *src = nullptr;
+    int64_t dim = 0; ///< non-negative, against src's rank
+    int64_t index = 0;
+};
+std::optional<UnbindPiece> asUnbindPiece(Node *n);
+
+/// A getitem of a split: the split, the piece index, and the piece's offset along the split dim.
+struct SplitPiece {
+    Node *node = nullptr;
+    SplitView split;
+    int64_t index = 0;
+    int64_t offset = 0;
+};
+std::optional<SplitPiece> asSplitPiece(Node *n);
+
+/// Static sizes of a node's tensor value; empty optional if unknown or symbolic.
+std::optional<std::vector<int64_t>> staticShape(const Node *n);
+/// True when the stride meta says the tensor is contiguous (unknown strides: false).
+bool isContiguous(const Node *n);
+/// Tensor meta with `shape`, the dtype of `like`, contiguous strides.
+ir::ValueMeta tensorLike(const Node *like, const std::vector<int64_t> &shape);
+
+/// Emitters that build view-like ops in the IR of the graph (`aten` picks ATen ops), with value meta.
+struct Emit {
+    Rewriter &rw;
+    bool aten;
+    Node *before;
+    const Node *like; ///< module path / stack trace donor
+    std::vector<std::string> replaced;
+
+    Node *call(const std::string &target, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs,
+               const std::string &name, const ir::ValueMeta &val);
+    /// x.narrow(dim, start, length) / aten.slice(x, dim, start, start + length).
+    Node *narrow(Node *x, int64_t dim, int64_t start, int64_t length);
+    /// torch.reshape / aten.view (contiguous input) or aten.reshape.
+    Node *reshape(Node *x, const std::vector<int64_t> &shape);
+    /// torch.movedim / aten.permute; returns x when src == dst.
+    Node *movedim(Node *x, int64_t src, int64_t dst);
+    Node *unsqueeze(Node *x, int64_t dim);
+};
+
+} // namespace fxlens::rewrite

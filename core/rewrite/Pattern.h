@@ -14,7 +14,9 @@ namespace fxlens::rewrite {
 
 enum class IrLevel { Torch, Aten, Both };
 
-/// The key a pattern is anchored on: an op kind and a target.
+struct Bindings;
+
+/// The key a pattern is anchored on: an op kind and a target (empty target: every target of that op kind).
 struct AnchorKey {
     ir::OpKind op;
     std::string target;
@@ -32,6 +34,8 @@ struct Match {
     /// Pattern-specific captured values, used by the pattern's rewrite.
     std::vector<int64_t> ints;
     std::vector<Node *> captured;
+    /// What a pattern graph bound (GraphPattern); shared so that matches stay cheap to copy.
+    std::shared_ptr<const Bindings> bindings;
 };
 
 /// Why a pattern did not match at a node: the pattern element, the graph node, expected vs found.

@@ -31,13 +31,19 @@ Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig 
                      [](const Pattern *a, const Pattern *b) { return a->benefit > b->benefit; });
     for (const Pattern *p : m_patterns)
         for (const auto &k : p->anchors)
-            m_byKey[k].push_back(p);
-    for (const auto &kv : m_byKey)
+            (k.target.empty() ? m_anyTarget[k.op] : m_byKey[k]).push_back(p);
+    for (auto &kv : m_byKey) {
         m_index[kv.first];
+        mergeAnyTarget(kv.first, kv.second);
+    }
+    // The first sweep visits every anchor once, in reverse program order (consumers before producers,
+    // as Inductor's pattern passes do); nodes touched by rewrites are re-visited afterwards, in the
+    // order they were touched, each once however often it was touched meanwhile.
     for (Node *n = g.first(); n; n = n->next()) {
         reindex(n);
         enqueue(n);
     }
+    m_sweeping = false;
     g.addObserver(this);
 }
 
@@ -98,11 +104,33 @@ const Pattern *Session::patternNamed(const std::string &name) const
     return nullptr;
 }
 
+void Session::mergeAnyTarget(const AnchorKey &k, std::vector<const Pattern *> &list) const
+{
+    auto it = m_anyTarget.find(k.op);
+    if (it == m_anyTarget.end())
+        return;
+    list.insert(list.end(), it->second.begin(), it->second.end());
+    // Keep the driver's order: benefit first, then the order patterns were given in.
+    std::stable_sort(list.begin(), list.end(), [this](const Pattern *a, const Pattern *b) {
+        if (a->benefit != b->benefit)
+            return a->benefit > b->benefit;
+        return std::find(m_patterns.begin(), m_patterns.end(), a) < std::find(m_patterns.begin(), m_patterns.end(), b);
+    });
+}
+
 const std::vector<const Pattern *> &Session::patternsFor(Node *n) const
 {
     static const std::vector<const Pattern *> none;
-    auto it = m_byKey.find({n->op(), n->target()});
-    return it == m_byKey.end() ? none : it->second;
+    AnchorKey k{n->op(), n->target()};
+    auto it = m_byKey.find(k);
+    if (it != m_byKey.end())
+        return it->second;
+    if (!m_anyTarget.count(n->op()))
+        return none;
+    // A target no pattern names: only the patterns anchored on any target of this op kind apply.
+    auto &list = m_byKey[k];
+    mergeAnyTarget(k, list);
+    return list;
 }
 
 void Session::enqueue(Node *n)
@@ -114,16 +142,21 @@ void Session::enqueue(Node *n)
     if (m_queued[n->id()])
         return;
     // Only nodes some pattern is anchored on are worth visiting.
-    if (!m_byKey.count({n->op(), n->target()}))
+    if (patternsFor(n).empty())
         return;
     m_queued[n->id()] = 1;
-    m_worklist.push_back(n);
+    if (m_sweeping)
+        m_sweep.push_back(n);
+    else
+        m_revisit.push_back(n);
 }
 
 std::vector<Match> Session::candidates(size_t limit)
 {
     std::vector<Match> out;
-    for (Node *n : m_worklist) {
+    std::vector<Node *> order(m_sweep.rbegin(), m_sweep.rend());
+    order.insert(order.end(), m_revisit.begin(), m_revisit.end());
+    for (Node *n : order) {
         if (n->isErased())
             continue;
         for (const Pattern *p : patternsFor(n)) {
@@ -322,7 +355,7 @@ RunResult Session::run()
     RunResult r;
     auto t0 = std::chrono::steady_clock::now();
     size_t iter = 0;
-    while (!m_worklist.empty()) {
+    while (!m_sweep.empty() || !m_revisit.empty()) {
         if (r.steps >= m_cfg.maxSteps) {
             r.reason = StopReason::StepLimit;
             break;
@@ -332,8 +365,15 @@ RunResult Session::run()
             r.reason = StopReason::TimeLimit;
             break;
         }
-        Node *n = m_worklist.front();
-        m_worklist.pop_front();
+        const bool fromSweep = !m_sweep.empty();
+        Node *n;
+        if (fromSweep) {
+            n = m_sweep.back();
+            m_sweep.pop_back();
+        } else {
+            n = m_revisit.front();
+            m_revisit.pop_front();
+        }
         m_queued[n->id()] = 0; // also for erased nodes, so that an undo that restores one re-queues it
         if (n->isErased())
             continue;
@@ -344,7 +384,10 @@ RunResult Session::run()
             ++r.steps;
             enqueue(n); // the anchor may match again (e.g. another run of the same cat)
         } else if (hit) {
-            m_worklist.push_front(n);
+            if (fromSweep)
+                m_sweep.push_back(n);
+            else
+                m_revisit.push_front(n);
             m_queued[n->id()] = 1;
             m_resumeFromBreakpoint = true;
             r.reason = StopReason::Breakpoint;

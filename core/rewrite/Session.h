@@ -100,11 +100,17 @@ private:
     std::vector<const Pattern *> m_patterns;
     SessionConfig m_cfg;
     std::vector<RewriteListener *> m_listeners;
-    std::map<AnchorKey, std::vector<const Pattern *>> m_byKey;
+    void mergeAnyTarget(const AnchorKey &k, std::vector<const Pattern *> &list) const;
+    /// Patterns by anchor key (a cache: keys of targets no pattern names are added on first sight).
+    mutable std::map<AnchorKey, std::vector<const Pattern *>> m_byKey;
+    /// Patterns anchored on every target of an op kind (AnchorKey with an empty target).
+    std::map<ir::OpKind, std::vector<const Pattern *>> m_anyTarget;
     using IndexEntry = std::pair<const AnchorKey, std::unordered_set<Node *>>;
     std::map<AnchorKey, std::unordered_set<Node *>> m_index;
     std::vector<IndexEntry *> m_entryOf; ///< by node id: the index entry holding it (map nodes are stable)
-    std::deque<Node *> m_worklist;
+    std::vector<Node *> m_sweep;   ///< first sweep, popped from the back (reverse program order)
+    std::deque<Node *> m_revisit;  ///< nodes touched by rewrites (or undo/redo), first in first out
+    bool m_sweeping = true;
     std::vector<uint8_t> m_queued; ///< by node id
     std::set<std::pair<const Pattern *, uint32_t>> m_skipped; ///< (pattern, anchor id); ids survive undo
     std::vector<Step> m_history;

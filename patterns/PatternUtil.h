@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// Helpers shared by the built-in pattern files.
+#pragma once
+
+#include "rewrite/OpUtil.h"
+#include "rewrite/PatternGraph.h"
+#include "rewrite/Rewriter.h"
+
+#include <string>
+#include <vector>
+
+namespace fxlens::patterns {
+
+using namespace fxlens::rewrite;
+using ir::OpKind;
+
+inline bool fail(MatchFailure &why, const Node *n, std::string element, std::string expected, std::string found)
+{
+    why = {std::move(element), n ? n->name() : std::string("?"), std::move(expected), std::move(found)};
+    return false;
+}
+
+inline std::vector<Argument> intList(const std::vector<int64_t> &v)
+{
+    std::vector<Argument> out;
+    for (auto x : v)
+        out.push_back(Argument::integer(x));
+    return out;
+}
+
+inline std::vector<Argument> nodeList(const std::vector<Node *> &v)
+{
+    std::vector<Argument> out;
+    for (auto *x : v)
+        out.push_back(Argument::node(x));
+    return out;
+}
+
+inline std::string joinInts(const std::vector<int64_t> &v)
+{
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+}
+
+inline bool isAten(const Node *n) { return n->target().rfind("aten.", 0) == 0; }
+
+/// Emit helper positioned before `before`, copying module path/stack trace from `like`.
+inline Emit emitAt(Rewriter &rw, Node *before, const Node *like, bool aten, std::vector<std::string> replaced = {})
+{
+    return Emit{rw, aten, before, like, std::move(replaced)};
+}
+
+/// Creates `split(input, sizes, dim)` in the IR of `like` plus one getitem per piece, before `before`.
+std::vector<Node *> emitSplit(Rewriter &rw, const SplitView &like, Node *input, const std::vector<int64_t> &sizes,
+                              int64_t dim, Node *before, std::vector<std::string> replaced);
+
+/// Replaces a call by a canonical call (same node when only the inputs change; a new node
+/// otherwise, taking over its uses and meta).
+void canonicalize(Rewriter &rw, Node *n, const std::string &target, std::vector<Argument> args,
+                  std::vector<std::pair<std::string, Argument>> kwargs);
+
+/// Rebuilds a cat/stack with a new tensor list (or replaces it by its single input when `single`).
+void setTensorList(Rewriter &rw, Node *catLike, const std::vector<Node *> &inputs);
+
+/// Runs of consecutive pieces of one split along the cat dim inside a cat list.
+struct PieceRun {
+    size_t start = 0; ///< position in the cat list
+    size_t len = 0;
+    SplitView split;
+    int64_t firstIndex = 0; ///< index of the first piece in the split
+    int64_t offset = 0;     ///< offset of the first piece along the split dim
+    int64_t width = 0;      ///< sum of the run's section sizes
+    bool full() const { return firstIndex == 0 && len == split.sizes.size(); }
+};
+std::vector<PieceRun> pieceRuns(const std::vector<Node *> &inputs, int64_t catDim, bool requireSameDim = true);
+
+/// Runs of consecutive unbind pieces (getitem(unbind), select, squeeze(slice)) of one source.
+struct UnbindRun {
+    size_t start = 0;
+    size_t len = 0;
+    Node *src = nullptr;
+    int64_t dim = 0;
+    int64_t firstIndex = 0;
+    bool full() const;
+};
+std::vector<UnbindRun> unbindRuns(const std::vector<Node *> &inputs);
+
+/// Threshold on run length above which partial runs are turned into slices (Optimus' threshold_to_cat).
+constexpr size_t kThresholdToCat = 10;
+
+std::string registerNormalizations(PatternRegistry &r);
+std::string registerSplitCatPatterns(PatternRegistry &r);
+std::string registerAtenPatterns(PatternRegistry &r);
+
+} // namespace fxlens::patterns
