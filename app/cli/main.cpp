@@ -5,6 +5,7 @@
 #include "ir/GraphInfo.h"
 #include "ir/Printer.h"
 #include "rewrite/Session.h"
+#include "rewrite/TraceRecorder.h"
 #include "util/Text.h"
 #include "VerticalPatterns.h"
 #ifdef FXLENS_HAVE_GRAPHVIZ
@@ -253,6 +254,9 @@ int cmdOptimize(const Args &a)
     if (a.steps >= 0)
         cfg.maxSteps = size_t(a.steps);
     rewrite::Session session(*g, selected, cfg);
+    rewrite::TraceRecorder trace;
+    if (!a.trace.empty())
+        session.addListener(&trace);
     auto r = session.run();
     std::printf("nodes: %zu -> %zu\n", before, g->size());
     std::printf("rewrites: %zu in %.3f s (%zu match attempts)\n", r.steps, r.seconds, r.attempts);
@@ -267,16 +271,8 @@ int cmdOptimize(const Args &a)
         return kFailed;
     }
     if (!a.trace.empty()) {
-        std::string t = "{\"steps\": [\n";
-        const auto &h = session.history();
-        for (size_t i = 0; i < h.size(); ++i) {
-            t += "  {\"step\": " + std::to_string(i + 1) + ", \"pattern\": \"" + escapeQuoted(h[i].pattern) + "\", \"anchor\": \"" +
-                 escapeQuoted(h[i].anchor) + "\", \"summary\": \"" + escapeQuoted(h[i].summary) + "\", \"edits\": " +
-                 std::to_string(h[i].edits.size()) + "}" + (i + 1 < h.size() ? ",\n" : "\n");
-        }
-        t += "]}\n";
         std::ofstream out(a.trace);
-        out << t;
+        out << trace.toJson(session, r, g->name);
         if (!out) {
             std::cerr << "fxlens-cli optimize: cannot write '" << a.trace << "'\n";
             return kFailed;

@@ -370,6 +370,8 @@ public:
             if (!field(o, "target", targetEl) || !targetEl.is_string())
                 fail(name, "missing string \"target\"");
             Node *n = m_g.create(op, str(targetEl), {}, {}, name);
+            if (n->name() != name)
+                m_g.rename(n, name); // a file may use names fxlens would not generate (Python builtins)
             created.push_back(n);
             ++index;
         }

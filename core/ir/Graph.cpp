@@ -147,10 +147,41 @@ Node *Graph::outputNode() const
     return nullptr;
 }
 
-std::string Graph::uniqueName(const std::string &base) const
-
+/// Python keywords and builtins: torch.fx never gives a node such a name (it would shadow the
+/// builtin in generated code), so neither does fxlens.
+static bool reservedName(const std::string &n)
 {
-    if (!m_byName.count(base))
+    static const std::unordered_set<std::string> names = {
+    "ArithmeticError", "AssertionError", "AttributeError", "BaseException", "BaseExceptionGroup",
+    "BlockingIOError", "BrokenPipeError", "BufferError", "BytesWarning", "ChildProcessError",
+    "ConnectionAbortedError", "ConnectionError", "ConnectionRefusedError", "ConnectionResetError",
+    "DeprecationWarning", "EOFError", "Ellipsis", "EncodingWarning", "EnvironmentError", "Exception",
+    "ExceptionGroup", "False", "FileExistsError", "FileNotFoundError", "FloatingPointError", "FutureWarning",
+    "GeneratorExit", "IOError", "ImportError", "ImportWarning", "IndentationError", "IndexError",
+    "InterruptedError", "IsADirectoryError", "KeyError", "KeyboardInterrupt", "LookupError", "MemoryError",
+    "ModuleNotFoundError", "NameError", "None", "NotADirectoryError", "NotImplemented", "NotImplementedError",
+    "OSError", "OverflowError", "PendingDeprecationWarning", "PermissionError", "ProcessLookupError",
+    "RecursionError", "ReferenceError", "ResourceWarning", "RuntimeError", "RuntimeWarning",
+    "StopAsyncIteration", "StopIteration", "SyntaxError", "SyntaxWarning", "SystemError", "SystemExit",
+    "TabError", "TimeoutError", "True", "TypeError", "UnboundLocalError", "UnicodeDecodeError",
+    "UnicodeEncodeError", "UnicodeError", "UnicodeTranslateError", "UnicodeWarning", "UserWarning",
+    "ValueError", "Warning", "ZeroDivisionError", "abs", "aiter", "all", "and", "anext", "any", "as", "ascii",
+    "assert", "async", "await", "bin", "bool", "break", "breakpoint", "bytearray", "bytes", "callable", "chr",
+    "class", "classmethod", "compile", "complex", "continue", "copyright", "credits", "def", "del", "delattr",
+    "dict", "dir", "divmod", "elif", "else", "enumerate", "eval", "except", "exec", "exit", "filter",
+    "finally", "float", "for", "format", "from", "frozenset", "getattr", "global", "globals", "hasattr",
+    "hash", "help", "hex", "id", "if", "import", "in", "input", "int", "is", "isinstance", "issubclass",
+    "iter", "lambda", "len", "license", "list", "locals", "map", "max", "memoryview", "min", "next",
+    "nonlocal", "not", "object", "oct", "open", "or", "ord", "pass", "pow", "print", "property", "quit",
+    "raise", "range", "repr", "return", "reversed", "round", "set", "setattr", "slice", "sorted",
+    "staticmethod", "str", "sum", "super", "try", "tuple", "type", "vars", "while", "with", "yield", "zip",
+    };
+    return names.count(n) > 0;
+}
+
+std::string Graph::uniqueName(const std::string &base) const
+{
+    if (!m_byName.count(base) && !reservedName(base))
         return base;
     // torch.fx style: strip an existing numeric suffix, then count up.
     std::string stem = base;

@@ -278,7 +278,8 @@ struct Matcher {
             return matchNode(pa.node, a->toNode(), false);
         case PArg::Kind::List:
             if (!a || !a->isSequence() || a->items().size() != pa.items.size())
-                return fail(what, n, "a list of " + std::to_string(pa.items.size()), a ? a->toString() : "nothing");
+                return fail(what, n, "a list of " + std::to_string(pa.items.size()),
+                            !a ? "nothing" : a->isSequence() ? "a list of " + std::to_string(a->items().size()) : a->toString());
             for (size_t i = 0; i < pa.items.size(); ++i)
                 if (!matchArg(pa.items[i], &a->items()[i], n, what + "[" + std::to_string(i) + "]"))
                     return false;

@@ -32,6 +32,7 @@ public:
     virtual void notifyPatternBegin(const std::string & /*pattern*/, Node * /*anchor*/) {}
     virtual void notifyPatternEnd(const std::string & /*pattern*/, bool /*applied*/) {}
     virtual void notifyMatchFailure(const std::string & /*pattern*/, Node * /*anchor*/, const std::string & /*reason*/) {}
+    virtual void notifyMatchFound(const struct Match & /*match*/) {}
     virtual void notifyNodeInserted(Node *) {}
     virtual void notifyNodeErased(Node *) {}
     virtual void notifyNodeReplaced(Node * /*from*/, Node * /*to*/) {}

@@ -270,6 +270,8 @@ bool Session::apply(const Match &m)
     }
     fresh.pattern = p->name;
     fresh.anchor = m.anchor;
+    for (auto *l : m_listeners)
+        l->notifyMatchFound(fresh);
     return applyMatch(*p, fresh);
 }
 
@@ -336,6 +338,8 @@ bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bo
         }
         m.pattern = p->name;
         m.anchor = n;
+        for (auto *l : m_listeners)
+            l->notifyMatchFound(m);
         if (respectBreakpoints && breaksAt(*p, m)) {
             hitBreakpoint = true;
             stats->message = "breakpoint before '" + p->name + "' at '" + n->name() + "'";

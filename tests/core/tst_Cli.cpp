@@ -4,6 +4,9 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 namespace {
 struct Run {
@@ -90,15 +93,27 @@ private Q_SLOTS:
                      QStringLiteral("vertical"), QStringLiteral("-o"), out, QStringLiteral("--trace"), trace});
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.contains(QStringLiteral("nodes: 1304 -> 504\n")), qPrintable(r.out));
-        QVERIFY(r.out.contains(QStringLiteral("  unbind_stack                 50\n")));
+        QVERIFY2(r.out.contains(QStringLiteral("  unbind_cat_to_view           50\n")), qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("  split_stack_to_cats          50\n")));
         QVERIFY(r.out.contains(QStringLiteral("stop reason: fixpoint")));
         Run info = cli({QStringLiteral("info"), out});
         QVERIFY(info.out.contains(QStringLiteral("nodes: 504\n")));
         QVERIFY(!info.out.contains(QStringLiteral("torch.stack")));
         QFile t(trace);
         QVERIFY(t.open(QIODevice::ReadOnly));
-        QByteArray data = t.readAll();
-        QCOMPARE(data.count("\"pattern\""), 301);
+        auto trace_ = QJsonDocument::fromJson(t.readAll()).object();
+        QCOMPARE(trace_[QStringLiteral("format")].toString(), QStringLiteral("fxlens-trace"));
+        const int steps_ = trace_[QStringLiteral("run")].toObject()[QStringLiteral("steps")].toInt();
+        QCOMPARE(trace_[QStringLiteral("steps")].toArray().size(), steps_);
+        // The event log: one begin/found/end per step, failures with reasons, and the node edits.
+        QMap<QString, int> kinds;
+        for (const auto &e : trace_[QStringLiteral("events")].toArray())
+            ++kinds[e.toObject()[QStringLiteral("kind")].toString()];
+        QCOMPARE(kinds[QStringLiteral("pattern_begin")], steps_);
+        QCOMPARE(kinds[QStringLiteral("match_found")], steps_);
+        QVERIFY(kinds[QStringLiteral("match_failed")] > 0);
+        QVERIFY(kinds[QStringLiteral("node_erased")] > 0);
+        QVERIFY(kinds[QStringLiteral("node_inserted")] > 0);
         Run steps = cli({QStringLiteral("optimize"), example("tangle50_torch.json"), QStringLiteral("--steps"), QStringLiteral("5")});
         QVERIFY(steps.out.contains(QStringLiteral("nodes: 1304 -> ")));
         QVERIFY(steps.out.contains(QStringLiteral("stop reason: step limit")));

@@ -1,0 +1,249 @@
+# SPDX-License-Identifier: MIT
+"""The pattern test corpus: for every built-in pattern, small programs on which it must fire
+(positive) and near misses on which it must not (negative, with the expected failure reason), captured
+in the IRs the pattern applies to (Torch IR from Dynamo, ATen IR from torch.export).
+
+    .venv/bin/python -m fxlens.pattern_cases tests/data/patterns   # regenerate the corpus
+
+The C++ test (tests/core/tst_Patterns.cpp) checks each case against its golden text and failure
+reason; the Python test (python/tests/test_pattern_cases.py) runs every positive case before and
+after `fxlens-cli optimize` and compares the outputs numerically."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class Case:
+    name: str
+    pattern: str
+    fn: Callable
+    shapes: Sequence[Tuple[int, ...]]
+    irs: Tuple[str, ...] = ("torch", "aten")
+    reason: Optional[str] = None      # None: positive; else a substring of the expected failure
+    normalize: bool = True            # run the IR's normalizations alongside the pattern
+    decompose: bool = True            # ATen: lower to core ATen (run_decompositions)
+    edit: Optional[Callable] = None   # post-edit of the exported JSON dict (hand-made near misses)
+    runnable: bool = True             # False when the edit makes the graph invalid for PyTorch
+
+    @property
+    def positive(self) -> bool:
+        return self.reason is None
+
+
+def inputs_for(case: Case, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(*s, generator=g) for s in case.shapes)
+
+
+def _split_meta_drop(d):
+    for n in d["nodes"]:
+        if n["target"] == "aten.split.Tensor":
+            n["meta"].pop("val", None)
+    return d
+
+
+def _dead_getitem(d):
+    """Adds an unused getitem of the first split and an unused relu."""
+    nodes = d["nodes"]
+    split = next(n for n in nodes if "split" in n["target"])
+    at = nodes.index(split) + 1
+    val = split["meta"]["val"]["seq"][0]
+    nodes.insert(at, {"name": "dead_piece", "op": "call_function", "target": "operator.getitem",
+                      "args": [{"node": split["name"]}, 0], "kwargs": {}, "meta": {"val": val}})
+    return d
+
+
+def _dead_relu(d):
+    nodes = d["nodes"]
+    ph = next(n for n in nodes if n["op"] == "placeholder")
+    tgt = "aten.relu.default" if d.get("ir") == "aten" else "torch.relu"
+    nodes.insert(nodes.index(ph) + 1, {"name": "dead_relu", "op": "call_function", "target": tgt,
+                                       "args": [{"node": ph["name"]}], "kwargs": {}, "meta": {"val": ph["meta"]["val"]}})
+    return d
+
+
+def _detach_extra_arg(d):
+    for n in d["nodes"]:
+        if n["op"] == "call_method" and n["target"] == "detach":
+            n["args"].append(1)
+    return d
+
+
+B = 4
+CASES: List[Case] = [
+    # --- normalizations (Torch IR) ---
+    Case("normalize_split_pos", "normalize_split", lambda x: torch.relu(x.split(4, -1)[1]), [(B, 8)], ("torch",), normalize=False),
+    Case("normalize_split_neg", "normalize_split", lambda x: torch.relu(torch.split(x, [4, 4], dim=1)[1]), [(B, 8)], ("torch",),
+         reason="already canonical", normalize=False),
+    Case("normalize_unbind_pos", "normalize_unbind", lambda x: torch.relu(x.unbind(-1)[1]), [(B, 3)], ("torch",), normalize=False),
+    Case("normalize_unbind_neg", "normalize_unbind", lambda x: torch.relu(torch.unbind(x, dim=1)[1]), [(B, 3)], ("torch",),
+         reason="already canonical", normalize=False),
+    Case("normalize_cat_pos", "normalize_cat", lambda x, y: torch.cat([x, y], -1), [(B, 2), (B, 3)], ("torch",), normalize=False),
+    Case("normalize_cat_neg", "normalize_cat", lambda x, y: torch.cat([x, y], dim=1), [(B, 2), (B, 3)], ("torch",),
+         reason="already canonical", normalize=False),
+    Case("normalize_stack_pos", "normalize_stack", lambda x, y: torch.stack([x, y], -1), [(B, 2), (B, 2)], ("torch",), normalize=False),
+    Case("normalize_stack_neg", "normalize_stack", lambda x, y: torch.stack([x, y], dim=2), [(B, 2), (B, 2)], ("torch",),
+         reason="already canonical", normalize=False),
+    Case("normalize_squeeze_pos", "normalize_squeeze", lambda x: x.squeeze(-1) + 1, [(B, 3, 1)], ("torch",), normalize=False),
+    Case("normalize_squeeze_neg", "normalize_squeeze", lambda x: torch.squeeze(x, dim=2) + 1, [(B, 3, 1)], ("torch",),
+         reason="already canonical", normalize=False),
+    Case("normalize_reshape_pos", "normalize_reshape", lambda x: x.reshape(2, -1) + 1, [(B, 3)], ("torch",), normalize=False),
+    Case("normalize_reshape_neg", "normalize_reshape", lambda x: torch.reshape(x, [2, 6]) + 1, [(B, 3)], ("torch",),
+         reason="already canonical", normalize=False),
+    Case("normalize_clamp_pos", "normalize_clamp", lambda x: x.clamp(-0.5, 0.5) + 1, [(B, 3)], ("torch",), normalize=False),
+    Case("normalize_clamp_neg", "normalize_clamp", lambda x: torch.clamp(x, min=-0.5, max=0.5) + 1, [(B, 3)], ("torch",),
+         reason="already canonical", normalize=False),
+    Case("normalize_detach_pos", "normalize_detach", lambda x: x.detach() + 1, [(B, 3)], ("torch",), normalize=False),
+    Case("normalize_detach_neg", "normalize_detach", lambda x: x.detach() + 1, [(B, 3)], ("torch",),
+         reason="fits the schema", normalize=False, edit=_detach_extra_arg, runnable=False),
+    Case("numpy_compat_pos", "numpy_compat", lambda x: torch.sum(x, axis=1), [(B, 3)], ("torch",), normalize=False),
+    Case("numpy_compat_neg", "numpy_compat", lambda x: torch.sum(x, dim=1), [(B, 3)], ("torch",),
+         reason="numpy spelling", normalize=False),
+    # --- normalizations (ATen IR) ---
+    Case("normalize_cat_aten_pos", "normalize_cat_aten", lambda x, y: torch.cat([x, y], -1), [(B, 2), (B, 3)], ("aten",), normalize=False),
+    Case("normalize_cat_aten_neg", "normalize_cat_aten", lambda x, y: torch.cat([x, y], 1), [(B, 2), (B, 3)], ("aten",),
+         reason="already canonical", normalize=False),
+    Case("normalize_split_aten_pos", "normalize_split_aten", lambda x: [p + 1 for p in torch.split(x, 4, 1)], [(B, 10)], ("aten",),
+         normalize=False, decompose=False),
+    Case("normalize_split_aten_neg", "normalize_split_aten", lambda x: [p + 1 for p in torch.split(x, 4, 1)], [(B, 10)], ("aten",),
+         reason="output shapes", normalize=False, decompose=False, edit=_split_meta_drop),
+    Case("normalize_split_with_size_aten_pos", "normalize_split_with_size_aten", lambda x: [p + 1 for p in torch.split(x, [3, 7], -1)],
+         [(B, 10)], ("aten",), normalize=False),
+    Case("normalize_split_with_size_aten_neg", "normalize_split_with_size_aten", lambda x: [p + 1 for p in torch.split(x, [3, 7], 1)],
+         [(B, 10)], ("aten",), reason="already canonical", normalize=False),
+    # --- vertical ---
+    Case("remove_split_with_size_one_pos", "remove_split_with_size_one", lambda x: torch.relu(torch.split(x, 8, 1)[0]), [(B, 8)]),
+    Case("remove_split_with_size_one_neg", "remove_split_with_size_one", lambda x: torch.relu(torch.split(x, 4, 1)[0]), [(B, 8)],
+         reason="exactly one section"),
+    Case("merge_splits_pos", "merge_splits", lambda x: [torch.relu(p) for p in torch.split(x, [2, 6], 1)[:1] + torch.split(torch.split(x, [2, 6], 1)[1], [3, 3], 1)], [(B, 8)]),
+    Case("merge_splits_neg", "merge_splits", lambda x: [torch.relu(p) for p in torch.split(x, [2, 6], 1)[:1] + torch.split(torch.split(x, [2, 6], 1)[1], [2, 2], 0)], [(B, 8)],
+         reason="outer split dim"),
+    Case("merge_split_squeeze_pos", "merge_split_squeeze", lambda x: [torch.squeeze(p, 1) * 2 for p in torch.split(x, 1, 1)], [(B, 3, 2)]),
+    Case("merge_split_squeeze_neg", "merge_split_squeeze", lambda x: [torch.squeeze(p, 1) * 2 for p in torch.split(x, 2, 1)], [(B, 4, 1)],
+         reason="all of size 1"),
+    Case("split_cat_pos", "split_cat", lambda x: torch.relu(torch.cat(torch.split(x, [2, 3, 3], 1), 1)), [(B, 8)]),
+    Case("split_cat_neg", "split_cat", lambda x: torch.relu(torch.cat(torch.split(x, [2, 2], 1), 0)), [(B, 4)],
+         reason="every piece of one split"),
+    Case("merge_getitem_cat_pos", "merge_getitem_cat", lambda x: [torch.relu(torch.cat([s[1], s[2]], 1)), s[0] * 2, s[3] * 3]
+         if (s := torch.split(x, [2, 3, 4, 5], 1)) else None, [(B, 14)]),
+    Case("merge_getitem_cat_neg", "merge_getitem_cat", lambda x: [torch.relu(torch.cat([s[1], s[2]], 1)), s[1] * 2, s[3] * 3]
+         if (s := torch.split(x, [2, 3, 4, 5], 1)) else None, [(B, 14)], reason="also used elsewhere"),
+    Case("mutate_cat_pos", "mutate_cat", lambda x: [torch.relu(torch.cat([s[1], s[2]], 1)), s[1] * 2]
+         if (s := torch.split(x, [2, 3, 4, 5], 1)) else None, [(B, 14)]),
+    Case("mutate_cat_neg", "mutate_cat", lambda x: [torch.relu(torch.cat([s[0], s[2]], 1)), s[1] * 2]
+         if (s := torch.split(x, [2, 3, 4, 5], 1)) else None, [(B, 14)], reason="consecutive sub-range"),
+    Case("merge_stack_tanh_unbind_pos", "merge_stack_tanh_unbind", lambda x: [u * (i + 1) for i, u in enumerate(
+        torch.unbind(torch.tanh(torch.stack(torch.split(x, 4, 1)[1:3], 1)), 1))], [(B, 16)], ("torch",)),
+    Case("merge_stack_tanh_unbind_neg", "merge_stack_tanh_unbind", lambda x: [u * (i + 1) for i, u in enumerate(
+        torch.unbind(torch.tanh(torch.stack(torch.split(x, 4, 1)[1:3], 1)), 2))], [(B, 16)], ("torch",), reason="the stack dim"),
+    Case("split_cat_to_slices_pos", "split_cat_to_slices", lambda x, z: torch.relu(torch.cat([z] + list(torch.split(x, 2, 1)[2:14]) + [z], 1)),
+         [(B, 32), (B, 3)], ("torch",)),
+    Case("split_cat_to_slices_neg", "split_cat_to_slices", lambda x, z: torch.relu(torch.cat([z] + list(torch.split(x, 2, 1)[2:7]) + [z], 1)),
+         [(B, 32), (B, 3)], ("torch",), reason=">= 10"),
+    Case("merge_split_cat_aten_pos", "merge_split_cat_aten", lambda x, z: torch.relu(torch.cat([z] + list(torch.split(x, 2, 1)[2:14]) + [z], 1)),
+         [(B, 32), (B, 3)], ("aten",)),
+    Case("merge_split_cat_aten_neg", "merge_split_cat_aten", lambda x, z: torch.relu(torch.cat([z] + list(torch.split(x, 2, 1)[2:7]) + [z], 1)),
+         [(B, 32), (B, 3)], ("aten",), reason=">= 10"),
+    Case("unbind_cat_to_view_pos", "unbind_cat_to_view", lambda x: torch.relu(torch.cat(torch.unbind(x, 1), 1)), [(B, 3, 5)]),
+    Case("unbind_cat_to_view_cross_pos", "unbind_cat_to_view", lambda x: torch.relu(torch.cat(torch.unbind(x, 2), 0)), [(B, 3, 5)]),
+    Case("unbind_cat_to_view_neg", "unbind_cat_to_view", lambda x: torch.relu(torch.cat(torch.unbind(x, 1)[:2], 1)), [(B, 3, 5)],
+         reason="every output of one unbind"),
+    Case("split_stack_to_cats_pos", "split_stack_to_cats", lambda x: torch.relu(torch.stack(torch.split(x, 4, 1)[1:4], 0)), [(B, 16)], ("torch",)),
+    Case("split_stack_to_cats_neg", "split_stack_to_cats", lambda x: torch.relu(torch.stack(torch.split(x, [4, 4, 2, 2], 1)[1:3], 0))
+         if False else torch.relu(torch.stack([torch.split(x, [4, 4, 4], 1)[0], x[:, :4]], 0)), [(B, 12)], ("torch",),
+         reason="consecutive pieces of one split"),
+    Case("unbind_stack_pos", "unbind_stack", lambda x: torch.relu(torch.stack(torch.unbind(x, 1), 2)), [(B, 3, 5)], ("torch",)),
+    Case("unbind_stack_neg", "unbind_stack", lambda x: torch.relu(torch.stack(torch.unbind(x, 1)[1:3], 2)), [(B, 3, 5)], ("torch",),
+         reason="every output of the unbind"),
+    Case("unbind_stack_to_slices_pos", "unbind_stack_to_slices", lambda x: torch.relu(torch.stack(torch.unbind(x, 1)[1:3], 0)), [(B, 4, 5)], ("torch",)),
+    Case("unbind_stack_to_slices_neg", "unbind_stack_to_slices", lambda x: torch.relu(torch.stack([torch.unbind(x, 1)[0], torch.unbind(x, 1)[2]], 0)),
+         [(B, 4, 5)], ("torch",), reason="consecutive outputs of one unbind"),
+    Case("move_reshape_out_of_split_stack_pos", "move_reshape_out_of_split_stack", lambda x: torch.relu(torch.stack(
+        [p.reshape(B, 2, 3) for p in torch.split(x, 6, 1)], 1)), [(B, 18)], ("torch",)),
+    Case("move_reshape_out_of_split_stack_neg", "move_reshape_out_of_split_stack", lambda x: torch.relu(torch.stack(
+        [p.reshape(B, 2, 3) for p in torch.split(x, 6, 1)] + [x[:, :6].reshape(B, 2, 3)], 1)), [(B, 18)], ("torch",),
+         reason="consecutive pieces of one split"),
+    Case("einsum_to_pointwise_pos", "einsum_to_pointwise", lambda x, w: torch.einsum("bni,bnij->bnj", x, w) + 1, [(2, 3, 4), (2, 3, 4, 5)], ("torch",)),
+    Case("einsum_to_pointwise_neg", "einsum_to_pointwise", lambda x, w: torch.einsum("bij,bjk->bik", x, w) + 1, [(2, 3, 4), (2, 4, 5)], ("torch",),
+         reason="equation"),
+    Case("cat_single_pos", "cat_single", lambda x: torch.relu(torch.cat([x], 1)), [(B, 3)]),
+    Case("cat_single_neg", "cat_single", lambda x: torch.relu(torch.cat([x, x], 1)), [(B, 3)], reason="a list of 1"),
+    Case("stack_unbind_pos", "stack_unbind", lambda x, y: [u * 2 for u in torch.unbind(torch.stack([x, y, x], 1), 1)], [(B, 3), (B, 3)], ("torch",)),
+    Case("stack_unbind_neg", "stack_unbind", lambda x, y: [u * 2 for u in torch.unbind(torch.stack([x, y], 1), 0)], [(B, 3), (B, 3)], ("torch",),
+         reason="the stack dim"),
+    Case("fold_view_pos", "fold_view", lambda x: torch.relu(x.reshape(B, 2, 3).reshape(B, 6, 1)), [(B, 6)]),
+    Case("fold_view_neg", "fold_view", lambda x: torch.relu(x.reshape(B, 2, 3)), [(B, 6)], reason="same shape or another view"),
+    Case("remove_dead_views_pos", "remove_dead_views", lambda x: torch.relu(torch.split(x, 2, 1)[1]), [(B, 4)], edit=_dead_getitem),
+    Case("remove_dead_views_neg", "remove_dead_views", lambda x: torch.relu(x) + 1, [(B, 4)], reason="view-like op", edit=_dead_relu),
+    # --- ATen only ---
+    Case("merge_unbind_stack_aten_pos", "merge_unbind_stack_aten", lambda x: torch.relu(torch.cat([x[:, i].unsqueeze(1) for i in range(3)], 1)),
+         [(B, 3, 5)], ("aten",)),
+    Case("merge_unbind_stack_aten_neg", "merge_unbind_stack_aten", lambda x: torch.relu(torch.cat([x[:, i].unsqueeze(1) for i in (0, 2, 1)], 1)),
+         [(B, 3, 5)], ("aten",), reason="index 1"),
+    Case("merge_select_cat_aten_pos", "merge_select_cat_aten", lambda x: torch.relu(torch.cat([x[:, 0], x[:, 1], x[:, 2]], 1)), [(B, 3, 5)], ("aten",)),
+    Case("merge_select_cat_aten_neg", "merge_select_cat_aten", lambda x: torch.relu(torch.cat([x[:, 0], x[:, 1], x[:, 2]], 0)), [(B, 3, 5)], ("aten",),
+         reason="select dim == cat dim"),
+    Case("move_view_after_cat_pos", "move_view_after_cat", lambda x: torch.relu(torch.cat([p.view(B, 2, 4) for p in torch.split(x, 8, 1)], 1)),
+         [(B, 16)], ("aten",)),
+    Case("move_view_after_cat_neg", "move_view_after_cat", lambda x: torch.relu(torch.cat([p.view(B, 2, 4) for p in torch.split(x, 8, 1)], 2)),
+         [(B, 16)], ("aten",), reason="the split dim"),
+    Case("decompose_mm_pos", "decompose_mm", lambda a, b: torch.mm(a, b) + 1, [(10240, 16), (16, 8)], ("aten",)),
+    Case("decompose_mm_neg", "decompose_mm", lambda a, b: torch.mm(a, b) + 1, [(64, 16), (16, 8)], ("aten",), reason="M >= 10240"),
+    Case("decompose_addmm_pos", "decompose_addmm", lambda a, b, c: torch.addmm(c, a, b) + 1, [(10240, 16), (16, 8), (8,)], ("aten",)),
+    Case("decompose_addmm_neg", "decompose_addmm", lambda a, b, c: torch.addmm(c, a, b) + 1, [(10240, 64), (64, 8), (8,)], ("aten",),
+         reason="K < 32"),
+    Case("decompose_bmm_pos", "decompose_bmm", lambda a, b: torch.bmm(a, b) + 1, [(10240, 4, 8), (10240, 8, 4)], ("aten",)),
+    Case("decompose_bmm_neg", "decompose_bmm", lambda a, b: torch.bmm(a, b) + 1, [(16, 4, 8), (16, 8, 4)], ("aten",), reason="batch >= 10240"),
+]
+
+
+class _Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs):
+        out = self.fn(*xs)
+        return tuple(out) if isinstance(out, list) else out
+
+
+def export_case(case: Case, ir: str, path: str) -> None:
+    from .export import export_program
+    from .examples import _dynamo
+    from .graph_format import read_dict, write_dict
+    model, inputs = _Fn(case.fn).eval(), inputs_for(case)
+    name = f"{case.name}_{ir}"
+    if ir == "torch":
+        _dynamo(model, inputs, path, name)
+    else:
+        export_program(torch.export.export(model, inputs), path, name=name, decompose=case.decompose)
+    if case.edit:
+        write_dict(case.edit(read_dict(path)), path)
+
+
+def build(out: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    manifest = []
+    for case in CASES:
+        for ir in case.irs:
+            file = f"{case.name}.{ir}.json"
+            export_case(case, ir, os.path.join(out, file))
+            manifest.append({"case": case.name, "file": file, "ir": ir, "pattern": case.pattern,
+                             "expect": "match" if case.positive else "no match", "reason": case.reason or "",
+                             "normalize": case.normalize})
+    with open(os.path.join(out, "cases.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    print(f"wrote {len(manifest)} cases to {out}")
+
+
+if __name__ == "__main__":
+    build(sys.argv[1] if len(sys.argv) > 1 else "tests/data/patterns")
