@@ -213,7 +213,9 @@ struct Matcher {
                 }
             if (!ok)
                 return fail(pnodeLabel(pg.nodes, pi), n, expectedOps(p),
-                            std::string(n->op() == OpKind::CallMethod ? "Tensor." : "") + n->target());
+                            n->op() == OpKind::CallFunction ? n->target()
+                            : n->op() == OpKind::CallMethod ? "Tensor." + n->target()
+                                                            : std::string(ir::opKindName(n->op())) + " " + n->target());
             if (!isRoot && p.users >= 0 && int(n->users().size()) != p.users)
                 return fail(pnodeLabel(pg.nodes, pi) + " users", n, std::to_string(p.users),
                             std::to_string(n->users().size()));

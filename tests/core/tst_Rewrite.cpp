@@ -5,6 +5,7 @@
 #include "io/GraphJson.h"
 #include "ir/Printer.h"
 #include "rewrite/OpUtil.h"
+#include "rewrite/PatternGraph.h"
 #include "rewrite/Session.h"
 
 #include <QtTest>
@@ -222,6 +223,51 @@ private Q_SLOTS:
         MatchFailure why;
         QVERIFY(!registry().find("stack_unbind")->match(g2->find("u"), m, why));
         QCOMPARE(QString::fromStdString(why.toString()), QStringLiteral("unbind dim at 'u': expected the stack dim 0, found 1"));
+    }
+
+    void patternGraphMatcher()
+    {
+        // cat([.., getitem(%s, *i), ..], ?d) with a partial variadic list: per-element bindings are
+        // collected in list order, shared ones (%s, ?d) must agree, and a failure names the element.
+        auto g = parse(wrap(ph("x", {4, 16}) + "," + ph("z", {4, 4}) + "," +
+                            node("split", "call_function", "torch.split", R"([{"node":"x"},[4,4,4,4]])", R"({"dim":1})",
+                                 seq({{4, 4}, {4, 4}, {4, 4}, {4, 4}})) + "," +
+                            gi("a", "split", 0, {4, 4}) + "," + gi("b", "split", 1, {4, 4}) + "," + gi("c", "split", 2, {4, 4}) +
+                            "," + node("cat", "call_function", "torch.cat", R"([[{"node":"z"},{"node":"b"},{"node":"c"}]])",
+                                       R"({"dim":1})", tensor({4, 12})) +
+                            "," + node("r", "call_function", "builtins.tuple", R"([[{"node":"a"},{"node":"cat"}]])", "{}", "null") +
+                            "," + out("r")));
+        PatternBuilder b;
+        int s = b.input("s");
+        int item = b.call("*item", {"operator.getitem"}, {PArg::ref(s), PArg::capture("*i")});
+        int cat = b.call("cat", {"torch.cat", "aten.cat.default"}, {PArg::listOf(PArg::ref(item), "pos", true), PArg::capture("d")});
+        PatternGraph pg = b.build(cat);
+        Bindings bb;
+        MatchFailure why;
+        QVERIFY(matchPatternGraph(pg, g->find("cat"), bb, why));
+        QCOMPARE(bb.node("s")->name(), std::string("split"));
+        QCOMPARE(bb.integer("d"), int64_t(1)); // read by schema from the keyword
+        QCOMPARE(bb.list("*i").size(), size_t(2));
+        QCOMPARE(bb.list("*i")[1].toInt(), int64_t(2));
+        QCOMPARE(bb.list("pos")[0].toInt(), int64_t(1)); // z at position 0 was skipped
+        QCOMPARE(bb.nodeList("*item")[0]->name(), std::string("b"));
+        QVERIFY(pg.toString().find("%cat = torch.cat|aten.cat.default([.., %*item, ...], ?d)  # anchor") != std::string::npos);
+        // Not partial: z is not a getitem, and the failure says so.
+        PatternBuilder b2;
+        int s2 = b2.input("s");
+        int item2 = b2.call("*item", {"operator.getitem"}, {PArg::ref(s2), PArg::capture("*i")});
+        int cat2 = b2.call("cat", {"torch.cat"}, {PArg::listOf(PArg::ref(item2)), PArg::lit(Argument::integer(1))});
+        PatternGraph strict = b2.build(cat2);
+        Bindings b3;
+        QVERIFY(!matchPatternGraph(strict, g->find("cat"), b3, why));
+        QCOMPARE(QString::fromStdString(why.toString()), QStringLiteral("*item at 'z': expected operator.getitem, found placeholder z"));
+        // A literal that differs.
+        PatternBuilder b4;
+        int c4 = b4.call("cat", {"torch.cat"}, {PArg::any(), PArg::lit(Argument::integer(0))});
+        PatternGraph lit = b4.build(c4);
+        Bindings b5;
+        QVERIFY(!matchPatternGraph(lit, g->find("cat"), b5, why));
+        QCOMPARE(QString::fromStdString(why.toString()), QStringLiteral("argument 'dim' of cat at 'cat': expected 0, found 1"));
     }
 
     void mergeSplitsGolden()
