@@ -4,6 +4,7 @@
 #include "io/GraphJson.h"
 #include "ir/GraphInfo.h"
 #include "ir/Printer.h"
+#include "rewrite/PatternGraph.h"
 #include "rewrite/Session.h"
 #include "rewrite/TraceRecorder.h"
 #include "util/Text.h"
@@ -39,7 +40,8 @@ Commands:
   optimize <graph.json> [-o OUT] [--preset vertical|all] [--patterns a,b] [--steps K]
            [--trace TRACE.json] [--checked]
                                        apply rewrite patterns greedily to a fixpoint
-  patterns                             list the built-in patterns
+  patterns [NAME]                      list the built-in patterns; with NAME, one pattern in full
+                                       (anchors, IR level, and its pattern graph when it is data)
   doctor                               what this build can do (Graphviz, LibTorch, CUDA)
 
 Options:
@@ -218,15 +220,49 @@ int cmdConvert(const Args &a)
 #endif
 }
 
-int cmdPatterns()
+const char *irLevelName(rewrite::IrLevel l)
+{
+    return l == rewrite::IrLevel::Torch ? "torch" : l == rewrite::IrLevel::Aten ? "aten" : "both";
+}
+
+int cmdPatterns(const Args &a)
 {
     rewrite::PatternRegistry reg;
     patterns::registerVerticalPatterns(reg);
+    if (!a.positional.empty()) {
+        const rewrite::Pattern *p = reg.find(a.positional[0]);
+        if (!p) {
+            std::cerr << "fxlens-cli patterns: unknown pattern '" << a.positional[0] << "'\n";
+            return kUsage;
+        }
+        std::string anchors;
+        for (const auto &k : p->anchors)
+            anchors += (anchors.empty() ? "" : ", ") + std::string(ir::opKindName(k.op)) + "[" + (k.target.empty() ? "*" : k.target) + "]";
+        std::string labels;
+        for (const auto &l : p->labels)
+            labels += (labels.empty() ? "" : ", ") + l;
+        std::printf("%s\n  %s\n  IR: %s   benefit: %d   labels: %s\n  anchors: %s\n", p->name.c_str(), p->description.c_str(),
+                    irLevelName(p->level), p->benefit, labels.c_str(), anchors.c_str());
+        if (const auto *gp = dynamic_cast<const rewrite::GraphPattern *>(p)) {
+            std::printf("  pattern graph:\n");
+            std::string text = gp->graph.toString();
+            size_t start = 0;
+            while (start < text.size()) {
+                size_t nl = text.find('\n', start);
+                std::printf("    %s\n", text.substr(start, nl - start).c_str());
+                start = nl == std::string::npos ? text.size() : nl + 1;
+            }
+        } else {
+            std::printf("  match: hand-written (C++)\n");
+        }
+        return kOk;
+    }
     for (const auto *p : reg.all()) {
         std::string labels;
         for (const auto &l : p->labels)
             labels += (labels.empty() ? "" : ",") + l;
-        std::printf("%-28s %-14s benefit %3d  %s\n", p->name.c_str(), labels.c_str(), p->benefit, p->description.c_str());
+        std::printf("%-32s %-5s %-14s %4d  %s\n", p->name.c_str(), irLevelName(p->level), labels.c_str(), p->benefit,
+                    p->description.c_str());
     }
     return kOk;
 }
@@ -328,7 +364,7 @@ int main(int argc, char **argv)
     if (a.command == "optimize")
         return cmdOptimize(a);
     if (a.command == "patterns")
-        return cmdPatterns();
+        return cmdPatterns(a);
     if (a.command == "doctor")
         return cmdDoctor();
     std::cerr << "fxlens-cli: unknown command '" << a.command << "'\n" << kUsageText;

@@ -122,6 +122,22 @@ private Q_SLOTS:
         QVERIFY(bad.err.contains(QStringLiteral("unknown pattern 'nope'")));
     }
 
+    void patterns()
+    {
+        Run all = cli({QStringLiteral("patterns")});
+        QCOMPARE(all.code, 0);
+        QVERIFY(all.out.contains(QStringLiteral("merge_select_cat_aten")));
+        QCOMPARE(all.out.count(QLatin1Char('\n')), 37);
+        // One data pattern in full: its pattern graph, anchored on the cat.
+        Run one = cli({QStringLiteral("patterns"), QStringLiteral("merge_select_cat_aten")});
+        QCOMPARE(one.code, 0);
+        QVERIFY2(one.out.contains(QStringLiteral("%*select = aten.select.int(%x, ?sd, ?*i)")), qPrintable(one.out));
+        QVERIFY(one.out.contains(QStringLiteral("# anchor")));
+        Run bad = cli({QStringLiteral("patterns"), QStringLiteral("nope")});
+        QCOMPARE(bad.code, 2);
+        QVERIFY(bad.err.contains(QStringLiteral("unknown pattern 'nope'")));
+    }
+
     void usageErrors()
     {
         Run r = cli({QStringLiteral("frobnicate")});
