@@ -340,30 +340,13 @@ public:
 
 /// #11 normalize_split_aten: aten.split.Tensor -> aten.split_with_sizes with the exact sections from
 /// meta (an uneven split of 10 by 4 gives [4, 4, 2]; pytorch #197080 wrote [4, 4, 4]).
+/// #12 normalize_split_with_size_aten: aten.split_with_sizes(x, sizes, dim=-1) -> positional, D >= 0.
+/// Both have one canonical form: aten.split_with_sizes(x, sizes, D).
 class NormalizeSplitAten : public Normalization {
 public:
-    NormalizeSplitAten()
+    NormalizeSplitAten(std::string n, std::string anchor, std::string desc)
     {
-        init("normalize_split_aten", IrLevel::Aten, {{OpKind::CallFunction, "aten.split.Tensor"}},
-             "aten.split.Tensor(x, 4, -1) -> aten.split_with_sizes(x, [4, 4, 2], D>=0), sections from meta");
-    }
-    bool canonical(Node *n, Call &c, MatchFailure &why) const override
-    {
-        auto s = asSplit(n, &why);
-        if (!s)
-            return false;
-        c = {"aten.split_with_sizes.default", {Argument::node(s->input), Argument::list(intList(s->sizes)), Argument::integer(s->dim)}, {}};
-        return true;
-    }
-};
-
-/// #12 normalize_split_with_size_aten
-class NormalizeSplitWithSizesAten : public Normalization {
-public:
-    NormalizeSplitWithSizesAten()
-    {
-        init("normalize_split_with_size_aten", IrLevel::Aten, {{OpKind::CallFunction, "aten.split_with_sizes.default"}},
-             "aten.split_with_sizes(x, sizes, dim=-1) -> aten.split_with_sizes(x, sizes, D>=0)");
+        init(std::move(n), IrLevel::Aten, {{OpKind::CallFunction, std::move(anchor)}}, std::move(desc));
     }
     bool canonical(Node *n, Call &c, MatchFailure &why) const override
     {
@@ -454,8 +437,10 @@ std::string registerNormalizations(PatternRegistry &r)
     add(std::make_unique<NormalizeDetach>());
     add(std::make_unique<NumpyCompat>());
     add(std::make_unique<NormalizeCatAten>());
-    add(std::make_unique<NormalizeSplitAten>());
-    add(std::make_unique<NormalizeSplitWithSizesAten>());
+    add(std::make_unique<NormalizeSplitAten>("normalize_split_aten", "aten.split.Tensor",
+                                             "aten.split.Tensor(x, 4, -1) -> aten.split_with_sizes(x, [4, 4, 2], D>=0), sections from meta"));
+    add(std::make_unique<NormalizeSplitAten>("normalize_split_with_size_aten", "aten.split_with_sizes.default",
+                                             "aten.split_with_sizes(x, sizes, dim=-1) -> aten.split_with_sizes(x, sizes, D>=0)"));
     return err;
 }
 
