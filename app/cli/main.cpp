@@ -5,6 +5,9 @@
 #include "ir/GraphInfo.h"
 #include "ir/Printer.h"
 #include "rewrite/PatternGraph.h"
+#ifdef FXLENS_HAVE_TORCH
+#include "exec/Executor.h"
+#endif
 #include "rewrite/Session.h"
 #include "rewrite/TraceRecorder.h"
 #include "util/Text.h"
@@ -18,6 +21,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -38,8 +42,16 @@ Commands:
   convert <graph.json> --to FORMAT [-o OUT]
                                        FORMAT: text (print(graph) form), json, dot, svg, png
   optimize <graph.json> [-o OUT] [--preset vertical|all] [--patterns a,b] [--steps K]
-           [--trace TRACE.json] [--checked]
-                                       apply rewrite patterns greedily to a fixpoint
+           [--trace TRACE.json] [--checked] [--verify] [--verify-each] [--device D]
+                                       apply rewrite patterns greedily to a fixpoint; --verify
+                                       compares the result with the input graph by running both,
+                                       --verify-each checks (and rolls back) every step
+  run <graph.json> [--device D] [--seed S] [--inputs F] [--weights F] [--expect F] [-o OUT]
+                                       execute the graph with LibTorch; inputs/weights from
+                                       safetensors files or seeded random; --expect compares with
+                                       tensors output:0.. of a file; -o saves the outputs
+  verify <a.json> <b.json> [--device D] [--seed S] [--inputs F] [--weights F]
+                                       run both on the same inputs and weights, compare outputs
   patterns [NAME]                      list the built-in patterns; with NAME, one pattern in full
                                        (anchors, IR level, and its pattern graph when it is data)
   doctor                               what this build can do (Graphviz, LibTorch, CUDA)
@@ -62,6 +74,11 @@ struct Args {
     std::string trace;
     long steps = -1;
     bool checked = false;
+    bool verify = false;
+    bool verifyEach = false;
+    std::string device = "cpu";
+    std::string inputs, weights, expect;
+    uint64_t seed = 0;
     bool noMeta = false;
     bool help = false;
 };
@@ -105,8 +122,34 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
                 err = "--steps needs a non-negative integer, got '" + v + "'";
                 return false;
             }
+        } else if (s == "--device") {
+            if (!value(a.device))
+                return false;
+        } else if (s == "--inputs") {
+            if (!value(a.inputs))
+                return false;
+        } else if (s == "--weights") {
+            if (!value(a.weights))
+                return false;
+        } else if (s == "--expect") {
+            if (!value(a.expect))
+                return false;
+        } else if (s == "--seed") {
+            std::string v;
+            if (!value(v))
+                return false;
+            char *end = nullptr;
+            a.seed = std::strtoull(v.c_str(), &end, 10);
+            if (!end || *end || v.empty() || v[0] == '-') {
+                err = "--seed needs a non-negative integer, got '" + v + "'";
+                return false;
+            }
         } else if (s == "--checked")
             a.checked = true;
+        else if (s == "--verify")
+            a.verify = true;
+        else if (s == "--verify-each")
+            a.verifyEach = true;
         else if (s == "--no-meta")
             a.noMeta = true;
         else if (s.size() > 1 && s[0] == '-') {
@@ -267,6 +310,19 @@ int cmdPatterns(const Args &a)
     return kOk;
 }
 
+#ifdef FXLENS_HAVE_TORCH
+exec::ExecOptions execOptions(const Args &a, const std::string &graphPath)
+{
+    exec::ExecOptions o;
+    o.device = a.device;
+    o.seed = a.seed;
+    o.inputsFile = a.inputs;
+    o.weightsFile = a.weights;
+    o.graphDir = std::filesystem::path(graphPath).parent_path().string();
+    return o;
+}
+#endif
+
 int cmdOptimize(const Args &a)
 {
     int code = kOk;
@@ -289,6 +345,23 @@ int cmdOptimize(const Args &a)
     cfg.checked = a.checked;
     if (a.steps >= 0)
         cfg.maxSteps = size_t(a.steps);
+    std::unique_ptr<ir::Graph> original;
+    if (a.verify || a.verifyEach) {
+#ifdef FXLENS_HAVE_TORCH
+        original = g->clone();
+        if (a.verifyEach) {
+            std::string verr;
+            cfg.verify = exec::makeStepVerifier(*original, execOptions(a, a.positional[0]), verr);
+            if (!cfg.verify) {
+                std::cerr << "fxlens-cli optimize: --verify-each: the input graph does not run: " << verr << "\n";
+                return kFailed;
+            }
+        }
+#else
+        std::cerr << "fxlens-cli optimize: this build has no LibTorch; --verify needs the executor\n";
+        return kFailed;
+#endif
+    }
     rewrite::Session session(*g, selected, cfg);
     rewrite::TraceRecorder trace;
     if (!a.trace.empty())
@@ -306,6 +379,18 @@ int cmdOptimize(const Args &a)
         std::fprintf(stderr, "fxlens-cli optimize: result fails lint: %s\n", lint.front().toString().c_str());
         return kFailed;
     }
+#ifdef FXLENS_HAVE_TORCH
+    if (a.verify) {
+        auto rep = exec::verifyGraphs(*original, *g, execOptions(a, a.positional[0]));
+        if (!rep) {
+            std::cerr << "fxlens-cli optimize: --verify: " << rep.error().toString() << "\n";
+            return kFailed;
+        }
+        std::printf("verify: %s", rep.value().summary().c_str());
+        if (!rep.value().pass)
+            code = kFailed;
+    }
+#endif
     if (!a.trace.empty()) {
         std::ofstream out(a.trace);
         out << trace.toJson(session, r, g->name);
@@ -321,8 +406,75 @@ int cmdOptimize(const Args &a)
             return kFailed;
         }
     }
+    return code;
+}
+
+#ifdef FXLENS_HAVE_TORCH
+int cmdRun(const Args &a)
+{
+    int code = kOk;
+    auto g = load(a, code);
+    if (!g)
+        return code;
+    auto runner = exec::Runner::create(*g, execOptions(a, a.positional[0]));
+    if (!runner) {
+        std::cerr << "fxlens-cli run: " << runner.error().toString() << "\n";
+        return kFailed;
+    }
+    auto out = runner.value()->run(*g);
+    if (!out) {
+        Diagnostic d = out.error();
+        d.file = a.positional[0];
+        std::cerr << d.toString() << "\n";
+        return kFailed;
+    }
+    auto infos = runner.value()->describe(*out.value());
+    for (size_t i = 0; i < infos.size(); ++i) {
+        std::string shape;
+        for (auto s : infos[i].shape)
+            shape += (shape.empty() ? "" : ", ") + std::to_string(s);
+        std::printf("output %zu: %s[%s] abs sum %.6g\n", i, infos[i].dtype.c_str(), shape.c_str(), infos[i].absSum);
+    }
+    if (!a.output.empty()) {
+        auto w = runner.value()->saveOutputs(*out.value(), a.output);
+        if (!w) {
+            std::cerr << w.error().toString() << "\n";
+            return kFailed;
+        }
+    }
+    if (!a.expect.empty()) {
+        auto rep = runner.value()->compareWithFile(*out.value(), a.expect);
+        if (!rep) {
+            std::cerr << "fxlens-cli run: " << rep.error().toString() << "\n";
+            return kBadInput;
+        }
+        std::printf("expect: %s", rep.value().summary().c_str());
+        return rep.value().pass ? kOk : kFailed;
+    }
     return kOk;
 }
+
+int cmdVerify(const Args &a)
+{
+    if (a.positional.size() != 2) {
+        std::cerr << "fxlens-cli verify: expected two graph files\n";
+        return kUsage;
+    }
+    auto ga = io::readGraphFile(a.positional[0]), gb = io::readGraphFile(a.positional[1]);
+    for (auto *r : {&ga, &gb})
+        if (!*r) {
+            std::cerr << r->error().toString() << "\n";
+            return kBadInput;
+        }
+    auto rep = exec::verifyGraphs(*ga.value(), *gb.value(), execOptions(a, a.positional[0]));
+    if (!rep) {
+        std::cerr << "fxlens-cli verify: " << rep.error().toString() << "\n";
+        return kFailed;
+    }
+    std::printf("%s", rep.value().summary().c_str());
+    return rep.value().pass ? kOk : kFailed;
+}
+#endif
 
 int cmdDoctor()
 {
@@ -365,6 +517,14 @@ int main(int argc, char **argv)
         return cmdOptimize(a);
     if (a.command == "patterns")
         return cmdPatterns(a);
+    if (a.command == "run" || a.command == "verify") {
+#ifdef FXLENS_HAVE_TORCH
+        return a.command == "run" ? cmdRun(a) : cmdVerify(a);
+#else
+        std::cerr << "fxlens-cli " << a.command << ": this build has no LibTorch (configure with torch's CMAKE_PREFIX_PATH)\n";
+        return kFailed;
+#endif
+    }
     if (a.command == "doctor")
         return cmdDoctor();
     std::cerr << "fxlens-cli: unknown command '" << a.command << "'\n" << kUsageText;

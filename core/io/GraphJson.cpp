@@ -312,7 +312,15 @@ public:
                 Element path;
                 if (!m.is_object() || !field(objectOf(m), "path", path) || !path.is_string())
                     fail("", "each entry of \"modules\" needs a \"path\"");
-                m_g.modules.push_back({str(path), stringField(objectOf(m), "type")});
+                ir::ModuleInfo info{str(path), stringField(objectOf(m), "type"), {}};
+                Element attrs;
+                if (field(objectOf(m), "attrs", attrs)) {
+                    if (!attrs.is_object())
+                        fail("", "\"attrs\" of module '" + info.path + "' must be an object");
+                    for (auto kv : objectOf(attrs))
+                        info.attrs.emplace_back(std::string(kv.key), readArg(kv.value, "module " + info.path));
+                }
+                m_g.modules.push_back(std::move(info));
             }
         }
         if (field(root, "params", e)) {
@@ -675,7 +683,10 @@ Result<std::unique_ptr<Graph>> readGraphFile(const std::string &path)
     auto text = readTextFile(path);
     if (!text)
         return text.error();
-    return parseGraphJson(text.value(), path);
+    auto g = parseGraphJson(text.value(), path);
+    if (g)
+        g.value()->sourcePath = path;
+    return g;
 }
 
 std::string writeGraphJson(const Graph &g)
@@ -689,8 +700,16 @@ std::string writeGraphJson(const Graph &g)
     if (!g.weightsFile.empty())
         head["weights"] = g.weightsFile;
     json mods = json::array();
-    for (const auto &m : g.modules)
-        mods.push_back({{"path", m.path}, {"type", m.type}});
+    for (const auto &m : g.modules) {
+        json jm = {{"path", m.path}, {"type", m.type}};
+        if (!m.attrs.empty()) {
+            json attrs = json::object();
+            for (const auto &kv : m.attrs)
+                attrs[kv.first] = writeArg(kv.second);
+            jm["attrs"] = attrs;
+        }
+        mods.push_back(std::move(jm));
+    }
     head["modules"] = mods;
     json params = json::array();
     for (const auto &p : g.params)

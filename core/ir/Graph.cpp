@@ -90,6 +90,7 @@ std::unique_ptr<Graph> Graph::clone() const
     g->irLevel = irLevel;
     g->source = source;
     g->weightsFile = weightsFile;
+    g->sourcePath = sourcePath;
     g->modules = modules;
     g->params = params;
     std::unordered_map<const Node *, Node *> map;

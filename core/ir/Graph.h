@@ -16,7 +16,17 @@ namespace fxlens::ir {
 struct ModuleInfo {
     std::string path; ///< "" is the root
     std::string type; ///< qualified class name
-    bool operator==(const ModuleInfo &o) const { return path == o.path && type == o.type; }
+    /// The module's constants (torch.nn's __constants__: stride, padding, eps, ...), for executing
+    /// call_module nodes. Empty when the exporter did not see the module object.
+    std::vector<std::pair<std::string, Argument>> attrs;
+    bool operator==(const ModuleInfo &o) const { return path == o.path && type == o.type && attrs == o.attrs; }
+    const Argument *attr(const std::string &k) const
+    {
+        for (const auto &kv : attrs)
+            if (kv.first == k)
+                return &kv.second;
+        return nullptr;
+    }
 };
 
 /// A parameter or buffer of the exported model: name, shape and dtype (values live in a side file).
@@ -65,7 +75,8 @@ public:
     std::string name;     ///< model name
     std::string irLevel;  ///< "torch" or "aten"
     std::string source;   ///< "symbolic_trace", "dynamo", "export", ...
-    std::string weightsFile; ///< optional side file with parameter values (safetensors)
+    std::string weightsFile; ///< optional side file with parameter values (safetensors), relative to the graph file
+    std::string sourcePath;  ///< the file this graph was read from ("" if built in memory); not written
     std::vector<ModuleInfo> modules;
     std::vector<ParamInfo> params;
 

@@ -225,6 +225,10 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
         problem = "pattern '" + p.name + "' matched at '" + step.anchor + "' but changed nothing";
     else if (m_cfg.checked)
         problem = checkStep(step);
+    if (problem.empty() && m_cfg.verify) {
+        problem = m_cfg.verify(m_g);
+        step.verified = problem.empty();
+    }
     if (!problem.empty()) {
         Rewriter::undo(m_g, step.edits);
         m_skipped.insert({&p, m.anchor->id()});

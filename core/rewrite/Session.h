@@ -5,6 +5,7 @@
 #include "rewrite/Pattern.h"
 
 #include <chrono>
+#include <functional>
 #include <deque>
 #include <map>
 #include <set>
@@ -21,6 +22,7 @@ struct Step {
     std::string anchor;
     std::string summary;
     std::vector<Edit> edits;
+    bool verified = false; ///< SessionConfig::verify ran on this version and it passed
 };
 
 struct Breakpoint {
@@ -47,6 +49,10 @@ struct SessionConfig {
     /// After each rewrite: lint, value meta on new nodes, and "applied <=> changed"; a failing step is
     /// rolled back and reported by pattern name.
     bool checked = false;
+    /// Optional semantic check after each rewrite (the executor's: run the new version, compare its
+    /// outputs with the original's). Returns "" when the version is fine, else why; a failing step is
+    /// rolled back like a checked-mode failure.
+    std::function<std::string(const Graph &)> verify;
 };
 
 class Session : private ir::GraphObserver {

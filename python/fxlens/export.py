@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import torch
 import torch.fx as fx
 
-from .graph_format import (FormatError, _fetch_attr, _type_name, dict_to_graph, graph_to_dict,
+from .graph_format import (FormatError, _fetch_attr, _module_attrs, _type_name, dict_to_graph, graph_to_dict,
                            normalize_module_path, read_dict, write_dict)
 
 __all__ = ["export_graph_module", "export_module", "export_program", "compile_backend", "capture_post_grad",
@@ -112,7 +112,13 @@ def export_module(module: torch.nn.Module, example_inputs: Sequence[Any], path: 
 
     gm = fx.symbolic_trace(module)
     _Prop(gm).propagate(*example_inputs)
-    modules = [{"path": p, "type": _type_name(type(m))} for p, m in module.named_modules()]
+    modules = []
+    for p, m in module.named_modules():
+        entry = {"path": p, "type": _type_name(type(m))}
+        attrs = _module_attrs(m)
+        if attrs:
+            entry["attrs"] = attrs
+        modules.append(entry)
     _write(gm.graph, gm, path, name=name or type(module).__name__, ir="torch", source="symbolic_trace",
            weights=weights, modules=modules)
     return gm
@@ -294,7 +300,9 @@ def load_graph(path: str, module: Optional[torch.nn.Module] = None, weights: Opt
         g = torch.Generator().manual_seed(seed)
         for p in data.get("params", []):
             dtype = getattr(torch, p["dtype"])
-            if dtype.is_floating_point:
+            if dtype.is_floating_point and p["name"].endswith("running_var"):
+                v = torch.rand(p["shape"], generator=g).to(dtype) + 0.5  # a variance: positive
+            elif dtype.is_floating_point:
                 v = torch.randn(p["shape"], generator=g).to(dtype) * 0.1
             else:
                 v = torch.zeros(p["shape"], dtype=dtype)

@@ -247,13 +247,29 @@ def _node_json(node: fx.Node) -> Dict[str, Any]:
             "kwargs": {k: encode_arg(v) for k, v in node.kwargs.items()}, "meta": meta}
 
 
+def _module_attrs(mod: torch.nn.Module) -> Dict[str, Any]:
+    """A module's declared constants (``__constants__``: stride, padding, eps, ...) that JSON can hold;
+    fxlens' executor needs them to run call_module nodes."""
+    out = {}
+    for k in getattr(type(mod), "__constants__", []):
+        v = getattr(mod, k, None)
+        if isinstance(v, (bool, int, float, str, type(None))) or (
+                isinstance(v, (tuple, list)) and all(isinstance(x, (int, float, bool)) for x in v)):
+            out[k] = encode_arg(v)
+    return out
+
+
 def graph_to_dict(graph: fx.Graph, root: Optional[torch.nn.Module] = None, *, name: str = "", ir: str = "torch",
                   source: str = "", weights: Optional[str] = None) -> Dict[str, Any]:
     modules = []
     params = []
     if root is not None:
         for path, mod in root.named_modules():
-            modules.append({"path": path, "type": _type_name(type(mod))})
+            entry = {"path": path, "type": _type_name(type(mod))}
+            attrs = _module_attrs(mod)
+            if attrs:
+                entry["attrs"] = attrs
+            modules.append(entry)
         seen = set()
         for pname, p in root.named_parameters(remove_duplicate=False):
             if pname in seen:

@@ -7,6 +7,9 @@
 #include "io/GraphJson.h"
 #include "ir/Printer.h"
 #include "rewrite/Session.h"
+#ifdef FXLENS_HAVE_TORCH
+#include "exec/Executor.h"
+#endif
 
 #include <QtTest>
 
@@ -85,6 +88,7 @@ private Q_SLOTS:
         auto r = io::readGraphFile(kDir + file.toStdString());
         QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
         ir::Graph &g = *r.value();
+        auto original = g.clone();
         const Pattern *p = registry().find(pattern.toStdString());
         QVERIFY2(p, "unknown pattern");
         std::vector<const Pattern *> list = {p};
@@ -114,6 +118,15 @@ private Q_SLOTS:
             return;
         }
         QVERIFY2(count >= 1, "the pattern did not fire");
+#ifdef FXLENS_HAVE_TORCH
+        // The rewritten graph computes what the original did (LibTorch executor, seeded inputs).
+        exec::ExecOptions eo;
+        auto rep = exec::verifyGraphs(*original, g, eo);
+        if (!rep.ok() && file.contains(QStringLiteral("detach_neg")))
+            return;
+        QVERIFY2(rep.ok(), rep.ok() ? "" : rep.error().toString().c_str());
+        QVERIFY2(rep.value().pass, rep.value().summary().c_str());
+#endif
         const std::string text = ir::printGraph(g);
         const std::string golden = kDir + file.toStdString().substr(0, file.size() - 5) + ".after.txt";
         if (qEnvironmentVariableIsSet("FXLENS_UPDATE_GOLDEN")) {

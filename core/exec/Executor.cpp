@@ -1,0 +1,1127 @@
+// SPDX-License-Identifier: MIT
+// The LibTorch interpreter over the core IR. call_function / call_method targets resolve to ATen
+// operators through the dispatcher; arguments are bound to each overload's schema (positional, by
+// name, defaults) and coerced to its types, and the first overload that binds is called — the way
+// TorchScript picks overloads. Python-level functions whose signature differs from their ATen op
+// (torch.split, F.batch_norm, F.embedding, ...), operator.*, getitem and common leaf modules are
+// handled here. The only file that includes ATen.
+#include "exec/Executor.h"
+
+#include "io/Safetensors.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/util/Exception.h>
+
+#include <cmath>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+namespace fxlens::exec {
+
+using c10::IValue;
+using ir::Argument;
+using ir::Node;
+using ir::OpKind;
+
+namespace {
+
+// --- dtypes ---------------------------------------------------------------------------------------
+
+std::optional<at::ScalarType> scalarType(const std::string &d)
+{
+    static const std::pair<const char *, at::ScalarType> table[] = {
+        {"float32", at::kFloat}, {"float64", at::kDouble}, {"float16", at::kHalf}, {"bfloat16", at::kBFloat16},
+        {"int64", at::kLong},    {"int32", at::kInt},      {"int16", at::kShort},  {"int8", at::kChar},
+        {"uint8", at::kByte},    {"bool", at::kBool},      {"complex64", at::kComplexFloat}};
+    for (const auto &[n, t] : table)
+        if (d == n)
+            return t;
+    return std::nullopt;
+}
+
+std::string dtypeName(at::ScalarType t)
+{
+    switch (t) {
+    case at::kFloat: return "float32";
+    case at::kDouble: return "float64";
+    case at::kHalf: return "float16";
+    case at::kBFloat16: return "bfloat16";
+    case at::kLong: return "int64";
+    case at::kInt: return "int32";
+    case at::kShort: return "int16";
+    case at::kChar: return "int8";
+    case at::kByte: return "uint8";
+    case at::kBool: return "bool";
+    default: return c10::toString(t);
+    }
+}
+
+std::string firstLine(const std::string &s)
+{
+    auto nl = s.find('\n');
+    return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+// --- the operator table -----------------------------------------------------------------------------
+
+/// aten::name -> functional overloads (no out= variants, no in-place ones), default overload first.
+class OpTable {
+public:
+    static const OpTable &get()
+    {
+        static OpTable t;
+        return t;
+    }
+    const std::vector<c10::OperatorHandle> *find(const std::string &name) const
+    {
+        auto it = m_ops.find(name);
+        return it == m_ops.end() ? nullptr : &it->second;
+    }
+
+private:
+    OpTable()
+    {
+        auto &d = c10::Dispatcher::singleton();
+        for (const auto &on : d.getAllOpNames()) {
+            if (on.name.rfind("aten::", 0) != 0)
+                continue;
+            auto h = d.findSchema(on);
+            if (!h || !h->hasSchema())
+                continue;
+            const auto &s = h->schema();
+            bool out = false;
+            for (const auto &a : s.arguments())
+                out = out || a.is_out();
+            if (out || s.is_mutable() || on.overload_name.find("out") != std::string::npos)
+                continue;
+            auto &list = m_ops[on.name];
+            if (on.overload_name.empty())
+                list.insert(list.begin(), *h);
+            else
+                list.push_back(*h);
+        }
+    }
+    std::unordered_map<std::string, std::vector<c10::OperatorHandle>> m_ops;
+};
+
+// --- values ---------------------------------------------------------------------------------------
+
+struct CallError {
+    std::string message;
+};
+
+/// Coerces a "natural" value (what an fx argument evaluates to) to a schema type.
+/// `lenient` also allows number <-> 0-dim tensor and int <-> bool conversions.
+bool coerce(const IValue &v, const c10::TypePtr &type, const c10::Argument &arg, IValue &out, bool lenient)
+{
+    using K = c10::TypeKind;
+    switch (type->kind()) {
+    case K::TensorType:
+        if (v.isTensor()) {
+            out = v;
+            return true;
+        }
+        if (lenient && (v.isInt() || v.isDouble() || v.isBool())) {
+            out = at::scalar_tensor(v.toScalar());
+            return true;
+        }
+        return false;
+    case K::OptionalType:
+        if (v.isNone()) {
+            out = IValue();
+            return true;
+        }
+        return coerce(v, type->castRaw<c10::OptionalType>()->getElementType(), arg, out, lenient);
+    case K::IntType:
+    case K::SymIntType:
+        if (v.isInt()) {
+            out = v;
+            return true;
+        }
+        if (lenient && v.isBool()) {
+            out = IValue(int64_t(v.toBool()));
+            return true;
+        }
+        if (lenient && v.isTensor() && v.toTensor().dim() == 0 && !v.toTensor().is_floating_point()) {
+            out = IValue(v.toTensor().item<int64_t>());
+            return true;
+        }
+        return false;
+    case K::FloatType:
+    case K::SymFloatType:
+        if (v.isDouble() || v.isInt()) {
+            out = IValue(v.isDouble() ? v.toDouble() : double(v.toInt()));
+            return true;
+        }
+        return false;
+    case K::NumberType:
+        if (v.isInt() || v.isDouble() || v.isBool()) {
+            out = v;
+            return true;
+        }
+        if (lenient && v.isTensor() && v.toTensor().dim() == 0) {
+            out = IValue(v.toTensor().item());
+            return true;
+        }
+        return false;
+    case K::BoolType:
+    case K::SymBoolType:
+        if (v.isBool()) {
+            out = v;
+            return true;
+        }
+        if (lenient && v.isInt()) {
+            out = IValue(v.toInt() != 0);
+            return true;
+        }
+        return false;
+    case K::StringType:
+        if (v.isString()) {
+            out = v;
+            return true;
+        }
+        return false;
+    case K::ScalarTypeType:
+    case K::LayoutType:
+    case K::MemoryFormatType:
+        if (v.isInt()) {
+            out = v;
+            return true;
+        }
+        return false;
+    case K::DeviceObjType:
+        if (v.isDevice()) {
+            out = v;
+            return true;
+        }
+        if (v.isString()) {
+            out = IValue(c10::Device(v.toStringRef()));
+            return true;
+        }
+        return false;
+    case K::GeneratorType: return false;
+    case K::ListType: {
+        auto elem = type->castRaw<c10::ListType>()->getElementType();
+        std::vector<IValue> items;
+        if (v.isList() || v.isTuple()) {
+            if (v.isList())
+                for (const auto &x : v.toListRef())
+                    items.push_back(x);
+            else
+                for (const auto &x : v.toTupleRef().elements())
+                    items.push_back(x);
+        } else if ((elem->kind() == K::IntType || elem->kind() == K::SymIntType || elem->kind() == K::FloatType ||
+                    elem->kind() == K::BoolType) &&
+                   (v.isInt() || v.isDouble() || v.isBool()) && (arg.N() || lenient)) {
+            // int[2] stride=2 means [2, 2]; int[1] dim=1 means [1].
+            size_t n = arg.N() ? size_t(*arg.N()) : 1;
+            items.assign(n, v);
+        } else if (v.isIntList() || v.isTensorList() || v.isDoubleList() || v.isBoolList()) {
+            for (const auto &x : v.toListRef())
+                items.push_back(x);
+        } else {
+            return false;
+        }
+        switch (elem->kind()) {
+        case K::IntType:
+        case K::SymIntType: {
+            c10::List<int64_t> l;
+            for (const auto &x : items) {
+                IValue c;
+                if (!coerce(x, c10::IntType::get(), arg, c, lenient))
+                    return false;
+                l.push_back(c.toInt());
+            }
+            out = IValue(l);
+            return true;
+        }
+        case K::FloatType: {
+            c10::List<double> l;
+            for (const auto &x : items) {
+                IValue c;
+                if (!coerce(x, c10::FloatType::get(), arg, c, lenient))
+                    return false;
+                l.push_back(c.toDouble());
+            }
+            out = IValue(l);
+            return true;
+        }
+        case K::BoolType: {
+            c10::List<bool> l;
+            for (const auto &x : items) {
+                if (!x.isBool())
+                    return false;
+                l.push_back(x.toBool());
+            }
+            out = IValue(l);
+            return true;
+        }
+        case K::TensorType: {
+            c10::List<at::Tensor> l;
+            for (const auto &x : items) {
+                if (!x.isTensor())
+                    return false;
+                l.push_back(x.toTensor());
+            }
+            out = IValue(l);
+            return true;
+        }
+        case K::OptionalType: {
+            c10::List<std::optional<at::Tensor>> l;
+            for (const auto &x : items) {
+                if (x.isNone())
+                    l.push_back(std::nullopt);
+                else if (x.isTensor())
+                    l.push_back(x.toTensor());
+                else
+                    return false;
+            }
+            out = IValue(l);
+            return true;
+        }
+        default: return false;
+        }
+    }
+    default: out = v; return true;
+    }
+}
+
+/// Binds positional + keyword values to a schema; false with a reason when they do not fit.
+bool bindSchema(const c10::FunctionSchema &s, const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw,
+                bool lenient, std::vector<IValue> &stack, std::string &why)
+{
+    const auto &args = s.arguments();
+    stack.assign(args.size(), IValue());
+    std::vector<bool> set(args.size(), false);
+    for (size_t i = 0; i < pos.size(); ++i) {
+        if (i >= args.size() || args[i].kwarg_only()) {
+            why = std::to_string(pos.size()) + " positional arguments";
+            return false;
+        }
+        if (!coerce(pos[i], args[i].real_type(), args[i], stack[i], lenient)) {
+            why = "argument '" + args[i].name() + "' (" + args[i].real_type()->str() + ") got " + pos[i].tagKind();
+            return false;
+        }
+        set[i] = true;
+    }
+    auto indexOf = [&](const std::string &n) {
+        size_t k = 0;
+        while (k < args.size() && args[k].name() != n)
+            ++k;
+        return k;
+    };
+    for (const auto &[name, v] : kw) {
+        size_t k = indexOf(name);
+        // Python spellings of ATen argument names (including numpy's, as torch accepts them).
+        static const std::pair<const char *, const char *> aliases[] = {
+            {"input", "self"}, {"tensor", "self"}, {"x", "self"}, {"a", "self"}, {"x1", "self"}, {"x2", "other"},
+            {"axis", "dim"},   {"keepdims", "keepdim"}, {"training", "train"}};
+        for (const auto &[from, to] : aliases)
+            if (k == args.size() && name == from)
+                k = indexOf(to);
+        if (k == args.size()) {
+            why = "no argument '" + name + "'";
+            return false;
+        }
+        if (set[k]) {
+            why = "argument '" + name + "' given twice";
+            return false;
+        }
+        if (!coerce(v, args[k].real_type(), args[k], stack[k], lenient)) {
+            why = "argument '" + args[k].name() + "' (" + args[k].real_type()->str() + ") got " + v.tagKind();
+            return false;
+        }
+        set[k] = true;
+    }
+    for (size_t k = 0; k < args.size(); ++k) {
+        if (set[k])
+            continue;
+        if (!args[k].default_value()) {
+            why = "missing argument '" + args[k].name() + "'";
+            return false;
+        }
+        stack[k] = *args[k].default_value();
+    }
+    return true;
+}
+
+/// Calls aten::`name` with the first overload the values bind to (strict pass, then lenient).
+IValue callAten(const std::string &name, const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw = {})
+{
+    const auto *ops = OpTable::get().find(name);
+    if (!ops || ops->empty())
+        throw CallError{"no ATen operator " + name};
+    std::string firstWhy;
+    for (bool lenient : {false, true}) {
+        for (const auto &op : *ops) {
+            std::vector<IValue> stack;
+            std::string why;
+            if (!bindSchema(op.schema(), pos, kw, lenient, stack, why)) {
+                if (firstWhy.empty())
+                    firstWhy = op.schema().overload_name() + ": " + why;
+                continue;
+            }
+            op.callBoxed(stack);
+            if (op.schema().returns().size() == 1)
+                return stack.empty() ? IValue() : stack[0];
+            return c10::ivalue::Tuple::create(std::move(stack));
+        }
+    }
+    throw CallError{"arguments fit no overload of " + name + " (" + firstWhy + ")"};
+}
+
+// --- the interpreter --------------------------------------------------------------------------------
+
+struct Interp {
+    const ir::Graph &g;
+    const std::unordered_map<std::string, at::Tensor> &params;
+    const std::vector<at::Tensor> &inputs;
+    std::vector<IValue> env; // by node id
+
+    IValue natural(const Argument &a) const
+    {
+        switch (a.kind()) {
+        case Argument::Kind::None: return IValue();
+        case Argument::Kind::Bool: return IValue(a.toBool());
+        case Argument::Kind::Int: return IValue(a.toInt());
+        case Argument::Kind::Float: return IValue(a.toFloat());
+        case Argument::Kind::String: return IValue(a.text());
+        case Argument::Kind::NodeRef: return env[a.toNode()->id()];
+        case Argument::Kind::List:
+        case Argument::Kind::Tuple: {
+            c10::impl::GenericList l(c10::AnyType::get());
+            for (const auto &x : a.items())
+                l.push_back(natural(x));
+            return IValue(l);
+        }
+        case Argument::Kind::Dtype: {
+            auto t = scalarType(a.text());
+            if (!t)
+                throw CallError{"unknown dtype " + a.text()};
+            return IValue(*t);
+        }
+        case Argument::Kind::Device: return IValue(c10::Device(a.text()));
+        case Argument::Kind::Layout: return IValue(int64_t(a.text() == "strided" ? 0 : 1));
+        case Argument::Kind::MemoryFormat:
+            return IValue(a.text() == "channels_last" ? c10::MemoryFormat::ChannelsLast
+                          : a.text() == "preserve_format" ? c10::MemoryFormat::Preserve
+                                                          : c10::MemoryFormat::Contiguous);
+        default: throw CallError{"cannot evaluate argument " + a.toString()};
+        }
+    }
+
+    std::vector<IValue> positional(const Node *n, size_t from = 0) const
+    {
+        std::vector<IValue> out;
+        for (size_t i = from; i < n->args().size(); ++i)
+            out.push_back(natural(n->args()[i]));
+        return out;
+    }
+    std::vector<std::pair<std::string, IValue>> keywords(const Node *n) const
+    {
+        std::vector<std::pair<std::string, IValue>> out;
+        for (const auto &[k, v] : n->kwargs()) {
+            // Python-only knobs the ATen ops do not take.
+            if (k[0] == '_' || (k == "inplace" && !(v.isBool() && v.toBool())))
+                continue;
+            out.emplace_back(k, natural(v));
+        }
+        return out;
+    }
+
+    static std::vector<IValue> items(const IValue &v)
+    {
+        std::vector<IValue> out;
+        if (v.isList())
+            for (const auto &x : v.toListRef())
+                out.push_back(x);
+        else if (v.isTuple())
+            for (const auto &x : v.toTupleRef().elements())
+                out.push_back(x);
+        else
+            out.push_back(v);
+        return out;
+    }
+
+    static bool isNumber(const IValue &v) { return v.isInt() || v.isDouble() || v.isBool(); }
+
+    IValue getitem(const IValue &c, const IValue &idx) const
+    {
+        if (c.isList() || c.isTuple()) {
+            auto its = items(c);
+            if (!idx.isInt())
+                throw CallError{"getitem on a sequence needs an int index"};
+            int64_t i = idx.toInt() < 0 ? idx.toInt() + int64_t(its.size()) : idx.toInt();
+            if (i < 0 || size_t(i) >= its.size())
+                throw CallError{"index " + std::to_string(idx.toInt()) + " out of range for " + std::to_string(its.size()) + " items"};
+            return its[size_t(i)];
+        }
+        if (!c.isTensor())
+            throw CallError{"getitem on a " + std::string(c.tagKind())};
+        return IValue(c.toTensor().index(tensorIndices(idx)));
+    }
+
+    std::vector<at::indexing::TensorIndex> tensorIndices(const IValue &idx) const
+    {
+        using namespace at::indexing;
+        std::vector<TensorIndex> out;
+        auto one = [&](const IValue &v) {
+            if (v.isInt())
+                out.emplace_back(v.toInt());
+            else if (v.isNone())
+                out.emplace_back(None);
+            else if (v.isTensor())
+                out.emplace_back(v.toTensor());
+            else if (v.isBool())
+                out.emplace_back(v.toBool());
+            else if (v.isString() && v.toStringRef() == "Ellipsis")
+                out.emplace_back(Ellipsis);
+            else if (v.isTuple() && v.toTupleRef().elements().size() == 3) { // a slice, see evalSlice
+                const auto &e = v.toTupleRef().elements();
+                out.emplace_back(Slice(e[0].isNone() ? std::optional<c10::SymInt>() : c10::SymInt(e[0].toInt()),
+                                       e[1].isNone() ? std::optional<c10::SymInt>() : c10::SymInt(e[1].toInt()),
+                                       e[2].isNone() ? std::optional<c10::SymInt>() : c10::SymInt(e[2].toInt())));
+            } else
+                throw CallError{"unsupported index " + std::string(v.tagKind())};
+        };
+        if (idx.isList())
+            for (const auto &x : idx.toListRef())
+                one(x);
+        else
+            one(idx);
+        return out;
+    }
+
+    /// Evaluates a getitem index argument: slices become 3-tuples, tuples become lists.
+    IValue indexArg(const Argument &a) const
+    {
+        if (a.kind() == Argument::Kind::Slice)
+            return c10::ivalue::Tuple::create({natural(a.items()[0]), natural(a.items()[1]), natural(a.items()[2])});
+        if (a.kind() == Argument::Kind::Opaque && a.text() == "Ellipsis")
+            return IValue(std::string("Ellipsis"));
+        if (a.kind() == Argument::Kind::Tuple) {
+            c10::impl::GenericList l(c10::AnyType::get());
+            for (const auto &x : a.items())
+                l.push_back(indexArg(x));
+            return IValue(l);
+        }
+        return natural(a);
+    }
+
+    IValue binary(const std::string &op, IValue a, IValue b) const
+    {
+        if (isNumber(a) && isNumber(b)) {
+            bool ints = a.isInt() && b.isInt();
+            double x = a.isDouble() ? a.toDouble() : double(a.isBool() ? a.toBool() : a.toInt());
+            double y = b.isDouble() ? b.toDouble() : double(b.isBool() ? b.toBool() : b.toInt());
+            if (op == "add") return ints ? IValue(a.toInt() + b.toInt()) : IValue(x + y);
+            if (op == "sub") return ints ? IValue(a.toInt() - b.toInt()) : IValue(x - y);
+            if (op == "mul") return ints ? IValue(a.toInt() * b.toInt()) : IValue(x * y);
+            if (op == "truediv") return IValue(x / y);
+            if (op == "floordiv") return ints ? IValue(int64_t(std::floor(x / y))) : IValue(std::floor(x / y));
+            if (op == "mod") return ints ? IValue(a.toInt() % b.toInt()) : IValue(std::fmod(x, y));
+            if (op == "pow") return ints && b.toInt() >= 0 ? IValue(int64_t(std::llround(std::pow(x, y)))) : IValue(std::pow(x, y));
+            if (op == "eq") return IValue(x == y);
+            if (op == "ne") return IValue(x != y);
+            if (op == "lt") return IValue(x < y);
+            if (op == "le") return IValue(x <= y);
+            if (op == "gt") return IValue(x > y);
+            if (op == "ge") return IValue(x >= y);
+            throw CallError{"operator." + op + " on numbers"};
+        }
+        // A number on the left: make it a tensor of the right operand's dtype and device.
+        if (isNumber(a) && b.isTensor())
+            a = IValue(at::scalar_tensor(a.toScalar(), b.toTensor().options()));
+        static const std::unordered_map<std::string, std::string> aten = {
+            {"add", "aten::add"}, {"sub", "aten::sub"}, {"mul", "aten::mul"}, {"truediv", "aten::div"},
+            {"floordiv", "aten::floor_divide"}, {"mod", "aten::remainder"}, {"pow", "aten::pow"}, {"matmul", "aten::matmul"},
+            {"eq", "aten::eq"}, {"ne", "aten::ne"}, {"lt", "aten::lt"}, {"le", "aten::le"}, {"gt", "aten::gt"},
+            {"ge", "aten::ge"}, {"and_", "aten::bitwise_and"}, {"or_", "aten::bitwise_or"}, {"xor", "aten::bitwise_xor"}};
+        auto it = aten.find(op);
+        if (it == aten.end())
+            throw CallError{"unsupported operator." + op};
+        return callAten(it->second, {a, b});
+    }
+
+    const at::Tensor &param(const std::string &name) const
+    {
+        auto it = params.find(name);
+        if (it == params.end())
+            throw CallError{"no value for parameter '" + name + "'"};
+        return it->second;
+    }
+    IValue optParam(const std::string &name) const
+    {
+        auto it = params.find(name);
+        return it == params.end() ? IValue() : IValue(it->second);
+    }
+
+    IValue callModule(const Node *n) const
+    {
+        const ir::ModuleInfo *m = nullptr;
+        for (const auto &mi : g.modules)
+            if (mi.path == n->target())
+                m = &mi;
+        if (!m)
+            throw CallError{"module '" + n->target() + "' is not in the graph's module list"};
+        std::string type = m->type.substr(m->type.rfind('.') + 1);
+        auto in = positional(n);
+        if (in.empty())
+            throw CallError{"call_module without input"};
+        const std::string &p = n->target();
+        auto attr = [&](const char *k, IValue dflt) {
+            const Argument *a = m->attr(k);
+            return a ? natural(*a) : dflt;
+        };
+        const IValue &x = in[0];
+        if (type == "Linear")
+            return callAten("aten::linear", {x, IValue(param(p + ".weight")), optParam(p + ".bias")});
+        if (type == "LayerNorm") {
+            auto w = optParam(p + ".weight");
+            IValue shape = attr("normalized_shape", IValue());
+            if (shape.isNone())
+                shape = IValue(c10::List<int64_t>(param(p + ".weight").sizes().vec()));
+            return callAten("aten::layer_norm", {x, shape, w, optParam(p + ".bias"), attr("eps", IValue(1e-5))});
+        }
+        if (type == "Conv1d" || type == "Conv2d" || type == "Conv3d") {
+            std::string name = "aten::conv" + type.substr(4, 2);
+            return callAten(name, {x, IValue(param(p + ".weight")), optParam(p + ".bias"), attr("stride", IValue(int64_t(1))),
+                                   attr("padding", IValue(int64_t(0))), attr("dilation", IValue(int64_t(1))),
+                                   attr("groups", IValue(int64_t(1)))});
+        }
+        if (type == "BatchNorm1d" || type == "BatchNorm2d" || type == "BatchNorm3d")
+            return callAten("aten::batch_norm", {x, optParam(p + ".weight"), optParam(p + ".bias"), optParam(p + ".running_mean"),
+                                                 optParam(p + ".running_var"), IValue(false), attr("momentum", IValue(0.1)),
+                                                 attr("eps", IValue(1e-5)), IValue(true)});
+        if (type == "Embedding")
+            return callAten("aten::embedding", {IValue(param(p + ".weight")), x, attr("padding_idx", IValue(int64_t(-1)))});
+        if (type == "ReLU")
+            return callAten("aten::relu", {x});
+        if (type == "Tanh")
+            return callAten("aten::tanh", {x});
+        if (type == "Sigmoid")
+            return callAten("aten::sigmoid", {x});
+        if (type == "SiLU")
+            return callAten("aten::silu", {x});
+        if (type == "GELU")
+            return callAten("aten::gelu", {x}, {{"approximate", attr("approximate", IValue(std::string("none")))}});
+        if (type == "Softmax")
+            return callAten("aten::softmax", {x, attr("dim", IValue(int64_t(-1)))});
+        if (type == "Dropout" || type == "Identity")
+            return x;
+        if (type == "Flatten")
+            return callAten("aten::flatten", {x, attr("start_dim", IValue(int64_t(1))), attr("end_dim", IValue(int64_t(-1)))});
+        if (type == "MaxPool2d")
+            return callAten("aten::max_pool2d", {x, attr("kernel_size", IValue()), attr("stride", IValue(c10::List<int64_t>())),
+                                                 attr("padding", IValue(int64_t(0))), attr("dilation", IValue(int64_t(1))),
+                                                 attr("ceil_mode", IValue(false))});
+        if (type == "AdaptiveAvgPool2d")
+            return callAten("aten::adaptive_avg_pool2d", {x, attr("output_size", IValue())});
+        throw CallError{"no executor for module type " + m->type};
+    }
+
+    IValue callFunction(const Node *n) const
+    {
+        const std::string &t = n->target();
+        if (t == "operator.getitem")
+            return getitem(natural(n->args()[0]), indexArg(n->args()[1]));
+        if (t.rfind("operator.", 0) == 0) {
+            std::string op = t.substr(9);
+            if (op == "neg")
+                return callAten("aten::neg", positional(n));
+            if (op == "pos")
+                return natural(n->args()[0]);
+            if (n->args().size() != 2)
+                throw CallError{"operator." + op + " with " + std::to_string(n->args().size()) + " arguments"};
+            return binary(op, natural(n->args()[0]), natural(n->args()[1]));
+        }
+        if (t.rfind("aten.", 0) == 0) {
+            // aten.name.overload: exactly that overload.
+            std::string rest = t.substr(5);
+            auto dot = rest.find('.');
+            std::string name = "aten::" + rest.substr(0, dot), overload = dot == std::string::npos ? "" : rest.substr(dot + 1);
+            if (overload == "default")
+                overload.clear();
+            auto h = c10::Dispatcher::singleton().findSchema({name, overload});
+            if (!h)
+                throw CallError{"no ATen operator " + name + (overload.empty() ? "" : "." + overload)};
+            std::vector<IValue> stack;
+            std::string why;
+            if (!bindSchema(h->schema(), positional(n), keywords(n), false, stack, why) &&
+                !bindSchema(h->schema(), positional(n), keywords(n), true, stack, why))
+                throw CallError{"arguments do not fit " + t + ": " + why};
+            h->callBoxed(stack);
+            if (h->schema().returns().size() == 1)
+                return stack[0];
+            return c10::ivalue::Tuple::create(std::move(stack));
+        }
+        if (t == "builtins.getattr" || t == "getattr") {
+            auto v = natural(n->args()[0]);
+            std::string attr = n->args()[1].text();
+            if (v.isTensor() && attr == "shape") {
+                c10::List<int64_t> l(v.toTensor().sizes().vec());
+                return IValue(l);
+            }
+            throw CallError{"getattr " + attr};
+        }
+        // torch-level functions: strip the module prefix and call the ATen op of the same name, with
+        // the Python signatures that differ from ATen's handled first.
+        std::string base = t.substr(t.rfind('.') + 1);
+        auto pos = positional(n);
+        auto kw = keywords(n);
+        if (base == "split" && (t == "torch.split" || t == "torch.functional.split")) {
+            IValue sizes = pos.size() > 1 ? pos[1] : IValue();
+            for (auto it = kw.begin(); it != kw.end(); ++it)
+                if (it->first == "split_size_or_sections") {
+                    sizes = it->second;
+                    kw.erase(it);
+                    break;
+                }
+            std::vector<IValue> p = {pos[0], sizes};
+            if (pos.size() > 2)
+                p.push_back(pos[2]);
+            return callAten(sizes.isInt() ? "aten::split" : "aten::split_with_sizes", p, kw);
+        }
+        if (t == "torch.nn.functional.batch_norm") {
+            static const char *names[] = {"input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"};
+            for (size_t i = 0; i < pos.size() && i < 8; ++i)
+                kw.emplace_back(names[i], pos[i]);
+            kw.emplace_back("cudnn_enabled", IValue(true));
+            return callAten("aten::batch_norm", {}, kw);
+        }
+        if (t == "torch.nn.functional.embedding") {
+            IValue padding = IValue(int64_t(-1));
+            for (const auto &[k, v] : kw)
+                if (k == "padding_idx" && !v.isNone())
+                    padding = v;
+            return callAten("aten::embedding", {pos[1], pos[0], padding});
+        }
+        if (t == "torch.nn.functional.dropout" || t == "torch.nn.functional.dropout1d" || t == "torch.nn.functional.dropout2d") {
+            bool training = pos.size() > 2 ? pos[2].toBool() : true;
+            for (const auto &[k, v] : kw)
+                if (k == "training")
+                    training = v.toBool();
+            if (!training)
+                return pos[0];
+            throw CallError{"dropout in training mode is not deterministic; export the model in eval mode"};
+        }
+        if (t == "torch.nn.functional.max_pool2d" && pos.size() > 6)
+            pos.resize(6);
+        if (base == "einsum") {
+            c10::impl::GenericList ops(c10::AnyType::get());
+            for (size_t i = 1; i < pos.size(); ++i)
+                for (const auto &x : items(pos[i]))
+                    ops.push_back(x);
+            return callAten("aten::einsum", {pos[0], IValue(ops)});
+        }
+        if (t.rfind("torch.", 0) != 0 && t.rfind("math.", 0) != 0)
+            throw CallError{"no executor for " + t};
+        return callAten("aten::" + base, pos, kw);
+    }
+
+    IValue callMethod(const Node *n) const
+    {
+        const std::string &m = n->target();
+        auto pos = positional(n);
+        auto kw = keywords(n);
+        if (pos.empty() || !pos[0].isTensor())
+            throw CallError{"method ." + m + " on a non-tensor"};
+        const at::Tensor &self = pos[0].toTensor();
+        if (m == "size") {
+            if (pos.size() > 1)
+                return IValue(self.size(pos[1].toInt()));
+            return IValue(c10::List<int64_t>(self.sizes().vec()));
+        }
+        if (m == "dim")
+            return IValue(int64_t(self.dim()));
+        if (m == "numel")
+            return IValue(int64_t(self.numel()));
+        if (m == "float" || m == "double" || m == "half" || m == "long" || m == "int" || m == "bool") {
+            at::ScalarType st = m == "float" ? at::kFloat : m == "double" ? at::kDouble : m == "half" ? at::kHalf
+                                : m == "long" ? at::kLong : m == "int" ? at::kInt : at::kBool;
+            return IValue(self.to(st));
+        }
+        try {
+            return callAten("aten::" + m, pos, kw);
+        } catch (const CallError &) {
+            // x.view(2, 3), x.permute(1, 0), x.expand(4, -1, -1): pack the trailing ints.
+            if (pos.size() < 2)
+                throw;
+            c10::List<int64_t> packed;
+            for (size_t i = 1; i < pos.size(); ++i) {
+                if (!pos[i].isInt())
+                    throw;
+                packed.push_back(pos[i].toInt());
+            }
+            return callAten("aten::" + m, {pos[0], IValue(packed)}, kw);
+        }
+    }
+
+    IValue evalNode(const Node *n)
+    {
+        switch (n->op()) {
+        case OpKind::Placeholder: {
+            size_t i = 0;
+            for (Node *p = g.first(); p && p != n; p = p->next())
+                i += p->op() == OpKind::Placeholder;
+            if (i >= inputs.size())
+                throw CallError{"no input for placeholder #" + std::to_string(i)};
+            return IValue(inputs[i]);
+        }
+        case OpKind::GetAttr: return IValue(param(n->target()));
+        case OpKind::CallFunction: return callFunction(n);
+        case OpKind::CallMethod: return callMethod(n);
+        case OpKind::CallModule: return callModule(n);
+        case OpKind::Output: return natural(n->args()[0]);
+        }
+        return IValue();
+    }
+};
+
+void flattenTensors(const IValue &v, std::vector<at::Tensor> &out)
+{
+    if (v.isTensor())
+        out.push_back(v.toTensor());
+    else if (v.isList())
+        for (const auto &x : v.toListRef())
+            flattenTensors(x, out);
+    else if (v.isTuple())
+        for (const auto &x : v.toTupleRef().elements())
+            flattenTensors(x, out);
+    else if (v.isGenericDict())
+        for (const auto &kv : v.toGenericDict())
+            flattenTensors(kv.value(), out);
+}
+
+Diagnostic diag(std::string msg, std::string node = {})
+{
+    Diagnostic d;
+    d.node = std::move(node);
+    d.message = std::move(msg);
+    return d;
+}
+
+at::Tensor fromSafe(const io::SafeTensor &t)
+{
+    auto st = scalarType(io::fxlensDtype(t.dtype));
+    if (!st)
+        throw CallError{"unsupported dtype " + t.dtype};
+    return at::from_blob(const_cast<uint8_t *>(t.data.data()), t.shape, at::TensorOptions().dtype(*st)).clone();
+}
+
+io::SafeTensor toSafe(const at::Tensor &x)
+{
+    at::Tensor c = x.detach().to(at::kCPU).contiguous();
+    io::SafeTensor t;
+    t.dtype = io::safetensorsDtype(dtypeName(c.scalar_type()));
+    t.shape = c.sizes().vec();
+    const auto *p = static_cast<const uint8_t *>(c.data_ptr());
+    t.data.assign(p, p + c.nbytes());
+    return t;
+}
+
+} // namespace
+
+// --- Outputs / Runner -------------------------------------------------------------------------------
+
+class Outputs {
+public:
+    std::vector<at::Tensor> tensors;
+};
+
+struct Runner::Impl {
+    at::Device device = at::kCPU;
+    std::unordered_map<std::string, at::Tensor> params;
+    std::vector<at::Tensor> inputs;
+};
+
+Runner::Runner(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Runner::~Runner() = default;
+
+Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecOptions &opts)
+{
+    auto impl = std::make_unique<Impl>();
+    try {
+        impl->device = at::Device(opts.device);
+    } catch (const std::exception &) {
+        return diag("unknown device '" + opts.device + "' (cpu, cuda, cuda:N)");
+    }
+    if (impl->device.is_cuda() && !(at::hasCUDA() && at::getNumGPUs() > 0))
+        return diag("--device " + opts.device + " asked for CUDA, but no CUDA device is usable here (no GPU, or no driver); "
+                    "run on cpu or on a machine with a GPU");
+    try {
+        auto gen = at::make_generator<at::CPUGeneratorImpl>(opts.seed);
+        // Weights: an explicit file, the graph's side file, then seeded random values.
+        std::map<std::string, io::SafeTensor> file;
+        std::string wpath = opts.weightsFile;
+        if (wpath.empty() && !ref.weightsFile.empty()) {
+            std::string dir = opts.graphDir;
+            if (dir.empty() && !ref.sourcePath.empty())
+                dir = std::filesystem::path(ref.sourcePath).parent_path().string();
+            wpath = (std::filesystem::path(dir) / ref.weightsFile).string();
+        }
+        if (!wpath.empty()) {
+            auto r = io::readSafetensors(wpath);
+            if (!r)
+                return r.error();
+            file = std::move(r.value());
+        }
+        auto lookup = [&](const std::string &name) -> const io::SafeTensor * {
+            for (const std::string &k : {name, "weight:" + name}) {
+                auto it = file.find(k);
+                if (it != file.end())
+                    return &it->second;
+            }
+            return nullptr;
+        };
+        for (const auto &p : ref.params) {
+            at::Tensor t;
+            if (const auto *s = lookup(p.name)) {
+                t = fromSafe(*s);
+            } else {
+                auto st = scalarType(p.dtype).value_or(at::kFloat);
+                const std::string &n = p.name;
+                if (!at::isFloatingType(st))
+                    t = at::zeros(p.shape, at::TensorOptions().dtype(st));
+                else if (n.size() >= 11 && n.compare(n.size() - 11, 11, "running_var") == 0)
+                    t = at::rand(p.shape, gen, at::TensorOptions().dtype(st)) + 0.5;
+                else
+                    t = at::randn(p.shape, gen, at::TensorOptions().dtype(st)) * 0.1;
+            }
+            impl->params[p.name] = t.to(impl->device);
+        }
+        // Inputs: an explicit file, else random from each placeholder's meta.
+        std::map<std::string, io::SafeTensor> in;
+        if (!opts.inputsFile.empty()) {
+            auto r = io::readSafetensors(opts.inputsFile);
+            if (!r)
+                return r.error();
+            in = std::move(r.value());
+        }
+        size_t i = 0;
+        for (Node *n = ref.first(); n; n = n->next()) {
+            if (n->op() != OpKind::Placeholder)
+                continue;
+            std::string key = "input:" + std::to_string(i++);
+            at::Tensor t;
+            if (!in.empty()) {
+                auto it = in.find(key);
+                if (it == in.end())
+                    return diag("no tensor '" + key + "' in " + opts.inputsFile, n->name());
+                t = fromSafe(it->second);
+            } else {
+                const auto &val = n->meta().val;
+                if (!val.isTensor())
+                    return diag("placeholder has no tensor meta: cannot make a random input (pass --inputs)", n->name());
+                auto sizes = val.tensor.sizes();
+                for (auto s : sizes)
+                    if (s < 0)
+                        return diag("placeholder has a symbolic shape: pass --inputs", n->name());
+                auto st = scalarType(val.tensor.dtype).value_or(at::kFloat);
+                if (at::isFloatingType(st))
+                    t = at::randn(sizes, gen, at::TensorOptions().dtype(st));
+                else if (st == at::kBool)
+                    t = at::randint(0, 2, sizes, gen, at::TensorOptions().dtype(at::kLong)).to(at::kBool);
+                else {
+                    // Integer inputs are usually indices: keep them below the smallest embedding table.
+                    int64_t high = 16;
+                    for (const auto &p : ref.params)
+                        if (p.shape.size() == 2 && p.name.find("emb") != std::string::npos)
+                            high = std::min(high, p.shape[0]);
+                    t = at::randint(0, high, sizes, gen, at::TensorOptions().dtype(st));
+                }
+            }
+            impl->inputs.push_back(t.to(impl->device));
+        }
+    } catch (const std::exception &e) {
+        return diag("preparing inputs and weights: " + firstLine(e.what()));
+    }
+    return std::unique_ptr<Runner>(new Runner(std::move(impl)));
+}
+
+Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g)
+{
+    Interp it{g, m_impl->params, m_impl->inputs, std::vector<IValue>(g.idBound())};
+    at::NoGradGuard noGrad;
+    auto out = std::make_shared<Outputs>();
+    for (Node *n = g.first(); n; n = n->next()) {
+        try {
+            it.env[n->id()] = it.evalNode(n);
+        } catch (const CallError &e) {
+            return diag(n->target() + ": " + e.message, n->name());
+        } catch (const std::exception &e) {
+            return diag(n->target() + ": " + firstLine(e.what()), n->name());
+        }
+        if (n->op() == OpKind::Output)
+            flattenTensors(it.env[n->id()], out->tensors);
+        // Free values nobody will read again is left to the caller's graph size: fine for tests.
+    }
+    return out;
+}
+
+std::vector<OutputInfo> Runner::describe(const Outputs &o) const
+{
+    std::vector<OutputInfo> out;
+    for (const auto &t : o.tensors) {
+        OutputInfo i;
+        i.dtype = dtypeName(t.scalar_type());
+        i.shape = t.sizes().vec();
+        i.absSum = t.numel() ? t.to(at::kDouble).abs().sum().item<double>() : 0.0;
+        out.push_back(i);
+    }
+    return out;
+}
+
+static OutputDiff diffOne(size_t k, const at::Tensor &e, const at::Tensor &a)
+{
+    OutputDiff d;
+    d.index = k;
+    d.dtype = dtypeName(a.scalar_type());
+    d.shape = a.sizes().vec();
+    if (e.sizes() != a.sizes()) {
+        d.note = "shape " + c10::str(a.sizes()) + " != expected " + c10::str(e.sizes());
+        return d;
+    }
+    if (e.scalar_type() != a.scalar_type()) {
+        d.note = "dtype " + dtypeName(a.scalar_type()) + " != expected " + dtypeName(e.scalar_type());
+        return d;
+    }
+    at::Tensor ed = e.to(at::kCPU).to(at::kDouble), ad = a.to(at::kCPU).to(at::kDouble);
+    if (ed.numel() == 0) {
+        d.pass = true;
+        return d;
+    }
+    at::Tensor diff = (ad - ed).abs();
+    d.maxAbs = diff.max().item<double>();
+    d.maxRel = (diff / ed.abs().clamp_min(1e-12)).max().item<double>();
+    const auto st = a.scalar_type();
+    if (st == at::kFloat) {
+        d.rtol = 1e-4;
+        d.atol = 1e-5;
+    } else if (st == at::kDouble) {
+        d.rtol = 1e-7;
+        d.atol = 1e-9;
+    } else if (st == at::kHalf || st == at::kBFloat16) {
+        d.rtol = 1e-2;
+        d.atol = 1e-3;
+    }
+    // Tolerances scale with the output's magnitude (a sum of 10^4 terms rounds differently).
+    double scale = std::max(1.0, ed.abs().max().item<double>());
+    bool nanMismatch = (ed.isnan() != ad.isnan()).any().item<bool>();
+    d.pass = !nanMismatch && (diff <= d.atol * scale + d.rtol * ed.abs()).logical_or(ed.isnan()).all().item<bool>();
+    if (nanMismatch)
+        d.note = "NaN in one output but not the other";
+    else if (ed.isnan().any().item<bool>())
+        d.note = "NaN in both outputs (compared where finite)";
+    return d;
+}
+
+VerifyReport Runner::compare(const Outputs &expected, const Outputs &actual) const
+{
+    VerifyReport r;
+    r.pass = expected.tensors.size() == actual.tensors.size();
+    for (size_t k = 0; k < std::min(expected.tensors.size(), actual.tensors.size()); ++k) {
+        r.outputs.push_back(diffOne(k, expected.tensors[k], actual.tensors[k]));
+        r.pass = r.pass && r.outputs.back().pass;
+    }
+    if (expected.tensors.size() != actual.tensors.size()) {
+        OutputDiff d;
+        d.note = std::to_string(actual.tensors.size()) + " outputs, expected " + std::to_string(expected.tensors.size());
+        r.outputs.push_back(d);
+    }
+    return r;
+}
+
+Result<VerifyReport> Runner::compareWithFile(const Outputs &actual, const std::string &path) const
+{
+    auto f = io::readSafetensors(path);
+    if (!f)
+        return f.error();
+    Outputs expected;
+    try {
+        for (size_t k = 0;; ++k) {
+            auto it = f.value().find("output:" + std::to_string(k));
+            if (it == f.value().end())
+                break;
+            expected.tensors.push_back(fromSafe(it->second));
+        }
+    } catch (const std::exception &e) {
+        return diag(path + ": " + firstLine(e.what()));
+    }
+    if (expected.tensors.empty())
+        return diag(path + ": no tensors named output:0, output:1, ...");
+    return compare(expected, actual);
+}
+
+Result<bool> Runner::saveOutputs(const Outputs &o, const std::string &path) const
+{
+    std::map<std::string, io::SafeTensor> m;
+    for (size_t k = 0; k < o.tensors.size(); ++k)
+        m["output:" + std::to_string(k)] = toSafe(o.tensors[k]);
+    return io::writeSafetensors(m, path);
+}
+
+std::string VerifyReport::summary() const
+{
+    std::ostringstream s;
+    for (const auto &o : outputs) {
+        s << "output " << o.index << ": ";
+        if (!o.note.empty())
+            s << o.note;
+        else
+            s << o.dtype << " max abs err " << o.maxAbs << ", max rel err " << o.maxRel << " (atol " << o.atol << ", rtol " << o.rtol
+              << ")";
+        s << (o.pass ? "  ok" : "  MISMATCH") << "\n";
+    }
+    s << (pass ? "outputs match\n" : "outputs differ\n");
+    return s.str();
+}
+
+Result<VerifyReport> verifyGraphs(const ir::Graph &a, const ir::Graph &b, const ExecOptions &opts)
+{
+    auto r = Runner::create(a, opts);
+    if (!r)
+        return r.error();
+    auto oa = r.value()->run(a);
+    if (!oa)
+        return oa.error();
+    auto ob = r.value()->run(b);
+    if (!ob)
+        return ob.error();
+    return r.value()->compare(*oa.value(), *ob.value());
+}
+
+std::function<std::string(const ir::Graph &)> makeStepVerifier(const ir::Graph &original, const ExecOptions &opts, std::string &error)
+{
+    auto r = Runner::create(original, opts);
+    if (!r) {
+        error = r.error().toString();
+        return nullptr;
+    }
+    std::shared_ptr<Runner> runner(std::move(r.value()));
+    auto ref = runner->run(original);
+    if (!ref) {
+        error = ref.error().toString();
+        return nullptr;
+    }
+    std::shared_ptr<Outputs> expected = ref.value();
+    return [runner, expected](const ir::Graph &g) -> std::string {
+        auto o = runner->run(g);
+        if (!o)
+            return "the new version does not run: " + o.error().toString();
+        auto rep = runner->compare(*expected, *o.value());
+        if (rep.pass)
+            return {};
+        for (const auto &d : rep.outputs)
+            if (!d.pass)
+                return "output " + std::to_string(d.index) + " changed: " +
+                       (d.note.empty() ? "max abs err " + std::to_string(d.maxAbs) + ", max rel err " + std::to_string(d.maxRel) : d.note);
+        return "outputs changed";
+    };
+}
+
+} // namespace fxlens::exec

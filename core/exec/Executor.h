@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// Executor: runs any graph version natively through LibTorch (no Python at run time), and verifies
+// that two versions compute the same outputs. No LibTorch type appears in this header.
+#pragma once
+
+#include "ir/Graph.h"
+#include "util/Diagnostic.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fxlens::exec {
+
+struct ExecOptions {
+    std::string device = "cpu"; ///< "cpu", "cuda", "cuda:1"
+    uint64_t seed = 0;          ///< random inputs and (missing) weights
+    /// safetensors with parameter values by name ("<name>" or "weight:<name>"). Empty: the graph's
+    /// own side file when it has one, else seeded random values from the recorded shapes.
+    std::string weightsFile;
+    /// safetensors with inputs "input:0", "input:1", ... in placeholder order. Empty: seeded random
+    /// tensors from each placeholder's meta.
+    std::string inputsFile;
+    /// Directory the graph file was read from (resolves the graph's relative weights file).
+    std::string graphDir;
+};
+
+/// One output of a run, summarized (the values stay inside the executor).
+struct OutputInfo {
+    std::string dtype;
+    std::vector<int64_t> shape;
+    double absSum = 0;
+};
+
+struct OutputDiff {
+    size_t index = 0;
+    std::string dtype;
+    std::vector<int64_t> shape;
+    double maxAbs = 0, maxRel = 0;
+    double atol = 0, rtol = 0;
+    bool pass = false;
+    std::string note; ///< why it failed when not by value (shape, dtype, count)
+};
+
+struct VerifyReport {
+    bool pass = false;
+    std::vector<OutputDiff> outputs;
+    std::string summary() const; ///< one line per output plus a verdict
+};
+
+class Outputs;
+
+/// Holds one set of inputs and weights (prepared from a reference graph) and runs graph versions on
+/// them. Every failure (unknown op, bad arguments, kernel error, missing CUDA) is a Diagnostic that
+/// names the node and target; nothing throws.
+class Runner {
+public:
+    static Result<std::unique_ptr<Runner>> create(const ir::Graph &reference, const ExecOptions &opts);
+    ~Runner();
+
+    Result<std::shared_ptr<Outputs>> run(const ir::Graph &g);
+    std::vector<OutputInfo> describe(const Outputs &o) const;
+    /// Dtype-aware comparison: float32 rtol 1e-4 / atol 1e-5 (scaled by the output's magnitude),
+    /// float16/bfloat16 1e-2, integers and bools exact.
+    VerifyReport compare(const Outputs &expected, const Outputs &actual) const;
+    /// Compares with tensors "output:0", ... of a safetensors file (ground truth from PyTorch).
+    Result<VerifyReport> compareWithFile(const Outputs &actual, const std::string &path) const;
+    /// Writes outputs as "output:i" tensors (float32 etc. as they are) to a safetensors file.
+    Result<bool> saveOutputs(const Outputs &o, const std::string &path) const;
+
+    struct Impl;
+
+private:
+    explicit Runner(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+/// Runs `a` and `b` on the same inputs and weights (prepared from `a`) and compares their outputs.
+Result<VerifyReport> verifyGraphs(const ir::Graph &a, const ir::Graph &b, const ExecOptions &opts);
+
+/// A per-step check for the rewrite engine: runs the original graph once now, then compares every
+/// later version with it. Returns "" when the version passes, else the reason. nullptr + `error` when
+/// the original graph cannot run.
+std::function<std::string(const ir::Graph &)> makeStepVerifier(const ir::Graph &original, const ExecOptions &opts,
+                                                               std::string &error);
+
+} // namespace fxlens::exec
