@@ -349,9 +349,86 @@ bool bindSchema(const c10::FunctionSchema &s, const std::vector<IValue> &pos, co
     return true;
 }
 
+/// The overload that bound last time, by op name and the kinds of the values passed (the
+/// interpreter's hot path: a graph calls the same few ops thousands of times).
+struct OverloadCache {
+    std::mutex mutex;
+    std::unordered_map<std::string, std::pair<c10::OperatorHandle, bool>> map;
+    static OverloadCache &get()
+    {
+        static OverloadCache c;
+        return c;
+    }
+};
+
+std::string callKey(const std::string &name, const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw)
+{
+    std::string k = name;
+    for (const auto &v : pos) {
+        k += '|';
+        k += v.tagKind();
+        if (v.isList())
+            k += v.toListRef().empty() ? "" : v.toListRef()[0].tagKind();
+    }
+    for (const auto &[n, v] : kw) {
+        k += '|';
+        k += n;
+        k += '=';
+        k += v.tagKind();
+    }
+    return k;
+}
+
+IValue finish(const c10::OperatorHandle &op, std::vector<IValue> &stack)
+{
+    op.callBoxed(stack);
+    if (op.schema().returns().size() == 1)
+        return stack.empty() ? IValue() : stack[0];
+    return c10::ivalue::Tuple::create(std::move(stack));
+}
+
+/// Per node: the overload its call bound to last time (valid while the node's target is the same).
+struct Slot {
+    std::string target;
+    std::optional<c10::OperatorHandle> op;
+    bool lenient = false;
+};
+/// The slot of the node being evaluated; the first callAten of that node reads and fills it.
+thread_local Slot *t_slot = nullptr;
+
 /// Calls aten::`name` with the first overload the values bind to (strict pass, then lenient).
 IValue callAten(const std::string &name, const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw = {})
 {
+    Slot *slot = t_slot;
+    t_slot = nullptr;
+    if (slot && slot->op) {
+        std::vector<IValue> stack;
+        std::string why;
+        if (bindSchema(slot->op->schema(), pos, kw, slot->lenient, stack, why))
+            return finish(*slot->op, stack);
+    }
+    auto &cache = OverloadCache::get();
+    const std::string key = callKey(name, pos, kw);
+    {
+        std::optional<std::pair<c10::OperatorHandle, bool>> hit;
+        {
+            std::lock_guard<std::mutex> lock(cache.mutex);
+            auto it = cache.map.find(key);
+            if (it != cache.map.end())
+                hit = it->second;
+        }
+        if (hit) {
+            std::vector<IValue> stack;
+            std::string why;
+            if (bindSchema(hit->first.schema(), pos, kw, hit->second, stack, why)) {
+                if (slot) {
+                    slot->op = hit->first;
+                    slot->lenient = hit->second;
+                }
+                return finish(hit->first, stack);
+            }
+        }
+    }
     const auto *ops = OpTable::get().find(name);
     if (!ops || ops->empty())
         throw CallError{"no ATen operator " + name};
@@ -365,10 +442,15 @@ IValue callAten(const std::string &name, const std::vector<IValue> &pos, const s
                     firstWhy = op.schema().overload_name() + ": " + why;
                 continue;
             }
-            op.callBoxed(stack);
-            if (op.schema().returns().size() == 1)
-                return stack.empty() ? IValue() : stack[0];
-            return c10::ivalue::Tuple::create(std::move(stack));
+            {
+                std::lock_guard<std::mutex> lock(cache.mutex);
+                cache.map.insert_or_assign(key, std::make_pair(op, lenient));
+            }
+            if (slot) {
+                slot->op = op;
+                slot->lenient = lenient;
+            }
+            return finish(op, stack);
         }
     }
     throw CallError{"arguments fit no overload of " + name + " (" + firstWhy + ")"};
@@ -381,6 +463,7 @@ struct Interp {
     const std::unordered_map<std::string, at::Tensor> &params;
     const std::vector<at::Tensor> &inputs;
     std::vector<IValue> env; // by node id
+    std::unordered_map<const Node *, Slot> &slots;
 
     IValue natural(const Argument &a) const
     {
@@ -452,13 +535,13 @@ struct Interp {
     IValue getitem(const IValue &c, const IValue &idx) const
     {
         if (c.isList() || c.isTuple()) {
-            auto its = items(c);
             if (!idx.isInt())
                 throw CallError{"getitem on a sequence needs an int index"};
-            int64_t i = idx.toInt() < 0 ? idx.toInt() + int64_t(its.size()) : idx.toInt();
-            if (i < 0 || size_t(i) >= its.size())
-                throw CallError{"index " + std::to_string(idx.toInt()) + " out of range for " + std::to_string(its.size()) + " items"};
-            return its[size_t(i)];
+            const size_t n = c.isList() ? c.toListRef().size() : c.toTupleRef().elements().size();
+            int64_t i = idx.toInt() < 0 ? idx.toInt() + int64_t(n) : idx.toInt();
+            if (i < 0 || size_t(i) >= n)
+                throw CallError{"index " + std::to_string(idx.toInt()) + " out of range for " + std::to_string(n) + " items"};
+            return c.isList() ? c.toListRef()[size_t(i)] : c.toTupleRef().elements()[size_t(i)];
         }
         if (!c.isTensor())
             throw CallError{"getitem on a " + std::string(c.tagKind())};
@@ -640,7 +723,17 @@ struct Interp {
             return binary(op, natural(n->args()[0]), natural(n->args()[1]));
         }
         if (t.rfind("aten.", 0) == 0) {
-            // aten.name.overload: exactly that overload.
+            // aten.name.overload: exactly that overload (resolved once per node).
+            Slot *slot = t_slot;
+            t_slot = nullptr;
+            auto pos = positional(n);
+            auto kw = keywords(n);
+            if (slot && slot->op) {
+                std::vector<IValue> stack;
+                std::string why;
+                if (bindSchema(slot->op->schema(), pos, kw, slot->lenient, stack, why))
+                    return finish(*slot->op, stack);
+            }
             std::string rest = t.substr(5);
             auto dot = rest.find('.');
             std::string name = "aten::" + rest.substr(0, dot), overload = dot == std::string::npos ? "" : rest.substr(dot + 1);
@@ -651,13 +744,17 @@ struct Interp {
                 throw CallError{"no ATen operator " + name + (overload.empty() ? "" : "." + overload)};
             std::vector<IValue> stack;
             std::string why;
-            if (!bindSchema(h->schema(), positional(n), keywords(n), false, stack, why) &&
-                !bindSchema(h->schema(), positional(n), keywords(n), true, stack, why))
-                throw CallError{"arguments do not fit " + t + ": " + why};
-            h->callBoxed(stack);
-            if (h->schema().returns().size() == 1)
-                return stack[0];
-            return c10::ivalue::Tuple::create(std::move(stack));
+            bool lenient = false;
+            if (!bindSchema(h->schema(), pos, kw, false, stack, why)) {
+                lenient = true;
+                if (!bindSchema(h->schema(), pos, kw, true, stack, why))
+                    throw CallError{"arguments do not fit " + t + ": " + why};
+            }
+            if (slot) {
+                slot->op = *h;
+                slot->lenient = lenient;
+            }
+            return finish(*h, stack);
         }
         if (t == "builtins.getattr" || t == "getattr") {
             auto v = natural(n->args()[0]);
@@ -763,6 +860,14 @@ struct Interp {
 
     IValue evalNode(const Node *n)
     {
+        if (n->op() == OpKind::CallFunction || n->op() == OpKind::CallMethod || n->op() == OpKind::CallModule) {
+            Slot &slot = slots[n];
+            if (slot.target != n->target()) {
+                slot.target = n->target();
+                slot.op.reset();
+            }
+            t_slot = &slot;
+        }
         switch (n->op()) {
         case OpKind::Placeholder: {
             size_t i = 0;
@@ -835,6 +940,7 @@ public:
 
 struct Runner::Impl {
     at::Device device = at::kCPU;
+    std::unordered_map<const Node *, Slot> slots;
     std::unordered_map<std::string, at::Tensor> params;
     std::vector<at::Tensor> inputs;
 };
@@ -945,15 +1051,18 @@ Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecO
 
 Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g)
 {
-    Interp it{g, m_impl->params, m_impl->inputs, std::vector<IValue>(g.idBound())};
+    Interp it{g, m_impl->params, m_impl->inputs, std::vector<IValue>(g.idBound()), m_impl->slots};
     at::NoGradGuard noGrad;
     auto out = std::make_shared<Outputs>();
     for (Node *n = g.first(); n; n = n->next()) {
         try {
             it.env[n->id()] = it.evalNode(n);
+            t_slot = nullptr;
         } catch (const CallError &e) {
+            t_slot = nullptr;
             return diag(n->target() + ": " + e.message, n->name());
         } catch (const std::exception &e) {
+            t_slot = nullptr;
             return diag(n->target() + ": " + firstLine(e.what()), n->name());
         }
         if (n->op() == OpKind::Output)
@@ -961,6 +1070,14 @@ Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g)
         // Free values nobody will read again is left to the caller's graph size: fine for tests.
     }
     return out;
+}
+
+void Runner::synchronize() const
+{
+    if (m_impl->device.is_cuda()) {
+        // A tiny copy to the host waits for everything queued before it on the current stream.
+        (void)at::zeros({1}, at::TensorOptions().device(m_impl->device)).cpu();
+    }
 }
 
 std::vector<OutputInfo> Runner::describe(const Outputs &o) const

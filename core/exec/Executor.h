@@ -60,6 +60,8 @@ public:
     ~Runner();
 
     Result<std::shared_ptr<Outputs>> run(const ir::Graph &g);
+    /// Waits for the device's queued work (timing on CUDA).
+    void synchronize() const;
     std::vector<OutputInfo> describe(const Outputs &o) const;
     /// Dtype-aware comparison: float32 rtol 1e-4 / atol 1e-5 (scaled by the output's magnitude),
     /// float16/bfloat16 1e-2, integers and bools exact.
