@@ -93,5 +93,6 @@ constexpr size_t kThresholdToCat = 10;
 std::string registerNormalizations(PatternRegistry &r);
 std::string registerSplitCatPatterns(PatternRegistry &r);
 std::string registerAtenPatterns(PatternRegistry &r);
+std::string registerHorizontalPatterns(PatternRegistry &r);
 
 } // namespace fxlens::patterns

@@ -18,7 +18,14 @@ const std::vector<AnchorKey> kSplitKeys = {{OpKind::CallFunction, "torch.split"}
 const std::vector<AnchorKey> kCatKeys = {{OpKind::CallFunction, "torch.cat"},
                                          {OpKind::CallFunction, "torch.concat"},
                                          {OpKind::CallFunction, "aten.cat.default"}};
-const std::vector<AnchorKey> kStackKeys = {{OpKind::CallFunction, "torch.stack"}};
+const std::vector<AnchorKey> kStackKeys = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}};
+
+/// The tensor a call reads first (args[0] or its keyword: input / self / tensor).
+Node *firstInput(const Node *n)
+{
+    const Argument *a = n->arg(0, n->op() == OpKind::CallMethod ? "" : (isAten(n) ? "self" : "input"));
+    return a && a->isNode() ? a->toNode() : nullptr;
+}
 
 /// stack(ts, dim): the tensor list and the non-negative dim (against the output rank).
 struct StackView {
@@ -27,8 +34,8 @@ struct StackView {
 };
 std::optional<StackView> asStack(Node *n, MatchFailure &why)
 {
-    if (!n->is(OpKind::CallFunction, "torch.stack")) {
-        fail(why, n, "stack", "torch.stack", n->target());
+    if (!n->is(OpKind::CallFunction, "torch.stack") && !n->is(OpKind::CallFunction, "aten.stack.default")) {
+        fail(why, n, "stack", "torch.stack / aten.stack", n->target());
         return std::nullopt;
     }
     const Argument *list = n->arg(0, "tensors"), *d = n->arg(1, "dim");
@@ -451,18 +458,16 @@ public:
     StackUnbind()
     {
         name = "stack_unbind";
-        level = IrLevel::Torch;
-        anchors = {{OpKind::CallFunction, "torch.unbind"}, {OpKind::CallMethod, "unbind"}};
+        anchors = {{OpKind::CallFunction, "torch.unbind"}, {OpKind::CallMethod, "unbind"}, {OpKind::CallFunction, "aten.unbind.int"}};
         benefit = 45;
         labels = {"vertical"};
         description = "u = unbind(stack([t0..tn], d), d); y = u[i] -> y = ti";
     }
     bool match(Node *n, Match &m, MatchFailure &why) const override
     {
-        const Argument *in = n->arg(0, n->op() == OpKind::CallMethod ? "" : "input");
-        if (!in || !in->isNode())
+        Node *st = firstInput(n);
+        if (!st)
             return fail(why, n, "unbind input", "a node", "none");
-        Node *st = in->toNode();
         auto sv = asStack(st, why);
         if (!sv)
             return false;
@@ -483,7 +488,7 @@ public:
     void rewrite(const Match &m, Rewriter &rw) const override
     {
         MatchFailure why;
-        Node *st = m.anchor->arg(0, m.anchor->op() == OpKind::CallMethod ? "" : "input")->toNode();
+        Node *st = firstInput(m.anchor);
         auto sv = *asStack(st, why);
         std::vector<std::vector<Node *>> items;
         getItemUsers(m.anchor, items, sv.inputs.size());
@@ -505,7 +510,6 @@ public:
     UnbindStack(bool wantFull) : full(wantFull)
     {
         name = full ? "unbind_stack" : "unbind_stack_to_slices";
-        level = IrLevel::Torch;
         anchors = kStackKeys;
         benefit = full ? 44 : 43;
         labels = {"vertical"};
@@ -537,7 +541,7 @@ public:
         MatchFailure why;
         auto sv = *asStack(m.anchor, why);
         auto r = unbindRuns(sv.inputs)[0];
-        Emit e = emitAt(rw, m.anchor, m.anchor, false, {m.anchor->name()});
+        Emit e = emitAt(rw, m.anchor, m.anchor, isAten(m.anchor), {m.anchor->name()});
         Node *t = e.narrow(r.src, r.dim, r.firstIndex, int64_t(r.len));
         Node *y = e.movedim(t, r.dim, sv.dim);
         rw.replaceAllUsesWith(m.anchor, y);
@@ -697,7 +701,6 @@ public:
     SplitStackToCats()
     {
         name = "split_stack_to_cats";
-        level = IrLevel::Torch;
         anchors = kStackKeys;
         benefit = 32;
         labels = {"vertical"};
@@ -724,7 +727,7 @@ public:
         auto sv = *asStack(m.anchor, why);
         PieceRun run = pieceRuns(sv.inputs, -1, false)[0];
         const SplitView &s = run.split;
-        Emit e = emitAt(rw, m.anchor, m.anchor, false, {m.anchor->name()});
+        Emit e = emitAt(rw, m.anchor, m.anchor, isAten(m.anchor), {m.anchor->name()});
         Node *t = e.narrow(s.input, s.dim, run.offset, run.width);
         auto shape = *staticShape(t);
         int64_t w = s.sizes[size_t(run.firstIndex)];
@@ -991,6 +994,53 @@ public:
     void rewrite(const Match &m, Rewriter &rw) const override { rw.eraseIfDead(m.anchor); }
 };
 
+/// dedupe_views: two identical view-like calls on the same inputs are one (fusion and the vertical
+/// patterns each view an input on their own; eager execution pays for every copy).
+class DedupeViews : public Pattern {
+public:
+    DedupeViews()
+    {
+        name = "dedupe_views";
+        anchors = {{OpKind::CallFunction, ""}, {OpKind::CallMethod, ""}};
+        benefit = 2;
+        labels = {"vertical"};
+        description = "y1 = view_op(x, a); y2 = view_op(x, a) -> y2 := y1 (reshape, movedim, permute, slice, getitem, stack, ...)";
+    }
+    static Node *twin(Node *n)
+    {
+        if (!RemoveDeadViews::pure(n))
+            return nullptr;
+        auto ins = n->inputNodes();
+        if (ins.empty())
+            return nullptr;
+        Graph &g = *n->graph();
+        for (Node *m : ins[0]->users())
+            if (m != n && m->op() == n->op() && m->target() == n->target() && m->args() == n->args() && m->kwargs() == n->kwargs() &&
+                g.before(m, n))
+                return m;
+        return nullptr;
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        if (!RemoveDeadViews::pure(n))
+            return fail(why, n, "target", "a view-like op without side effects", n->target());
+        Node *t = twin(n);
+        if (!t)
+            return fail(why, n, "twin", "an earlier identical call on the same inputs", "none");
+        m.nodes = {n, t};
+        m.removes = {n};
+        m.summary = "replace " + n->name() + " by its twin " + t->name();
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        if (Node *t = twin(m.anchor)) {
+            rw.replaceAllUsesWith(m.anchor, t);
+            rw.eraseIfDead(m.anchor);
+        }
+    }
+};
+
 } // namespace
 
 // --- run finders ----------------------------------------------------------------------------------
@@ -1089,6 +1139,7 @@ std::string registerSplitCatPatterns(PatternRegistry &r)
     add(std::make_unique<StackUnbind>());
     add(std::make_unique<FoldView>());
     add(std::make_unique<RemoveDeadViews>());
+    add(std::make_unique<DedupeViews>());
     return err;
 }
 
@@ -1099,6 +1150,8 @@ std::string registerVerticalPatterns(PatternRegistry &r)
         err = registerSplitCatPatterns(r);
     if (err.empty())
         err = registerAtenPatterns(r);
+    if (err.empty())
+        err = registerHorizontalPatterns(r);
     return err;
 }
 

@@ -198,6 +198,17 @@ std::optional<UnbindPiece> asUnbindPiece(Node *n)
             return std::nullopt;
         bool unbind = u->is(OpKind::CallFunction, "torch.unbind") || u->is(OpKind::CallMethod, "unbind") ||
                       u->is(OpKind::CallFunction, "aten.unbind.int");
+        if (!unbind && u->meta().val.isTensor()) {
+            // x[i] on a tensor: the i-th slice along dim 0.
+            auto shape = staticShape(u);
+            if (!shape || shape->empty())
+                return std::nullopt;
+            p.src = u;
+            p.dim = 0;
+            if (p.index >= (*shape)[0])
+                return std::nullopt;
+            return p;
+        }
         const Argument *in = u->arg(0, u->op() == OpKind::CallMethod ? "" : (u->target()[0] == 'a' ? "self" : "input"));
         if (!unbind || !in || !in->isNode())
             return std::nullopt;

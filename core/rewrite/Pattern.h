@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace fxlens::rewrite {
@@ -24,8 +25,19 @@ struct AnchorKey {
     bool operator==(const AnchorKey &o) const { return op == o.op && target == o.target; }
 };
 
+/// What the engine offers a pattern while it matches: the anchor index (graph-level patterns such as
+/// horizontal fusion look for their group there) and a counter that changes with every edit (for
+/// caches of whole-graph analyses).
+class MatchContext {
+public:
+    virtual ~MatchContext() = default;
+    virtual const std::unordered_set<Node *> &nodesWithKey(const AnchorKey &k) const = 0;
+    virtual uint64_t editCount() const = 0;
+};
+
 /// A successful match: data the debugger shows before anything changes.
 struct Match {
+    const MatchContext *context = nullptr; ///< set by the engine before match()
     std::string pattern;
     Node *anchor = nullptr;
     std::vector<Node *> nodes;      ///< graph nodes the pattern matched (anchor included)
@@ -57,6 +69,10 @@ public:
     IrLevel level = IrLevel::Both;
     std::vector<AnchorKey> anchors;
     int benefit = 1; ///< higher first
+    /// The driver runs phase 0 to its fixpoint, then enables phase 1 (and so on), keeping earlier
+    /// phases active: horizontal fusion (phase 1) sees the straightened graph and vertical patterns
+    /// then clean up what fusion leaves.
+    int phase = 0;
     std::vector<std::string> labels; ///< vertical, horizontal, normalization, user
     std::string description;
 

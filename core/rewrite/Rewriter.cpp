@@ -2,6 +2,9 @@
 // Rewriter and its reversible edit log.
 #include "rewrite/Rewriter.h"
 
+#include <unordered_map>
+#include <unordered_set>
+
 namespace fxlens::rewrite {
 
 Node *Rewriter::create(ir::OpKind op, std::string target, std::vector<Argument> args,
@@ -50,6 +53,56 @@ void Rewriter::replaceAllUsesWith(Node *from, Node *to)
         l->notifyNodeReplaced(from, to);
 }
 
+namespace {
+Argument substitute(const Argument &a, const std::unordered_map<const Node *, Node *> &map)
+{
+    if (a.isNode()) {
+        auto it = map.find(a.toNode());
+        return it == map.end() ? a : Argument::node(it->second);
+    }
+    if (a.items().empty() && a.entries().empty())
+        return a;
+    Argument c = a;
+    for (auto &x : c.items())
+        x = substitute(x, map);
+    for (auto &kv : c.entries())
+        kv.second = substitute(kv.second, map);
+    return c;
+}
+} // namespace
+
+void Rewriter::replaceAllUsesWith(const std::vector<std::pair<Node *, Node *>> &pairs)
+{
+    std::unordered_map<const Node *, Node *> map;
+    std::vector<Node *> users;
+    std::unordered_set<Node *> seen;
+    for (const auto &[from, to] : pairs) {
+        map[from] = to;
+        for (Node *u : from->users())
+            if (seen.insert(u).second)
+                users.push_back(u);
+    }
+    for (Node *u : users) {
+        std::vector<Argument> args;
+        args.reserve(u->args().size());
+        for (const auto &a : u->args())
+            args.push_back(substitute(a, map));
+        std::vector<std::pair<std::string, Argument>> kwargs;
+        for (const auto &kv : u->kwargs())
+            kwargs.emplace_back(kv.first, substitute(kv.second, map));
+        Edit e{Edit::Kind::SetInputs, u, nullptr, u->args(), args, u->kwargs(), kwargs};
+        m_g.setInputs(u, std::move(args), std::move(kwargs));
+        m_edits.push_back(std::move(e));
+        m_touched.push_back(u);
+    }
+    for (const auto &[from, to] : pairs) {
+        m_touched.push_back(to);
+        m_touched.push_back(from);
+        for (auto *l : m_listeners)
+            l->notifyNodeReplaced(from, to);
+    }
+}
+
 bool Rewriter::erase(Node *n)
 {
     if (!n->users().empty() || n->isErased())
@@ -64,6 +117,17 @@ bool Rewriter::erase(Node *n)
     for (Node *in : inputs)
         m_touched.push_back(in);
     return true;
+}
+
+void Rewriter::moveBefore(Node *n, Node *before)
+{
+    if (n == before || n->next() == before)
+        return;
+    Edit e{Edit::Kind::Move, n, n->next(), {}, {}, {}, {}};
+    e.movedBefore = before;
+    m_g.moveBefore(n, before);
+    m_edits.push_back(std::move(e));
+    m_touched.push_back(n);
 }
 
 void Rewriter::eraseIfDead(Node *n)
@@ -92,6 +156,7 @@ void Rewriter::undo(Graph &g, const std::vector<Edit> &edits)
         case Edit::Kind::Insert: g.erase(it->node); break;
         case Edit::Kind::Erase: g.restore(it->node, it->before); break;
         case Edit::Kind::SetInputs: g.setInputs(it->node, it->oldArgs, it->oldKwargs); break;
+        case Edit::Kind::Move: g.moveBefore(it->node, it->before); break;
         }
     }
 }
@@ -103,6 +168,7 @@ void Rewriter::redo(Graph &g, const std::vector<Edit> &edits)
         case Edit::Kind::Insert: g.restore(e.node, e.before); break;
         case Edit::Kind::Erase: g.erase(e.node); break;
         case Edit::Kind::SetInputs: g.setInputs(e.node, e.newArgs, e.newKwargs); break;
+        case Edit::Kind::Move: g.moveBefore(e.node, e.movedBefore); break;
         }
     }
 }

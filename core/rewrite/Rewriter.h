@@ -17,12 +17,13 @@ using ir::Node;
 
 /// One reversible edit. Erased nodes stay alive in the graph's arena, so pointers stay valid.
 struct Edit {
-    enum class Kind { Insert, Erase, SetInputs };
+    enum class Kind { Insert, Erase, SetInputs, Move };
     Kind kind;
     Node *node;
-    Node *before = nullptr; ///< Insert/Erase: the node that followed `node` (nullptr = end)
+    Node *before = nullptr; ///< Insert/Erase/Move: the node that followed `node` before the edit (nullptr = end)
     std::vector<Argument> oldArgs, newArgs;
     std::vector<std::pair<std::string, Argument>> oldKwargs, newKwargs;
+    Node *movedBefore = nullptr; ///< Move: the node `node` was moved in front of (nullptr = end)
 };
 
 /// Observes what the engine does (the debugger's event log, the CLI trace, tests).
@@ -59,8 +60,13 @@ public:
     void setInputs(Node *n, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs);
     /// Replaces every use of `from` by `to` (users' edits are recorded one by one).
     void replaceAllUsesWith(Node *from, Node *to);
+    /// Many replacements at once: each user is edited (and recorded) once, however many of the
+    /// replaced nodes it reads (a cat of N fused outputs: one edit, not N).
+    void replaceAllUsesWith(const std::vector<std::pair<Node *, Node *>> &pairs);
     /// Erases a node without users.
     bool erase(Node *n);
+    /// Moves a node in program order (the caller keeps the order topological).
+    void moveBefore(Node *n, Node *before);
     /// Erases `n` if unused, then its inputs that became unused (a small dead-code sweep).
     void eraseIfDead(Node *n);
 

@@ -95,6 +95,11 @@ std::map<Key, OpSchema> build()
     fn({"torch.nn.functional.linear"}, {{req("input"), req("weight"), opt("bias", N())}});
     fn({"torch.nn.functional.layer_norm"},
        {{req("input"), req("normalized_shape"), opt("weight", N()), opt("bias", N()), opt("eps", F(1e-5))}});
+    fn({"aten.native_layer_norm.default"}, {{req("self"), req("normalized_shape"), req("weight"), req("bias"), req("eps")}});
+    fn({"aten.layer_norm.default"},
+       {{req("input"), req("normalized_shape"), opt("weight", N()), opt("bias", N()), opt("eps", F(1e-5)), opt("cudnn_enable", B(true))}});
+    fn({"aten.sigmoid.default", "aten.detach.default"}, {{req("self")}});
+    fn({"aten.stack.default"}, {{req("tensors"), opt("dim", I(0))}});
     fn({"torch.functional.einsum", "torch.einsum"}, {{req("equation"), req("operands")}, 1});
     fn({"operator.getitem"}, {{req("a"), req("b")}});
     return t;

@@ -3,8 +3,15 @@
 #include "rewrite/Session.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace fxlens::rewrite {
+
+namespace {
+/// One clock for all sessions, so that an edit count never repeats (caches keyed on it stay valid
+/// across sessions that reuse an address).
+std::atomic<uint64_t> g_editClock{0};
+} // namespace
 
 const char *stopReasonName(StopReason r)
 {
@@ -18,7 +25,7 @@ const char *stopReasonName(StopReason r)
 }
 
 Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig cfg)
-    : m_g(g), m_patterns(std::move(patterns)), m_cfg(cfg)
+    : m_g(g), m_patterns(std::move(patterns)), m_cfg(cfg), m_edits(++g_editClock)
 {
     // A pattern written for one IR level never runs on a graph of the other.
     const bool aten = g.irLevel == "aten";
@@ -29,6 +36,8 @@ Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig 
                      m_patterns.end());
     std::stable_sort(m_patterns.begin(), m_patterns.end(),
                      [](const Pattern *a, const Pattern *b) { return a->benefit > b->benefit; });
+    for (const Pattern *p : m_patterns)
+        m_maxPhase = std::max(m_maxPhase, p->phase);
     for (const Pattern *p : m_patterns)
         for (const auto &k : p->anchors)
             (k.target.empty() ? m_anyTarget[k.op] : m_byKey[k]).push_back(p);
@@ -77,12 +86,14 @@ void Session::reindex(Node *n)
 
 void Session::notifyNodeInserted(Node *n)
 {
+    m_edits = ++g_editClock;
     reindex(n);
     enqueue(n);
 }
 
 void Session::notifyNodeErased(Node *n)
 {
+    m_edits = ++g_editClock;
     // Called before the node is unlinked: drop it from its key by hand.
     if (n->id() < m_entryOf.size() && m_entryOf[n->id()]) {
         m_entryOf[n->id()]->second.erase(n);
@@ -92,6 +103,7 @@ void Session::notifyNodeErased(Node *n)
 
 void Session::notifyNodeChanged(Node *n)
 {
+    m_edits = ++g_editClock;
     reindex(n); // the target may have changed
     enqueue(n);
 }
@@ -154,13 +166,18 @@ void Session::enqueue(Node *n)
 std::vector<Match> Session::candidates(size_t limit)
 {
     std::vector<Match> out;
+    if (m_sweep.empty() && m_revisit.empty())
+        nextPhase(); // what the driver would do next
     std::vector<Node *> order(m_sweep.rbegin(), m_sweep.rend());
     order.insert(order.end(), m_revisit.begin(), m_revisit.end());
     for (Node *n : order) {
         if (n->isErased())
             continue;
         for (const Pattern *p : patternsFor(n)) {
+            if (p->phase > m_phase)
+                continue;
             Match m;
+            m.context = this;
             MatchFailure why;
             if (!m_skipped.count({p, n->id()}) && p->match(n, m, why)) {
                 m.pattern = p->name;
@@ -267,6 +284,7 @@ bool Session::apply(const Match &m)
         return false;
     // Re-match on the current graph: the caller's match may be stale.
     Match fresh;
+    fresh.context = this;
     MatchFailure why;
     if (!p->match(m.anchor, fresh, why)) {
         m_lastError = "no longer matches: " + why.toString();
@@ -330,9 +348,10 @@ bool Session::checkout(size_t v)
 bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bool &hitBreakpoint)
 {
     for (const Pattern *p : patternsFor(n)) {
-        if (m_skipped.count({p, n->id()}))
+        if (p->phase > m_phase || m_skipped.count({p, n->id()}))
             continue;
         Match m;
+        m.context = this;
         MatchFailure why;
         ++stats->attempts;
         if (!p->match(n, m, why)) {
@@ -358,12 +377,24 @@ bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bo
     return false;
 }
 
+bool Session::nextPhase()
+{
+    if (m_phase >= m_maxPhase)
+        return false;
+    ++m_phase;
+    m_sweeping = true;
+    for (Node *n = m_g.first(); n; n = n->next())
+        enqueue(n);
+    m_sweeping = false;
+    return true;
+}
+
 RunResult Session::run()
 {
     RunResult r;
     auto t0 = std::chrono::steady_clock::now();
     size_t iter = 0;
-    while (!m_sweep.empty() || !m_revisit.empty()) {
+    while (!m_sweep.empty() || !m_revisit.empty() || nextPhase()) {
         if (r.steps >= m_cfg.maxSteps) {
             r.reason = StopReason::StepLimit;
             break;

@@ -55,7 +55,7 @@ struct SessionConfig {
     std::function<std::string(const Graph &)> verify;
 };
 
-class Session : private ir::GraphObserver {
+class Session : public MatchContext, private ir::GraphObserver {
 public:
     Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig cfg = {});
     ~Session() override;
@@ -85,7 +85,8 @@ public:
     const std::string &lastError() const { return m_lastError; }
 
     /// Index (op, target) -> live nodes, kept current under every edit.
-    const std::unordered_set<Node *> &nodesWithKey(const AnchorKey &k) const;
+    const std::unordered_set<Node *> &nodesWithKey(const AnchorKey &k) const override;
+    uint64_t editCount() const override { return m_edits; }
 
 private:
     void notifyNodeInserted(Node *n) override;
@@ -117,6 +118,11 @@ private:
     std::vector<Node *> m_sweep;   ///< first sweep, popped from the back (reverse program order)
     std::deque<Node *> m_revisit;  ///< nodes touched by rewrites (or undo/redo), first in first out
     bool m_sweeping = true;
+    int m_phase = 0;
+    int m_maxPhase = 0;
+    /// Starts the next phase: every live node is swept again. False when there is none.
+    bool nextPhase();
+    uint64_t m_edits = 0; ///< from a clock shared by all sessions
     std::vector<uint8_t> m_queued; ///< by node id
     std::set<std::pair<const Pattern *, uint32_t>> m_skipped; ///< (pattern, anchor id); ids survive undo
     std::vector<Step> m_history;

@@ -182,6 +182,9 @@ CASES: List[Case] = [
     Case("fold_view_pos", "fold_view", lambda x: torch.relu(x.reshape(B, 2, 3).reshape(B, 6, 1)), [(B, 6)]),
     Case("fold_view_neg", "fold_view", lambda x: torch.relu(x.reshape(B, 2, 3)), [(B, 6)], reason="same shape or another view"),
     Case("remove_dead_views_pos", "remove_dead_views", lambda x: torch.relu(torch.split(x, 2, 1)[1]), [(B, 4)], edit=_dead_getitem),
+    Case("dedupe_views_pos", "dedupe_views", lambda x: x.reshape(B, 2, 2) + x.reshape(B, 2, 2).sum(), [(B, 4)]),
+    Case("dedupe_views_neg", "dedupe_views", lambda x: x.reshape(B, 2, 2) + x.reshape(B, 4, 1).sum(), [(B, 4)],
+         reason="an earlier identical call"),
     Case("remove_dead_views_neg", "remove_dead_views", lambda x: torch.relu(x) + 1, [(B, 4)], reason="view-like op", edit=_dead_relu),
     # --- ATen only ---
     Case("merge_unbind_stack_aten_pos", "merge_unbind_stack_aten", lambda x: torch.relu(torch.cat([x[:, i].unsqueeze(1) for i in range(3)], 1)),
@@ -203,6 +206,79 @@ CASES: List[Case] = [
     Case("decompose_bmm_pos", "decompose_bmm", lambda a, b: torch.bmm(a, b) + 1, [(10240, 4, 8), (10240, 8, 4)], ("aten",)),
     Case("decompose_bmm_neg", "decompose_bmm", lambda a, b: torch.bmm(a, b) + 1, [(16, 4, 8), (16, 8, 4)], ("aten",), reason="batch >= 10240"),
 ]
+
+# --- horizontal fusion: five independent, identical ops (Inductor's min_fuse_set_size) ---
+K = 5
+
+
+def _unary(op, k=K):
+    return lambda x: [op(x[i]) for i in range(k)]
+
+
+def _relu_then_inplace(x):
+    out = []
+    for i in range(K):
+        y = torch.relu(x[i])
+        y.add_(1)
+        out.append(y)
+    return out
+
+
+CASES += [
+    Case("batch_linear_pos", "batch_linear", lambda x, w, b: [F.linear(x[i], w[i], b[i]) for i in range(K)],
+         [(K, 4, 8), (K, 6, 8), (K, 6)], ("torch",)),
+    Case("batch_linear_neg", "batch_linear", lambda x, w, b: [F.linear(x[i], w[i], b[i]) for i in range(K - 1)],
+         [(K, 4, 8), (K, 6, 8), (K, 6)], ("torch",), reason="5 or more"),
+    Case("batch_layernorm_pos", "batch_layernorm", lambda x, w, b: [F.layer_norm(x[i], (8,), w[i], b[i]) for i in range(K)],
+         [(K, 4, 8), (K, 8), (K, 8)], ("torch",)),
+    Case("batch_layernorm_neg", "batch_layernorm", lambda x, w, b: [F.layer_norm(x[i], (8,), w[i], b[i], eps=1e-5 * (1 + i % 2))
+                                                                    for i in range(K)], [(K, 4, 8), (K, 8), (K, 8)], ("torch",),
+         reason="5 or more"),
+    Case("batch_tanh_pos", "batch_tanh", _unary(torch.tanh), [(K, 4, 8)], ("torch",)),
+    Case("batch_tanh_neg", "batch_tanh", _unary(torch.tanh, K - 1), [(K, 4, 8)], ("torch",), reason="5 or more"),
+    Case("batch_sigmoid_pos", "batch_sigmoid", _unary(torch.sigmoid), [(K, 4, 8)], ("torch",)),
+    Case("batch_sigmoid_neg", "batch_sigmoid", lambda x: [torch.sigmoid(x[i][: 2 + i % 2]) for i in range(K)], [(K, 4, 8)], ("torch",),
+         reason="5 or more"),
+    Case("batch_relu_pos", "batch_relu", _unary(torch.relu), [(K, 4, 8)], ("torch",)),
+    Case("batch_relu_neg", "batch_relu", _relu_then_inplace, [(K, 4, 8)], ("torch",), reason="in-place"),
+    Case("batch_detach_pos", "batch_detach", _unary(lambda t: t.detach() * 2), [(K, 4, 8)], ("torch",)),
+    Case("batch_detach_neg", "batch_detach", _unary(lambda t: t.detach() * 2, K - 2), [(K, 4, 8)], ("torch",), reason="5 or more"),
+    Case("batch_nan_to_num_pos", "batch_nan_to_num", _unary(lambda t: torch.nan_to_num(t, nan=0.5)), [(K, 4, 8)], ("torch",)),
+    Case("batch_nan_to_num_neg", "batch_nan_to_num", lambda x: [torch.nan_to_num(x[i], nan=0.1 * i) for i in range(K)], [(K, 4, 8)],
+         ("torch",), reason="5 or more"),
+    Case("batch_clamp_pos", "batch_clamp", _unary(lambda t: torch.clamp(t, min=-0.5, max=0.5)), [(K, 4, 8)], ("torch",)),
+    Case("batch_clamp_neg", "batch_clamp", lambda x: [torch.clamp(x[i], min=-0.1 * i) for i in range(K)], [(K, 4, 8)], ("torch",),
+         reason="5 or more"),
+    Case("batch_dropout_pos", "batch_dropout", _unary(lambda t: F.dropout(t, p=0.5, training=False) * 2), [(K, 4, 8)], ("torch",)),
+    Case("batch_dropout_neg", "batch_dropout", _unary(lambda t: F.dropout(t, p=0.5, training=False) * 2, K - 1), [(K, 4, 8)], ("torch",),
+         reason="5 or more"),
+    Case("batch_add_pos", "batch_add", lambda x, y: [x[i] + y[i] for i in range(K)], [(K, 4, 8), (K, 4, 8)], ("torch",)),
+    Case("batch_add_neg", "batch_add", lambda x, y: [x[i] + 1.5 for i in range(K)], [(K, 4, 8), (K, 4, 8)], ("torch",),
+         reason="two tensors of one static shape"),
+    Case("batch_mul_pos", "batch_mul", lambda x, y: [x[i] * y[i] for i in range(K)], [(K, 4, 8), (K, 4, 8)], ("torch",)),
+    Case("batch_mul_neg", "batch_mul", lambda x, y: [x[i] * y[i] for i in range(K - 1)], [(K, 4, 8), (K, 4, 8)], ("torch",),
+         reason="5 or more"),
+    Case("batch_linear_post_grad_pos", "batch_linear_post_grad", lambda x, w, b: [F.linear(x[i], w[i], b[i]) for i in range(K)],
+         [(K, 4, 8), (K, 6, 8), (K, 6)], ("aten",)),
+    Case("batch_linear_post_grad_neg", "batch_linear_post_grad", lambda x, w, b: [F.linear(x[i], w[i], b[i]) for i in range(K - 1)],
+         [(K, 4, 8), (K, 6, 8), (K, 6)], ("aten",), reason="5 or more"),
+    Case("batch_layernorm_aten_pos", "batch_layernorm_aten", lambda x, w, b: [F.layer_norm(x[i], (8,), w[i], b[i]) for i in range(K)],
+         [(K, 4, 8), (K, 8), (K, 8)], ("aten",)),
+    Case("batch_layernorm_aten_neg", "batch_layernorm_aten", lambda x, w, b: [F.layer_norm(x[i], (8,), w[i], b[i]) for i in range(K - 1)],
+         [(K, 4, 8), (K, 8), (K, 8)], ("aten",), reason="5 or more"),
+]
+for _op in ("tanh", "sigmoid", "relu"):
+    CASES += [
+        Case(f"batch_aten_{_op}_pos", f"batch_aten_{_op}", _unary(getattr(torch, _op)), [(K, 4, 8)], ("aten",)),
+        Case(f"batch_aten_{_op}_neg", f"batch_aten_{_op}", _unary(getattr(torch, _op), K - 1), [(K, 4, 8)], ("aten",), reason="5 or more"),
+    ]
+for _op, _f in (("add", torch.add), ("sub", torch.sub), ("mul", torch.mul), ("div", torch.div)):
+    CASES += [
+        Case(f"batch_aten_{_op}_pos", f"batch_aten_{_op}", lambda x, y, f=_f: [f(x[i], y[i]) for i in range(K)], [(K, 4, 8), (K, 4, 8)],
+             ("aten",)),
+        Case(f"batch_aten_{_op}_neg", f"batch_aten_{_op}", lambda x, y, f=_f: [f(x[i], y[i][:1]) for i in range(K)], [(K, 4, 8), (K, 4, 8)],
+             ("aten",), reason="two tensors of one static shape"),
+    ]
 
 
 class _Fn(torch.nn.Module):

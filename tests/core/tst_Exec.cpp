@@ -90,6 +90,33 @@ private Q_SLOTS:
             QVERIFY(step.verified);
     }
 
+    void allPresetVerifiesEveryStep_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("torch") << QStringLiteral("tangle50_torch.json");
+        QTest::newRow("aten") << QStringLiteral("tangle50_aten.json");
+    }
+
+    void allPresetVerifiesEveryStep()
+    {
+        // Horizontal fusion and the vertical cleanup, every step run through the executor.
+        QFETCH(QString, file);
+        auto g = example(file.toUtf8().constData());
+        std::string err;
+        PatternRegistry reg;
+        QVERIFY(patterns::registerVerticalPatterns(reg).empty());
+        SessionConfig cfg;
+        cfg.checked = true;
+        cfg.verify = exec::makeStepVerifier(*g, {}, err);
+        QVERIFY(cfg.verify);
+        Session s(*g, reg.preset("all", err), cfg);
+        auto r = s.run();
+        QVERIFY2(s.lastError().empty(), s.lastError().c_str());
+        QVERIFY(r.rewritesByPattern.size() > 5);
+        for (const auto &step : s.history())
+            QVERIFY(step.verified);
+    }
+
     void errorsNameTheNode()
     {
         auto g = example("tangle4_fx.json");

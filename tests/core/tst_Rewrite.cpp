@@ -340,6 +340,42 @@ private Q_SLOTS:
         Q_UNUSED(blocks);
     }
 
+    void allPresetOpsDoNotGrowWithN_data()
+    {
+        QTest::addColumn<QString>("small");
+        QTest::addColumn<QString>("large");
+        QTest::newRow("torch") << QStringLiteral("tangle50_torch.json") << QStringLiteral("tangle200_torch.json.gz");
+        QTest::newRow("aten") << QStringLiteral("tangle50_aten.json") << QStringLiteral("tangle200_aten.json.gz");
+    }
+
+    void allPresetOpsDoNotGrowWithN()
+    {
+        // Horizontal fusion + the vertical cleanup: the same ops for N = 50 and N = 200 blocks.
+        QFETCH(QString, small);
+        QFETCH(QString, large);
+        std::map<std::string, int> ops[2];
+        int i = 0;
+        for (const QString &f : {small, large}) {
+            auto r = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/" + f.toStdString());
+            QVERIFY(r.ok());
+            std::string err;
+            Session s(*r.value(), registry().preset("all", err));
+            auto run = s.run();
+            QCOMPARE(run.reason, StopReason::Fixpoint);
+            QVERIFY(r.value()->lint().empty());
+            for (auto *n = r.value()->first(); n; n = n->next())
+                if (n->op() == OpKind::CallFunction || n->op() == OpKind::CallMethod || n->op() == OpKind::CallModule)
+                    ++ops[i][n->target()];
+            ++i;
+        }
+        QCOMPARE(ops[0], ops[1]);
+        int total = 0;
+        for (const auto &[t, c] : ops[0])
+            total += c;
+        QVERIFY2(total <= 22, std::to_string(total).c_str());
+        QCOMPARE(ops[0]["torch.baddbmm"] + ops[0]["aten.baddbmm.default"], 1);
+    }
+
     void steppingApplySkipUndoRedo()
     {
         auto g = parse(splitCatGraph());
