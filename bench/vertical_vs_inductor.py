@@ -23,10 +23,13 @@ import fxlens
 from fxlens.models import Tangle, tangle_inputs
 
 VERTICAL_OPT = ["normalization_pass", "merge_splits_pass", "split_cat_pass", "unbind_stack_pass", "unbind_cat_to_view_pass"]
+# benchmarks/dynamo/optimus.py's "all" = vertical_opt + horizontal_opt (batch_linear, batch_layernorm);
+# batch_tanh and batch_relu added as in the catalog's measurement, so every op of the tangle can batch.
+FUSIONS = ["batch_linear", "batch_layernorm", "batch_tanh", "batch_relu"]
 
 
-def inductor_vertical(gm, repeat):
-    """Best time of Inductor's vertical_opt pattern passes over fresh copies of gm; node counts."""
+def inductor_passes(gm, repeat, preset):
+    """Best time of Inductor's Optimus passes (vertical_opt, or all) over fresh copies of gm; node counts."""
     import copy
 
     from torch._inductor import config
@@ -34,12 +37,18 @@ def inductor_vertical(gm, repeat):
     from torch._inductor.fx_passes.split_cat import PRE_GRAD_PATTERNS
     pre_grad.lazy_init()
     best, before, after = float("inf"), len(gm.graph.nodes), None
-    with config.patch(pre_grad_fusion_options={p: {} for p in VERTICAL_OPT}, pattern_matcher=True):
+    options = {p: {} for p in VERTICAL_OPT + (FUSIONS if preset == "all" else [])}
+    with config.patch(pre_grad_fusion_options=options, pattern_matcher=True):
         for _ in range(repeat):
             g = copy.deepcopy(gm)
             t = time.perf_counter()
+            # pre_grad_passes' order: numpy compat, normalization, group/batch fusions, pattern passes.
             pre_grad.numpy_compat_normalization(g.graph)
-            for name in VERTICAL_OPT:
+            PRE_GRAD_PATTERNS["normalization_pass"].apply(g.graph)
+            if preset == "all":
+                from torch._inductor.fx_passes.group_batch_fusion import group_batch_fusion_passes
+                group_batch_fusion_passes(g.graph, pre_grad=True)
+            for name in VERTICAL_OPT[1:]:
                 PRE_GRAD_PATTERNS[name].apply(g.graph)
             best = min(best, time.perf_counter() - t)
             after = len(g.graph.nodes)
@@ -51,14 +60,15 @@ def main():
     ap.add_argument("n", type=int, nargs="*", default=[50, 200])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--bench", default=os.path.join("build", "bench", "bench_vertical"))
+    ap.add_argument("--preset", choices=["vertical", "all"], default="vertical")
     a = ap.parse_args()
-    print(f"torch {torch.__version__}; fxlens bench: {a.bench}")
+    print(f"torch {torch.__version__}; preset {a.preset}; fxlens bench: {a.bench}")
     print(f"{'N':>6} {'nodes':>8} {'inductor s':>11} {'-> nodes':>9} {'fxlens s':>9} {'-> nodes':>9} {'ratio':>8}")
     for n in a.n:
         results = {}
         with tempfile.TemporaryDirectory() as tmp:
             def inner(gm, example_inputs):
-                results["inductor"] = inductor_vertical(gm, a.repeat)
+                results["inductor"] = inductor_passes(gm, a.repeat, a.preset)
                 return gm.forward
 
             torch._dynamo.reset()
@@ -66,7 +76,7 @@ def main():
             model, inputs = Tangle(n).eval(), tangle_inputs(n)
             with torch.no_grad():
                 torch.compile(model, backend=be, fullgraph=True)(*inputs)
-            out = subprocess.run([a.bench, be.files[0], str(a.repeat)], capture_output=True, text=True, check=True).stdout
+            out = subprocess.run([a.bench, be.files[0], str(a.repeat), a.preset], capture_output=True, text=True, check=True).stdout
         m = re.search(r"nodes=(\d+)->(\d+) .*best_s=([\d.]+)", out)
         fx_before, fx_after, fx_s = int(m.group(1)), int(m.group(2)), float(m.group(3))
         ind_s, ind_before, ind_after = results["inductor"]
