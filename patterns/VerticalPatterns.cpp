@@ -1008,10 +1008,12 @@ public:
     }
     static Node *twin(Node *n)
     {
-        if (!RemoveDeadViews::pure(n))
+        // getitems of one tuple are distinct by construction; a wide fan-out (a split with thousands
+        // of pieces) is not scanned, which keeps the pattern linear.
+        if (!RemoveDeadViews::pure(n) || n->target() == "operator.getitem")
             return nullptr;
         auto ins = n->inputNodes();
-        if (ins.empty())
+        if (ins.empty() || ins[0]->users().size() > 64)
             return nullptr;
         Graph &g = *n->graph();
         for (Node *m : ins[0]->users())
