@@ -346,6 +346,8 @@ private Q_SLOTS:
         QTest::addColumn<QString>("large");
         QTest::newRow("torch") << QStringLiteral("tangle50_torch.json") << QStringLiteral("tangle200_torch.json.gz");
         QTest::newRow("aten") << QStringLiteral("tangle50_aten.json") << QStringLiteral("tangle200_aten.json.gz");
+        QTest::newRow("torch-800") << QStringLiteral("tangle50_torch.json") << QStringLiteral("tangle800_torch.json.gz");
+        QTest::newRow("aten-800") << QStringLiteral("tangle50_aten.json") << QStringLiteral("tangle800_aten.json.gz");
     }
 
     void allPresetOpsDoNotGrowWithN()
