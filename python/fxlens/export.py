@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import torch
 import torch.fx as fx
 
-from .graph_format import (FormatError, _fetch_attr, _module_attrs, _type_name, dict_to_graph, graph_to_dict,
+from .graph_format import (FormatError, _fetch_attr, _type_name, module_entries, dict_to_graph, graph_to_dict,
                            normalize_module_path, read_dict, write_dict)
 
 __all__ = ["export_graph_module", "export_module", "export_program", "compile_backend", "capture_post_grad",
@@ -112,13 +112,7 @@ def export_module(module: torch.nn.Module, example_inputs: Sequence[Any], path: 
 
     gm = fx.symbolic_trace(module)
     _Prop(gm).propagate(*example_inputs)
-    modules = []
-    for p, m in module.named_modules():
-        entry = {"path": p, "type": _type_name(type(m))}
-        attrs = _module_attrs(m)
-        if attrs:
-            entry["attrs"] = attrs
-        modules.append(entry)
+    modules = module_entries(module)
     _write(gm.graph, gm, path, name=name or type(module).__name__, ir="torch", source="symbolic_trace",
            weights=weights, modules=modules)
     return gm

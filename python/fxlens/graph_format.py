@@ -259,17 +259,24 @@ def _module_attrs(mod: torch.nn.Module) -> Dict[str, Any]:
     return out
 
 
+def module_entries(root: torch.nn.Module) -> List[Dict[str, Any]]:
+    """The module hierarchy of `root` as format entries: path, type and constants."""
+    out = []
+    for path, mod in root.named_modules():
+        entry = {"path": path, "type": _type_name(type(mod))}
+        attrs = _module_attrs(mod)
+        if attrs:
+            entry["attrs"] = attrs
+        out.append(entry)
+    return out
+
+
 def graph_to_dict(graph: fx.Graph, root: Optional[torch.nn.Module] = None, *, name: str = "", ir: str = "torch",
                   source: str = "", weights: Optional[str] = None) -> Dict[str, Any]:
     modules = []
     params = []
     if root is not None:
-        for path, mod in root.named_modules():
-            entry = {"path": path, "type": _type_name(type(mod))}
-            attrs = _module_attrs(mod)
-            if attrs:
-                entry["attrs"] = attrs
-            modules.append(entry)
+        modules = module_entries(root)
         seen = set()
         for pname, p in root.named_parameters(remove_duplicate=False):
             if pname in seen:
