@@ -292,11 +292,13 @@ bool coerce(const IValue &v, const c10::TypePtr &type, const c10::Argument &arg,
 
 /// Binds positional + keyword values to a schema; false with a reason when they do not fit.
 bool bindSchema(const c10::FunctionSchema &s, const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw,
-                bool lenient, std::vector<IValue> &stack, std::string &why)
+                bool lenient, std::vector<IValue> &stack, std::string &why, std::vector<int> *plan = nullptr)
 {
     const auto &args = s.arguments();
     stack.assign(args.size(), IValue());
     std::vector<bool> set(args.size(), false);
+    if (plan)
+        plan->assign(args.size(), -1);
     for (size_t i = 0; i < pos.size(); ++i) {
         if (i >= args.size() || args[i].kwarg_only()) {
             why = std::to_string(pos.size()) + " positional arguments";
@@ -307,6 +309,8 @@ bool bindSchema(const c10::FunctionSchema &s, const std::vector<IValue> &pos, co
             return false;
         }
         set[i] = true;
+        if (plan)
+            (*plan)[i] = int(i);
     }
     auto indexOf = [&](const std::string &n) {
         size_t k = 0;
@@ -314,7 +318,8 @@ bool bindSchema(const c10::FunctionSchema &s, const std::vector<IValue> &pos, co
             ++k;
         return k;
     };
-    for (const auto &[name, v] : kw) {
+    for (size_t j = 0; j < kw.size(); ++j) {
+        const auto &[name, v] = kw[j];
         size_t k = indexOf(name);
         // Python spellings of ATen argument names (including numpy's, as torch accepts them).
         static const std::pair<const char *, const char *> aliases[] = {
@@ -336,6 +341,8 @@ bool bindSchema(const c10::FunctionSchema &s, const std::vector<IValue> &pos, co
             return false;
         }
         set[k] = true;
+        if (plan)
+            (*plan)[k] = -int(j) - 2;
     }
     for (size_t k = 0; k < args.size(); ++k) {
         if (set[k])
@@ -392,6 +399,47 @@ struct Slot {
     std::string target;
     std::optional<c10::OperatorHandle> op;
     bool lenient = false;
+    /// Where each schema argument came from last time: >= 0 positional index, <= -2 keyword
+    /// -(j + 2), -1 default. Valid for calls with the same positional count and keyword names.
+    std::vector<int> plan;
+    size_t nPos = 0;
+    std::vector<std::string> kwNames;
+
+    void remember(const c10::OperatorHandle &h, bool len, std::vector<int> p, const std::vector<IValue> &pos,
+                  const std::vector<std::pair<std::string, IValue>> &kw)
+    {
+        op = h;
+        lenient = len;
+        plan = std::move(p);
+        nPos = pos.size();
+        kwNames.clear();
+        for (const auto &kv : kw)
+            kwNames.push_back(kv.first);
+    }
+    /// Binds by the remembered plan (no name matching, no search); false when it does not apply.
+    bool bind(const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw, std::vector<IValue> &stack) const
+    {
+        if (!op || pos.size() != nPos || kw.size() != kwNames.size())
+            return false;
+        for (size_t j = 0; j < kw.size(); ++j)
+            if (kw[j].first != kwNames[j])
+                return false;
+        const auto &args = op->schema().arguments();
+        if (plan.size() != args.size())
+            return false;
+        stack.resize(args.size());
+        for (size_t k = 0; k < args.size(); ++k) {
+            const int src = plan[k];
+            if (src == -1) {
+                stack[k] = *args[k].default_value();
+                continue;
+            }
+            const IValue &v = src >= 0 ? pos[size_t(src)] : kw[size_t(-src - 2)].second;
+            if (!coerce(v, args[k].real_type(), args[k], stack[k], lenient))
+                return false;
+        }
+        return true;
+    }
 };
 /// The slot of the node being evaluated; the first callAten of that node reads and fills it.
 thread_local Slot *t_slot = nullptr;
@@ -403,8 +451,7 @@ IValue callAten(const std::string &name, const std::vector<IValue> &pos, const s
     t_slot = nullptr;
     if (slot && slot->op) {
         std::vector<IValue> stack;
-        std::string why;
-        if (bindSchema(slot->op->schema(), pos, kw, slot->lenient, stack, why))
+        if (slot->bind(pos, kw, stack))
             return finish(*slot->op, stack);
     }
     auto &cache = OverloadCache::get();
@@ -420,11 +467,10 @@ IValue callAten(const std::string &name, const std::vector<IValue> &pos, const s
         if (hit) {
             std::vector<IValue> stack;
             std::string why;
-            if (bindSchema(hit->first.schema(), pos, kw, hit->second, stack, why)) {
-                if (slot) {
-                    slot->op = hit->first;
-                    slot->lenient = hit->second;
-                }
+            std::vector<int> plan;
+            if (bindSchema(hit->first.schema(), pos, kw, hit->second, stack, why, &plan)) {
+                if (slot)
+                    slot->remember(hit->first, hit->second, std::move(plan), pos, kw);
                 return finish(hit->first, stack);
             }
         }
@@ -437,7 +483,8 @@ IValue callAten(const std::string &name, const std::vector<IValue> &pos, const s
         for (const auto &op : *ops) {
             std::vector<IValue> stack;
             std::string why;
-            if (!bindSchema(op.schema(), pos, kw, lenient, stack, why)) {
+            std::vector<int> plan;
+            if (!bindSchema(op.schema(), pos, kw, lenient, stack, why, &plan)) {
                 if (firstWhy.empty())
                     firstWhy = op.schema().overload_name() + ": " + why;
                 continue;
@@ -446,10 +493,8 @@ IValue callAten(const std::string &name, const std::vector<IValue> &pos, const s
                 std::lock_guard<std::mutex> lock(cache.mutex);
                 cache.map.insert_or_assign(key, std::make_pair(op, lenient));
             }
-            if (slot) {
-                slot->op = op;
-                slot->lenient = lenient;
-            }
+            if (slot)
+                slot->remember(op, lenient, std::move(plan), pos, kw);
             return finish(op, stack);
         }
     }
@@ -730,8 +775,7 @@ struct Interp {
             auto kw = keywords(n);
             if (slot && slot->op) {
                 std::vector<IValue> stack;
-                std::string why;
-                if (bindSchema(slot->op->schema(), pos, kw, slot->lenient, stack, why))
+                if (slot->bind(pos, kw, stack))
                     return finish(*slot->op, stack);
             }
             std::string rest = t.substr(5);
@@ -744,16 +788,15 @@ struct Interp {
                 throw CallError{"no ATen operator " + name + (overload.empty() ? "" : "." + overload)};
             std::vector<IValue> stack;
             std::string why;
+            std::vector<int> plan;
             bool lenient = false;
-            if (!bindSchema(h->schema(), pos, kw, false, stack, why)) {
+            if (!bindSchema(h->schema(), pos, kw, false, stack, why, &plan)) {
                 lenient = true;
-                if (!bindSchema(h->schema(), pos, kw, true, stack, why))
+                if (!bindSchema(h->schema(), pos, kw, true, stack, why, &plan))
                     throw CallError{"arguments do not fit " + t + ": " + why};
             }
-            if (slot) {
-                slot->op = *h;
-                slot->lenient = lenient;
-            }
+            if (slot)
+                slot->remember(*h, lenient, std::move(plan), pos, kw);
             return finish(*h, stack);
         }
         if (t == "builtins.getattr" || t == "getattr") {
