@@ -130,16 +130,7 @@ public:
         description = "v_i = view(s[i], shp_i); y = cat(v, d) -> y = view(x, cat shape) (all pieces, split dim == cat dim, "
                       "views keep the leading dims)";
     }
-    static Node *viewOf(Node *v)
-    {
-        bool ok = v->is(OpKind::CallFunction, "aten.view.default") || v->is(OpKind::CallFunction, "aten.reshape.default") ||
-                  v->is(OpKind::CallFunction, "aten._unsafe_view.default") || v->is(OpKind::CallFunction, "torch.reshape") ||
-                  v->is(OpKind::CallMethod, "view") || v->is(OpKind::CallMethod, "reshape");
-        if (!ok)
-            return nullptr;
-        const Argument *in = v->arg(0, v->op() == OpKind::CallMethod ? "" : (isAten(v) ? "self" : "input"));
-        return in && in->isNode() ? in->toNode() : nullptr;
-    }
+    static Node *viewOf(Node *v) { return isViewLike(v) ? firstInput(v) : nullptr; }
     bool check(Node *n, CatView &c, PieceRun &run, MatchFailure &why) const
     {
         auto cv = asCat(n, &why);

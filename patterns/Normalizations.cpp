@@ -360,66 +360,6 @@ public:
 
 } // namespace
 
-std::vector<Node *> emitSplit(Rewriter &rw, const SplitView &like, Node *input, const std::vector<int64_t> &sizes,
-                              int64_t dim, Node *before, std::vector<std::string> replaced)
-{
-    Node *s;
-    if (like.aten)
-        s = rw.create(OpKind::CallFunction, "aten.split_with_sizes.default",
-                      {Argument::node(input), Argument::list(intList(sizes)), Argument::integer(dim)}, {},
-                      "split_with_sizes", before, like.node, replaced);
-    else
-        s = rw.create(OpKind::CallFunction, "torch.split", {Argument::node(input), Argument::list(intList(sizes))},
-                      {{"dim", Argument::integer(dim)}}, "split", before, like.node, replaced);
-    s->meta().val.kind = ir::ValueMeta::Kind::Sequence;
-    for (auto sz : sizes)
-        s->meta().val.items.push_back(pieceMeta(input, dim, sz));
-    std::vector<Node *> pieces;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-        Node *g = rw.create(OpKind::CallFunction, "operator.getitem", {Argument::node(s), Argument::integer(int64_t(i))},
-                            {}, "getitem", before, like.node);
-        g->meta().val = s->meta().val.items[i];
-        pieces.push_back(g);
-    }
-    return pieces;
-}
-
-void canonicalize(Rewriter &rw, Node *n, const std::string &target, std::vector<Argument> args,
-                  std::vector<std::pair<std::string, Argument>> kwargs)
-{
-    if (n->op() == OpKind::CallFunction && n->target() == target) {
-        rw.setInputs(n, std::move(args), std::move(kwargs));
-        return;
-    }
-    std::string base = target.substr(target.rfind('.') + 1);
-    if (target.rfind("aten.", 0) == 0) {
-        base = target.substr(5);
-        base = base.substr(0, base.find('.'));
-    }
-    Node *c = rw.create(OpKind::CallFunction, target, std::move(args), std::move(kwargs), base, n, n, {n->name()});
-    c->meta().val = n->meta().val;
-    rw.replaceAllUsesWith(n, c);
-    rw.erase(n);
-}
-
-void setTensorList(Rewriter &rw, Node *catLike, const std::vector<Node *> &inputs)
-{
-    if (inputs.size() == 1 && !catLike->target().empty() && catLike->target().find("stack") == std::string::npos) {
-        rw.replaceAllUsesWith(catLike, inputs[0]);
-        rw.eraseIfDead(catLike);
-        return;
-    }
-    auto args = catLike->args();
-    auto kwargs = catLike->kwargs();
-    if (!args.empty() && args[0].isSequence())
-        args[0] = Argument::list(nodeList(inputs));
-    else
-        for (auto &kv : kwargs)
-            if (kv.first == "tensors")
-                kv.second = Argument::list(nodeList(inputs));
-    rw.setInputs(catLike, args, kwargs);
-}
-
 std::string registerNormalizations(PatternRegistry &r)
 {
     std::string err;

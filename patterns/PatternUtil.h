@@ -61,8 +61,13 @@ std::vector<Node *> emitSplit(Rewriter &rw, const SplitView &like, Node *input, 
 void canonicalize(Rewriter &rw, Node *n, const std::string &target, std::vector<Argument> args,
                   std::vector<std::pair<std::string, Argument>> kwargs);
 
-/// Rebuilds a cat/stack with a new tensor list (or replaces it by its single input when `single`).
-void setTensorList(Rewriter &rw, Node *catLike, const std::vector<Node *> &inputs);
+/// Rebuilds a cat with a new tensor list (a cat of one tensor is replaced by that tensor).
+void setCatInputs(Rewriter &rw, Node *cat, const std::vector<Node *> &inputs);
+
+/// The tensor a call reads first (args[0] or its keyword: input / self).
+Node *firstInput(const Node *n);
+/// reshape / view in either IR (torch.reshape, Tensor.reshape/view, aten.view/_unsafe_view/reshape).
+bool isViewLike(const Node *n);
 
 /// Runs of consecutive pieces of one split along the cat dim inside a cat list.
 struct PieceRun {
@@ -89,6 +94,9 @@ std::vector<UnbindRun> unbindRuns(const std::vector<Node *> &inputs);
 
 /// Threshold on run length above which partial runs are turned into slices (Optimus' threshold_to_cat).
 constexpr size_t kThresholdToCat = 10;
+
+/// narrow(x) to an equal-size run of split pieces, unflattened at the split dim into [len, width].
+Node *unflattenRun(Emit &e, const PieceRun &run);
 
 std::string registerNormalizations(PatternRegistry &r);
 std::string registerSplitCatPatterns(PatternRegistry &r);

@@ -20,13 +20,6 @@ const std::vector<AnchorKey> kCatKeys = {{OpKind::CallFunction, "torch.cat"},
                                          {OpKind::CallFunction, "aten.cat.default"}};
 const std::vector<AnchorKey> kStackKeys = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}};
 
-/// The tensor a call reads first (args[0] or its keyword: input / self / tensor).
-Node *firstInput(const Node *n)
-{
-    const Argument *a = n->arg(0, n->op() == OpKind::CallMethod ? "" : (isAten(n) ? "self" : "input"));
-    return a && a->isNode() ? a->toNode() : nullptr;
-}
-
 /// stack(ts, dim): the tensor list and the non-negative dim (against the output rank).
 struct StackView {
     std::vector<Node *> inputs;
@@ -208,8 +201,7 @@ public:
             dim = q->arg(1, "dim");
         else
             return false;
-        const Argument *in = q->arg(0, q->op() == OpKind::CallMethod ? "" : (isAten(q) ? "self" : "input"));
-        if (!in || !in->isNode() || in->toNode() != piece || !dim)
+        if (firstInput(q) != piece || !dim)
             return false;
         const Argument *one = dim;
         if (dim->isSequence()) {
@@ -296,7 +288,7 @@ void replaceRun(Rewriter &rw, Node *cat, const std::vector<Node *> &inputs, size
     if (with)
         next.push_back(with);
     next.insert(next.end(), inputs.begin() + long(start + len), inputs.end());
-    setTensorList(rw, cat, next);
+    setCatInputs(rw, cat, next);
     for (size_t j = start; j < start + len; ++j)
         rw.eraseIfDead(inputs[j]);
 }
@@ -570,18 +562,16 @@ public:
     };
     bool parts(Node *n, Parts &p, MatchFailure &why) const
     {
-        const Argument *in = n->arg(0, n->op() == OpKind::CallMethod ? "" : "input");
-        if (!in || !in->isNode())
+        p.tanh = firstInput(n);
+        if (!p.tanh)
             return fail(why, n, "unbind input", "a node", "none");
-        p.tanh = in->toNode();
         if (!p.tanh->is(OpKind::CallFunction, "torch.tanh") && !p.tanh->is(OpKind::CallMethod, "tanh"))
             return fail(why, p.tanh, "unbind input", "torch.tanh", p.tanh->target());
         if (p.tanh->users().size() != 1)
             return fail(why, p.tanh, "tanh users", "only the unbind", std::to_string(p.tanh->users().size()));
-        const Argument *ti = p.tanh->arg(0, p.tanh->op() == OpKind::CallMethod ? "" : "input");
-        if (!ti || !ti->isNode())
+        p.stack = firstInput(p.tanh);
+        if (!p.stack)
             return fail(why, p.tanh, "tanh input", "a node", "none");
-        p.stack = ti->toNode();
         auto sv = asStack(p.stack, why);
         if (!sv)
             return false;
@@ -728,13 +718,7 @@ public:
         PieceRun run = pieceRuns(sv.inputs, -1, false)[0];
         const SplitView &s = run.split;
         Emit e = emitAt(rw, m.anchor, m.anchor, isAten(m.anchor), {m.anchor->name()});
-        Node *t = e.narrow(s.input, s.dim, run.offset, run.width);
-        auto shape = *staticShape(t);
-        int64_t w = s.sizes[size_t(run.firstIndex)];
-        shape[size_t(s.dim)] = w;
-        shape.insert(shape.begin() + s.dim, int64_t(run.len));
-        Node *u = e.reshape(t, shape);
-        Node *y = e.movedim(u, s.dim, sv.dim);
+        Node *y = e.movedim(unflattenRun(e, run), s.dim, sv.dim);
         rw.replaceAllUsesWith(m.anchor, y);
         rw.eraseIfDead(m.anchor);
         for (Node *p : sv.inputs)
@@ -757,16 +741,12 @@ public:
     }
     static Node *reshapeInput(Node *r, std::vector<int64_t> &shape)
     {
-        bool ok = r->is(OpKind::CallFunction, "torch.reshape") || r->is(OpKind::CallMethod, "reshape") ||
-                  r->is(OpKind::CallMethod, "view");
-        if (!ok)
-            return nullptr;
-        const Argument *in = r->arg(0, r->op() == OpKind::CallMethod ? "" : "input");
+        Node *in = isViewLike(r) && !isAten(r) ? firstInput(r) : nullptr;
         auto s = staticShape(r);
-        if (!in || !in->isNode() || !s)
+        if (!in || !s)
             return nullptr;
         shape = *s;
-        return in->toNode();
+        return in;
     }
     bool parts(Node *n, StackView &sv, PieceRun &run, std::vector<int64_t> &shp, MatchFailure &why) const
     {
@@ -815,12 +795,7 @@ public:
         parts(m.anchor, sv, run, shp, why);
         const SplitView &s = run.split;
         Emit e = emitAt(rw, m.anchor, m.anchor, false, {m.anchor->name()});
-        Node *t = e.narrow(s.input, s.dim, run.offset, run.width);
-        auto shape = *staticShape(t);
-        shape[size_t(s.dim)] = s.sizes[size_t(run.firstIndex)];
-        shape.insert(shape.begin() + s.dim, int64_t(run.len));
-        Node *u = e.reshape(t, shape);
-        Node *front = e.movedim(u, s.dim, 0);
+        Node *front = e.movedim(unflattenRun(e, run), s.dim, 0);
         std::vector<int64_t> target = shp;
         target.insert(target.begin(), int64_t(run.len));
         Node *r = e.reshape(front, target);
@@ -875,19 +850,6 @@ public:
 
 // --- Beyond Optimus ------------------------------------------------------------------------------
 
-bool isViewLike(const Node *n)
-{
-    return n->is(OpKind::CallFunction, "torch.reshape") || n->is(OpKind::CallMethod, "reshape") || n->is(OpKind::CallMethod, "view") ||
-           n->is(OpKind::CallFunction, "aten.view.default") || n->is(OpKind::CallFunction, "aten.reshape.default") ||
-           n->is(OpKind::CallFunction, "aten._unsafe_view.default");
-}
-
-Node *viewInput(const Node *n)
-{
-    const Argument *in = n->arg(0, n->op() == OpKind::CallMethod ? "" : (isAten(n) ? "self" : "input"));
-    return in && in->isNode() ? in->toNode() : nullptr;
-}
-
 /// fold_view: reshape/view chains that cancel. view(x, shape(x)) -> x; view(view(x, a), b) -> view(x, b).
 class FoldView : public Pattern {
 public:
@@ -903,7 +865,7 @@ public:
     }
     bool match(Node *n, Match &m, MatchFailure &why) const override
     {
-        Node *in = viewInput(n);
+        Node *in = firstInput(n);
         auto shape = staticShape(n);
         if (!in || !shape)
             return fail(why, n, "view", "a static output shape and a tensor input", "none");
@@ -913,22 +875,22 @@ public:
             m.summary = "drop " + n->name() + " (same shape as " + in->name() + ")";
             return true;
         }
-        if (isViewLike(in) && viewInput(in) && staticShape(viewInput(in))) {
+        if (isViewLike(in) && firstInput(in) && staticShape(firstInput(in))) {
             m.nodes = {n, in};
-            m.summary = "view " + viewInput(in)->name() + " directly in " + n->name();
+            m.summary = "view " + firstInput(in)->name() + " directly in " + n->name();
             return true;
         }
         return fail(why, n, "view input", "a view of the same shape or another view", in->target());
     }
     void rewrite(const Match &m, Rewriter &rw) const override
     {
-        Node *n = m.anchor, *in = viewInput(n);
+        Node *n = m.anchor, *in = firstInput(n);
         if (staticShape(in) == staticShape(n)) {
             rw.replaceAllUsesWith(n, in);
             rw.eraseIfDead(n);
             return;
         }
-        Node *src = viewInput(in);
+        Node *src = firstInput(in);
         bool aten = isAten(n);
         // view(view(x)) stays a view; any reshape in the chain makes it a reshape (which never fails).
         bool bothView = n->target() == in->target() && n->op() == in->op() && n->target() != "reshape" &&
@@ -1044,70 +1006,6 @@ public:
 };
 
 } // namespace
-
-// --- run finders ----------------------------------------------------------------------------------
-
-std::vector<PieceRun> pieceRuns(const std::vector<Node *> &inputs, int64_t catDim, bool requireSameDim)
-{
-    std::vector<PieceRun> runs;
-    size_t a = 0;
-    while (a < inputs.size()) {
-        auto p = asSplitPiece(inputs[a]);
-        if (!p || (requireSameDim && p->split.dim != catDim)) {
-            ++a;
-            continue;
-        }
-        size_t b = a + 1;
-        int64_t width = p->split.sizes[size_t(p->index)];
-        while (b < inputs.size()) {
-            Node *src = nullptr;
-            int64_t k = getItemIndex(inputs[b], &src);
-            if (src != p->split.node || k != p->index + int64_t(b - a))
-                break;
-            width += p->split.sizes[size_t(k)];
-            ++b;
-        }
-        PieceRun r;
-        r.start = a;
-        r.len = b - a;
-        r.split = p->split;
-        r.firstIndex = p->index;
-        r.offset = p->offset;
-        r.width = width;
-        runs.push_back(std::move(r));
-        a = b;
-    }
-    return runs;
-}
-
-bool UnbindRun::full() const
-{
-    auto shape = staticShape(src);
-    return shape && firstIndex == 0 && int64_t(len) == (*shape)[size_t(dim)];
-}
-
-std::vector<UnbindRun> unbindRuns(const std::vector<Node *> &inputs)
-{
-    std::vector<UnbindRun> runs;
-    size_t a = 0;
-    while (a < inputs.size()) {
-        auto p = asUnbindPiece(inputs[a]);
-        if (!p || !staticShape(p->src)) {
-            ++a;
-            continue;
-        }
-        size_t b = a + 1;
-        while (b < inputs.size()) {
-            auto q = asUnbindPiece(inputs[b]);
-            if (!q || q->src != p->src || q->dim != p->dim || q->index != p->index + int64_t(b - a))
-                break;
-            ++b;
-        }
-        runs.push_back({a, b - a, p->src, p->dim, p->index});
-        a = b;
-    }
-    return runs;
-}
 
 std::string registerSplitCatPatterns(PatternRegistry &r)
 {

@@ -509,6 +509,7 @@ struct Interp {
     const std::vector<at::Tensor> &inputs;
     std::vector<IValue> env; // by node id
     std::unordered_map<const Node *, Slot> &slots;
+    size_t nextInput = 0;
 
     IValue natural(const Argument &a) const
     {
@@ -1019,9 +1020,7 @@ struct Interp {
         }
         switch (n->op()) {
         case OpKind::Placeholder: {
-            size_t i = 0;
-            for (Node *p = g.first(); p && p != n; p = p->next())
-                i += p->op() == OpKind::Placeholder;
+            const size_t i = nextInput++; // run() visits nodes in program order
             if (i >= inputs.size())
                 throw CallError{"no input for placeholder #" + std::to_string(i)};
             return IValue(inputs[i]);

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+// Helpers shared by the built-in pattern files: emitters, input readers and run finders.
+#include "PatternUtil.h"
+
+namespace fxlens::patterns {
+
+Node *firstInput(const Node *n)
+{
+    const Argument *a = n->arg(0, n->op() == OpKind::CallMethod ? "" : (isAten(n) ? "self" : "input"));
+    return a && a->isNode() ? a->toNode() : nullptr;
+}
+
+bool isViewLike(const Node *n)
+{
+    return n->is(OpKind::CallFunction, "torch.reshape") || n->is(OpKind::CallMethod, "reshape") || n->is(OpKind::CallMethod, "view") ||
+           n->is(OpKind::CallFunction, "aten.view.default") || n->is(OpKind::CallFunction, "aten.reshape.default") ||
+           n->is(OpKind::CallFunction, "aten._unsafe_view.default");
+}
+
+Node *unflattenRun(Emit &e, const PieceRun &run)
+{
+    const SplitView &s = run.split;
+    Node *t = e.narrow(s.input, s.dim, run.offset, run.width);
+    auto shape = *staticShape(t);
+    shape[size_t(s.dim)] = s.sizes[size_t(run.firstIndex)];
+    shape.insert(shape.begin() + s.dim, int64_t(run.len));
+    return e.reshape(t, shape);
+}
+
+std::vector<Node *> emitSplit(Rewriter &rw, const SplitView &like, Node *input, const std::vector<int64_t> &sizes,
+                              int64_t dim, Node *before, std::vector<std::string> replaced)
+{
+    Node *s;
+    if (like.aten)
+        s = rw.create(OpKind::CallFunction, "aten.split_with_sizes.default",
+                      {Argument::node(input), Argument::list(intList(sizes)), Argument::integer(dim)}, {},
+                      "split_with_sizes", before, like.node, replaced);
+    else
+        s = rw.create(OpKind::CallFunction, "torch.split", {Argument::node(input), Argument::list(intList(sizes))},
+                      {{"dim", Argument::integer(dim)}}, "split", before, like.node, replaced);
+    s->meta().val.kind = ir::ValueMeta::Kind::Sequence;
+    for (auto sz : sizes)
+        s->meta().val.items.push_back(pieceMeta(input, dim, sz));
+    std::vector<Node *> pieces;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        Node *g = rw.create(OpKind::CallFunction, "operator.getitem", {Argument::node(s), Argument::integer(int64_t(i))},
+                            {}, "getitem", before, like.node);
+        g->meta().val = s->meta().val.items[i];
+        pieces.push_back(g);
+    }
+    return pieces;
+}
+
+void canonicalize(Rewriter &rw, Node *n, const std::string &target, std::vector<Argument> args,
+                  std::vector<std::pair<std::string, Argument>> kwargs)
+{
+    if (n->op() == OpKind::CallFunction && n->target() == target) {
+        rw.setInputs(n, std::move(args), std::move(kwargs));
+        return;
+    }
+    std::string base = target.substr(target.rfind('.') + 1);
+    if (target.rfind("aten.", 0) == 0) {
+        base = target.substr(5);
+        base = base.substr(0, base.find('.'));
+    }
+    Node *c = rw.create(OpKind::CallFunction, target, std::move(args), std::move(kwargs), base, n, n, {n->name()});
+    c->meta().val = n->meta().val;
+    rw.replaceAllUsesWith(n, c);
+    rw.erase(n);
+}
+
+void setCatInputs(Rewriter &rw, Node *cat, const std::vector<Node *> &inputs)
+{
+    if (inputs.size() == 1) {
+        rw.replaceAllUsesWith(cat, inputs[0]);
+        rw.eraseIfDead(cat);
+        return;
+    }
+    auto args = cat->args();
+    auto kwargs = cat->kwargs();
+    if (!args.empty() && args[0].isSequence())
+        args[0] = Argument::list(nodeList(inputs));
+    else
+        for (auto &kv : kwargs)
+            if (kv.first == "tensors")
+                kv.second = Argument::list(nodeList(inputs));
+    rw.setInputs(cat, args, kwargs);
+}
+
+std::vector<PieceRun> pieceRuns(const std::vector<Node *> &inputs, int64_t catDim, bool requireSameDim)
+{
+    std::vector<PieceRun> runs;
+    size_t a = 0;
+    while (a < inputs.size()) {
+        auto p = asSplitPiece(inputs[a]);
+        if (!p || (requireSameDim && p->split.dim != catDim)) {
+            ++a;
+            continue;
+        }
+        size_t b = a + 1;
+        int64_t width = p->split.sizes[size_t(p->index)];
+        while (b < inputs.size()) {
+            Node *src = nullptr;
+            int64_t k = getItemIndex(inputs[b], &src);
+            if (src != p->split.node || k != p->index + int64_t(b - a))
+                break;
+            width += p->split.sizes[size_t(k)];
+            ++b;
+        }
+        PieceRun r;
+        r.start = a;
+        r.len = b - a;
+        r.split = p->split;
+        r.firstIndex = p->index;
+        r.offset = p->offset;
+        r.width = width;
+        runs.push_back(std::move(r));
+        a = b;
+    }
+    return runs;
+}
+
+bool UnbindRun::full() const
+{
+    auto shape = staticShape(src);
+    return shape && firstIndex == 0 && int64_t(len) == (*shape)[size_t(dim)];
+}
+
+std::vector<UnbindRun> unbindRuns(const std::vector<Node *> &inputs)
+{
+    std::vector<UnbindRun> runs;
+    size_t a = 0;
+    while (a < inputs.size()) {
+        auto p = asUnbindPiece(inputs[a]);
+        if (!p || !staticShape(p->src)) {
+            ++a;
+            continue;
+        }
+        size_t b = a + 1;
+        while (b < inputs.size()) {
+            auto q = asUnbindPiece(inputs[b]);
+            if (!q || q->src != p->src || q->dim != p->dim || q->index != p->index + int64_t(b - a))
+                break;
+            ++b;
+        }
+        runs.push_back({a, b - a, p->src, p->dim, p->index});
+        a = b;
+    }
+    return runs;
+}
+
+} // namespace fxlens::patterns
