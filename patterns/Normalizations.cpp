@@ -284,18 +284,7 @@ public:
         labels = {"normalization"};
         description = "torch.f(..., axis=, keepdims=, x=, a=, x1=, x2=) -> dim=, keepdim=, input=, other=";
     }
-    static const char *rename(const std::string &k)
-    {
-        if (k == "axis")
-            return "dim";
-        if (k == "keepdims")
-            return "keepdim";
-        if (k == "x" || k == "a" || k == "x1")
-            return "input";
-        if (k == "x2")
-            return "other";
-        return nullptr;
-    }
+    static const char *rename(const std::string &k) { return numpyKeyword(k); }
     bool match(Node *n, Match &m, MatchFailure &why) const override
     {
         if (n->target().rfind("torch.", 0) != 0)

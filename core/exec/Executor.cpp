@@ -8,6 +8,7 @@
 #include "exec/Executor.h"
 
 #include "io/Safetensors.h"
+#include "rewrite/Schema.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -321,12 +322,14 @@ bool bindSchema(const c10::FunctionSchema &s, const std::vector<IValue> &pos, co
     for (size_t j = 0; j < kw.size(); ++j) {
         const auto &[name, v] = kw[j];
         size_t k = indexOf(name);
-        // Python spellings of ATen argument names (including numpy's, as torch accepts them).
-        static const std::pair<const char *, const char *> aliases[] = {
-            {"input", "self"}, {"tensor", "self"}, {"x", "self"}, {"a", "self"}, {"x1", "self"}, {"x2", "other"},
-            {"axis", "dim"},   {"keepdims", "keepdim"}, {"training", "train"}};
+        // Python spellings of ATen argument names: numpy's (as torch accepts them), then torch's.
+        std::string py = name;
+        if (k == args.size())
+            if (const char *t = rewrite::numpyKeyword(name))
+                k = indexOf(py = t);
+        static const std::pair<const char *, const char *> aliases[] = {{"input", "self"}, {"tensor", "self"}, {"training", "train"}};
         for (const auto &[from, to] : aliases)
-            if (k == args.size() && name == from)
+            if (k == args.size() && py == from)
                 k = indexOf(to);
         if (k == args.size()) {
             why = "no argument '" + name + "'";

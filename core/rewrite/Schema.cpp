@@ -20,6 +20,10 @@ Argument B(bool v) { return Argument::boolean(v); }
 
 using Key = std::pair<OpKind, std::string>;
 
+/// numpy's keyword spellings that torch functions accept, and the torch names they stand for.
+const std::pair<const char *, const char *> kNumpyKeywords[] = {
+    {"axis", "dim"}, {"keepdims", "keepdim"}, {"x", "input"}, {"a", "input"}, {"x1", "input"}, {"x2", "other"}};
+
 std::map<Key, OpSchema> build()
 {
     std::map<Key, OpSchema> t;
@@ -32,9 +36,9 @@ std::map<Key, OpSchema> build()
             t[{OpKind::CallMethod, n}] = s;
     };
     const std::vector<std::pair<std::string, std::string>> axis = {{"axis", "dim"}};
-    const std::vector<std::pair<std::string, std::string>> np = {{"axis", "dim"}, {"keepdims", "keepdim"},
-                                                                   {"x", "input"}, {"a", "input"}, {"x1", "input"},
-                                                                   {"x2", "other"}};
+    std::vector<std::pair<std::string, std::string>> np;
+    for (const auto &[from, to] : kNumpyKeywords)
+        np.emplace_back(from, to);
 
     // split family
     fn({"torch.split", "torch.functional.split"}, {{req("tensor"), req("split_size_or_sections"), opt("dim", I(0))}, -1, axis});
@@ -106,6 +110,14 @@ std::map<Key, OpSchema> build()
 }
 
 } // namespace
+
+const char *numpyKeyword(const std::string &name)
+{
+    for (const auto &[from, to] : kNumpyKeywords)
+        if (name == from)
+            return to;
+    return nullptr;
+}
 
 const OpSchema *schemaFor(OpKind op, const std::string &target)
 {

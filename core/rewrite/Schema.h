@@ -29,6 +29,10 @@ struct OpSchema {
     std::vector<std::pair<std::string, std::string>> aliases;
 };
 
+/// The torch keyword a numpy spelling stands for (axis -> dim, keepdims -> keepdim, x/a/x1 -> input,
+/// x2 -> other); nullptr for any other name.
+const char *numpyKeyword(const std::string &name);
+
 /// The schema of (op, target); nullptr when fxlens has none (such calls are read as written).
 const OpSchema *schemaFor(ir::OpKind op, const std::string &target);
 
