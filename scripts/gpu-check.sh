@@ -27,9 +27,10 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DFXLENS_BUILD_GUI=O
   || { tail -30 "$OUT/cmake.log"; exit 1; }
 cmake --build build-gpu -j"$(nproc)" > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "== doctor"; build-gpu/app/fxlens-cli doctor
+[ "${BUILD_ONLY:-0}" = 1 ] && exit 0
 export FXLENS_CLI=$PWD/build-gpu/app/fxlens-cli PYTHONPATH=$PWD/python:${PYTHONPATH:-} PYTHONUNBUFFERED=1
 echo "== executor vs PyTorch, CPU and CUDA (label gpu)"
-$PY -m pytest -q -rs python/tests/test_executor.py 2>&1 | tail -15
+$PY -m pytest -q -rs python/tests/test_executor.py python/tests/test_profile_gpu.py 2>&1 | tail -15
 echo "== pattern corpus through fxlens-cli (numeric check in PyTorch)"
 $PY -m pytest -q python/tests/test_pattern_cases.py 2>&1 | tail -3
 echo "== executor overhead vs GraphModule.__call__"

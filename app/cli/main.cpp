@@ -7,7 +7,9 @@
 #include "rewrite/PatternGraph.h"
 #ifdef FXLENS_HAVE_TORCH
 #include "exec/Executor.h"
+#include "exec/Profiler.h"
 #endif
+#include "profile/Profile.h"
 #include "rewrite/Session.h"
 #include "rewrite/TraceRecorder.h"
 #include "util/Text.h"
@@ -52,6 +54,18 @@ Commands:
                                        tensors output:0.. of a file; -o saves the outputs
   verify <a.json> <b.json> [--device D] [--seed S] [--inputs F] [--weights F]
                                        run both on the same inputs and weights, compare outputs
+  profile <graph.json|profile.json> [--compare H] [--optimize] [--iters K] [--warmup W]
+          [--device cuda|cpu] [--freeze] [--trace TRACE.json] [-o PROFILE.json] [--compare-output F]
+                                       run warm-up + K timed iterations with NVTX ranges per
+                                       node and kernel capture (Kineto/CUPTI); prints kernels,
+                                       GPU busy, wall, CPU launch time, peak memory and the top
+                                       nodes; --compare profiles a second version (graph or saved
+                                       profile) and prints the change, --optimize compares with
+                                       the graph optimized by --preset; --freeze folds weight-only
+                                       nodes once before timing (inference with frozen weights,
+                                       as Inductor's freezing); --trace writes a Chrome
+                                       trace (Perfetto); -o saves the profile. Without CUDA it
+                                       says so and profiles on the CPU (ATen ops as kernels)
   patterns [NAME]                      list the built-in patterns; with NAME, one pattern in full
                                        (anchors, IR level, and its pattern graph when it is data)
   doctor                               what this build can do (Graphviz, LibTorch, CUDA)
@@ -77,6 +91,11 @@ struct Args {
     bool verify = false;
     bool verifyEach = false;
     std::string device = "cpu";
+    bool deviceGiven = false;
+    std::string compare, compareOutput, rawEvents;
+    bool optimize = false;
+    bool freeze = false;
+    int iters = 10, warmup = 3;
     std::string inputs, weights, expect;
     uint64_t seed = 0;
     bool noMeta = false;
@@ -125,6 +144,31 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
         } else if (s == "--device") {
             if (!value(a.device))
                 return false;
+            a.deviceGiven = true;
+        } else if (s == "--compare") {
+            if (!value(a.compare))
+                return false;
+        } else if (s == "--compare-output") {
+            if (!value(a.compareOutput))
+                return false;
+        } else if (s == "--raw-events") {
+            if (!value(a.rawEvents))
+                return false;
+        } else if (s == "--optimize") {
+            a.optimize = true;
+        } else if (s == "--freeze") {
+            a.freeze = true;
+        } else if (s == "--iters" || s == "--warmup") {
+            std::string v;
+            if (!value(v))
+                return false;
+            char *end = nullptr;
+            long x = std::strtol(v.c_str(), &end, 10);
+            if (!end || *end || v.empty() || x < (s == "--iters" ? 1 : 0) || x > 100000) {
+                err = s + " needs " + (s == "--iters" ? "a positive" : "a non-negative") + " integer, got '" + v + "'";
+                return false;
+            }
+            (s == "--iters" ? a.iters : a.warmup) = int(x);
         } else if (s == "--inputs") {
             if (!value(a.inputs))
                 return false;
@@ -476,6 +520,155 @@ int cmdVerify(const Args &a)
 }
 #endif
 
+
+/// Optimizes a copy of `g` with the preset or pattern list of `a` (profile --optimize).
+std::unique_ptr<ir::Graph> optimizedCopy(const ir::Graph &g, const Args &a, std::string &err)
+{
+    rewrite::PatternRegistry reg;
+    err = patterns::registerVerticalPatterns(reg);
+    if (!err.empty())
+        return nullptr;
+    auto selected = a.patterns.empty() ? reg.preset(a.preset, err) : reg.byNames(a.patterns, err);
+    if (!err.empty())
+        return nullptr;
+    auto copy = g.clone();
+    rewrite::Session session(*copy, selected, {});
+    auto r = session.run();
+    std::printf("optimized with %s: %zu -> %zu nodes in %zu rewrites\n", a.patterns.empty() ? ("preset " + a.preset).c_str() : a.patterns.c_str(),
+                g.size(), copy->size(), r.steps);
+    return copy;
+}
+
+int cmdProfile(const Args &a)
+{
+    if (a.positional.size() != 1) {
+        std::cerr << "fxlens-cli profile: expected one graph or profile file\n";
+        return kUsage;
+    }
+    if (!a.compare.empty() && a.optimize) {
+        std::cerr << "fxlens-cli profile: --compare and --optimize both name the second version; use one\n";
+        return kUsage;
+    }
+    const std::string first = a.positional[0];
+    std::vector<std::string> sources = {first};
+    if (!a.compare.empty())
+        sources.push_back(a.compare);
+    std::vector<prof::Profile> profiles;
+    std::vector<std::unique_ptr<ir::Graph>> graphs;
+    std::vector<std::string> graphSources;
+    // Saved profiles open anywhere; graphs are read now and profiled below.
+    for (const auto &src : sources) {
+        if (prof::isProfileFile(src)) {
+            auto p = prof::readProfile(src);
+            if (!p) {
+                std::cerr << p.error().toString() << "\n";
+                return kBadInput;
+            }
+            profiles.push_back(std::move(p.value()));
+            continue;
+        }
+        auto g = io::readGraphFile(src);
+        if (!g) {
+            std::cerr << g.error().toString() << "\n";
+            return kBadInput;
+        }
+        graphs.push_back(std::move(g.value()));
+        graphSources.push_back(src);
+        profiles.emplace_back(); // filled below
+    }
+    if (a.optimize) {
+        if (graphs.empty()) {
+            std::cerr << "fxlens-cli profile: --optimize needs a graph, not a saved profile\n";
+            return kUsage;
+        }
+        std::string err;
+        auto opt = optimizedCopy(*graphs.front(), a, err);
+        if (!opt) {
+            std::cerr << "fxlens-cli profile: " << err << "\n";
+            return kUsage;
+        }
+        graphs.push_back(std::move(opt));
+        graphSources.push_back(first);
+        profiles.emplace_back();
+        sources.push_back(first + " (optimized)");
+    }
+    if (!graphs.empty()) {
+#ifdef FXLENS_HAVE_TORCH
+        Args b = a;
+        if (!a.deviceGiven) {
+            auto rt = exec::probeRuntime();
+            if (rt.cudaAvailable) {
+                b.device = "cuda";
+            } else {
+                std::cerr << "fxlens-cli profile: CUDA is not available on this machine (no GPU or no driver); "
+                             "profiling on the CPU instead: ATen ops stand for kernels, timed on the host. "
+                             "Pass --device cpu to silence this, or run on a machine with a GPU.\n";
+                b.device = "cpu";
+            }
+        }
+        auto runner = exec::Runner::create(*graphs.front(), execOptions(b, graphSources.front()));
+        if (!runner) {
+            std::cerr << "fxlens-cli profile: " << runner.error().toString() << "\n";
+            return kFailed;
+        }
+        size_t gi = 0;
+        for (size_t i = 0; i < profiles.size(); ++i) {
+            if (!profiles[i].mode.empty())
+                continue;
+            exec::ProfileOptions o;
+            o.iterations = a.iters;
+            o.warmup = a.warmup;
+            o.graph = std::filesystem::path(graphSources[gi]).filename().string();
+            o.version = a.optimize && i == 1 ? "optimized (" + (a.patterns.empty() ? a.preset : a.patterns) + ")"
+                        : profiles.size() > 1 ? (i == 0 ? "A" : "B") : "";
+            o.versionId = int(i);
+            o.freezeWeights = a.freeze;
+            if (i == 0)
+                o.rawEventsPath = a.rawEvents;
+            auto p = exec::profileGraph(*runner.value(), *graphs[gi], o);
+            if (!p) {
+                Diagnostic d = p.error();
+                d.file = graphSources[gi];
+                std::cerr << "fxlens-cli profile: " << d.toString() << "\n";
+                return kFailed;
+            }
+            profiles[i] = std::move(p.value());
+            ++gi;
+        }
+#else
+        std::cerr << "fxlens-cli profile: this build has no LibTorch, so it can only open saved profiles "
+                     "(configure with torch's CMAKE_PREFIX_PATH to profile graphs)\n";
+        return kFailed;
+#endif
+    }
+    for (size_t i = 0; i < profiles.size(); ++i) {
+        if (profiles.size() > 1)
+            std::printf("== %s\n", i == 0 ? "A" : "B");
+        std::printf("%s\n", prof::formatProfile(profiles[i]).c_str());
+    }
+    if (profiles.size() == 2)
+        std::printf("%s", prof::formatComparison(profiles[0], profiles[1]).c_str());
+    const std::pair<std::string, size_t> saves[] = {{a.output, 0}, {a.compareOutput, 1}};
+    for (const auto &[path, i] : saves) {
+        if (path.empty() || i >= profiles.size())
+            continue;
+        if (auto w = prof::writeProfile(profiles[i], path); !w) {
+            std::cerr << w.error().toString() << "\n";
+            return kFailed;
+        }
+    }
+    if (!a.trace.empty()) {
+        std::vector<const prof::Profile *> ps;
+        for (const auto &p : profiles)
+            ps.push_back(&p);
+        if (auto w = prof::writeChromeTrace(ps, a.trace); !w) {
+            std::cerr << w.error().toString() << "\n";
+            return kFailed;
+        }
+    }
+    return kOk;
+}
+
 int cmdDoctor()
 {
     std::string s = "fxlens-cli 0.1.0\n";
@@ -486,6 +679,7 @@ int cmdDoctor()
 #endif
 #ifdef FXLENS_HAVE_TORCH
     s += exec::probeRuntime().toString();
+    s += std::string("NVTX ranges: ") + (exec::nvtxCompiledIn() ? "yes (domain \"fxlens\")" : "no (NVTX v3 headers not found at build time)") + "\n";
 #else
     s += "LibTorch: no (built without; execution, verification and profiling are unavailable)\n";
 #endif
@@ -525,6 +719,8 @@ int main(int argc, char **argv)
         return kFailed;
 #endif
     }
+    if (a.command == "profile")
+        return cmdProfile(a);
     if (a.command == "doctor")
         return cmdDoctor();
     std::cerr << "fxlens-cli: unknown command '" << a.command << "'\n" << kUsageText;

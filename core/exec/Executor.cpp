@@ -1091,6 +1091,11 @@ public:
 
 struct Runner::Impl {
     at::Device device = at::kCPU;
+    // Freezing: values of weight-only nodes of one graph, by node id; `folded` marks every
+    // weight-only node (by id), whether its value is kept or only feeds other folded nodes.
+    const ir::Graph *frozenGraph = nullptr;
+    std::vector<IValue> frozen;
+    std::vector<bool> folded;
     std::unordered_map<const Node *, Slot> slots;
     std::unordered_map<std::string, at::Tensor> params;
     std::vector<at::Tensor> inputs;
@@ -1200,12 +1205,106 @@ Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecO
     return std::unique_ptr<Runner>(new Runner(std::move(impl)));
 }
 
-Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g)
+Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g, NodeObserver *observer)
 {
     Interp it{g, m_impl->params, m_impl->inputs, std::vector<IValue>(g.idBound()), m_impl->slots};
     at::NoGradGuard noGrad;
     auto out = std::make_shared<Outputs>();
+    // Values are released right after their last reader ran: freeAt lists, per position, the ids
+    // whose last reader sits there (counting sort by position).
+    std::vector<uint32_t> pos(g.idBound(), 0);
+    uint32_t count = 0;
+    for (Node *n = g.first(); n; n = n->next())
+        pos[n->id()] = count++;
+    std::vector<uint32_t> last(g.idBound(), UINT32_MAX), start(size_t(count) + 1, 0), freeAt;
     for (Node *n = g.first(); n; n = n->next()) {
+        uint32_t l = UINT32_MAX;
+        for (const Node *u : n->users())
+            l = l == UINT32_MAX ? pos[u->id()] : std::max(l, pos[u->id()]);
+        last[n->id()] = l;
+        if (l != UINT32_MAX && n->op() != OpKind::Output)
+            ++start[l + 1];
+    }
+    for (size_t i = 1; i < start.size(); ++i)
+        start[i] += start[i - 1];
+    freeAt.resize(start.back());
+    {
+        std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+        for (Node *n = g.first(); n; n = n->next())
+            if (last[n->id()] != UINT32_MAX && n->op() != OpKind::Output)
+                freeAt[fill[last[n->id()]]++] = n->id();
+    }
+    const bool frozen = m_impl->frozenGraph == &g && m_impl->folded.size() == g.idBound();
+    size_t index = 0;
+    for (Node *n = g.first(); n; n = n->next(), ++index) {
+        if (observer)
+            observer->before(index, *n);
+        if (frozen && m_impl->folded[n->id()]) {
+            it.env[n->id()] = m_impl->frozen[n->id()];
+            if (observer)
+                observer->after(index, *n);
+            continue;
+        }
+        try {
+            it.env[n->id()] = it.evalNode(n);
+            t_slot = nullptr;
+        } catch (const CallError &e) {
+            t_slot = nullptr;
+            if (observer)
+                observer->after(index, *n);
+            return diag(n->target() + ": " + e.message, n->name());
+        } catch (const std::exception &e) {
+            t_slot = nullptr;
+            if (observer)
+                observer->after(index, *n);
+            return diag(n->target() + ": " + firstLine(e.what()), n->name());
+        }
+        if (n->op() == OpKind::Output)
+            flattenTensors(it.env[n->id()], out->tensors);
+        for (uint32_t k = start[index]; k < start[index + 1]; ++k)
+            it.env[freeAt[k]] = IValue();
+        if (observer)
+            observer->after(index, *n);
+    }
+    return out;
+}
+
+std::string Runner::device() const { return m_impl->device.str(); }
+
+/// Ops whose result may differ between calls on equal inputs, or that write to an input.
+static bool impureTarget(const std::string &t)
+{
+    for (const char *w : {"dropout", "rand", "bernoulli", "normal", "uniform", "multinomial", "empty", "seed"})
+        if (t.find(w) != std::string::npos)
+            return true;
+    const std::string last = t.substr(t.rfind('.') + 1);
+    return !last.empty() && last.back() == '_' && last != "__getitem__";
+}
+
+Result<size_t> Runner::freeze(const ir::Graph &g)
+{
+    unfreeze();
+    std::vector<bool> folded(g.idBound(), false);
+    for (Node *n = g.first(); n; n = n->next()) {
+        bool c = false;
+        if (n->op() == OpKind::GetAttr) {
+            c = true;
+        } else if (n->op() == OpKind::CallFunction || n->op() == OpKind::CallMethod) {
+            auto ins = n->inputNodes();
+            c = !ins.empty() && !impureTarget(n->target());
+            for (Node *in : ins)
+                c = c && folded[in->id()];
+        }
+        folded[n->id()] = c;
+    }
+    // Evaluate the folded nodes in program order; keep the values that unfolded nodes read.
+    Interp it{g, m_impl->params, m_impl->inputs, std::vector<IValue>(g.idBound()), m_impl->slots};
+    at::NoGradGuard noGrad;
+    std::vector<IValue> keep(g.idBound());
+    size_t count = 0;
+    for (Node *n = g.first(); n; n = n->next()) {
+        if (!folded[n->id()])
+            continue;
         try {
             it.env[n->id()] = it.evalNode(n);
             t_slot = nullptr;
@@ -1216,11 +1315,24 @@ Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g)
             t_slot = nullptr;
             return diag(n->target() + ": " + firstLine(e.what()), n->name());
         }
-        if (n->op() == OpKind::Output)
-            flattenTensors(it.env[n->id()], out->tensors);
-        // Free values nobody will read again is left to the caller's graph size: fine for tests.
+        bool read = false;
+        for (Node *u : n->users())
+            read = read || !folded[u->id()];
+        if (read)
+            keep[n->id()] = it.env[n->id()];
+        count += n->op() != OpKind::GetAttr;
     }
-    return out;
+    m_impl->frozen = std::move(keep);
+    m_impl->folded = std::move(folded);
+    m_impl->frozenGraph = &g;
+    return count;
+}
+
+void Runner::unfreeze()
+{
+    m_impl->frozenGraph = nullptr;
+    m_impl->frozen.clear();
+    m_impl->folded.clear();
 }
 
 void Runner::synchronize() const

@@ -51,6 +51,15 @@ struct VerifyReport {
 
 class Outputs;
 
+/// Called around every node a run evaluates (the profiler's NVTX and record-function ranges).
+/// `index` is the node's position in program order.
+class NodeObserver {
+public:
+    virtual ~NodeObserver() = default;
+    virtual void before(size_t index, const ir::Node &n) = 0;
+    virtual void after(size_t index, const ir::Node &n) = 0;
+};
+
 /// Holds one set of inputs and weights (prepared from a reference graph) and runs graph versions on
 /// them. Every failure (unknown op, bad arguments, kernel error, missing CUDA) is a Diagnostic that
 /// names the node and target; nothing throws.
@@ -59,7 +68,16 @@ public:
     static Result<std::unique_ptr<Runner>> create(const ir::Graph &reference, const ExecOptions &opts);
     ~Runner();
 
-    Result<std::shared_ptr<Outputs>> run(const ir::Graph &g);
+    /// Runs one version. Values are freed after their last use, as in a Python GraphModule.
+    Result<std::shared_ptr<Outputs>> run(const ir::Graph &g, NodeObserver *observer = nullptr);
+    /// The device the runner executes on ("cpu", "cuda:0").
+    std::string device() const;
+    /// Weight freezing (inference): evaluates once the nodes of `g` that depend on weights and
+    /// constants only (e.g. the stacks of per-layer weights a batched linear reads) and makes later
+    /// runs of `g` reuse those values, as Inductor's freezing does. Returns how many nodes were
+    /// folded. Valid until unfreeze() or until `g` is edited; random and in-place ops are never folded.
+    Result<size_t> freeze(const ir::Graph &g);
+    void unfreeze();
     /// Waits for the device's queued work (timing on CUDA).
     void synchronize() const;
     std::vector<OutputInfo> describe(const Outputs &o) const;

@@ -2,6 +2,9 @@
 // Tests of fxlens-cli as a user runs it: output, exit codes and messages on stderr.
 #include <QFile>
 #include <QProcess>
+#include <QProcessEnvironment>
+#include <QRegularExpression>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <QJsonArray>
@@ -149,6 +152,134 @@ private Q_SLOTS:
         Run missing = cli({QStringLiteral("info"), QStringLiteral("/nonexistent/g.json")});
         QCOMPARE(missing.code, 3);
         QVERIFY(missing.err.contains(QStringLiteral("/nonexistent/g.json: error: cannot open file")));
+    }
+
+    /// Profiling on a machine without CUDA (CI): a clear note, then a CPU profile; the saved profile
+    /// and the trace reopen without running anything.
+    void profileCpu()
+    {
+#ifndef FXLENS_CLI_HAS_TORCH
+        QSKIP("built without LibTorch");
+#else
+        QTemporaryDir tmp;
+        const QString saved = tmp.filePath(QStringLiteral("a.prof.json")), savedB = tmp.filePath(QStringLiteral("b.prof.json")),
+                      trace = tmp.filePath(QStringLiteral("t.json"));
+        Run r = cli({QStringLiteral("profile"), example("tangle50_torch.json"), QStringLiteral("--optimize"), QStringLiteral("--iters"),
+                     QStringLiteral("2"), QStringLiteral("--warmup"), QStringLiteral("1"), QStringLiteral("-o"), saved,
+                     QStringLiteral("--compare-output"), savedB, QStringLiteral("--trace"), trace});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        if (!r.out.contains(QStringLiteral("device cuda")))
+            QVERIFY2(r.err.contains(QStringLiteral("CUDA is not available on this machine")), qPrintable(r.err));
+        QVERIFY(r.out.contains(QStringLiteral("2 timed iterations after 1 warm-up")));
+        // The optimized tangle runs a constant number of ops: 19 in Torch IR.
+        QRegularExpression ops(QStringLiteral("(?:ATen ops|kernels) per iteration +(\\d+)"));
+        auto m = ops.globalMatch(r.out);
+        QVector<int> counts;
+        while (m.hasNext())
+            counts.push_back(m.next().captured(1).toInt());
+        QCOMPARE(counts.size(), 2);
+        QVERIFY2(counts[0] >= 20 * counts[1], qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("fewer")));
+        // Reopen the saved profiles: same tables, no execution.
+        Run again = cli({QStringLiteral("profile"), saved, QStringLiteral("--compare"), savedB});
+        QCOMPARE(again.code, 0);
+        QVERIFY(again.err.isEmpty());
+        QVERIFY(again.out.contains(QStringLiteral("B/A")));
+        QVERIFY(again.out.contains(QString::number(counts[1])));
+        QFile t(trace);
+        QVERIFY(t.open(QIODevice::ReadOnly));
+        QJsonObject doc = QJsonDocument::fromJson(t.readAll()).object();
+        QVERIFY(doc.value(QStringLiteral("traceEvents")).toArray().size() > 100);
+        // --freeze folds the weight stacks of the batched linears: fewer ops, same graph.
+        Run frozen = cli({QStringLiteral("profile"), example("tangle50_torch.json"), QStringLiteral("--optimize"), QStringLiteral("--freeze"),
+                          QStringLiteral("--iters"), QStringLiteral("1"), QStringLiteral("--device"), QStringLiteral("cpu")});
+        QCOMPARE(frozen.code, 0);
+        QVERIFY(frozen.err.isEmpty()); // --device cpu: no note
+        QVERIFY(frozen.out.contains(QStringLiteral("weights frozen (")));
+        m = ops.globalMatch(frozen.out);
+        QVector<int> fc;
+        while (m.hasNext())
+            fc.push_back(m.next().captured(1).toInt());
+        QCOMPARE(fc.size(), 2);
+        QVERIFY(fc[1] < counts[1]);
+#endif
+    }
+
+    void profileErrors()
+    {
+        QTemporaryDir tmp;
+        const QString bad = tmp.filePath(QStringLiteral("bad.prof.json"));
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"format\": \"fxlens-profile\", \"format_version\": 1}");
+        f.close();
+        Run r = cli({QStringLiteral("profile"), bad});
+        QCOMPARE(r.code, 3);
+        QVERIFY2(r.err.contains(bad + QStringLiteral(": error: malformed profile")), qPrintable(r.err));
+        Run missing = cli({QStringLiteral("profile"), QStringLiteral("/nonexistent/g.json")});
+        QCOMPARE(missing.code, 3);
+        QVERIFY(missing.err.contains(QStringLiteral("/nonexistent/g.json: error: cannot open file")));
+        Run iters = cli({QStringLiteral("profile"), example("tangle4_fx.json"), QStringLiteral("--iters"), QStringLiteral("0")});
+        QCOMPARE(iters.code, 2);
+        QVERIFY(iters.err.contains(QStringLiteral("--iters needs a positive integer, got '0'")));
+    }
+
+    /// NVTX: with an injected tool (a stand-in for Nsight Systems), every iteration and every node
+    /// opens one range in domain "fxlens"; a node's payload carries graph version and node index.
+    void profileNvtxRanges()
+    {
+#ifndef FXLENS_NVTX_COUNTER
+        QSKIP("built without NVTX headers or LibTorch");
+#else
+        QTemporaryDir tmp;
+        const QString log = tmp.filePath(QStringLiteral("nvtx.log"));
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("NVTX_INJECTION64_PATH"), QStringLiteral(FXLENS_NVTX_COUNTER));
+        env.insert(QStringLiteral("FXLENS_NVTX_LOG"), log);
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(FXLENS_CLI), {QStringLiteral("profile"), example("tangle4_fx.json"), QStringLiteral("--device"),
+                                             QStringLiteral("cpu"), QStringLiteral("--iters"), QStringLiteral("2"),
+                                             QStringLiteral("--warmup"), QStringLiteral("1")});
+        QVERIFY(p.waitForFinished(120000));
+        QCOMPARE(p.exitCode(), 0);
+        QFile f(log);
+        QVERIFY2(f.open(QIODevice::ReadOnly), "the injected NVTX tool wrote no log");
+        const QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        const int nodes = 108; // tangle4_fx.json
+        int pushes = 0, pops = 0, iterations = 0, depth = 0, maxDepth = 0;
+        QSet<qulonglong> nodeIndexes;
+        for (const QString &l : lines) {
+            const QStringList w = l.split(QLatin1Char(' '));
+            QCOMPARE(w.value(1), QStringLiteral("fxlens"));
+            if (w[0] == QLatin1String("pop")) {
+                ++pops;
+                --depth;
+                continue;
+            }
+            ++pushes;
+            maxDepth = std::max(maxDepth, ++depth);
+            const qulonglong payload = w.value(3).toULongLong();
+            if (w.value(4) == QLatin1String("iteration") || w.value(4) == QLatin1String("warm-up")) {
+                ++iterations;
+                QCOMPARE(depth, 1);
+            } else {
+                QCOMPARE(depth, 2); // nodes nest in their iteration
+                QCOMPARE(payload >> 32, qulonglong(0)); // graph version 0
+                nodeIndexes.insert(payload & 0xffffffffULL);
+            }
+        }
+        QCOMPARE(iterations, 3);
+        QCOMPARE(pushes, 3 * (nodes + 1));
+        QCOMPARE(pops, pushes);
+        QCOMPARE(maxDepth, 2);
+        QCOMPARE(nodeIndexes.size(), nodes);
+        QVERIFY(nodeIndexes.contains(0) && nodeIndexes.contains(nodes - 1));
+        // Messages are the node names (registered strings); the category is the iteration + 1.
+        QCOMPARE(lines.value(0), QStringLiteral("push fxlens 0 0 warm-up 0"));
+        QCOMPARE(lines.value(1), QStringLiteral("push fxlens 1 0 x"));
+        QCOMPARE(lines.value(3), QStringLiteral("push fxlens 1 1 split"));
+#endif
     }
 };
 

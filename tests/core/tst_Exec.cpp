@@ -117,6 +117,38 @@ private Q_SLOTS:
             QVERIFY(step.verified);
     }
 
+    /// Freezing folds the weight-only nodes (the batched linears' weight stacks) and changes no output.
+    void freezeKeepsOutputs_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("torch") << QStringLiteral("tangle50_torch.json");
+        QTest::newRow("aten") << QStringLiteral("tangle50_aten.json");
+    }
+    void freezeKeepsOutputs()
+    {
+        QFETCH(QString, file);
+        auto g = example(file.toUtf8().constData());
+        std::string err;
+        PatternRegistry reg;
+        QVERIFY(patterns::registerVerticalPatterns(reg).empty());
+        Session s(*g, reg.preset("all", err), {});
+        s.run();
+        auto runner = exec::Runner::create(*g, {});
+        QVERIFY(runner.ok());
+        auto plain = runner.value()->run(*g);
+        QVERIFY(plain.ok());
+        auto folded = runner.value()->freeze(*g);
+        QVERIFY2(folded.ok(), folded.ok() ? "" : folded.error().toString().c_str());
+        QVERIFY(folded.value() >= 4); // the stacked weights and biases at least
+        auto frozen = runner.value()->run(*g);
+        QVERIFY(frozen.ok());
+        auto rep = runner.value()->compare(*plain.value(), *frozen.value());
+        QVERIFY2(rep.pass, rep.summary().c_str());
+        runner.value()->unfreeze();
+        auto again = runner.value()->run(*g);
+        QVERIFY(runner.value()->compare(*plain.value(), *again.value()).pass);
+    }
+
     void errorsNameTheNode()
     {
         auto g = example("tangle4_fx.json");

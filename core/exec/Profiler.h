@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// Profiler: runs one graph version on the Runner's device with warm-up and K timed iterations,
+// emitting NVTX v3 ranges (domain "fxlens") per iteration and per FX node and capturing every
+// kernel, copy and fill with LibTorch's own profiler (Kineto/CUPTI). On a CPU runner the ATen ops
+// stand for kernels. No LibTorch type appears in this header.
+#pragma once
+
+#include "exec/Executor.h"
+#include "profile/Profile.h"
+
+namespace fxlens::exec {
+
+struct ProfileOptions {
+    int warmup = 3;
+    int iterations = 10;
+    std::string graph;   ///< shown in tables and traces (file name)
+    std::string version; ///< "original", "optimized", "step 12", ...
+    int versionId = 0;   ///< carried in NVTX payloads
+    bool nvtx = true;
+    /// Fold weight-only nodes before timing (Runner::freeze): inference with frozen weights.
+    bool freezeWeights = false;
+    /// When set, the raw events are written there as well (recorded profiles for tests).
+    std::string rawEventsPath;
+};
+
+/// Profiles `g` on `runner`'s device. Errors name the node that failed.
+Result<prof::Profile> profileGraph(Runner &runner, const ir::Graph &g, const ProfileOptions &opts);
+
+/// Whether this build emits NVTX ranges (the NVTX v3 headers were found at configure time).
+bool nvtxCompiledIn();
+
+/// NVTX payload of a node range: graph version in the high 32 bits, node index in the low 32 bits.
+inline uint64_t nvtxNodePayload(int versionId, size_t nodeIndex)
+{
+    return (uint64_t(uint32_t(versionId)) << 32) | uint64_t(uint32_t(nodeIndex));
+}
+
+} // namespace fxlens::exec

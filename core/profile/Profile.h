@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+// Profile: what one graph version did on a device during K timed iterations, as a plain value that
+// can be saved, reopened without a GPU, compared and exported as a Chrome/Perfetto trace.
+//
+// The executor's profiler (core/exec/Profiler.cpp) records raw events (node ranges, launches,
+// kernels, CPU ops) and hands them to buildProfile(), which attributes every kernel to the FX node
+// that launched it. Nothing here depends on LibTorch, so attribution, the file format and the trace
+// export are tested without a GPU on recorded events.
+#pragma once
+
+#include "util/Diagnostic.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fxlens::prof {
+
+/// One event as a profiler backend reports it, before attribution. Times are nanoseconds on one
+/// clock (the backend's), absolute.
+struct RawEvent {
+    enum class Kind : uint8_t {
+        NodeRange, ///< the executor's range around one FX node (node, iteration set)
+        IterRange, ///< the executor's range around one iteration (iteration set)
+        CpuOp,     ///< an operator on the host (ATen op)
+        Launch,    ///< a runtime call that queues device work (cudaLaunchKernel, cudaMemcpyAsync, ...)
+        Kernel,    ///< device activity: a kernel
+        Memcpy,    ///< device activity: a copy
+        Memset,    ///< device activity: a fill
+    };
+    Kind kind = Kind::CpuOp;
+    std::string name;
+    uint64_t startNs = 0, endNs = 0;
+    uint64_t tid = 0;          ///< host thread (ranges, CPU ops, launches)
+    uint64_t correlation = 0;  ///< launch <-> device activity (CUPTI correlation id); CPU op id
+    uint64_t linked = 0;       ///< device activity: id of the CPU op or range that was open at launch
+    int device = -1;           ///< device index of device activity
+    int64_t stream = -1;       ///< stream of device activity
+    int node = -1;             ///< NodeRange: node index in program order
+    int iteration = -1;        ///< NodeRange / IterRange
+    std::array<int, 3> grid{0, 0, 0}, block{0, 0, 0};
+};
+
+/// A node of the profiled graph version (program order index = position in `Profile::nodes`).
+struct NodeInfo {
+    std::string name, op, target, module;
+};
+
+struct KernelRec {
+    std::string name;
+    std::string kind; ///< "kernel", "memcpy", "memset", or "cpu_op" in a CPU profile
+    int device = -1;
+    int64_t stream = -1;
+    double startUs = 0, durUs = 0; ///< relative to Profile::baseTimeNs
+    double launchUs = -1;          ///< host time of the launch (relative), -1 if unknown
+    int iteration = -1;
+    int node = -1; ///< attributed FX node, -1 when no node range encloses the launch
+    uint64_t correlation = 0;
+    std::array<int, 3> grid{0, 0, 0}, block{0, 0, 0};
+};
+
+struct RangeRec {
+    int node = -1;
+    int iteration = -1;
+    double startUs = 0, durUs = 0;
+    uint64_t tid = 0;
+};
+
+struct IterationRec {
+    int index = 0;
+    double startUs = 0;
+    double cpuUs = 0;     ///< host time to queue the iteration (launch overhead)
+    double wallUs = 0;    ///< device-measured time of the iteration (CUDA events), host time on CPU
+    double gpuBusyUs = 0; ///< union of the device activities of the iteration
+    int kernels = 0;
+};
+
+struct NodeStat {
+    double kernels = 0; ///< per iteration
+    double gpuUs = 0;   ///< device time per iteration (CPU op time in a CPU profile)
+    double cpuUs = 0;   ///< host time of the node's range per iteration
+};
+
+struct Summary {
+    double kernelsPerIter = 0;
+    double gpuBusyUs = 0; ///< per iteration (median)
+    double wallUs = 0;    ///< per iteration (median)
+    double cpuUs = 0;     ///< host launch time per iteration (median)
+    int64_t peakMemBytes = -1;
+    size_t unattributed = 0; ///< kernels with no node
+};
+
+struct Profile {
+    static constexpr int kFormatVersion = 1;
+    std::string graph;       ///< graph file or name
+    std::string version;     ///< graph version label ("original", "optimized", "step 12", ...)
+    int versionId = 0;       ///< the number NVTX payloads carry
+    std::string mode;        ///< "cuda" or "cpu"
+    std::string device;      ///< "cuda:0", "cpu"
+    std::string deviceName;  ///< "NVIDIA H200", host CPU model
+    int warmup = 0;
+    int iterations = 0;
+    uint64_t baseTimeNs = 0; ///< absolute time of relative 0
+    int64_t peakMemBytes = -1;
+    int64_t frozenNodes = -1; ///< weight-only nodes folded before timing; -1: weights not frozen
+    std::vector<NodeInfo> nodes;
+    std::vector<RangeRec> ranges;
+    std::vector<KernelRec> kernels;
+    std::vector<IterationRec> iters;
+    std::vector<NodeStat> nodeStats; ///< per node, filled by finish()
+    Summary summary;                 ///< filled by finish()
+
+    /// Recomputes per-iteration, per-node and summary figures from ranges and kernels.
+    void finish();
+};
+
+/// Attribution: each device activity is matched to its launch by correlation id, and the launch to
+/// the innermost node range open on the launching thread at that time; without a launch record, the
+/// CPU op or range named by `linked` stands in. In a CPU profile (no device activity) the outermost
+/// CPU ops inside each node range become the "kernels". `iterWallUs[i]` is iteration i's measured
+/// time (empty: the host range's length).
+Profile buildProfile(const std::vector<RawEvent> &events, std::vector<NodeInfo> nodes, const std::string &mode,
+                     const std::vector<double> &iterWallUs = {});
+
+Result<bool> writeProfile(const Profile &p, const std::string &path);
+Result<Profile> readProfile(const std::string &path);
+/// True when `path` holds a saved profile (as opposed to a graph).
+bool isProfileFile(const std::string &path);
+
+/// Raw events as JSON (recorded profiles for tests and bug reports).
+Result<bool> writeRawEvents(const std::vector<RawEvent> &events, const std::vector<NodeInfo> &nodes, const std::string &path);
+Result<std::pair<std::vector<RawEvent>, std::vector<NodeInfo>>> readRawEvents(const std::string &path);
+
+/// The per-version table `fxlens-cli profile` prints; `topNodes` rows of nodes by device time.
+std::string formatProfile(const Profile &p, size_t topNodes = 10);
+/// Two versions side by side with the change.
+std::string formatComparison(const Profile &a, const Profile &b);
+
+/// Chrome Trace Event JSON (object form) that Perfetto opens: per version a host process (iteration
+/// and node ranges) and a process per device (a track per stream), X events in microseconds relative
+/// to each version's start, FX node / version / iteration in args, flow arrows from node ranges to
+/// their kernels.
+Result<bool> writeChromeTrace(const std::vector<const Profile *> &profiles, const std::string &path);
+
+} // namespace fxlens::prof
