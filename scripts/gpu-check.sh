@@ -37,3 +37,8 @@ echo "== executor overhead vs GraphModule.__call__"
 for dev in cpu cuda; do
   $PY bench/exec_vs_python.py --n 200 --batch 1 --device $dev --repeat 30 --bench build-gpu/bench/bench_exec 2>&1 | grep -v -i warn | grep -v "return cls"
 done
+echo "== executor overhead without the time inside ATen ops (both under the profiler)"
+for dev in cpu cuda; do
+  $PY bench/exec_vs_python.py --n 200 --batch 1 --device $dev --repeat 30 --overhead --cli build-gpu/app/fxlens-cli 2>&1 \
+    | grep -v -i warn | grep -v "return cls" | grep -v "ERROR:"
+done

@@ -95,6 +95,7 @@ struct Args {
     std::string compare, compareOutput, rawEvents;
     bool optimize = false;
     bool freeze = false;
+    bool hostOps = false;
     int iters = 10, warmup = 3;
     std::string inputs, weights, expect;
     uint64_t seed = 0;
@@ -158,6 +159,8 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
             a.optimize = true;
         } else if (s == "--freeze") {
             a.freeze = true;
+        } else if (s == "--host-ops") {
+            a.hostOps = true;
         } else if (s == "--iters" || s == "--warmup") {
             std::string v;
             if (!value(v))
@@ -623,6 +626,7 @@ int cmdProfile(const Args &a)
                         : profiles.size() > 1 ? (i == 0 ? "A" : "B") : "";
             o.versionId = int(i);
             o.freezeWeights = a.freeze;
+            o.hostOps = a.hostOps;
             if (i == 0)
                 o.rawEventsPath = a.rawEvents;
             auto p = exec::profileGraph(*runner.value(), *graphs[gi], o);

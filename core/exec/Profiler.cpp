@@ -258,7 +258,7 @@ Result<prof::Profile> profileGraph(Runner &runner, const ir::Graph &g, const Pro
         // On CUDA only the executor's ranges are recorded on the host (the runtime launches and the
         // device activity come from CUPTI); on CPU the ATen ops are the measured work.
         std::unordered_set<at::RecordScope> scopes{at::RecordScope::USER_SCOPE};
-        if (!cuda)
+        if (!cuda || opts.hostOps)
             scopes.insert(at::RecordScope::FUNCTION);
         // Kineto reports a missing GPU as an error even for a CPU profile; keep a CPU profile quiet.
         if (!cuda)

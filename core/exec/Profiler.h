@@ -19,6 +19,9 @@ struct ProfileOptions {
     bool nvtx = true;
     /// Fold weight-only nodes before timing (Runner::freeze): inference with frozen weights.
     bool freezeWeights = false;
+    /// Also record the ATen ops on the host when profiling CUDA (CPU profiles always do): the
+    /// executor-overhead benchmark subtracts their time from each iteration.
+    bool hostOps = false;
     /// When set, the raw events are written there as well (recorded profiles for tests).
     std::string rawEventsPath;
 };
