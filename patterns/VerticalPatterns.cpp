@@ -3,6 +3,10 @@
 // where the ops exist there, in ATen IR. Plus patterns Optimus lacks that the tangle model needs.
 #include "PatternUtil.h"
 #include "VerticalPatterns.h"
+#include "lang/PatternLang.h"
+
+#include <cstdlib>
+#include <filesystem>
 
 #include <algorithm>
 #include <numeric>
@@ -416,34 +420,6 @@ public:
     }
 };
 
-/// cat_single: a cat of one tensor is that tensor (left behind by other rewrites). Written as data.
-class CatSingle : public GraphPattern {
-public:
-    CatSingle()
-    {
-        name = "cat_single";
-        benefit = 35;
-        labels = {"vertical"};
-        description = "cat([t], d) -> t";
-        PatternBuilder b;
-        int t = b.input("t");
-        int c = b.call("cat", {"torch.cat", "torch.concat", "aten.cat.default"}, {PArg::listExact({PArg::ref(t)})});
-        b.constrain("shape(cat) == shape(t)", [](const Bindings &bb, MatchFailure &why) {
-            Node *cat = bb.node("cat"), *tt = bb.node("t");
-            if (staticShape(cat) == staticShape(tt))
-                return true;
-            return fail(why, cat, "cat shape", "the shape of " + tt->name(), cat->meta().val.toString());
-        });
-        graph = b.build(c);
-        deriveAnchors();
-        summarize = [](const Bindings &bb) { return "replace " + bb.node("cat")->name() + " by " + bb.node("t")->name(); };
-        apply = [](const Bindings &bb, Rewriter &rw) {
-            rw.replaceAllUsesWith(bb.node("cat"), bb.node("t"));
-            rw.eraseIfDead(bb.node("cat"));
-        };
-    }
-};
-
 /// stack_unbind: u = unbind(stack(ts, d), d); u[i] -> ts[i]. Any subset of u's items may be used.
 class StackUnbind : public Pattern {
 public:
@@ -807,47 +783,6 @@ public:
     }
 };
 
-/// #26 einsum_to_pointwise: einsum("bni,bnij->bnj", x, w) -> sum(x.unsqueeze(-1) * w, -2). Data + code.
-class EinsumToPointwise : public GraphPattern {
-public:
-    EinsumToPointwise()
-    {
-        name = "einsum_to_pointwise";
-        level = IrLevel::Torch;
-        benefit = 20;
-        labels = {"vertical"};
-        description = "e = einsum(\"bni,bnij->bnj\", x, w) -> e = sum(x.unsqueeze(-1) * w, -2)";
-        PatternBuilder b;
-        int x = b.input("x"), w = b.input("w");
-        int e = b.call("einsum", {"torch.functional.einsum", "torch.einsum"}, {PArg::capture("eq"), PArg::listExact({PArg::ref(x), PArg::ref(w)})});
-        b.constrain("eq has the form 'abc,abcd->abd'", [](const Bindings &bb, MatchFailure &why) {
-            const Argument *eq = bb.value("eq");
-            std::string s = eq && eq->isString() ? eq->text() : "";
-            s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
-            bool ok = s.size() == 13 && s[3] == ',' && s[8] == '-' && s[9] == '>' && s.substr(0, 3) == s.substr(4, 3) &&
-                      s.substr(10, 2) == s.substr(0, 2) && s[12] == s[7];
-            std::string letters = s.substr(0, 3) + (s.size() > 7 ? s.substr(7, 1) : "");
-            std::sort(letters.begin(), letters.end());
-            ok = ok && std::adjacent_find(letters.begin(), letters.end()) == letters.end();
-            if (ok && staticShape(bb.node("x")) && staticShape(bb.node("w")) && staticShape(bb.node("einsum")))
-                return true;
-            return fail(why, bb.node("einsum"), "equation", "'abc,abcd->abd' with static shapes", eq ? eq->toString() : "none");
-        });
-        graph = b.build(e);
-        deriveAnchors();
-        summarize = [](const Bindings &bb) { return "replace einsum " + bb.node("einsum")->name() + " by mul + sum"; };
-        apply = [](const Bindings &bb, Rewriter &rw) {
-            Node *ein = bb.node("einsum"), *xx = bb.node("x"), *ww = bb.node("w");
-            Emit em = emitAt(rw, ein, ein, false, {ein->name()});
-            Node *u = em.unsqueeze(xx, 3);
-            Node *mul = em.call("torch.mul", {Argument::node(u), Argument::node(ww)}, {}, "mul", tensorLike(ww, *staticShape(ww)));
-            Node *sum = em.call("torch.sum", {Argument::node(mul), Argument::integer(-2)}, {}, "sum", tensorLike(ein, *staticShape(ein)));
-            rw.replaceAllUsesWith(ein, sum);
-            rw.eraseIfDead(ein);
-        };
-    }
-};
-
 // --- Beyond Optimus ------------------------------------------------------------------------------
 
 /// fold_view: reshape/view chains that cancel. view(x, shape(x)) -> x; view(view(x, a), b) -> view(x, b).
@@ -1032,15 +967,25 @@ std::string registerSplitCatPatterns(PatternRegistry &r)
     add(std::make_unique<SplitStackToCats>());
     add(std::make_unique<UnbindStack>(false));
     add(std::make_unique<MoveReshapeOutOfSplitStack>());
-    add(std::make_unique<EinsumToPointwise>());
     add(std::make_unique<SplitCatFamily>(RunKind::Threshold, "merge_split_cat_aten", IrLevel::Aten, 28,
                                          "aten.cat with runs of >= 10 consecutive pieces of one split -> aten.slice per run"));
-    add(std::make_unique<CatSingle>());
     add(std::make_unique<StackUnbind>());
     add(std::make_unique<FoldView>());
     add(std::make_unique<RemoveDeadViews>());
     add(std::make_unique<DedupeViews>());
     return err;
+}
+
+std::string builtinPatternDir()
+{
+    if (const char *env = std::getenv("FXLENS_PATTERN_DIR"); env && *env)
+        return env;
+    std::error_code ec;
+    if (std::filesystem::is_directory(FXLENS_SOURCE_PATTERN_DIR, ec))
+        return FXLENS_SOURCE_PATTERN_DIR;
+    // Installed: <prefix>/bin/fxlens-cli -> <prefix>/share/fxlens/patterns
+    auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return (exe.parent_path().parent_path() / "share" / "fxlens" / "patterns").string();
 }
 
 std::string registerVerticalPatterns(PatternRegistry &r)
@@ -1052,6 +997,15 @@ std::string registerVerticalPatterns(PatternRegistry &r)
         err = registerAtenPatterns(r);
     if (err.empty())
         err = registerHorizontalPatterns(r);
+    if (err.empty()) {
+        // Patterns written in the pattern language (patterns/*.fxpat) join the built-in ones.
+        lang::PatternLibrary lib;
+        const std::string dir = builtinPatternDir();
+        if (lib.loadDirectory(dir, r) > 0)
+            err = "built-in pattern files do not compile:\n" + lib.diagnostics();
+        else if (lib.files().empty())
+            err = "no pattern files (*.fxpat) in " + dir + "; set FXLENS_PATTERN_DIR to the fxlens patterns directory";
+    }
     return err;
 }
 

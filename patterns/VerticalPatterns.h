@@ -8,8 +8,13 @@
 
 namespace fxlens::patterns {
 
-/// Registers normalize_split, normalize_cat, remove_split_with_size_one, merge_splits, split_cat,
-/// cat_single and unbind_stack. Returns an error (duplicate name) or "".
+/// Registers every built-in pattern: the C++ ones (normalizations, vertical, ATen, horizontal) and
+/// the pattern files of builtinPatternDir(). Returns an error (duplicate name, a pattern file that
+/// does not compile) or "".
 std::string registerVerticalPatterns(rewrite::PatternRegistry &registry);
+
+/// Where the built-in pattern files are: $FXLENS_PATTERN_DIR, else the source tree's patterns/,
+/// else <prefix>/share/fxlens/patterns next to the installed binary.
+std::string builtinPatternDir();
 
 } // namespace fxlens::patterns

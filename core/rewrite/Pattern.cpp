@@ -2,6 +2,8 @@
 // PatternRegistry: unique names, presets and name lists.
 #include "rewrite/Pattern.h"
 
+#include <algorithm>
+
 namespace fxlens::rewrite {
 
 std::string PatternRegistry::add(std::unique_ptr<Pattern> p)
@@ -13,6 +15,18 @@ std::string PatternRegistry::add(std::unique_ptr<Pattern> p)
     m_byName[p->name] = p.get();
     m_patterns.push_back(std::move(p));
     return {};
+}
+
+bool PatternRegistry::remove(const std::string &name)
+{
+    auto it = m_byName.find(name);
+    if (it == m_byName.end())
+        return false;
+    Pattern *p = it->second;
+    m_byName.erase(it);
+    m_patterns.erase(std::remove_if(m_patterns.begin(), m_patterns.end(), [&](const auto &q) { return q.get() == p; }),
+                     m_patterns.end());
+    return true;
 }
 
 const Pattern *PatternRegistry::find(const std::string &name) const

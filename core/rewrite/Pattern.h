@@ -96,6 +96,9 @@ public:
     /// Adds a pattern; returns an error message for a duplicate or empty name ("" on success).
     std::string add(std::unique_ptr<Pattern> p);
     const Pattern *find(const std::string &name) const;
+    /// Removes a pattern (pattern files being reloaded); false when there is none of that name.
+    /// Sessions holding the pattern must be finished first.
+    bool remove(const std::string &name);
     std::vector<const Pattern *> all() const;
     /// A preset: "all", or a label family ("vertical", ...) together with the normalizations.
     /// An unknown name sets `error`.
