@@ -10,6 +10,10 @@
 #include "exec/Profiler.h"
 #endif
 #include "profile/Profile.h"
+#include "lang/PatternLang.h"
+#ifdef FXLENS_HAVE_TORCH
+#include "exec/PatternCheck.h"
+#endif
 #include "rewrite/Session.h"
 #include "rewrite/TraceRecorder.h"
 #include "util/Text.h"
@@ -66,12 +70,26 @@ Commands:
                                        as Inductor's freezing); --trace writes a Chrome
                                        trace (Perfetto); -o saves the profile. Without CUDA it
                                        says so and profiles on the CPU (ATen ops as kernels)
+  explain --pattern P --node NODE <graph.json>
+                                       why pattern P (a name or a .fxpat file) does or does not
+                                       match at NODE: the first failing element or constraint,
+                                       with the graph node, what was expected and what was found
+  lint-patterns <DIR|FILE.fxpat>...    compile pattern files and print their diagnostics
+  check-pattern <NAME|FILE.fxpat> [--trials N] [--seed S] [--device D]
+                                       equivalence check: instantiate the pattern on random shapes,
+                                       apply the replacement, compare outputs (counterexamples)
+  export-pattern <NAME|FILE.fxpat> [-o OUT.py]
+                                       the pattern as Python pattern/replacement functions for
+                                       torch.fx.subgraph_rewriter.replace_pattern
   patterns [NAME]                      list the built-in patterns; with NAME, one pattern in full
                                        (anchors, IR level, and its pattern graph when it is data)
   doctor                               what this build can do (Graphviz, LibTorch, CUDA)
 
 Options:
   -o, --output FILE                    write to FILE instead of standard output
+  --pattern-dir DIR                    also load the pattern files (*.fxpat) of DIR (optimize,
+                                       patterns, explain, check-pattern, export-pattern, profile);
+                                       a file that does not compile is reported and skipped
   --no-meta                            text form without shape/dtype comments
   -h, --help                           this help
 
@@ -94,6 +112,8 @@ struct Args {
     bool deviceGiven = false;
     std::string compare, compareOutput, rawEvents;
     bool optimize = false;
+    std::string patternDir, pattern, node;
+    int trials = 200;
     bool freeze = false;
     bool hostOps = false;
     int iters = 10, warmup = 3;
@@ -146,6 +166,26 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
             if (!value(a.device))
                 return false;
             a.deviceGiven = true;
+        } else if (s == "--pattern-dir") {
+            if (!value(a.patternDir))
+                return false;
+        } else if (s == "--pattern") {
+            if (!value(a.pattern))
+                return false;
+        } else if (s == "--node") {
+            if (!value(a.node))
+                return false;
+        } else if (s == "--trials") {
+            std::string v;
+            if (!value(v))
+                return false;
+            char *end = nullptr;
+            long x = std::strtol(v.c_str(), &end, 10);
+            if (!end || *end || v.empty() || x < 1 || x > 100000) {
+                err = "--trials needs a positive integer, got '" + v + "'";
+                return false;
+            }
+            a.trials = int(x);
         } else if (s == "--compare") {
             if (!value(a.compare))
                 return false;
@@ -315,10 +355,13 @@ const char *irLevelName(rewrite::IrLevel l)
     return l == rewrite::IrLevel::Torch ? "torch" : l == rewrite::IrLevel::Aten ? "aten" : "both";
 }
 
+bool loadPatterns(const Args &a, rewrite::PatternRegistry &reg, const std::string &cmd);
+
 int cmdPatterns(const Args &a)
 {
     rewrite::PatternRegistry reg;
-    patterns::registerVerticalPatterns(reg);
+    if (!loadPatterns(a, reg, "patterns"))
+        return kFailed;
     if (!a.positional.empty()) {
         const rewrite::Pattern *p = reg.find(a.positional[0]);
         if (!p) {
@@ -374,11 +417,9 @@ int cmdOptimize(const Args &a)
 {
     int code = kOk;
     rewrite::PatternRegistry reg;
-    std::string err = patterns::registerVerticalPatterns(reg);
-    if (!err.empty()) {
-        std::cerr << "fxlens-cli optimize: " << err << "\n";
+    std::string err;
+    if (!loadPatterns(a, reg, "optimize"))
         return kFailed;
-    }
     auto selected = a.patterns.empty() ? reg.preset(a.preset, err) : reg.byNames(a.patterns, err);
     if (!err.empty()) {
         std::cerr << "fxlens-cli optimize: " << err << " (see `fxlens-cli patterns`)\n";
@@ -528,9 +569,10 @@ int cmdVerify(const Args &a)
 std::unique_ptr<ir::Graph> optimizedCopy(const ir::Graph &g, const Args &a, std::string &err)
 {
     rewrite::PatternRegistry reg;
-    err = patterns::registerVerticalPatterns(reg);
-    if (!err.empty())
+    if (!loadPatterns(a, reg, "profile")) {
+        err = "the patterns did not load";
         return nullptr;
+    }
     auto selected = a.patterns.empty() ? reg.preset(a.preset, err) : reg.byNames(a.patterns, err);
     if (!err.empty())
         return nullptr;
@@ -673,6 +715,221 @@ int cmdProfile(const Args &a)
     return kOk;
 }
 
+
+/// The built-in patterns plus the pattern files of --pattern-dir. A file that does not compile is
+/// reported on stderr and skipped; the others load.
+bool loadPatterns(const Args &a, rewrite::PatternRegistry &reg, const std::string &cmd)
+{
+    std::string err = patterns::registerVerticalPatterns(reg);
+    if (!err.empty()) {
+        std::cerr << "fxlens-cli " << cmd << ": " << err << "\n";
+        return false;
+    }
+    if (!a.patternDir.empty()) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(a.patternDir, ec)) {
+            std::cerr << "fxlens-cli " << cmd << ": --pattern-dir '" << a.patternDir << "' is not a directory\n";
+            return false;
+        }
+        lang::PatternLibrary lib;
+        lib.loadDirectory(a.patternDir, reg);
+        std::cerr << lib.diagnostics();
+    }
+    return true;
+}
+
+/// A pattern named on the command line: a .fxpat file (compiled now) or a registered name.
+const rewrite::Pattern *namedPattern(const std::string &what, rewrite::PatternRegistry &reg, std::unique_ptr<lang::FilePattern> &owned,
+                                     const std::string &cmd, int &code)
+{
+    if (what.size() > 6 && what.compare(what.size() - 6, 6, ".fxpat") == 0) {
+        std::ifstream in(what, std::ios::binary);
+        if (!in) {
+            std::cerr << what << ": error: cannot open the pattern file\n";
+            code = kBadInput;
+            return nullptr;
+        }
+        std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        auto r = lang::compilePattern(src, what);
+        if (!r) {
+            std::cerr << lang::renderDiagnostic(r.error(), src);
+            code = kBadInput;
+            return nullptr;
+        }
+        owned = std::move(r.value());
+        return owned.get();
+    }
+    const rewrite::Pattern *p = reg.find(what);
+    if (!p) {
+        std::vector<std::string> names;
+        std::string best;
+        size_t bestD = 4;
+        for (const auto *q : reg.all()) {
+            size_t d = 0;
+            // A cheap closeness: common prefix length against the longer name.
+            while (d < what.size() && d < q->name.size() && what[d] == q->name[d])
+                ++d;
+            size_t dist = std::max(what.size(), q->name.size()) - d;
+            if (dist < bestD) {
+                bestD = dist;
+                best = q->name;
+            }
+        }
+        std::cerr << "fxlens-cli " << cmd << ": unknown pattern '" << what << "'" << (best.empty() ? "" : "; did you mean '" + best + "'?")
+                  << " (see `fxlens-cli patterns`)\n";
+        code = kUsage;
+    }
+    return p;
+}
+
+/// Match contexts for one-off matches (explain): nodes by anchor key, computed on demand.
+class GraphContext : public rewrite::MatchContext {
+public:
+    explicit GraphContext(const ir::Graph &g) : m_g(g) {}
+    const std::unordered_set<ir::Node *> &nodesWithKey(const rewrite::AnchorKey &k) const override
+    {
+        auto key = std::string(ir::opKindName(k.op)) + "|" + k.target;
+        auto it = m_cache.find(key);
+        if (it != m_cache.end())
+            return it->second;
+        auto &set = m_cache[key];
+        for (ir::Node *n = m_g.first(); n; n = n->next())
+            if (n->op() == k.op && (k.target.empty() || n->target() == k.target))
+                set.insert(n);
+        return set;
+    }
+    uint64_t editCount() const override { return 0; }
+
+private:
+    const ir::Graph &m_g;
+    mutable std::map<std::string, std::unordered_set<ir::Node *>> m_cache;
+};
+
+int cmdExplain(const Args &a)
+{
+    if (a.pattern.empty() || a.node.empty()) {
+        std::cerr << "fxlens-cli explain: needs --pattern NAME and --node NODE\n";
+        return kUsage;
+    }
+    int code = kOk;
+    auto g = load(a, code);
+    if (!g)
+        return code;
+    rewrite::PatternRegistry reg;
+    if (!loadPatterns(a, reg, "explain"))
+        return kFailed;
+    std::unique_ptr<lang::FilePattern> owned;
+    const rewrite::Pattern *p = namedPattern(a.pattern, reg, owned, "explain", code);
+    if (!p)
+        return code;
+    ir::Node *node = nullptr;
+    for (ir::Node *n = g->first(); n; n = n->next())
+        if (n->name() == a.node)
+            node = n;
+    if (!node) {
+        std::cerr << a.positional[0] << ": error: no node named '" << a.node << "'\n";
+        return kBadInput;
+    }
+    std::string anchors;
+    bool isAnchor = false;
+    for (const auto &k : p->anchors) {
+        anchors += (anchors.empty() ? "" : ", ") + std::string(ir::opKindName(k.op)) + "[" + (k.target.empty() ? "*" : k.target) + "]";
+        isAnchor = isAnchor || (node->op() == k.op && (k.target.empty() || node->target() == k.target));
+    }
+    std::printf("pattern %s at node %s (%s %s)\n", p->name.c_str(), node->name().c_str(), ir::opKindName(node->op()), node->target().c_str());
+    if (!isAnchor) {
+        std::printf("no match: %s is not an anchor of %s (anchors: %s)\n", node->name().c_str(), p->name.c_str(), anchors.c_str());
+        return kFailed;
+    }
+    GraphContext ctx(*g);
+    rewrite::Match m;
+    m.context = &ctx;
+    m.pattern = p->name;
+    m.anchor = node;
+    rewrite::MatchFailure why;
+    if (p->match(node, m, why)) {
+        std::string nodes;
+        for (ir::Node *n : m.nodes)
+            nodes += (nodes.empty() ? "" : ", ") + n->name();
+        std::printf("match: %s\n  matched nodes: %s\n", m.summary.c_str(), nodes.c_str());
+        return kOk;
+    }
+    std::printf("no match: %s\n  element:  %s\n  node:     %s\n  expected: %s\n  found:    %s\n", why.toString().c_str(),
+                why.element.c_str(), why.node.c_str(), why.expected.c_str(), why.found.c_str());
+    return kFailed;
+}
+
+int cmdLintPatterns(const Args &a)
+{
+    if (a.positional.empty()) {
+        std::cerr << "fxlens-cli lint-patterns: expected pattern files or directories\n";
+        return kUsage;
+    }
+    rewrite::PatternRegistry reg;
+    lang::PatternLibrary lib;
+    size_t failed = 0;
+    for (const auto &path : a.positional) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(path, ec))
+            failed += lib.loadDirectory(path, reg);
+        else
+            failed += !lib.loadFile(path, reg);
+    }
+    std::cerr << lib.diagnostics();
+    for (const auto &f : lib.files())
+        if (!f.pattern.empty())
+            std::printf("%s: ok (%s)\n", f.path.c_str(), f.pattern.c_str());
+    return failed ? kBadInput : kOk;
+}
+
+int cmdExportPattern(const Args &a)
+{
+    if (a.positional.size() != 1) {
+        std::cerr << "fxlens-cli export-pattern: expected one pattern name or .fxpat file\n";
+        return kUsage;
+    }
+    rewrite::PatternRegistry reg;
+    if (!loadPatterns(a, reg, "export-pattern"))
+        return kFailed;
+    int code = kOk;
+    std::unique_ptr<lang::FilePattern> owned;
+    const rewrite::Pattern *p = namedPattern(a.positional[0], reg, owned, "export-pattern", code);
+    if (!p)
+        return code;
+    const auto *fp = dynamic_cast<const lang::FilePattern *>(p);
+    if (!fp) {
+        std::cerr << "fxlens-cli export-pattern: '" << p->name << "' is written in C++; only pattern files export to Python\n";
+        return kUsage;
+    }
+    return emit(lang::exportPython(*fp), a.output) ? kOk : kFailed;
+}
+
+#ifdef FXLENS_HAVE_TORCH
+int cmdCheckPattern(const Args &a)
+{
+    if (a.positional.size() != 1) {
+        std::cerr << "fxlens-cli check-pattern: expected one pattern name or .fxpat file\n";
+        return kUsage;
+    }
+    rewrite::PatternRegistry reg;
+    if (!loadPatterns(a, reg, "check-pattern"))
+        return kFailed;
+    int code = kOk;
+    std::unique_ptr<lang::FilePattern> owned;
+    const rewrite::Pattern *p = namedPattern(a.positional[0], reg, owned, "check-pattern", code);
+    if (!p)
+        return code;
+    const auto *fp = dynamic_cast<const lang::FilePattern *>(p);
+    if (!fp) {
+        std::cerr << "fxlens-cli check-pattern: '" << p->name << "' is written in C++; its checks are the corpus tests\n";
+        return kUsage;
+    }
+    auto rep = exec::checkPattern(*fp, a.trials, a.seed, a.device);
+    std::printf("%s: %s", fp->name.c_str(), rep.summary().c_str());
+    return rep.ok() ? kOk : kFailed;
+}
+#endif
+
 int cmdDoctor()
 {
     std::string s = "fxlens-cli 0.1.0\n";
@@ -725,6 +982,20 @@ int main(int argc, char **argv)
     }
     if (a.command == "profile")
         return cmdProfile(a);
+    if (a.command == "explain")
+        return cmdExplain(a);
+    if (a.command == "lint-patterns")
+        return cmdLintPatterns(a);
+    if (a.command == "export-pattern")
+        return cmdExportPattern(a);
+    if (a.command == "check-pattern") {
+#ifdef FXLENS_HAVE_TORCH
+        return cmdCheckPattern(a);
+#else
+        std::cerr << "fxlens-cli check-pattern: this build has no LibTorch, which the equivalence check runs on\n";
+        return kFailed;
+#endif
+    }
     if (a.command == "doctor")
         return cmdDoctor();
     std::cerr << "fxlens-cli: unknown command '" << a.command << "'\n" << kUsageText;

@@ -42,6 +42,12 @@ std::string suggestOp(const std::string &name);
 /// torch.fx.subgraph_rewriter.replace_pattern (asserts become a `match_filter` function).
 std::string exportPython(const FilePattern &p);
 
+/// One instance of a pattern for the equivalence check: its `pattern` body spelled out as a graph on
+/// random parameter values (tensors: random static shapes, float32; ints, lists, bools from small
+/// ranges, by annotation), returning the anchor. nullptr + `why` when the pattern cannot be spelled
+/// out (a '_' wildcard, a str parameter, an op the sample does not fit). `desc` lists the values.
+std::unique_ptr<ir::Graph> instantiate(const FilePattern &p, uint64_t seed, std::string &why, std::string &desc);
+
 /// Pattern files of directories, registered into a registry; reloads files that changed. A file
 /// that fails to compile keeps its diagnostic and takes nothing else down.
 class PatternLibrary {

@@ -4,10 +4,13 @@
 // correct preset passes every step. Also the executor's error messages on bad graphs.
 #include "VerticalPatterns.h"
 #include "exec/Executor.h"
+#include "exec/PatternCheck.h"
 #include "io/GraphJson.h"
 #include "rewrite/Session.h"
 
 #include <QtTest>
+
+#include <fstream>
 
 using namespace fxlens;
 using namespace fxlens::rewrite;
@@ -147,6 +150,30 @@ private Q_SLOTS:
         runner.value()->unfreeze();
         auto again = runner.value()->run(*g);
         QVERIFY(runner.value()->compare(*plain.value(), *again.value()).pass);
+    }
+
+    /// The equivalence check of pattern files: a shipped pattern holds on every matched instance, a
+    /// deliberately wrong one (narrow from the piece index instead of the offset) is caught.
+    void patternEquivalenceCheck()
+    {
+        PatternRegistry reg;
+        QVERIFY(patterns::registerVerticalPatterns(reg).empty());
+        for (const char *name : {"mutate_cat_range", "split_cat_full", "unbind_cat_full", "merge_select_cat_aten"}) {
+            const auto *p = dynamic_cast<const lang::FilePattern *>(reg.find(name));
+            QVERIFY(p);
+            auto rep = exec::checkPattern(*p, 300, 1);
+            QVERIFY2(rep.ok(), (std::string(name) + ": " + rep.summary()).c_str());
+            QVERIFY(rep.matched >= 3);
+        }
+        std::ifstream in(FXLENS_TEST_DATA "/lang/wrong_narrow_offset.fxpat");
+        std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        auto wrong = lang::compilePattern(src, "wrong_narrow_offset.fxpat");
+        QVERIFY(wrong.ok());
+        auto rep = exec::checkPattern(*wrong.value(), 300, 1);
+        QVERIFY(!rep.ok());
+        QVERIFY(!rep.counterexamples.empty());
+        QVERIFY2(rep.counterexamples[0].find("x: f32[") != std::string::npos, rep.counterexamples[0].c_str());
+        QVERIFY2(rep.summary().find("NOT shown equivalent") != std::string::npos, rep.summary().c_str());
     }
 
     void errorsNameTheNode()
