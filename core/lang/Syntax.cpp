@@ -367,7 +367,24 @@ private:
         return e;
     }
 
-    ExprP expr() { return orExpr(); }
+    /// Nesting limit: deeper expressions are refused rather than exhausting the stack.
+    static constexpr int kMaxDepth = 100;
+    int m_depth = 0;
+    struct Deeper {
+        Parser &p;
+        explicit Deeper(Parser &pp) : p(pp)
+        {
+            if (++p.m_depth > kMaxDepth)
+                fail(p.peek().loc, "expression nested more than " + std::to_string(kMaxDepth) + " levels deep");
+        }
+        ~Deeper() { --p.m_depth; }
+    };
+
+    ExprP expr()
+    {
+        Deeper d(*this);
+        return orExpr();
+    }
     ExprP orExpr()
     {
         ExprP l = andExpr();
@@ -392,6 +409,7 @@ private:
     }
     ExprP notExpr()
     {
+        Deeper d(*this);
         if (isName("not")) {
             Loc loc = next().loc;
             ExprP e = mk(Expr::Kind::Not, loc);
@@ -461,6 +479,7 @@ private:
     }
     ExprP unary()
     {
+        Deeper d(*this);
         if (isOp("-")) {
             Loc loc = next().loc;
             ExprP inner = unary();

@@ -116,6 +116,17 @@ private Q_SLOTS:
         QCOMPARE(QString::fromStdString(r.error().toString()), expected);
     }
 
+    /// Found by the fuzzer: deep nesting is a diagnostic, not a stack overflow.
+    void deepNestingIsRefused()
+    {
+        std::string src = "def pattern(x: Tensor):\n    y = " + std::string(5000, '(') + "x" + std::string(5000, ')') + "\n    return y\n";
+        auto r = lang::compilePattern(src, "deep.fxpat");
+        QVERIFY(!r.ok());
+        QVERIFY2(r.error().toString().find("expression nested more than 100 levels deep") != std::string::npos, r.error().toString().c_str());
+        std::string neg = "def pattern(x: Tensor):\n    y = " + std::string(5000, '-') + "x\n    return y\n";
+        QVERIFY(!lang::compilePattern(neg, "neg.fxpat").ok());
+    }
+
     void caretUnderTheToken()
     {
         const std::string src = slurp(FXLENS_TEST_DATA "/lang/bad/unknown_op.fxpat");
