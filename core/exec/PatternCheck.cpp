@@ -100,6 +100,9 @@ PatternCheckReport checkPattern(const lang::FilePattern &p, int trials, uint64_t
             std::string s = cmp.summary();
             while (!s.empty() && s.back() == '\n')
                 s.pop_back();
+            for (auto &c : s)
+                if (c == '\n')
+                    c = ';';
             rep.counterexamples.push_back(desc + ": " + s);
             continue;
         }

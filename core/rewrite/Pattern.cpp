@@ -3,6 +3,7 @@
 #include "rewrite/Pattern.h"
 
 #include <algorithm>
+#include <set>
 
 namespace fxlens::rewrite {
 
@@ -45,17 +46,30 @@ std::vector<const Pattern *> PatternRegistry::all() const
 
 std::vector<const Pattern *> PatternRegistry::preset(const std::string &name, std::string &error) const
 {
-    if (name == "all")
-        return all();
     std::vector<const Pattern *> out;
-    if (name == "vertical" || name == "horizontal" || name == "normalization") {
-        // A family always brings the normalizations its patterns rely on.
+    if (name == "all") {
+        // Everything but the `catalog` family: pattern files that restate built-in C++ patterns in
+        // a narrower form (docs/PATTERNS.md); they would only add match attempts.
+        for (const auto &p : m_patterns)
+            if (!p->hasLabel("catalog"))
+                out.push_back(p.get());
+        return out;
+    }
+    // Any label names a family (vertical, horizontal, normalization, catalog, user, ...); a family
+    // always brings the normalizations its patterns rely on.
+    std::set<std::string> labels;
+    for (const auto &p : m_patterns)
+        labels.insert(p->labels.begin(), p->labels.end());
+    if (labels.count(name)) {
         for (const auto &p : m_patterns)
             if (p->hasLabel(name) || p->hasLabel("normalization"))
                 out.push_back(p.get());
         return out;
     }
-    error = "unknown preset '" + name + "' (all, vertical, horizontal, normalization)";
+    std::string known = "all";
+    for (const auto &l : labels)
+        known += ", " + l;
+    error = "unknown preset '" + name + "' (" + known + ")";
     return out;
 }
 

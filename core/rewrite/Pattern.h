@@ -100,7 +100,8 @@ public:
     /// Sessions holding the pattern must be finished first.
     bool remove(const std::string &name);
     std::vector<const Pattern *> all() const;
-    /// A preset: "all", or a label family ("vertical", ...) together with the normalizations.
+    /// A preset: "all" (every pattern but the `catalog` family, which restates built-in patterns in a
+    /// narrower form), or a label family ("vertical", "catalog", ...) with the normalizations.
     /// An unknown name sets `error`.
     std::vector<const Pattern *> preset(const std::string &name, std::string &error) const;
     /// Patterns named in a comma-separated list; an unknown name sets `error`.
