@@ -882,6 +882,26 @@ int cmdLintPatterns(const Args &a)
     return failed ? kBadInput : kOk;
 }
 
+/// The pattern file named by the first positional argument (a name or a .fxpat path); nullptr with
+/// `code` set, and a message, when it does not load or is a C++ pattern (`cxxNote` says why).
+const lang::FilePattern *filePatternArg(const Args &a, rewrite::PatternRegistry &reg, std::unique_ptr<lang::FilePattern> &owned,
+                                        const std::string &cmd, const char *cxxNote, int &code)
+{
+    if (!loadPatterns(a, reg, cmd)) {
+        code = kFailed;
+        return nullptr;
+    }
+    const rewrite::Pattern *p = namedPattern(a.positional[0], reg, owned, cmd, code);
+    if (!p)
+        return nullptr;
+    const auto *fp = dynamic_cast<const lang::FilePattern *>(p);
+    if (!fp) {
+        std::cerr << "fxlens-cli " << cmd << ": '" << p->name << "' is written in C++; " << cxxNote << "\n";
+        code = kUsage;
+    }
+    return fp;
+}
+
 int cmdExportPattern(const Args &a)
 {
     if (a.positional.size() != 1) {
@@ -889,18 +909,11 @@ int cmdExportPattern(const Args &a)
         return kUsage;
     }
     rewrite::PatternRegistry reg;
-    if (!loadPatterns(a, reg, "export-pattern"))
-        return kFailed;
-    int code = kOk;
     std::unique_ptr<lang::FilePattern> owned;
-    const rewrite::Pattern *p = namedPattern(a.positional[0], reg, owned, "export-pattern", code);
-    if (!p)
+    int code = kOk;
+    const lang::FilePattern *fp = filePatternArg(a, reg, owned, "export-pattern", "only pattern files export to Python", code);
+    if (!fp)
         return code;
-    const auto *fp = dynamic_cast<const lang::FilePattern *>(p);
-    if (!fp) {
-        std::cerr << "fxlens-cli export-pattern: '" << p->name << "' is written in C++; only pattern files export to Python\n";
-        return kUsage;
-    }
     return emit(lang::exportPython(*fp), a.output) ? kOk : kFailed;
 }
 
@@ -912,18 +925,11 @@ int cmdCheckPattern(const Args &a)
         return kUsage;
     }
     rewrite::PatternRegistry reg;
-    if (!loadPatterns(a, reg, "check-pattern"))
-        return kFailed;
-    int code = kOk;
     std::unique_ptr<lang::FilePattern> owned;
-    const rewrite::Pattern *p = namedPattern(a.positional[0], reg, owned, "check-pattern", code);
-    if (!p)
+    int code = kOk;
+    const lang::FilePattern *fp = filePatternArg(a, reg, owned, "check-pattern", "its checks are the corpus tests", code);
+    if (!fp)
         return code;
-    const auto *fp = dynamic_cast<const lang::FilePattern *>(p);
-    if (!fp) {
-        std::cerr << "fxlens-cli check-pattern: '" << p->name << "' is written in C++; its checks are the corpus tests\n";
-        return kUsage;
-    }
     auto rep = exec::checkPattern(*fp, a.trials, a.seed, a.device);
     std::printf("%s: %s", fp->name.c_str(), rep.summary().c_str());
     return rep.ok() ? kOk : kFailed;

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -1205,6 +1206,22 @@ Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecO
     return std::unique_ptr<Runner>(new Runner(std::move(impl)));
 }
 
+/// Evaluates one node into the environment; the diagnostic names the node when it fails.
+static std::optional<Diagnostic> evalOne(Interp &it, Node *n)
+{
+    try {
+        it.env[n->id()] = it.evalNode(n);
+        t_slot = nullptr;
+        return std::nullopt;
+    } catch (const CallError &e) {
+        t_slot = nullptr;
+        return diag(n->target() + ": " + e.message, n->name());
+    } catch (const std::exception &e) {
+        t_slot = nullptr;
+        return diag(n->target() + ": " + firstLine(e.what()), n->name());
+    }
+}
+
 Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g, NodeObserver *observer)
 {
     Interp it{g, m_impl->params, m_impl->inputs, std::vector<IValue>(g.idBound()), m_impl->slots};
@@ -1245,19 +1262,10 @@ Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g, NodeObserver *o
                 observer->after(index, *n);
             continue;
         }
-        try {
-            it.env[n->id()] = it.evalNode(n);
-            t_slot = nullptr;
-        } catch (const CallError &e) {
-            t_slot = nullptr;
+        if (auto err = evalOne(it, n)) {
             if (observer)
                 observer->after(index, *n);
-            return diag(n->target() + ": " + e.message, n->name());
-        } catch (const std::exception &e) {
-            t_slot = nullptr;
-            if (observer)
-                observer->after(index, *n);
-            return diag(n->target() + ": " + firstLine(e.what()), n->name());
+            return *err;
         }
         if (n->op() == OpKind::Output)
             flattenTensors(it.env[n->id()], out->tensors);
@@ -1305,16 +1313,8 @@ Result<size_t> Runner::freeze(const ir::Graph &g)
     for (Node *n = g.first(); n; n = n->next()) {
         if (!folded[n->id()])
             continue;
-        try {
-            it.env[n->id()] = it.evalNode(n);
-            t_slot = nullptr;
-        } catch (const CallError &e) {
-            t_slot = nullptr;
-            return diag(n->target() + ": " + e.message, n->name());
-        } catch (const std::exception &e) {
-            t_slot = nullptr;
-            return diag(n->target() + ": " + firstLine(e.what()), n->name());
-        }
+        if (auto err = evalOne(it, n))
+            return *err;
         bool read = false;
         for (Node *u : n->users())
             read = read || !folded[u->id()];
