@@ -3,6 +3,7 @@
 #include "MainWindow.h"
 
 #include "NodeTableModel.h"
+#include "GraphCanvas.h"
 #include "io/GraphJson.h"
 #include "ir/GraphInfo.h"
 #include "ir/Printer.h"
@@ -25,6 +26,8 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
+#include <QTabWidget>
+#include <QSignalBlocker>
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
@@ -78,11 +81,17 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     m_text->setLineWrapMode(QPlainTextEdit::NoWrap);
     m_text->setFont(QFont(QStringLiteral("monospace")));
 
+    m_canvas = new GraphCanvas(this);
+    m_canvas->setObjectName(QStringLiteral("graphCanvas"));
+    m_views = new QTabWidget(this);
+    m_views->addTab(m_canvas, tr("Graph"));
+    m_views->addTab(m_text, tr("Text"));
+
     auto *split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(left);
-    split->addWidget(m_text);
+    split->addWidget(m_views);
     split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(1, 2);
     setCentralWidget(split);
 
     auto *dock = new QDockWidget(tr("Inspector"), this);
@@ -97,6 +106,19 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     statusBar()->addPermanentWidget(m_stats);
 
     connect(m_search, &QLineEdit::textChanged, this, &MainWindow::setSearch);
+    // Canvas and table select together.
+    connect(m_canvas, &GraphCanvas::nodeSelected, this, [this](const QString &name) {
+        int row = m_model->rowOf(name);
+        if (row < 0)
+            return;
+        QModelIndex idx = m_proxy->mapFromSource(m_model->index(row, 0));
+        if (idx.isValid()) {
+            QSignalBlocker block(m_table->selectionModel());
+            m_table->setCurrentIndex(idx);
+            m_table->scrollTo(idx);
+        }
+        showNode(m_model->nodeAt(row));
+    });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex &cur) { showNode(m_model->nodeAt(m_proxy->mapToSource(cur).row())); });
     createActions();
@@ -125,9 +147,24 @@ void MainWindow::createActions()
     });
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
+    file->addAction(tr("Export View as &SVG…"), this, [this] {
+        QString path = QFileDialog::getSaveFileName(this, tr("Export SVG"), QString(), tr("SVG (*.svg)"));
+        if (!path.isEmpty() && !m_canvas->exportSvg(path))
+            statusBar()->showMessage(tr("Cannot write %1").arg(path), 5000);
+    });
+    file->addAction(tr("Export View as &PNG…"), this, [this] {
+        QString path = QFileDialog::getSaveFileName(this, tr("Export PNG"), QString(), tr("PNG (*.png)"));
+        if (!path.isEmpty() && !m_canvas->exportPng(path))
+            statusBar()->showMessage(tr("Cannot write %1").arg(path), 5000);
+    });
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
     quit->setShortcut(QKeySequence::Quit);
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    QAction *fit = view->addAction(tr("&Fit to Window"), m_canvas, &GraphCanvas::fitToView);
+    fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    view->addAction(tr("&Expand All Modules"), m_canvas, &GraphCanvas::expandAll);
+    view->addAction(tr("&Collapse All Modules"), m_canvas, &GraphCanvas::collapseAll);
     QAction *find = new QAction(tr("Find"), this);
     find->setShortcut(QKeySequence::Find);
     connect(find, &QAction::triggered, this, [this] { m_search->setFocus(); m_search->selectAll(); });
@@ -162,6 +199,7 @@ bool MainWindow::openFile(const QString &path)
     m_file = path;
     m_model->setGraph(m_graph.get());
     m_text->setPlainText(QString::fromStdString(ir::printGraph(*m_graph)));
+    m_canvas->setGraph(m_graph.get());
     m_inspector->clear();
     auto info = ir::computeGraphInfo(*m_graph);
     m_stats->setText(tr("%1 nodes · %2 edges · depth %3 · %4 IR")
@@ -211,6 +249,7 @@ bool MainWindow::selectNode(const QString &name)
     m_table->setCurrentIndex(idx);
     m_table->scrollTo(idx);
     showNode(m_model->nodeAt(row));
+    m_canvas->selectNode(name);
     return true;
 }
 

@@ -14,10 +14,12 @@ class QSortFilterProxyModel;
 class QTableView;
 class QTextBrowser;
 class QLabel;
+class QTabWidget;
 
 namespace fxlens::views {
 
 class NodeTableModel;
+class GraphCanvas;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -36,6 +38,7 @@ public:
     bool selectNode(const QString &name);
     QString inspectorText() const;
     QStringList recentFiles() const;
+    GraphCanvas *canvas() const { return m_canvas; }
 
 Q_SIGNALS:
     void graphLoaded(const QString &path);
@@ -59,6 +62,8 @@ private:
     QPlainTextEdit *m_text = nullptr;
     QTextBrowser *m_inspector = nullptr;
     QLabel *m_stats = nullptr;
+    GraphCanvas *m_canvas = nullptr;
+    QTabWidget *m_views = nullptr;
     QMenu *m_recentMenu = nullptr;
 };
 

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// GraphCanvas: draws a graph laid out by the canvas' own layered layout (core/layout/Layered.h),
+// modules collapsed into boxes until expanded (double-click), with level-of-detail painting (boxes
+// only when zoomed out, text once legible), zoom around the cursor, pan, fit, selection, match
+// highlights and SVG/PNG export. Painting visits only the items a grid index finds in view, so
+// graphs of any size stay interactive.
+#pragma once
+
+#include "ir/Graph.h"
+#include "layout/Layered.h"
+
+#include <QWidget>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace fxlens::views {
+
+class GraphCanvas : public QWidget {
+    Q_OBJECT
+public:
+    explicit GraphCanvas(QWidget *parent = nullptr);
+
+    /// Shows a graph (nullptr clears), every module collapsed, fitted to the widget.
+    void setGraph(const ir::Graph *g);
+    const layout::ViewGraph &view() const { return m_view; }
+
+    void setExpanded(const QString &module, bool expanded);
+    bool isExpanded(const QString &module) const { return m_expanded.count(module.toStdString()) > 0; }
+    void expandAll();
+    void collapseAll();
+
+    /// Outlines the nodes of a match (the anchor emphasised); empty clears.
+    void setHighlight(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
+    /// Marks candidate anchor nodes (a dot on their item).
+    void setMarked(const std::vector<const ir::Node *> &nodes);
+    /// Selects the item that shows `name` (expanding its modules) and centres it.
+    bool selectNode(const QString &name);
+    QString selectedLabel() const;
+    /// 0 none, 1 part of the highlighted match, 2 its anchor.
+    int highlightOf(int item) const { return item >= 0 && size_t(item) < m_highlight.size() ? m_highlight[size_t(item)] : 0; }
+    bool isMarked(int item) const { return item >= 0 && size_t(item) < m_marked.size() && m_marked[size_t(item)]; }
+
+    void fitToView();
+    void zoomBy(double factor, QPointF around);
+    double scale() const { return m_scale; }
+    /// Item under a widget position, -1 for none.
+    int itemAt(QPointF pos) const;
+    QRectF itemRect(int item) const; ///< in widget coordinates
+
+    /// The whole scene as SVG; the current view as PNG.
+    bool exportSvg(const QString &path);
+    bool exportPng(const QString &path);
+
+Q_SIGNALS:
+    void nodeSelected(const QString &name);
+    void moduleToggled(const QString &module, bool expanded);
+
+protected:
+    void paintEvent(QPaintEvent *) override;
+    void wheelEvent(QWheelEvent *e) override;
+    void mousePressEvent(QMouseEvent *e) override;
+    void mouseMoveEvent(QMouseEvent *e) override;
+    void mouseReleaseEvent(QMouseEvent *e) override;
+    void mouseDoubleClickEvent(QMouseEvent *e) override;
+    void keyPressEvent(QKeyEvent *e) override;
+
+private:
+    void relayout(bool keepCenter);
+    void rebuildIndex();
+    std::vector<int> itemsIn(const QRectF &sceneRect) const;
+    void paintScene(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
+    QPointF toScene(QPointF w) const { return (w - m_offset) / m_scale; }
+
+    const ir::Graph *m_graph = nullptr;
+    std::set<std::string> m_expanded;
+    layout::ViewGraph m_view;
+    std::vector<std::vector<uint32_t>> m_edgesOf; ///< per item: edges touching it
+    // Grid index over scene coordinates.
+    double m_cell = 512;
+    int m_cols = 0, m_rows = 0;
+    std::vector<std::vector<uint32_t>> m_grid;
+    mutable std::vector<uint32_t> m_stamp;
+    mutable uint32_t m_stampNow = 0;
+
+    double m_scale = 1;
+    QPointF m_offset;
+    QPoint m_dragFrom;
+    bool m_dragging = false;
+    int m_selected = -1;
+    std::vector<uint8_t> m_highlight; ///< per item: 0 none, 1 matched, 2 anchor
+    std::vector<uint8_t> m_marked;
+    std::vector<const ir::Node *> m_highlightNodes, m_markedNodes;
+    const ir::Node *m_anchor = nullptr;
+};
+
+} // namespace fxlens::views
