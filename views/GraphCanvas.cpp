@@ -6,7 +6,14 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QSvgGenerator>
+#include <QThread>
 #include <QWheelEvent>
+
+#ifdef FXLENS_HAVE_GRAPHVIZ
+#include "layout/GraphvizRender.h"
+#endif
+
+#include <memory>
 
 #include <algorithm>
 #include <cmath>
@@ -74,6 +81,11 @@ void GraphCanvas::relayout(bool keepCenter)
     setHighlight(m_highlightNodes, m_anchor);
     setMarked(m_markedNodes);
     rebuildIndex();
+    m_pixelColor.clear();
+    renderMinimap();
+    m_job = 0; // a running Graphviz job is for the previous view
+    if (m_engine == Engine::Graphviz && !m_view.items.empty() && m_view.items.size() <= kGraphvizLimit)
+        startGraphviz();
     if (keepCenter) {
         // Keep the same scene point under the widget centre where it still exists.
         const QPointF c(std::clamp(center.x(), 0.0, m_view.width), std::clamp(center.y(), 0.0, m_view.height));
@@ -266,23 +278,65 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
     // layered layout and not worth a second index).
     const bool drawEdges = everything || scale > 0.02 || items.size() < 4000;
     if (drawEdges) {
-        p.setPen(QPen(edge, scale > 0.5 ? 1.2 : 0.0));
+        // Edges without antialiasing: long diagonal lines are the costliest thing to smooth and
+        // gain little from it.
+        const bool aa = p.testRenderHint(QPainter::Antialiasing);
+        p.setRenderHint(QPainter::Antialiasing, false);
+        p.setPen(QPen(edge, 0.0));
         std::vector<uint8_t> drawn(m_view.edges.size(), 0);
         QVector<QLineF> lines;
-        for (int i : items)
+        // A hub (an input read by thousands of nodes, a cat of thousands) keeps only the edges
+        // whose other end is near the view: the rest would cross the screen as a solid fan.
+        const QRectF near = sceneRect.adjusted(-sceneRect.width(), -sceneRect.height(), sceneRect.width(), sceneRect.height());
+        for (int i : items) {
+            const bool hub = !everything && m_edgesOf[size_t(i)].size() > 64;
             for (uint32_t e : m_edgesOf[size_t(i)]) {
                 if (drawn[e])
                     continue;
-                drawn[e] = 1;
                 const auto &a = m_view.items[m_view.edges[e].from], &b = m_view.items[m_view.edges[e].to];
+                if (hub) {
+                    const auto &other = int(m_view.edges[e].from) == i ? b : a;
+                    if (!near.contains(QPointF(other.x, other.y)))
+                        continue;
+                }
+                drawn[e] = 1;
                 lines.push_back(QLineF(a.x + a.w / 2, a.y + a.h, b.x + b.w / 2, b.y));
             }
+        }
         p.drawLines(lines);
+        p.setRenderHint(QPainter::Antialiasing, aa);
+    }
+    if (!everything && 32 * scale < 3 && p.device() && p.device()->devType() == QInternal::Image) {
+        // Items smaller than a few pixels: write them straight into the image (a painter call per
+        // item costs more than the pixels it changes).
+        auto *img = static_cast<QImage *>(p.device());
+        const QTransform t = p.transform();
+        const double sx = t.m11(), sy = t.m22(), dx = t.dx(), dy = t.dy();
+        const int W = img->width(), H = img->height();
+        if (m_pixelColor.size() != m_view.items.size()) {
+            m_pixelColor.resize(m_view.items.size());
+            for (size_t k = 0; k < m_view.items.size(); ++k)
+                m_pixelColor[k] = fillFor(m_view.items[k], dark).darker(125).rgba();
+        }
+        for (int i : items) {
+            const auto &it = m_view.items[size_t(i)];
+            const int x0 = std::max(0, int(it.x * sx + dx)), x1 = std::min(W - 1, std::max(x0, int((it.x + it.w) * sx + dx)));
+            const int y0 = std::max(0, int(it.y * sy + dy)), y1 = std::min(H - 1, std::max(y0, int((it.y + it.h) * sy + dy)));
+            if (x0 >= W || y0 >= H)
+                continue;
+            const QRgb c = (m_highlight.empty() || !m_highlight[size_t(i)]) ? m_pixelColor[size_t(i)] : qRgb(240, 140, 0);
+            for (int y = y0; y <= y1; ++y) {
+                auto *line = reinterpret_cast<QRgb *>(img->scanLine(y));
+                for (int x = x0; x <= x1; ++x)
+                    line[x] = c;
+            }
+        }
+        return;
     }
     const bool boxesOnly = !everything && scale < 0.25;
-    const bool textLegible = everything || 26 * scale >= 11;
+    const bool textLegible = everything || 32 * scale >= 14;
     QFont f = font();
-    f.setPointSizeF(9);
+    f.setPixelSize(12);
     p.setFont(f);
     for (int i : items) {
         const auto &it = m_view.items[size_t(i)];
@@ -312,10 +366,10 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
             p.setPen(text);
             const QRectF inner = r.adjusted(6, 2, -6, -2);
             const QString label = QString::fromStdString(it.label);
-            const QString detail = QString::fromStdString(it.detail);
+            const QString detail = QString::fromStdString(it.value.empty() ? it.detail : it.detail + "  " + it.value);
             p.drawText(inner, Qt::AlignLeft | Qt::AlignTop, p.fontMetrics().elidedText(label, Qt::ElideRight, int(inner.width())));
             QFont small = f;
-            small.setPointSizeF(7.5);
+            small.setPixelSize(10);
             p.setFont(small);
             p.drawText(inner, Qt::AlignLeft | Qt::AlignBottom, QFontMetrics(small).elidedText(detail, Qt::ElideMiddle, int(inner.width())));
             p.setFont(f);
@@ -332,11 +386,126 @@ void GraphCanvas::paintEvent(QPaintEvent *)
         p.drawText(rect(), Qt::AlignCenter, m_graph ? tr("empty graph") : tr("Open a graph (File ▸ Open, or drop a file here)"));
         return;
     }
-    p.setRenderHint(QPainter::Antialiasing, m_scale > 0.3);
-    p.translate(m_offset);
-    p.scale(m_scale, m_scale);
     const QRectF visible(toScene(QPointF(0, 0)), toScene(QPointF(width(), height())));
-    paintScene(p, visible, m_scale, false);
+    if (32 * m_scale < 3) {
+        // Items of a few pixels are written into an image directly (see paintScene).
+        if (m_frame.size() != size())
+            m_frame = QImage(size(), QImage::Format_ARGB32_Premultiplied);
+        m_frame.fill(palette().color(QPalette::Base));
+        QPainter ip(&m_frame);
+        ip.translate(m_offset);
+        ip.scale(m_scale, m_scale);
+        paintScene(ip, visible, m_scale, false);
+        ip.end();
+        p.drawImage(0, 0, m_frame);
+    } else {
+        p.setRenderHint(QPainter::Antialiasing, m_scale > 0.3);
+        p.translate(m_offset);
+        p.scale(m_scale, m_scale);
+        paintScene(p, visible, m_scale, false);
+        p.resetTransform();
+    }
+    if (m_minimap && !m_minimapImage.isNull()) {
+        const QRect mr = minimapRect();
+        p.setOpacity(0.92);
+        p.fillRect(mr.adjusted(-3, -3, 3, 3), palette().color(QPalette::Window));
+        p.drawImage(mr.topLeft(), m_minimapImage);
+        p.setOpacity(1);
+        // The part of the scene in view.
+        const double sx = mr.width() / std::max(m_view.width, 1.0), sy = mr.height() / std::max(m_view.height, 1.0);
+        QRectF vr(mr.left() + visible.left() * sx, mr.top() + visible.top() * sy, visible.width() * sx, visible.height() * sy);
+        p.setPen(QPen(QColor(220, 40, 40), 1.5));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(vr.intersected(QRectF(mr).adjusted(-1, -1, 1, 1)));
+        p.setPen(palette().color(QPalette::Mid));
+        p.drawRect(mr.adjusted(-3, -3, 3, 3));
+    }
+}
+
+QRect GraphCanvas::minimapRect() const
+{
+    if (m_minimapImage.isNull())
+        return {};
+    return QRect(QPoint(width() - m_minimapImage.width() - 12, height() - m_minimapImage.height() - 12), m_minimapImage.size());
+}
+
+void GraphCanvas::renderMinimap()
+{
+    m_minimapImage = QImage();
+    if (m_view.items.empty())
+        return;
+    const double aspect = m_view.width / std::max(m_view.height, 1.0);
+    int w = 220, h = int(220 / std::max(aspect, 1e-3));
+    if (h > 140) {
+        h = 140;
+        w = std::max(20, int(140 * aspect));
+    }
+    h = std::max(h, 12);
+    w = std::min(w, 220);
+    m_minimapImage = QImage(w, h, QImage::Format_ARGB32_Premultiplied);
+    m_minimapImage.fill(palette().color(QPalette::Base));
+    const double sx = w / std::max(m_view.width, 1.0), sy = h / std::max(m_view.height, 1.0);
+    QPainter p(&m_minimapImage);
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    for (const auto &it : m_view.items)
+        p.fillRect(QRectF(it.x * sx, it.y * sy, std::max(1.0, it.w * sx), std::max(1.0, it.h * sy)), fillFor(it, dark).darker(115));
+}
+
+void GraphCanvas::setMinimapVisible(bool on)
+{
+    m_minimap = on;
+    update();
+}
+
+void GraphCanvas::setEngine(Engine e)
+{
+    if (e == m_engine)
+        return;
+    m_engine = e;
+    relayout(false);
+    fitToView();
+}
+
+void GraphCanvas::cancelLayout()
+{
+    if (!m_job)
+        return;
+    m_job = 0;
+    Q_EMIT layoutFinished(false, tr("cancelled"));
+}
+
+void GraphCanvas::startGraphviz()
+{
+#ifdef FXLENS_HAVE_GRAPHVIZ
+    const uint64_t id = ++m_jobs;
+    m_job = id;
+    auto input = std::make_shared<layout::ViewGraph>(m_view);
+    auto error = std::make_shared<QString>();
+    QThread *t = QThread::create([input, error] {
+        auto r = layout::graphvizLayout(*input);
+        if (!r)
+            *error = QString::fromStdString(r.error().message);
+    });
+    connect(t, &QThread::finished, this, [this, t, id, input, error] {
+        t->deleteLater();
+        if (m_job != id)
+            return; // cancelled or superseded
+        m_job = 0;
+        if (!error->isEmpty()) {
+            Q_EMIT layoutFinished(false, *error);
+            return;
+        }
+        m_view = std::move(*input);
+        rebuildIndex();
+        renderMinimap();
+        fitToView();
+        Q_EMIT layoutFinished(true, QString());
+    });
+    Q_EMIT layoutStarted();
+    t->start();
+#else
+    Q_EMIT layoutFinished(false, tr("this build has no Graphviz"));
+#endif
 }
 
 void GraphCanvas::wheelEvent(QWheelEvent *e)
@@ -350,6 +519,15 @@ void GraphCanvas::mousePressEvent(QMouseEvent *e)
 {
     if (e->button() != Qt::LeftButton)
         return;
+    if (m_minimap && minimapRect().contains(e->pos())) {
+        // Centre the view on the scene point under the click.
+        const QRect mr = minimapRect();
+        const QPointF s((e->position().x() - mr.left()) / mr.width() * m_view.width, (e->position().y() - mr.top()) / mr.height() * m_view.height);
+        m_offset = QPointF(width() / 2.0, height() / 2.0) - s * m_scale;
+        m_dragging = true; // not a selection click
+        update();
+        return;
+    }
     m_dragFrom = e->pos();
     m_dragging = false;
 }

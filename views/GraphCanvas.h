@@ -9,6 +9,7 @@
 #include "ir/Graph.h"
 #include "layout/Layered.h"
 
+#include <QImage>
 #include <QWidget>
 
 #include <set>
@@ -49,6 +50,19 @@ public:
     int itemAt(QPointF pos) const;
     QRectF itemRect(int item) const; ///< in widget coordinates
 
+    enum class Engine { Layered, Graphviz };
+    /// Graphviz `dot` runs off the GUI thread for views up to kGraphvizLimit items (the layered
+    /// layout shows meanwhile); larger views always use the layered layout.
+    void setEngine(Engine e);
+    Engine engine() const { return m_engine; }
+    static constexpr size_t kGraphvizLimit = 1500;
+    bool layoutRunning() const { return m_job != 0; }
+    /// Drops the running Graphviz layout (its result is discarded when it arrives).
+    void cancelLayout();
+    void setMinimapVisible(bool on);
+    bool minimapVisible() const { return m_minimap; }
+    QRect minimapRect() const;
+
     /// The whole scene as SVG; the current view as PNG.
     bool exportSvg(const QString &path);
     bool exportPng(const QString &path);
@@ -56,6 +70,9 @@ public:
 Q_SIGNALS:
     void nodeSelected(const QString &name);
     void moduleToggled(const QString &module, bool expanded);
+    void layoutStarted();
+    /// `applied` is false when the layout was cancelled or superseded.
+    void layoutFinished(bool applied, const QString &error);
 
 protected:
     void paintEvent(QPaintEvent *) override;
@@ -72,6 +89,8 @@ private:
     std::vector<int> itemsIn(const QRectF &sceneRect) const;
     void paintScene(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
     QPointF toScene(QPointF w) const { return (w - m_offset) / m_scale; }
+    void startGraphviz();
+    void renderMinimap();
 
     const ir::Graph *m_graph = nullptr;
     std::set<std::string> m_expanded;
@@ -93,6 +112,12 @@ private:
     std::vector<uint8_t> m_marked;
     std::vector<const ir::Node *> m_highlightNodes, m_markedNodes;
     const ir::Node *m_anchor = nullptr;
+    Engine m_engine = Engine::Layered;
+    uint64_t m_job = 0, m_jobs = 0; ///< running Graphviz job id (0: none), ids handed out
+    bool m_minimap = true;
+    QImage m_minimapImage;
+    QImage m_frame; ///< reused frame for pixel-sized items
+    std::vector<QRgb> m_pixelColor;
 };
 
 } // namespace fxlens::views

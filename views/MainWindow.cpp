@@ -4,6 +4,8 @@
 
 #include "NodeTableModel.h"
 #include "GraphCanvas.h"
+#include "VerticalPatterns.h"
+#include "rewrite/Session.h"
 #include "io/GraphJson.h"
 #include "ir/GraphInfo.h"
 #include "ir/Printer.h"
@@ -27,6 +29,13 @@
 #include <QStatusBar>
 #include <QTableView>
 #include <QTabWidget>
+#include <map>
+#include <functional>
+#include <QStyle>
+#include <QUrl>
+#include <QPushButton>
+#include <QProgressBar>
+#include <QListWidget>
 #include <QSignalBlocker>
 #include <QTextBrowser>
 #include <QVBoxLayout>
@@ -97,8 +106,58 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     auto *dock = new QDockWidget(tr("Inspector"), this);
     dock->setObjectName(QStringLiteral("inspectorDock"));
     m_inspector = new QTextBrowser(dock);
+    m_inspector->setOpenLinks(false);
+    connect(m_inspector, &QTextBrowser::anchorClicked, this, [this](const QUrl &url) {
+        if (url.scheme() == QLatin1String("node"))
+            selectNode(url.path());
+    });
     dock->setWidget(m_inspector);
     addDockWidget(Qt::RightDockWidgetArea, dock);
+
+    // Patterns: every pattern with its candidate matches in this graph; picking one lists its
+    // matches, picking a match outlines it on the canvas.
+    auto *pdock = new QDockWidget(tr("Patterns"), this);
+    pdock->setObjectName(QStringLiteral("patternsDock"));
+    auto *pw = new QWidget(pdock);
+    auto *pl = new QVBoxLayout(pw);
+    pl->setContentsMargins(2, 2, 2, 2);
+    m_patternList = new QListWidget(pw);
+    m_patternList->setObjectName(QStringLiteral("patternList"));
+    m_matchList = new QListWidget(pw);
+    m_matchList->setObjectName(QStringLiteral("matchList"));
+    pl->addWidget(m_patternList, 1);
+    pl->addWidget(m_matchList, 1);
+    pdock->setWidget(pw);
+    addDockWidget(Qt::RightDockWidgetArea, pdock);
+    connect(m_patternList, &QListWidget::currentRowChanged, this, [this](int row) {
+        if (row >= 0)
+            showMatches(m_patternList->item(row)->data(Qt::UserRole).toString());
+    });
+    connect(m_matchList, &QListWidget::currentRowChanged, this, &MainWindow::showMatch);
+    std::string err = patterns::registerVerticalPatterns(m_registry);
+    if (!err.empty())
+        statusBar()->showMessage(QString::fromStdString(err), 10000);
+
+    // Graphviz layouts run off the GUI thread: a busy bar and a cancel button while they do.
+    m_layoutBusy = new QProgressBar(this);
+    m_layoutBusy->setRange(0, 0);
+    m_layoutBusy->setMaximumWidth(120);
+    m_layoutBusy->hide();
+    m_layoutCancel = new QPushButton(tr("Cancel layout"), this);
+    m_layoutCancel->hide();
+    statusBar()->addWidget(m_layoutBusy);
+    statusBar()->addWidget(m_layoutCancel);
+    connect(m_layoutCancel, &QPushButton::clicked, m_canvas, &GraphCanvas::cancelLayout);
+    connect(m_canvas, &GraphCanvas::layoutStarted, this, [this] {
+        m_layoutBusy->show();
+        m_layoutCancel->show();
+        statusBar()->showMessage(tr("Graphviz layout running…"));
+    });
+    connect(m_canvas, &GraphCanvas::layoutFinished, this, [this](bool applied, const QString &error) {
+        m_layoutBusy->hide();
+        m_layoutCancel->hide();
+        statusBar()->showMessage(applied ? tr("Graphviz layout done") : tr("Graphviz layout: %1").arg(error), 4000);
+    });
 
     m_stats = new QLabel(this);
     m_stats->setMinimumWidth(320);
@@ -120,7 +179,12 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
         showNode(m_model->nodeAt(row));
     });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex &cur) { showNode(m_model->nodeAt(m_proxy->mapToSource(cur).row())); });
+            [this](const QModelIndex &cur) {
+                const ir::Node *n = m_model->nodeAt(m_proxy->mapToSource(cur).row());
+                showNode(n);
+                if (n)
+                    m_canvas->selectNode(QString::fromStdString(n->name()));
+            });
     createActions();
 
     QSettings settings;
@@ -165,6 +229,22 @@ void MainWindow::createActions()
     fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     view->addAction(tr("&Expand All Modules"), m_canvas, &GraphCanvas::expandAll);
     view->addAction(tr("&Collapse All Modules"), m_canvas, &GraphCanvas::collapseAll);
+    view->addSeparator();
+    QAction *dotLayout = view->addAction(tr("Graphviz &dot Layout (small views)"));
+    dotLayout->setCheckable(true);
+    connect(dotLayout, &QAction::toggled, this, [this](bool on) {
+        m_canvas->setEngine(on ? GraphCanvas::Engine::Graphviz : GraphCanvas::Engine::Layered);
+    });
+    QAction *minimap = view->addAction(tr("&Minimap"));
+    minimap->setCheckable(true);
+    minimap->setChecked(true);
+    connect(minimap, &QAction::toggled, m_canvas, &GraphCanvas::setMinimapVisible);
+    QAction *dark = view->addAction(tr("D&ark Theme"));
+    dark->setCheckable(true);
+    dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());
+    connect(dark, &QAction::toggled, this, &MainWindow::setDarkTheme);
+    if (dark->isChecked())
+        setDarkTheme(true);
     QAction *find = new QAction(tr("Find"), this);
     find->setShortcut(QKeySequence::Find);
     connect(find, &QAction::triggered, this, [this] { m_search->setFocus(); m_search->selectAll(); });
@@ -200,6 +280,7 @@ bool MainWindow::openFile(const QString &path)
     m_model->setGraph(m_graph.get());
     m_text->setPlainText(QString::fromStdString(ir::printGraph(*m_graph)));
     m_canvas->setGraph(m_graph.get());
+    refreshPatterns();
     m_inspector->clear();
     auto info = ir::computeGraphInfo(*m_graph);
     m_stats->setText(tr("%1 nodes · %2 edges · depth %3 · %4 IR")
@@ -266,17 +347,30 @@ void MainWindow::showNode(const ir::Node *n)
     auto row = [&](const QString &k, const QString &v) { html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(k, v); };
     row(tr("op"), QString::fromLatin1(ir::opKindName(n->op())));
     row(tr("target"), esc(n->target()));
+    // Node references are links: clicking one selects that node.
+    auto link = [&](const ir::Node *m) { return QStringLiteral("<a href=\"node:%1\">%1</a>").arg(esc(m->name())); };
+    std::function<QString(const ir::Argument &)> arg = [&](const ir::Argument &a) -> QString {
+        if (a.isNode())
+            return link(a.toNode());
+        if (a.isSequence()) {
+            QString out = QStringLiteral("[");
+            for (size_t i = 0; i < a.items().size(); ++i)
+                out += (i ? QStringLiteral(", ") : QString()) + arg(a.items()[i]);
+            return out + QStringLiteral("]");
+        }
+        return esc(a.toString());
+    };
     QString args;
     for (const auto &a : n->args())
-        args += esc(a.toString()) + QStringLiteral("<br>");
+        args += arg(a) + QStringLiteral("<br>");
     row(tr("args"), args);
     QString kwargs;
     for (const auto &[k, v] : n->kwargs())
-        kwargs += esc(k) + QStringLiteral(" = ") + esc(v.toString()) + QStringLiteral("<br>");
+        kwargs += esc(k) + QStringLiteral(" = ") + arg(v) + QStringLiteral("<br>");
     row(tr("kwargs"), kwargs);
     QString users;
     for (const auto *u : n->users())
-        users += esc(u->name()) + QStringLiteral(" ");
+        users += link(u) + QStringLiteral(" ");
     row(tr("users"), users);
     row(tr("value"), esc(n->meta().val.toString()));
     if (n->meta().val.isTensor()) {
@@ -293,6 +387,86 @@ void MainWindow::showNode(const ir::Node *n)
     if (!n->meta().stackTrace.empty())
         html += QStringLiteral("<pre>%1</pre>").arg(esc(n->meta().stackTrace));
     m_inspector->setHtml(html);
+}
+
+void MainWindow::refreshPatterns()
+{
+    m_patternList->clear();
+    m_matchList->clear();
+    m_matches.clear();
+    if (!m_graph)
+        return;
+    // Candidate matches of every pattern (the engine's own matcher, nothing applied).
+    std::string err;
+    rewrite::Session session(*m_graph, m_registry.preset("all", err));
+    std::vector<rewrite::Match> all = session.candidates();
+    std::map<std::string, int> count;
+    std::vector<const ir::Node *> anchors;
+    for (const auto &m : all) {
+        ++count[m.pattern];
+        anchors.push_back(m.anchor);
+    }
+    m_canvas->setMarked(anchors);
+    for (const auto *p : m_registry.all()) {
+        auto *item = new QListWidgetItem(QStringLiteral("%1  (%2)").arg(QString::fromStdString(p->name)).arg(count[p->name]), m_patternList);
+        item->setData(Qt::UserRole, QString::fromStdString(p->name));
+        item->setToolTip(QString::fromStdString(p->description));
+        if (!count[p->name])
+            item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+    }
+}
+
+int MainWindow::showMatches(const QString &pattern)
+{
+    m_matchList->clear();
+    m_matches.clear();
+    const rewrite::Pattern *p = m_registry.find(pattern.toStdString());
+    if (!p || !m_graph)
+        return 0;
+    rewrite::Session session(*m_graph, {p});
+    m_matches = session.candidates();
+    for (const auto &m : m_matches)
+        m_matchList->addItem(QStringLiteral("%1: %2").arg(QString::fromStdString(m.anchor->name()), QString::fromStdString(m.summary)));
+    if (!m_matches.empty())
+        m_matchList->setCurrentRow(0);
+    else
+        m_canvas->setHighlight({}, nullptr);
+    return int(m_matches.size());
+}
+
+void MainWindow::showMatch(int row)
+{
+    if (row < 0 || size_t(row) >= m_matches.size())
+        return;
+    const auto &m = m_matches[size_t(row)];
+    m_canvas->selectNode(QString::fromStdString(m.anchor->name()));
+    m_canvas->setHighlight(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
+    showNode(m.anchor);
+}
+
+void MainWindow::setDarkTheme(bool dark)
+{
+    QSettings().setValue(QStringLiteral("view/dark"), dark);
+    QPalette p;
+    if (dark) {
+        p.setColor(QPalette::Window, QColor(45, 45, 48));
+        p.setColor(QPalette::WindowText, QColor(220, 220, 220));
+        p.setColor(QPalette::Base, QColor(30, 30, 32));
+        p.setColor(QPalette::AlternateBase, QColor(45, 45, 48));
+        p.setColor(QPalette::Text, QColor(220, 220, 220));
+        p.setColor(QPalette::Button, QColor(55, 55, 58));
+        p.setColor(QPalette::ButtonText, QColor(220, 220, 220));
+        p.setColor(QPalette::Highlight, QColor(42, 130, 218));
+        p.setColor(QPalette::HighlightedText, Qt::white);
+        p.setColor(QPalette::Mid, QColor(90, 90, 95));
+    } else {
+        p = style()->standardPalette();
+    }
+    qApp->setPalette(p);
+    setPalette(p);
+    m_canvas->setPalette(p);
+    if (m_graph)
+        m_canvas->setGraph(m_graph.get()); // minimap and colours follow the palette
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent *e)

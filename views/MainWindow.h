@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ir/Graph.h"
+#include "rewrite/Pattern.h"
 
 #include <QMainWindow>
 
@@ -15,6 +16,9 @@ class QTableView;
 class QTextBrowser;
 class QLabel;
 class QTabWidget;
+class QListWidget;
+class QProgressBar;
+class QPushButton;
 
 namespace fxlens::views {
 
@@ -39,6 +43,10 @@ public:
     QString inspectorText() const;
     QStringList recentFiles() const;
     GraphCanvas *canvas() const { return m_canvas; }
+    /// Lists the matches of one pattern in the Patterns panel and outlines the first; returns how many.
+    int showMatches(const QString &pattern);
+    void showMatch(int row);
+    void setDarkTheme(bool dark);
 
 Q_SIGNALS:
     void graphLoaded(const QString &path);
@@ -52,6 +60,7 @@ private:
     void createActions();
     void showNode(const ir::Node *n);
     void updateRecentMenu();
+    void refreshPatterns();
 
     std::unique_ptr<ir::Graph> m_graph;
     QString m_file;
@@ -64,6 +73,11 @@ private:
     QLabel *m_stats = nullptr;
     GraphCanvas *m_canvas = nullptr;
     QTabWidget *m_views = nullptr;
+    QListWidget *m_patternList = nullptr, *m_matchList = nullptr;
+    QProgressBar *m_layoutBusy = nullptr;
+    QPushButton *m_layoutCancel = nullptr;
+    rewrite::PatternRegistry m_registry;
+    std::vector<rewrite::Match> m_matches;
     QMenu *m_recentMenu = nullptr;
 };
 

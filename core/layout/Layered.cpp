@@ -55,6 +55,8 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded)
         i.detail = n->op() == ir::OpKind::CallFunction || n->op() == ir::OpKind::CallMethod || n->op() == ir::OpKind::CallModule
                        ? n->target()
                        : std::string(ir::opKindName(n->op()));
+        if (n->meta().val.kind != ir::ValueMeta::Kind::Unknown)
+            i.value = n->meta().val.toString();
         i.order = pos;
         v.items.push_back(std::move(i));
         v.itemOfNode[n->id()] = int32_t(v.items.size() - 1);
@@ -64,9 +66,9 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded)
             i.detail = (i.detail.empty() ? std::string() : i.detail + ", ") + std::to_string(i.nodeCount) + " nodes";
             i.h = 40;
         } else {
-            i.h = 26;
+            i.h = 32;
         }
-        const size_t chars = std::max(i.label.size(), std::min<size_t>(i.detail.size(), 36));
+        const size_t chars = std::max(i.label.size(), std::min<size_t>(i.detail.size() + (i.value.empty() ? 0 : i.value.size() + 3), 40));
         i.w = std::clamp(double(chars) * 6.5 + 16, 60.0, 260.0);
     }
     // Edges between the items that stand for a node and its inputs (once each).

@@ -10,6 +10,8 @@
 
 #include <QDir>
 #include <QFile>
+#include <QListWidget>
+#include <QTextBrowser>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -137,6 +139,105 @@ private Q_SLOTS:
         c.zoomBy(2.0, before.center());
         QVERIFY(std::abs(c.itemRect(target).center().x() - before.center().x()) < 1.0);
         QVERIFY(std::abs(c.itemRect(target).width() - 2 * before.width()) < 1e-6);
+    }
+
+    /// The Patterns panel lists every pattern with its matches; choosing one outlines a match.
+    void windowHighlightsMatches()
+    {
+        views::MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle50_torch.json")));
+        auto *patterns = w.findChild<QListWidget *>(QStringLiteral("patternList"));
+        auto *matches = w.findChild<QListWidget *>(QStringLiteral("matchList"));
+        QVERIFY(patterns && matches);
+        QVERIFY(patterns->count() > 50);
+        int row = -1;
+        for (int i = 0; i < patterns->count(); ++i)
+            if (patterns->item(i)->data(Qt::UserRole).toString() == QLatin1String("split_cat"))
+                row = i;
+        QVERIFY(row >= 0);
+        QVERIFY2(patterns->item(row)->text().contains(QStringLiteral("(50)")), qPrintable(patterns->item(row)->text()));
+        patterns->setCurrentRow(row);
+        QCOMPARE(matches->count(), 50);
+        views::GraphCanvas *c = w.canvas();
+        int anchors = 0, outlined = 0;
+        for (size_t i = 0; i < c->view().items.size(); ++i) {
+            anchors += c->highlightOf(int(i)) == 2;
+            outlined += c->highlightOf(int(i)) >= 1;
+        }
+        QCOMPARE(anchors, 1);
+        QVERIFY(outlined > 1);
+        QVERIFY(!c->selectedLabel().isEmpty());
+        QVERIFY(c->exportPng(shots() + "window_match_zoomed.png"));
+        QVERIFY(w.grab().save(shots() + "window_tangle50.png"));
+        matches->setCurrentRow(3);
+        QCOMPARE(c->selectedLabel(), matches->item(3)->text().section(QLatin1Char(':'), 0, 0));
+        // The inspector's links select the node they name.
+        auto *inspector = w.findChild<QTextBrowser *>();
+        QVERIFY(inspector && inspector->toHtml().contains(QStringLiteral("href=\"node:")));
+    }
+
+    /// Graphviz dot runs off the GUI thread and replaces the layered positions; a cancelled run is
+    /// discarded.
+    void graphvizLayoutOffThread()
+    {
+        auto r = io::readGraphFile(FXLENS_EXAMPLES "/transformer_fx.json");
+        QVERIFY(r.ok());
+        views::GraphCanvas c;
+        c.resize(900, 700);
+        c.show();
+        c.setGraph(r.value().get());
+        c.expandAll();
+        const auto layered = c.view().items;
+        QSignalSpy finished(&c, &views::GraphCanvas::layoutFinished);
+        QSignalSpy started(&c, &views::GraphCanvas::layoutStarted);
+        c.setEngine(views::GraphCanvas::Engine::Graphviz);
+        QCOMPARE(started.count(), 1);
+        QVERIFY(c.layoutRunning());
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(finished.at(0).at(0).toBool(), true);
+        bool moved = false;
+        for (size_t i = 0; i < layered.size(); ++i)
+            moved = moved || std::abs(layered[i].x - c.view().items[i].x) > 1 || std::abs(layered[i].y - c.view().items[i].y) > 1;
+        QVERIFY(moved);
+        for (const auto &it : c.view().items)
+            QVERIFY(it.x >= 0 && it.y >= 0 && it.x + it.w <= c.view().width + 1e-6 && it.y + it.h <= c.view().height + 1e-6);
+        QVERIFY(c.exportPng(shots() + "transformer_fx_graphviz.png"));
+        // Cancel: collapse (a new layout starts), cancel it, and the layered positions stay.
+        finished.clear();
+        c.collapseAll();
+        const auto before = c.view().items;
+        QVERIFY(c.layoutRunning());
+        c.cancelLayout();
+        QCOMPARE(finished.count(), 1);
+        QCOMPARE(finished.at(0).at(0).toBool(), false);
+        QTest::qWait(1500); // the thread finishes; its result must not land
+        QCOMPARE(c.view().items.size(), before.size());
+        for (size_t i = 0; i < before.size(); ++i)
+            QCOMPARE(c.view().items[i].x, before[i].x);
+    }
+
+    void minimapAndTheme()
+    {
+        views::MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/resnet50_fx.json.gz")));
+        views::GraphCanvas *c = w.canvas();
+        c->expandAll();
+        c->zoomBy(8.0, QPointF(10, 10));
+        const QRect mm = c->minimapRect();
+        QVERIFY(mm.isValid() && c->rect().contains(mm));
+        // Clicking the minimap's bottom moves the view there.
+        const double before = c->itemRect(0).top();
+        QTest::mouseClick(c, Qt::LeftButton, {}, QPoint(mm.center().x(), mm.bottom() - 2));
+        QVERIFY(c->itemRect(0).top() < before - 100);
+        w.setDarkTheme(true);
+        c->expandAll();
+        QVERIFY(c->palette().color(QPalette::Base).lightness() < 100);
+        QVERIFY(w.grab().save(shots() + "window_resnet50_dark.png"));
+        w.setDarkTheme(false);
     }
 
     void highlightMatchesAndExport()
