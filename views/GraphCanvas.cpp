@@ -244,7 +244,7 @@ bool GraphCanvas::selectNode(const QString &name)
         return false;
     // Expand the modules that hide it.
     bool changed = false;
-    for (const auto &f : node->meta().moduleStack)
+    for (const auto &f : layout::displayModules(node))
         if (!f.path.empty() && m_expanded.insert(f.path).second)
             changed = true;
     if (changed)

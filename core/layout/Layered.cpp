@@ -2,6 +2,7 @@
 #include "layout/Layered.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <unordered_map>
 
@@ -17,6 +18,14 @@ std::set<std::string> allModules(const ir::Graph &g)
     return out;
 }
 
+const std::vector<ir::ModuleFrame> &displayModules(const ir::Node *n)
+{
+    const auto &own = n->meta().moduleStack;
+    if (own.empty() && (n->op() == ir::OpKind::GetAttr || n->op() == ir::OpKind::Placeholder) && !n->users().empty())
+        return n->users().front()->meta().moduleStack;
+    return own;
+}
+
 ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded)
 {
     ViewGraph v;
@@ -24,9 +33,11 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded)
     std::unordered_map<std::string, int32_t> moduleItem;
     size_t pos = 0;
     for (ir::Node *n = g.first(); n; n = n->next(), ++pos) {
-        // The outermost collapsed module on the node's chain stands for it.
+        // The outermost collapsed module on the node's chain stands for it. Parameters and inputs
+        // outside any module (ATen exports) go with their first reader, into its module's box.
+        const auto *stack = &displayModules(n);
         const ir::ModuleFrame *box = nullptr;
-        for (const auto &f : n->meta().moduleStack)
+        for (const auto &f : *stack)
             if (!f.path.empty() && !expanded.count(f.path)) {
                 box = &f;
                 break;
@@ -112,6 +123,18 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
         v.items[i].layer = l;
         layers = std::max(layers, l + 1);
     }
+    // Sources (inputs, parameters) sit just above their first reader instead of all in layer 0,
+    // where an ATen graph's hundreds of parameters would form one endless row.
+    for (size_t i = 0; i < n; ++i) {
+        if (!preds[i].empty() || succs[i].empty())
+            continue;
+        int first = layers;
+        for (uint32_t t : succs[i])
+            if (t > i)
+                first = std::min(first, v.items[t].layer);
+        if (first < layers)
+            v.items[i].layer = std::max(0, first - 1);
+    }
     std::vector<std::vector<uint32_t>> byLayer(static_cast<size_t>(layers));
     for (size_t i = 0; i < n; ++i)
         byLayer[size_t(v.items[i].layer)].push_back(uint32_t(i));
@@ -144,26 +167,46 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
             number(layer);
         }
     }
-    // Coordinates: layers top to bottom, items left to right, each layer centred.
-    double y = 0, widest = 0;
-    std::vector<double> layerWidth(static_cast<size_t>(layers), 0.0);
+    // Coordinates: layers top to bottom, items left to right. A layer wider than the wrap width
+    // (hundreds of parallel blocks) continues on further rows, so the scene keeps a shape a
+    // screen can show; each row is centred.
+    double area = 0;
+    for (const auto &it : v.items)
+        area += (it.w + o.itemGap) * (it.h + o.layerGap);
+    const double wrap = std::max(o.minWrapWidth, 2.0 * std::sqrt(area));
+    struct Row {
+        std::vector<uint32_t> items;
+        double width = 0, height = 0;
+    };
+    std::vector<std::vector<Row>> rows(static_cast<size_t>(layers));
+    double widest = 0;
     for (int li = 0; li < layers; ++li) {
-        double w = 0;
-        for (uint32_t i : byLayer[size_t(li)])
-            w += v.items[i].w + o.itemGap;
-        layerWidth[size_t(li)] = w;
-        widest = std::max(widest, w);
-    }
-    for (int li = 0; li < layers; ++li) {
-        double x = (widest - layerWidth[size_t(li)]) / 2, h = 0;
+        auto &lr = rows[size_t(li)];
+        lr.emplace_back();
         for (uint32_t i : byLayer[size_t(li)]) {
-            auto &it = v.items[i];
-            it.x = x;
-            it.y = y;
-            x += it.w + o.itemGap;
-            h = std::max(h, it.h);
+            const auto &it = v.items[i];
+            if (!lr.back().items.empty() && lr.back().width + it.w > wrap)
+                lr.emplace_back();
+            lr.back().items.push_back(i);
+            lr.back().width += it.w + o.itemGap;
+            lr.back().height = std::max(lr.back().height, it.h);
         }
-        y += h + o.layerGap;
+        for (const auto &r : lr)
+            widest = std::max(widest, r.width);
+    }
+    double y = 0;
+    for (int li = 0; li < layers; ++li) {
+        for (const auto &r : rows[size_t(li)]) {
+            double x = (widest - r.width) / 2;
+            for (uint32_t i : r.items) {
+                auto &it = v.items[i];
+                it.x = x;
+                it.y = y;
+                x += it.w + o.itemGap;
+            }
+            y += r.height + o.itemGap;
+        }
+        y += o.layerGap - o.itemGap;
     }
     v.width = widest;
     v.height = y;

@@ -40,6 +40,10 @@ struct ViewGraph {
     std::vector<int32_t> itemOfNode; ///< by node id; -1 for erased ids
 };
 
+/// The module chain a node is drawn in: its own, or for an input or parameter outside any module
+/// (ATen exports) the chain of its first reader.
+const std::vector<ir::ModuleFrame> &displayModules(const ir::Node *n);
+
 /// The view for a set of expanded module paths ("" is the root and always expanded): a node whose
 /// module chain has a collapsed module shows as that module's box.
 ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded);
@@ -51,6 +55,8 @@ struct LayoutOptions {
     double layerGap = 36;
     double itemGap = 14;
     int sweeps = 2; ///< barycenter sweeps (down, up, ...)
+    /// Layers wider than max(this, 2 * sqrt(scene area)) wrap onto further rows.
+    double minWrapWidth = 2400;
 };
 
 void layeredLayout(ViewGraph &v, const LayoutOptions &o = {});

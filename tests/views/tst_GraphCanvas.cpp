@@ -53,7 +53,7 @@ private Q_SLOTS:
         std::set<std::string> top;
         size_t loose = 0;
         for (ir::Node *n = g.first(); n; n = n->next()) {
-            const auto &stack = n->meta().moduleStack;
+            const auto &stack = layout::displayModules(n);
             auto it = std::find_if(stack.begin(), stack.end(), [](const ir::ModuleFrame &f) { return !f.path.empty(); });
             if (it == stack.end())
                 ++loose;
@@ -107,7 +107,7 @@ private Q_SLOTS:
         std::set<std::string> children;
         size_t direct = 0;
         for (ir::Node *n = r.value()->first(); n; n = n->next()) {
-            const auto &stack = n->meta().moduleStack;
+            const auto &stack = layout::displayModules(n);
             for (size_t k = 0; k < stack.size(); ++k)
                 if (stack[k].path == module.toStdString()) {
                     if (k + 1 < stack.size())
