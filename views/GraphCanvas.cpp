@@ -276,7 +276,8 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
     }
     // Edges of visible items (an edge whose both ends are off screen but crosses it is rare in a
     // layered layout and not worth a second index).
-    const bool drawEdges = everything || scale > 0.02 || items.size() < 4000;
+    // With thousands of items in view, edges are a grey wash that costs most of the frame.
+    const bool drawEdges = everything || items.size() <= kEdgeItemLimit;
     if (drawEdges) {
         // Edges without antialiasing: long diagonal lines are the costliest thing to smooth and
         // gain little from it.
@@ -285,23 +286,37 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
         p.setPen(QPen(edge, 0.0));
         std::vector<uint8_t> drawn(m_view.edges.size(), 0);
         QVector<QLineF> lines;
+        double edgePixels = 0;
         // A hub (an input read by thousands of nodes, a cat of thousands) keeps only the edges
-        // whose other end is near the view: the rest would cross the screen as a solid fan.
-        const QRectF near = sceneRect.adjusted(-sceneRect.width(), -sceneRect.height(), sceneRect.width(), sceneRect.height());
+        // whose other end is in view: the rest would cross the screen as a solid fan, and long
+        // lines are what a frame spends its time on.
         for (int i : items) {
-            const bool hub = !everything && m_edgesOf[size_t(i)].size() > 64;
+            const bool hub = !everything && m_edgesOf[size_t(i)].size() > 16;
             for (uint32_t e : m_edgesOf[size_t(i)]) {
                 if (drawn[e])
                     continue;
                 const auto &a = m_view.items[m_view.edges[e].from], &b = m_view.items[m_view.edges[e].to];
                 if (hub) {
                     const auto &other = int(m_view.edges[e].from) == i ? b : a;
-                    if (!near.contains(QPointF(other.x, other.y)))
+                    if (!sceneRect.intersects(QRectF(other.x, other.y, other.w, other.h)))
                         continue;
                 }
                 drawn[e] = 1;
-                lines.push_back(QLineF(a.x + a.w / 2, a.y + a.h, b.x + b.w / 2, b.y));
+                const QLineF line(a.x + a.w / 2, a.y + a.h, b.x + b.w / 2, b.y);
+                if (!everything) {
+                    // Zoomed out, an edge with an end out of view is a long stroke across the
+                    // screen; the frame has a budget of edge pixels and keeps the short ones.
+                    const bool bothInView = sceneRect.contains(line.p1()) && sceneRect.contains(line.p2());
+                    if (scale < 0.25 && !bothInView)
+                        continue;
+                    edgePixels += line.length() * scale;
+                    if (edgePixels > kEdgePixelBudget)
+                        break;
+                }
+                lines.push_back(line);
             }
+            if (edgePixels > kEdgePixelBudget)
+                break;
         }
         p.drawLines(lines);
         p.setRenderHint(QPainter::Antialiasing, aa);

@@ -56,6 +56,10 @@ public:
     void setEngine(Engine e);
     Engine engine() const { return m_engine; }
     static constexpr size_t kGraphvizLimit = 1500;
+    /// Edges are drawn while at most this many items are in view.
+    static constexpr size_t kEdgeItemLimit = 6000;
+    /// Screen pixels of edges one frame draws at most (long strokes are what frames cost).
+    static constexpr double kEdgePixelBudget = 1.5e6;
     bool layoutRunning() const { return m_job != 0; }
     /// Drops the running Graphviz layout (its result is discarded when it arrives).
     void cancelLayout();
