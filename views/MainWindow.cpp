@@ -29,7 +29,10 @@
 #include <QStatusBar>
 #include <QTableView>
 #include <QTabWidget>
+#include <QThread>
+#include <QTimer>
 #include <map>
+#include <unordered_map>
 #include <functional>
 #include <QStyle>
 #include <QUrl>
@@ -95,6 +98,10 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     m_views = new QTabWidget(this);
     m_views->addTab(m_canvas, tr("Graph"));
     m_views->addTab(m_text, tr("Text"));
+    connect(m_views, &QTabWidget::currentChanged, this, [this] {
+        if (m_views->currentWidget() == m_text)
+            fillText();
+    });
 
     auto *split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(left);
@@ -195,6 +202,10 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
 
 MainWindow::~MainWindow()
 {
+    // Workers read this window's patterns: let them finish first.
+    for (const auto &t : m_workers)
+        if (t)
+            t->wait();
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
@@ -278,7 +289,12 @@ bool MainWindow::openFile(const QString &path)
     m_graph = std::move(r.value());
     m_file = path;
     m_model->setGraph(m_graph.get());
-    m_text->setPlainText(QString::fromStdString(ir::printGraph(*m_graph)));
+    // The text form (tens of MB for a 100k-node graph) is printed when its tab is first shown, and
+    // the pattern matches are counted in a worker thread, so a big graph is on screen first.
+    m_text->clear();
+    m_textStale = true;
+    if (m_views->currentWidget() == m_text)
+        fillText();
     m_canvas->setGraph(m_graph.get());
     refreshPatterns();
     m_inspector->clear();
@@ -389,6 +405,14 @@ void MainWindow::showNode(const ir::Node *n)
     m_inspector->setHtml(html);
 }
 
+void MainWindow::fillText()
+{
+    if (!m_textStale || !m_graph)
+        return;
+    m_textStale = false;
+    m_text->setPlainText(QString::fromStdString(ir::printGraph(*m_graph)));
+}
+
 void MainWindow::refreshPatterns()
 {
     m_patternList->clear();
@@ -396,24 +420,53 @@ void MainWindow::refreshPatterns()
     m_matches.clear();
     if (!m_graph)
         return;
-    // Candidate matches of every pattern (the engine's own matcher, nothing applied).
+    // Candidate matches of every pattern (the engine's own matcher, nothing applied), counted on a
+    // copy of the graph in a worker thread: seconds for a 100k-node graph, and the window stays live.
+    m_patternList->addItem(tr("counting matches…"));
+    struct Found {
+        std::string pattern;
+        size_t anchor = 0; ///< program position
+    };
+    auto copy = std::shared_ptr<ir::Graph>(m_graph->clone());
+    auto found = std::make_shared<std::vector<Found>>();
     std::string err;
-    rewrite::Session session(*m_graph, m_registry.preset("all", err));
-    std::vector<rewrite::Match> all = session.candidates();
-    std::map<std::string, int> count;
-    std::vector<const ir::Node *> anchors;
-    for (const auto &m : all) {
-        ++count[m.pattern];
-        anchors.push_back(m.anchor);
-    }
-    m_canvas->setMarked(anchors);
-    for (const auto *p : m_registry.all()) {
-        auto *item = new QListWidgetItem(QStringLiteral("%1  (%2)").arg(QString::fromStdString(p->name)).arg(count[p->name]), m_patternList);
-        item->setData(Qt::UserRole, QString::fromStdString(p->name));
-        item->setToolTip(QString::fromStdString(p->description));
-        if (!count[p->name])
-            item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
-    }
+    auto patterns = m_registry.preset("all", err);
+    const uint64_t job = ++m_patternJob;
+    QThread *t = QThread::create([copy, found, patterns] {
+        std::unordered_map<const ir::Node *, size_t> pos;
+        size_t i = 0;
+        for (ir::Node *n = copy->first(); n; n = n->next())
+            pos[n] = i++;
+        rewrite::Session session(*copy, patterns);
+        for (const auto &m : session.candidates())
+            found->push_back({m.pattern, pos[m.anchor]});
+    });
+    connect(t, &QThread::finished, t, &QObject::deleteLater);
+    m_workers.push_back(t);
+    connect(t, &QThread::finished, this, [this, job, found] {
+        if (job != m_patternJob || !m_graph)
+            return; // another graph since
+        std::vector<const ir::Node *> byPos;
+        for (ir::Node *n = m_graph->first(); n; n = n->next())
+            byPos.push_back(n);
+        std::map<std::string, int> count;
+        std::vector<const ir::Node *> anchors;
+        for (const auto &f : *found) {
+            ++count[f.pattern];
+            if (f.anchor < byPos.size())
+                anchors.push_back(byPos[f.anchor]);
+        }
+        m_canvas->setMarked(anchors);
+        m_patternList->clear();
+        for (const auto *p : m_registry.all()) {
+            auto *item = new QListWidgetItem(QStringLiteral("%1  (%2)").arg(QString::fromStdString(p->name)).arg(count[p->name]), m_patternList);
+            item->setData(Qt::UserRole, QString::fromStdString(p->name));
+            item->setToolTip(QString::fromStdString(p->description));
+            if (!count[p->name])
+                item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+        }
+    });
+    t->start();
 }
 
 int MainWindow::showMatches(const QString &pattern)

@@ -6,6 +6,8 @@
 #include "rewrite/Pattern.h"
 
 #include <QMainWindow>
+#include <QPointer>
+#include <QThread>
 
 #include <memory>
 
@@ -61,6 +63,7 @@ private:
     void showNode(const ir::Node *n);
     void updateRecentMenu();
     void refreshPatterns();
+    void fillText();
 
     std::unique_ptr<ir::Graph> m_graph;
     QString m_file;
@@ -78,6 +81,9 @@ private:
     QPushButton *m_layoutCancel = nullptr;
     rewrite::PatternRegistry m_registry;
     std::vector<rewrite::Match> m_matches;
+    bool m_textStale = false;
+    uint64_t m_patternJob = 0;
+    std::vector<QPointer<QThread>> m_workers;
     QMenu *m_recentMenu = nullptr;
 };
 

@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QTabWidget>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTableView>
@@ -48,6 +49,10 @@ private Q_SLOTS:
         QVERIFY(w.windowTitle().startsWith(QStringLiteral("transformer_fx.json")));
         auto *stats = w.statusBar()->findChild<QLabel *>();
         QVERIFY(stats && stats->text().startsWith(QStringLiteral("32 nodes")));
+        // The text form is printed when its tab is shown.
+        auto *tabs = w.findChild<QTabWidget *>();
+        QVERIFY(tabs);
+        tabs->setCurrentIndex(1);
         auto *text = w.findChild<QPlainTextEdit *>();
         QVERIFY(text->toPlainText().contains(QStringLiteral("%softmax")));
 
