@@ -41,11 +41,9 @@ const std::vector<uint32_t> &depths(const MatchContext *ctx, const Graph &g)
 
 bool mutatedInPlace(const Node *n)
 {
-    for (const Node *u : n->users()) {
-        const std::string &t = u->target();
-        if ((!t.empty() && t.back() == '_') || t.rfind("operator.i", 0) == 0 || t.find("_.") != std::string::npos)
+    for (const Node *u : n->users())
+        if (writesInPlace(u->target()))
             return true;
-    }
     return false;
 }
 

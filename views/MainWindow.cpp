@@ -421,18 +421,21 @@ void MainWindow::refreshPatterns()
     if (!m_graph)
         return;
     // Candidate matches of every pattern (the engine's own matcher, nothing applied), counted on a
-    // copy of the graph in a worker thread: seconds for a 100k-node graph, and the window stays live.
+    // copy of the graph that the worker thread makes and owns: seconds for a 100k-node graph, and
+    // the window stays live. The worker shares the loaded graph, so opening another file meanwhile
+    // is safe.
     m_patternList->addItem(tr("counting matches…"));
     struct Found {
         std::string pattern;
         size_t anchor = 0; ///< program position
     };
-    auto copy = std::shared_ptr<ir::Graph>(m_graph->clone());
+    std::shared_ptr<const ir::Graph> source = m_graph;
     auto found = std::make_shared<std::vector<Found>>();
     std::string err;
     auto patterns = m_registry.preset("all", err);
     const uint64_t job = ++m_patternJob;
-    QThread *t = QThread::create([copy, found, patterns] {
+    QThread *t = QThread::create([source, found, patterns] {
+        auto copy = source->clone(); // a Session edits its graph's index; the window's graph stays untouched
         std::unordered_map<const ir::Node *, size_t> pos;
         size_t i = 0;
         for (ir::Node *n = copy->first(); n; n = n->next())

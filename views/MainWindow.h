@@ -65,7 +65,9 @@ private:
     void refreshPatterns();
     void fillText();
 
-    std::unique_ptr<ir::Graph> m_graph;
+    /// Shared with the worker that counts pattern matches on a copy it makes itself; the window
+    /// never edits a loaded graph.
+    std::shared_ptr<ir::Graph> m_graph;
     QString m_file;
     NodeTableModel *m_model = nullptr;
     QSortFilterProxyModel *m_proxy = nullptr;

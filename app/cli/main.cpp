@@ -25,6 +25,9 @@
 #include "exec/TorchRuntime.h"
 #endif
 
+#include <cerrno>
+#include <climits>
+#include <type_traits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -135,6 +138,21 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
             dst = argv[++i];
             return true;
         };
+        // An integer option in [lo, hi]; the message says "positive" or "non-negative" by lo.
+        auto integer = [&](long long lo, long long hi, auto &dst) {
+            std::string v;
+            if (!value(v))
+                return false;
+            char *end = nullptr;
+            errno = 0;
+            const long long x = std::strtoll(v.c_str(), &end, 10);
+            if (v.empty() || !end || *end || errno == ERANGE || x < lo || x > hi) {
+                err = s + " needs a " + (lo > 0 ? "positive" : "non-negative") + " integer, got '" + v + "'";
+                return false;
+            }
+            dst = static_cast<std::remove_reference_t<decltype(dst)>>(x);
+            return true;
+        };
         if (s == "-h" || s == "--help")
             a.help = true;
         else if (s == "-o" || s == "--output") {
@@ -153,15 +171,8 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
             if (!value(a.trace))
                 return false;
         } else if (s == "--steps") {
-            std::string v;
-            if (!value(v))
+            if (!integer(0, LLONG_MAX, a.steps))
                 return false;
-            char *end = nullptr;
-            a.steps = std::strtol(v.c_str(), &end, 10);
-            if (!end || *end || a.steps < 0) {
-                err = "--steps needs a non-negative integer, got '" + v + "'";
-                return false;
-            }
         } else if (s == "--device") {
             if (!value(a.device))
                 return false;
@@ -176,16 +187,8 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
             if (!value(a.node))
                 return false;
         } else if (s == "--trials") {
-            std::string v;
-            if (!value(v))
+            if (!integer(1, 100000, a.trials))
                 return false;
-            char *end = nullptr;
-            long x = std::strtol(v.c_str(), &end, 10);
-            if (!end || *end || v.empty() || x < 1 || x > 100000) {
-                err = "--trials needs a positive integer, got '" + v + "'";
-                return false;
-            }
-            a.trials = int(x);
         } else if (s == "--compare") {
             if (!value(a.compare))
                 return false;
@@ -201,17 +204,12 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
             a.freeze = true;
         } else if (s == "--host-ops") {
             a.hostOps = true;
-        } else if (s == "--iters" || s == "--warmup") {
-            std::string v;
-            if (!value(v))
+        } else if (s == "--iters") {
+            if (!integer(1, 100000, a.iters))
                 return false;
-            char *end = nullptr;
-            long x = std::strtol(v.c_str(), &end, 10);
-            if (!end || *end || v.empty() || x < (s == "--iters" ? 1 : 0) || x > 100000) {
-                err = s + " needs " + (s == "--iters" ? "a positive" : "a non-negative") + " integer, got '" + v + "'";
+        } else if (s == "--warmup") {
+            if (!integer(0, 100000, a.warmup))
                 return false;
-            }
-            (s == "--iters" ? a.iters : a.warmup) = int(x);
         } else if (s == "--inputs") {
             if (!value(a.inputs))
                 return false;
@@ -762,48 +760,15 @@ const rewrite::Pattern *namedPattern(const std::string &what, rewrite::PatternRe
     const rewrite::Pattern *p = reg.find(what);
     if (!p) {
         std::vector<std::string> names;
-        std::string best;
-        size_t bestD = 4;
-        for (const auto *q : reg.all()) {
-            size_t d = 0;
-            // A cheap closeness: common prefix length against the longer name.
-            while (d < what.size() && d < q->name.size() && what[d] == q->name[d])
-                ++d;
-            size_t dist = std::max(what.size(), q->name.size()) - d;
-            if (dist < bestD) {
-                bestD = dist;
-                best = q->name;
-            }
-        }
+        for (const auto *q : reg.all())
+            names.push_back(q->name);
+        const std::string best = lang::closestName(what, names);
         std::cerr << "fxlens-cli " << cmd << ": unknown pattern '" << what << "'" << (best.empty() ? "" : "; did you mean '" + best + "'?")
                   << " (see `fxlens-cli patterns`)\n";
         code = kUsage;
     }
     return p;
 }
-
-/// Match contexts for one-off matches (explain): nodes by anchor key, computed on demand.
-class GraphContext : public rewrite::MatchContext {
-public:
-    explicit GraphContext(const ir::Graph &g) : m_g(g) {}
-    const std::unordered_set<ir::Node *> &nodesWithKey(const rewrite::AnchorKey &k) const override
-    {
-        auto key = std::string(ir::opKindName(k.op)) + "|" + k.target;
-        auto it = m_cache.find(key);
-        if (it != m_cache.end())
-            return it->second;
-        auto &set = m_cache[key];
-        for (ir::Node *n = m_g.first(); n; n = n->next())
-            if (n->op() == k.op && (k.target.empty() || n->target() == k.target))
-                set.insert(n);
-        return set;
-    }
-    uint64_t editCount() const override { return 0; }
-
-private:
-    const ir::Graph &m_g;
-    mutable std::map<std::string, std::unordered_set<ir::Node *>> m_cache;
-};
 
 int cmdExplain(const Args &a)
 {
@@ -841,7 +806,7 @@ int cmdExplain(const Args &a)
         std::printf("no match: %s is not an anchor of %s (anchors: %s)\n", node->name().c_str(), p->name.c_str(), anchors.c_str());
         return kFailed;
     }
-    GraphContext ctx(*g);
+    rewrite::GraphMatchContext ctx(*g);
     rewrite::Match m;
     m.context = &ctx;
     m.pattern = p->name;

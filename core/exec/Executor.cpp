@@ -1285,8 +1285,7 @@ static bool impureTarget(const std::string &t)
     for (const char *w : {"dropout", "rand", "bernoulli", "normal", "uniform", "multinomial", "empty", "seed"})
         if (t.find(w) != std::string::npos)
             return true;
-    const std::string last = t.substr(t.rfind('.') + 1);
-    return !last.empty() && last.back() == '_' && last != "__getitem__";
+    return rewrite::writesInPlace(t);
 }
 
 Result<size_t> Runner::freeze(const ir::Graph &g)

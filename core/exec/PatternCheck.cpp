@@ -17,22 +17,9 @@ std::string PatternCheckReport::summary() const
     return s;
 }
 
-namespace {
-/// Patterns from files need no match context; the interface still asks for one.
-class NoContext : public rewrite::MatchContext {
-public:
-    const std::unordered_set<ir::Node *> &nodesWithKey(const rewrite::AnchorKey &) const override { return m_empty; }
-    uint64_t editCount() const override { return 0; }
-
-private:
-    std::unordered_set<ir::Node *> m_empty;
-};
-} // namespace
-
 PatternCheckReport checkPattern(const lang::FilePattern &p, int trials, uint64_t seed, const std::string &device)
 {
     PatternCheckReport rep;
-    NoContext ctx;
     for (int t = 0; t < trials; ++t) {
         ++rep.trials;
         std::string why, desc;
@@ -62,6 +49,7 @@ PatternCheckReport checkPattern(const lang::FilePattern &p, int trials, uint64_t
         }
         ++rep.runnable;
         ir::Node *anchor = g->outputNode()->args()[0].items()[0].toNode();
+        rewrite::GraphMatchContext ctx(*g);
         rewrite::Match m;
         m.context = &ctx;
         rewrite::MatchFailure mf;
@@ -72,8 +60,9 @@ PatternCheckReport checkPattern(const lang::FilePattern &p, int trials, uint64_t
         ++rep.matched;
         auto after = g->clone();
         ir::Node *a2 = after->outputNode()->args()[0].items()[0].toNode();
+        rewrite::GraphMatchContext ctx2(*after);
         rewrite::Match m2;
-        m2.context = &ctx;
+        m2.context = &ctx2;
         if (!p.match(a2, m2, mf)) {
             rep.counterexamples.push_back(desc + ": matched once but not on a copy: " + mf.toString());
             continue;

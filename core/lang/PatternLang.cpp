@@ -147,6 +147,7 @@ void checkTarget(const std::string &t, Loc loc)
 } // namespace
 
 std::string suggestOp(const std::string &name) { return closest(name, knownFunctions()); }
+std::string closestName(const std::string &name, const std::vector<std::string> &options) { return closest(name, options); }
 
 // --- values -----------------------------------------------------------------------------------------------
 
@@ -591,7 +592,6 @@ struct FilePattern::Program {
         std::string loopCapture; ///< "*i" ("" when the element does not use the loop variable)
         std::string positions;   ///< ListOf positions list name
         ExprP lo, hi;
-        Loc loc;
     };
     std::vector<std::string> tensorParams, captureParams;
     std::map<std::string, int> nodeVars; ///< assigned pattern variables -> pattern node
@@ -622,11 +622,6 @@ struct Evaluator {
 
     [[noreturn]] void fail(Loc loc, std::string m) { throw EvalError{loc, std::move(m)}; }
 
-    static std::vector<int64_t> shapeOf(Node *n)
-    {
-        auto s = rewrite::staticShape(n);
-        return s ? *s : std::vector<int64_t>{};
-    }
     Value shapeValue(Node *n, Loc loc)
     {
         auto s = rewrite::staticShape(n);
@@ -1358,7 +1353,6 @@ struct Compiler {
         if (syms.count(e->s) && syms[e->s].kind != SymKind::Elem)
             error(e->loc, "loop variable '" + e->s + "' shadows a parameter or variable");
         Program::Comp c;
-        c.loc = e->loc;
         c.positions = "#c" + std::to_string(prog.comps.size());
         c.lo = it.a.size() == 3 ? it.a[1] : nullptr;
         c.hi = it.a.back();
@@ -1764,8 +1758,6 @@ std::string renderDiagnostic(const Diagnostic &d, const std::string &source)
 
 namespace {
 
-std::string pyExpr(const Expr &e);
-
 std::string pyTarget(const std::string &d)
 {
     if (d.rfind("aten.", 0) == 0)
@@ -1775,50 +1767,16 @@ std::string pyTarget(const std::string &d)
     return d;
 }
 
+/// Python for PyTorch: ATen targets through torch.ops, the first of op alternatives.
 std::string pyExpr(const Expr &e)
 {
-    if (e.kind == Expr::Kind::Call) {
-        const Expr &f = *e.a[0];
-        std::string head;
-        if (f.kind == Expr::Kind::BinOp && f.s == "|") {
-            const Expr *first = &f;
-            while (first->kind == Expr::Kind::BinOp)
-                first = first->a[0].get();
-            head = pyTarget(dotted(*first));
-        } else {
-            std::string d = dotted(f);
-            head = isTargetRoot(d) || d.rfind("torch.nn.functional", 0) == 0 ? pyTarget(d) : pyExpr(f);
-        }
-        std::string s = head + "(";
-        for (size_t k = 1; k < e.a.size(); ++k)
-            s += (k > 1 ? ", " : "") + pyExpr(*e.a[k]);
-        for (size_t k = 0; k < e.kw.size(); ++k)
-            s += (e.a.size() > 1 || k ? ", " : "") + e.kw[k].first + "=" + pyExpr(*e.kw[k].second);
-        return s + ")";
-    }
-    if (e.kind == Expr::Kind::Attr)
-        return pyExpr(*e.a[0]) + "." + e.s;
-    if (e.kind == Expr::Kind::Subscript)
-        return pyExpr(*e.a[0]) + "[" + pyExpr(*e.a[1]) + "]";
-    if (e.kind == Expr::Kind::List) {
-        std::string s = "[";
-        for (size_t k = 0; k < e.a.size(); ++k)
-            s += (k ? ", " : "") + pyExpr(*e.a[k]);
-        return s + "]";
-    }
-    if (e.kind == Expr::Kind::ListComp)
-        return "[" + pyExpr(*e.a[0]) + " for " + e.s + " in " + pyExpr(*e.a[1]) + "]";
-    if (e.kind == Expr::Kind::Slice)
-        return (e.a[0] ? pyExpr(*e.a[0]) : "") + ":" + (e.a[1] ? pyExpr(*e.a[1]) : "");
-    if (e.kind == Expr::Kind::BinOp || e.kind == Expr::Kind::Compare)
-        return "(" + pyExpr(*e.a[0]) + " " + e.s + " " + pyExpr(*e.a[1]) + ")";
-    if (e.kind == Expr::Kind::And || e.kind == Expr::Kind::Or)
-        return "(" + pyExpr(*e.a[0]) + (e.kind == Expr::Kind::And ? " and " : " or ") + pyExpr(*e.a[1]) + ")";
-    if (e.kind == Expr::Kind::Not)
-        return "(not " + pyExpr(*e.a[0]) + ")";
-    if (e.kind == Expr::Kind::Neg)
-        return "(-" + pyExpr(*e.a[0]) + ")";
-    return unparse(e);
+    return unparse(e, [](const Expr &f) {
+        const Expr *first = &f;
+        while (first->kind == Expr::Kind::BinOp && first->s == "|")
+            first = first->a[0].get();
+        const std::string d = dotted(*first);
+        return isTargetRoot(d) || d.rfind("torch.nn.functional", 0) == 0 ? pyTarget(d) : unparse(*first);
+    });
 }
 
 void pyFunc(std::ostringstream &o, const Func &f, bool dropAsserts)

@@ -37,6 +37,9 @@ std::string renderDiagnostic(const Diagnostic &d, const std::string &source);
 
 /// The closest known op to a misspelled one ("" when nothing is close).
 std::string suggestOp(const std::string &name);
+/// The option closest to a misspelled name by edit distance ("" when nothing is close): the
+/// "did you mean" of every diagnostic.
+std::string closestName(const std::string &name, const std::vector<std::string> &options);
 
 /// The pattern as Python: `pattern` and `replacement` functions usable with
 /// torch.fx.subgraph_rewriter.replace_pattern (asserts become a `match_filter` function).

@@ -684,9 +684,9 @@ std::string sourceLine(const std::string &source, int line)
     return {};
 }
 
-std::string unparse(const Expr &e)
+std::string unparse(const Expr &e, const CalleeSpelling &callee)
 {
-    auto u = [](const ExprP &p) { return p ? unparse(*p) : std::string(); };
+    auto u = [&](const ExprP &p) { return p ? unparse(*p, callee) : std::string(); };
     switch (e.kind) {
     case Expr::Kind::Name: return e.s;
     case Expr::Kind::Int: return std::to_string(e.ival);
@@ -708,7 +708,7 @@ std::string unparse(const Expr &e)
     case Expr::Kind::Bool: return e.ival ? "True" : "False";
     case Expr::Kind::Attr: return u(e.a[0]) + "." + e.s;
     case Expr::Kind::Call: {
-        std::string s = u(e.a[0]) + "(";
+        std::string s = (callee ? callee(*e.a[0]) : u(e.a[0])) + "(";
         for (size_t i = 1; i < e.a.size(); ++i)
             s += (i > 1 ? ", " : "") + u(e.a[i]);
         for (size_t i = 0; i < e.kw.size(); ++i)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -94,7 +95,11 @@ bool parseModule(const std::string &source, Module &out, SyntaxError &err);
 /// "line N" of `source` (1-based, without the newline); "" past the end.
 std::string sourceLine(const std::string &source, int line);
 
-/// The Python spelling of an expression (diagnostics, export).
-std::string unparse(const Expr &e);
+/// How a call's callee is written: the Python export spells `aten.x.y` as `torch.ops.aten.x.y`.
+using CalleeSpelling = std::function<std::string(const Expr &callee)>;
+
+/// The Python spelling of an expression (diagnostics, export); `callee`, when set, spells the
+/// callee of every call.
+std::string unparse(const Expr &e, const CalleeSpelling &callee = nullptr);
 
 } // namespace fxlens::lang

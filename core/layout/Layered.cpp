@@ -31,8 +31,7 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded)
     ViewGraph v;
     v.itemOfNode.assign(g.idBound(), -1);
     std::unordered_map<std::string, int32_t> moduleItem;
-    size_t pos = 0;
-    for (ir::Node *n = g.first(); n; n = n->next(), ++pos) {
+    for (ir::Node *n = g.first(); n; n = n->next()) {
         // The outermost collapsed module on the node's chain stands for it. Parameters and inputs
         // outside any module (ATen exports) go with their first reader, into its module's box.
         const auto *stack = &displayModules(n);
@@ -51,7 +50,6 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded)
                 m.label = box->path;
                 m.detail = box->type;
                 m.nodeCount = 0;
-                m.order = pos;
                 v.items.push_back(std::move(m));
                 it = moduleItem.emplace(box->path, int32_t(v.items.size() - 1)).first;
             }
@@ -68,7 +66,6 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded)
                        : std::string(ir::opKindName(n->op()));
         if (n->meta().val.kind != ir::ValueMeta::Kind::Unknown)
             i.value = n->meta().val.toString();
-        i.order = pos;
         v.items.push_back(std::move(i));
         v.itemOfNode[n->id()] = int32_t(v.items.size() - 1);
     }

@@ -23,7 +23,6 @@ struct ViewItem {
     std::string detail;             ///< target, or "<type>, N nodes" for a module
     std::string value;              ///< the node's recorded value ("f32[4, 14]"), "" when unknown
     size_t nodeCount = 1;
-    size_t order = 0;               ///< program position of the first node it stands for
     double x = 0, y = 0, w = 0, h = 0; ///< top-left corner and size
     int layer = 0;
 };

@@ -23,11 +23,6 @@ bool isDevice(Kind k) { return k == Kind::Kernel || k == Kind::Memcpy || k == Ki
 
 const char *deviceKindName(Kind k) { return k == Kind::Memcpy ? "memcpy" : k == Kind::Memset ? "memset" : "kernel"; }
 
-/// Node ranges of one host thread, sorted by start; they never overlap (the executor runs one node
-/// at a time), so the range holding a time is found by binary search.
-struct ThreadRanges {
-    std::vector<size_t> idx; // into Profile::ranges
-};
 
 double median(std::vector<double> v)
 {
@@ -78,7 +73,9 @@ Profile buildProfile(const std::vector<RawEvent> &events, std::vector<NodeInfo> 
     auto dur = [](const RawEvent &e) { return e.endNs > e.startNs ? double(e.endNs - e.startNs) / 1000.0 : 0.0; };
 
     // Ranges and iterations.
-    std::unordered_map<uint64_t, ThreadRanges> byThread;
+    // Node ranges per host thread (indices into p.ranges), sorted by start: they never overlap (the
+    // executor runs one node at a time), so the range holding a time is a binary search away.
+    std::unordered_map<uint64_t, std::vector<size_t>> byThread;
     std::unordered_map<uint64_t, size_t> rangeByCorrelation;
     int maxIter = -1;
     for (const auto &e : events) {
@@ -86,7 +83,7 @@ Profile buildProfile(const std::vector<RawEvent> &events, std::vector<NodeInfo> 
             if (e.node < 0 || size_t(e.node) >= p.nodes.size())
                 continue;
             p.ranges.push_back({e.node, e.iteration, rel(e.startNs), dur(e), e.tid});
-            byThread[e.tid].idx.push_back(p.ranges.size() - 1);
+            byThread[e.tid].push_back(p.ranges.size() - 1);
             if (e.correlation)
                 rangeByCorrelation[e.correlation] = p.ranges.size() - 1;
             maxIter = std::max(maxIter, e.iteration);
@@ -103,14 +100,14 @@ Profile buildProfile(const std::vector<RawEvent> &events, std::vector<NodeInfo> 
     for (auto &it : p.iters)
         it.wallUs = it.index >= 0 && size_t(it.index) < iterWallUs.size() ? iterWallUs[size_t(it.index)] : it.cpuUs;
     p.iterations = maxIter + 1;
-    for (auto &[tid, tr] : byThread)
-        std::sort(tr.idx.begin(), tr.idx.end(), [&](size_t a, size_t b) { return p.ranges[a].startUs < p.ranges[b].startUs; });
+    for (auto &[tid, idx] : byThread)
+        std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return p.ranges[a].startUs < p.ranges[b].startUs; });
 
     auto rangeAt = [&](uint64_t tid, double t) -> const RangeRec * {
         auto it = byThread.find(tid);
         if (it == byThread.end())
             return nullptr;
-        const auto &v = it->second.idx;
+        const auto &v = it->second;
         auto pos = std::upper_bound(v.begin(), v.end(), t, [&](double x, size_t i) { return x < p.ranges[i].startUs; });
         if (pos == v.begin())
             return nullptr;

@@ -18,6 +18,16 @@ std::string PatternRegistry::add(std::unique_ptr<Pattern> p)
     return {};
 }
 
+const std::unordered_set<Node *> &GraphMatchContext::nodesWithKey(const AnchorKey &k) const
+{
+    auto [it, fresh] = m_cache.try_emplace({k.op, k.target});
+    if (fresh)
+        for (Node *n = m_g.first(); n; n = n->next())
+            if (n->op() == k.op && (k.target.empty() || n->target() == k.target))
+                it->second.insert(n);
+    return it->second;
+}
+
 bool PatternRegistry::remove(const std::string &name)
 {
     auto it = m_byName.find(name);

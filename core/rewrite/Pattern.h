@@ -35,6 +35,19 @@ public:
     virtual uint64_t editCount() const = 0;
 };
 
+/// The context for matching outside a Session (`explain`, the equivalence check): nodes by anchor
+/// key, collected on first use for each key; the graph must not change while it is in use.
+class GraphMatchContext : public MatchContext {
+public:
+    explicit GraphMatchContext(const ir::Graph &g) : m_g(g) {}
+    const std::unordered_set<Node *> &nodesWithKey(const AnchorKey &k) const override;
+    uint64_t editCount() const override { return 0; }
+
+private:
+    const ir::Graph &m_g;
+    mutable std::map<std::pair<ir::OpKind, std::string>, std::unordered_set<Node *>> m_cache;
+};
+
 /// A successful match: data the debugger shows before anything changes.
 struct Match {
     const MatchContext *context = nullptr; ///< set by the engine before match()

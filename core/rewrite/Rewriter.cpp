@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Rewriter and its reversible edit log.
 #include "rewrite/Rewriter.h"
+#include "rewrite/Schema.h"
 
 #include <unordered_map>
 #include <unordered_set>
@@ -139,10 +140,8 @@ void Rewriter::eraseIfDead(Node *n)
         if (x->isErased() || !x->users().empty() || x->op() == ir::OpKind::Placeholder ||
             x->op() == ir::OpKind::Output)
             continue;
-        // Ops with side effects (in-place methods, *_ ATen overloads) are never dead.
-        const std::string &t = x->target();
-        if (!t.empty() && (t.back() == '_' || t.find("_.") != std::string::npos))
-            continue;
+        if (rewrite::writesInPlace(x->target()))
+            continue; // a side effect: never dead
         auto inputs = x->inputNodes();
         if (erase(x))
             work.insert(work.end(), inputs.begin(), inputs.end());

@@ -119,6 +119,16 @@ const char *numpyKeyword(const std::string &name)
     return nullptr;
 }
 
+bool writesInPlace(const std::string &t)
+{
+    if (t.rfind("operator.i", 0) == 0)
+        return true;
+    if (t.find("_.") != std::string::npos)
+        return true; // aten.add_.Tensor
+    const bool dunder = t.size() >= 2 && t.compare(t.size() - 2, 2, "__") == 0;
+    return !t.empty() && t.back() == '_' && !dunder;
+}
+
 const OpSchema *schemaFor(OpKind op, const std::string &target)
 {
     static const std::map<Key, OpSchema> table = build();

@@ -33,6 +33,11 @@ struct OpSchema {
 /// x2 -> other); nullptr for any other name.
 const char *numpyKeyword(const std::string &name);
 
+/// Whether a call target writes to one of its inputs: Tensor methods and ATen ops ending in `_`
+/// (`x.add_`, `aten.add_.Tensor`) and Python's augmented operators (`operator.iadd`). Such calls
+/// are never dead, never batched, never folded.
+bool writesInPlace(const std::string &target);
+
 /// The schema of (op, target); nullptr when fxlens has none (such calls are read as written).
 const OpSchema *schemaFor(ir::OpKind op, const std::string &target);
 
