@@ -44,6 +44,9 @@ int main(int argc, char **argv)
         if (i >= 2) // two warm-up runs
             ms.push_back(t);
     }
+    if (std::getenv("FXLENS_BENCH_ALL"))
+        for (double t : ms)
+            std::printf("%.2f ", t);
     std::sort(ms.begin(), ms.end());
     const double nodes = double(g.value()->size());
     std::printf("file=%s device=%s nodes=%zu best_ms=%.3f median_ms=%.3f us_per_node=%.2f (of %d)\n", argv[1], o.device.c_str(),

@@ -25,7 +25,9 @@
 #include "exec/TorchRuntime.h"
 #endif
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <type_traits>
 #include <cstdio>
@@ -56,9 +58,12 @@ Commands:
                                        compares the result with the input graph by running both,
                                        --verify-each checks (and rolls back) every step
   run <graph.json> [--device D] [--seed S] [--inputs F] [--weights F] [--expect F] [-o OUT]
-                                       execute the graph with LibTorch; inputs/weights from
+      [--repeat K]                     execute the graph with LibTorch; inputs/weights from
                                        safetensors files or seeded random; --expect compares with
-                                       tensors output:0.. of a file; -o saves the outputs
+                                       tensors output:0.. of a file; -o saves the outputs;
+                                       --repeat runs K times (later runs use the compiled plan),
+                                       checks every run gives the first run's outputs, and
+                                       prints the times
   verify <a.json> <b.json> [--device D] [--seed S] [--inputs F] [--weights F]
                                        run both on the same inputs and weights, compare outputs
   profile <graph.json|profile.json> [--compare H] [--optimize] [--iters K] [--warmup W]
@@ -119,7 +124,7 @@ struct Args {
     int trials = 200;
     bool freeze = false;
     bool hostOps = false;
-    int iters = 10, warmup = 3;
+    int iters = 10, warmup = 3, repeat = 1;
     std::string inputs, weights, expect;
     uint64_t seed = 0;
     bool noMeta = false;
@@ -206,6 +211,9 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
             a.hostOps = true;
         } else if (s == "--iters") {
             if (!integer(1, 100000, a.iters))
+                return false;
+        } else if (s == "--repeat") {
+            if (!integer(1, 100000, a.repeat))
                 return false;
         } else if (s == "--warmup") {
             if (!integer(0, 100000, a.warmup))
@@ -507,12 +515,38 @@ int cmdRun(const Args &a)
         std::cerr << "fxlens-cli run: " << runner.error().toString() << "\n";
         return kFailed;
     }
-    auto out = runner.value()->run(*g);
-    if (!out) {
-        Diagnostic d = out.error();
-        d.file = a.positional[0];
-        std::cerr << d.toString() << "\n";
-        return kFailed;
+    // The first run compiles the graph into a plan (and binds each call's overload); later runs
+    // reuse it. Every later run must reproduce the first run's outputs.
+    std::vector<double> ms;
+    Result<std::shared_ptr<exec::Outputs>> out = std::shared_ptr<exec::Outputs>();
+    std::shared_ptr<exec::Outputs> first;
+    for (int k = 0; k < a.repeat; ++k) {
+        auto t0 = std::chrono::steady_clock::now();
+        out = runner.value()->run(*g);
+        if (out)
+            runner.value()->synchronize();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        if (!out) {
+            Diagnostic d = out.error();
+            d.file = a.positional[0];
+            std::cerr << d.toString() << "\n";
+            return kFailed;
+        }
+        if (k == 0) {
+            first = out.value();
+            continue;
+        }
+        auto same = runner.value()->compare(*first, *out.value());
+        if (!same.pass) {
+            std::printf("run %d of %d differs from run 1:\n%s", k + 1, a.repeat, same.summary().c_str());
+            return kFailed;
+        }
+    }
+    if (a.repeat > 1) {
+        std::vector<double> later(ms.begin() + 1, ms.end());
+        std::sort(later.begin(), later.end());
+        std::printf("runs: %d, all outputs equal to run 1; first %.3f ms, later runs median %.3f ms, best %.3f ms\n", a.repeat,
+                    ms[0], later[later.size() / 2], later.front());
     }
     auto infos = runner.value()->describe(*out.value());
     for (size_t i = 0; i < infos.size(); ++i) {

@@ -13,6 +13,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 
 #include <cmath>
@@ -511,9 +512,8 @@ struct Interp {
     const ir::Graph &g;
     const std::unordered_map<std::string, at::Tensor> &params;
     const std::vector<at::Tensor> &inputs;
-    std::vector<IValue> env; // by node id
+    std::vector<IValue> &env; // by node id
     std::unordered_map<const Node *, Slot> &slots;
-    size_t nextInput = 0;
 
     IValue natural(const Argument &a) const
     {
@@ -1023,12 +1023,7 @@ struct Interp {
             t_slot = &slot;
         }
         switch (n->op()) {
-        case OpKind::Placeholder: {
-            const size_t i = nextInput++; // run() visits nodes in program order
-            if (i >= inputs.size())
-                throw CallError{"no input for placeholder #" + std::to_string(i)};
-            return IValue(inputs[i]);
-        }
+        case OpKind::Placeholder: throw CallError{"placeholders are bound by the plan"};
         case OpKind::GetAttr: return IValue(param(n->target()));
         case OpKind::CallFunction: return callFunction(n);
         case OpKind::CallMethod: return callMethod(n);
@@ -1038,6 +1033,518 @@ struct Interp {
         return IValue();
     }
 };
+
+// --- compiled plans -----------------------------------------------------------------------------------
+
+constexpr uint32_t kNoNode = UINT32_MAX;
+
+/// One node of a compiled graph version: what to call and where its arguments come from, resolved
+/// once instead of on every run (target strings, overloads, schema binding, constant arguments).
+struct Step {
+    enum class Kind : uint8_t {
+        Generic, ///< the interpreter (Interp::evalNode): anything not specialized below
+        Input,   ///< placeholder number `index`
+        Value,   ///< a fixed value: a parameter (get_attr) or a frozen result
+        Skip,    ///< folded by freezing and read by folded nodes only
+        Getitem, ///< element `index` of the list or tuple in[0]
+        Fast,    ///< an unboxed ATen call (Interp::Fast) on plain tensors
+        Split,   ///< split(in[0], size `index` or sections `ints`, dim)
+        Stack,   ///< stack(list, dim)
+        Unbind,  ///< unbind(in[0], dim)
+        Boxed,   ///< a resolved ATen overload called boxed, arguments by `args`
+    };
+    /// One schema argument of a Boxed step: a node's value, an argument evaluated on each run (a
+    /// list holding nodes), or a constant coerced once.
+    struct Arg {
+        uint32_t node = kNoNode;
+        const Argument *dynamic = nullptr;
+        IValue constant;
+        const c10::Argument *schema = nullptr;
+        bool tensor = false; ///< the schema wants a Tensor (a tensor value passes as it is)
+    };
+
+    Kind kind = Kind::Generic;
+    Interp::Fast fast = Interp::Fast::None;
+    bool sections = false; ///< Split by a list of sizes
+    bool boxable = false;  ///< Generic whose call binds the node's own arguments (may become Boxed)
+    const Node *node = nullptr;
+    uint32_t id = 0;
+    uint32_t in[3] = {kNoNode, kNoNode, kNoNode};
+    int64_t index = 0, dim = 0;
+    double eps = 0;
+    std::vector<uint32_t> list;
+    std::vector<int64_t> ints;
+    IValue value;
+    std::optional<c10::OperatorHandle> op;
+    bool multipleReturns = false;
+    bool lenient = false;
+    std::vector<Arg> args;
+    uint32_t releaseBegin = 0, releaseEnd = 0; ///< ids in Plan::release whose last reader is this step
+};
+
+/// A graph version compiled for repeated runs. Valid for one (graph, revision).
+struct Plan {
+    const ir::Graph *graph = nullptr;
+    uint64_t revision = 0;
+    std::vector<Step> steps;
+    std::vector<uint32_t> release;
+    std::vector<IValue> env; ///< by node id, reused across runs (empty between runs)
+    std::vector<IValue> stack;
+    bool frozen = false;
+};
+
+/// The Python-level knobs that keywords() drops, so that kwarg positions match its list.
+bool droppedKeyword(const std::string &k, const Argument &v)
+{
+    return k[0] == '_' || (k == "inplace" && !(v.isBool() && v.toBool()));
+}
+
+std::optional<int64_t> intArg(const Node *n, size_t pos, const char *kw, std::optional<int64_t> dflt)
+{
+    const Argument *a = pos < n->args().size() ? &n->args()[pos] : nullptr;
+    if (!a)
+        for (const auto &[k, v] : n->kwargs())
+            if (k == kw)
+                a = &v;
+    if (!a)
+        return dflt;
+    if (!a->isInt())
+        return std::nullopt;
+    return a->toInt();
+}
+
+/// Only the keywords in `allowed` (and dropped Python knobs) may be present.
+bool onlyKeywords(const Node *n, std::initializer_list<const char *> allowed)
+{
+    for (const auto &[k, v] : n->kwargs()) {
+        if (droppedKeyword(k, v))
+            continue;
+        bool ok = false;
+        for (const char *a : allowed)
+            ok = ok || k == a;
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+bool hasNode(const Argument &a)
+{
+    bool any = false;
+    a.forEachNode([&](const Node *) { any = true; });
+    return any;
+}
+
+bool nodeList(const Argument &a, std::vector<uint32_t> &out)
+{
+    if (!a.isSequence())
+        return false;
+    out.clear();
+    for (const auto &x : a.items()) {
+        if (!x.isNode())
+            return false;
+        out.push_back(x.toNode()->id());
+    }
+    return true;
+}
+
+/// Specializes a call node when its shape allows (the checks on values happen at run time).
+void specialize(Step &s, const Node *n)
+{
+    const auto &args = n->args();
+    const std::string &t = n->target();
+    auto node = [&](size_t i) { return i < args.size() && args[i].isNode() ? args[i].toNode()->id() : kNoNode; };
+    if (n->op() == OpKind::CallFunction && t == "operator.getitem") {
+        if (args.size() == 2 && args[0].isNode() && args[1].isInt() && n->kwargs().empty()) {
+            s.kind = Step::Kind::Getitem;
+            s.in[0] = node(0);
+            s.index = args[1].toInt();
+        }
+        return;
+    }
+    if (Interp::Fast f = Interp::fastKind(n); f != Interp::Fast::None) {
+        using F = Interp::Fast;
+        for (const auto &kv : n->kwargs())
+            if (!(f == F::Cat && kv.first == "dim" && kv.second.isInt()) && !(kv.first == "inplace" && kv.second.isBool() && !kv.second.toBool()))
+                return;
+        switch (f) {
+        case F::Tanh:
+        case F::Relu:
+        case F::Sigmoid:
+            if (args.size() != 1 || node(0) == kNoNode)
+                return;
+            break;
+        case F::Add:
+        case F::Sub:
+        case F::Mul:
+        case F::Div:
+            if (args.size() != 2 || node(0) == kNoNode || node(1) == kNoNode)
+                return;
+            break;
+        case F::Linear:
+            if (args.size() < 2 || args.size() > 3 || node(0) == kNoNode || node(1) == kNoNode)
+                return;
+            if (args.size() == 3 && !args[2].isNone() && node(2) == kNoNode)
+                return;
+            break;
+        case F::LayerNorm:
+            if (args.size() != 5 || node(0) == kNoNode || !args[1].isSequence() || !args[4].isFloat())
+                return;
+            if ((!args[2].isNone() && node(2) == kNoNode) || (!args[3].isNone() && node(3) == kNoNode))
+                return;
+            for (const auto &x : args[1].items()) {
+                if (!x.isInt())
+                    return;
+                s.ints.push_back(x.toInt());
+            }
+            s.in[1] = node(2);
+            s.in[2] = node(3);
+            s.eps = args[4].toFloat();
+            break;
+        case F::Cat: {
+            if (args.empty() || args.size() > 2 || (args.size() == 2 && !args[1].isInt()) || !nodeList(args[0], s.list))
+                return;
+            s.dim = args.size() == 2 ? args[1].toInt() : intArg(n, 99, "dim", 0).value_or(0);
+            break;
+        }
+        case F::None: return;
+        }
+        s.kind = Step::Kind::Fast;
+        s.fast = f;
+        if (f != F::LayerNorm && f != F::Cat)
+            for (size_t i = 0; i < args.size() && i < 3; ++i)
+                s.in[i] = node(i);
+        else if (f == F::LayerNorm)
+            s.in[0] = node(0);
+        return;
+    }
+    const bool method = n->op() == OpKind::CallMethod;
+    const bool fn = n->op() == OpKind::CallFunction;
+    if ((fn && (t == "torch.split" || t == "torch.functional.split" || t == "aten.split.Tensor" ||
+                t == "aten.split_with_sizes.default")) ||
+        (method && t == "split")) {
+        const bool aten = t.rfind("aten.", 0) == 0;
+        const char *sizeKw = aten ? (t == "aten.split.Tensor" ? "split_size" : "split_sizes") : "split_size_or_sections";
+        if (node(0) == kNoNode || args.size() > 3 || !onlyKeywords(n, {sizeKw, "dim"}))
+            return;
+        const Argument *size = args.size() > 1 ? &args[1] : n->kwarg(sizeKw);
+        auto dim = intArg(n, 2, "dim", 0);
+        if (!size || !dim)
+            return;
+        if (size->isInt() && t != "aten.split_with_sizes.default") {
+            s.index = size->toInt();
+        } else if (size->isSequence() && t != "aten.split.Tensor") {
+            for (const auto &x : size->items()) {
+                if (!x.isInt())
+                    return;
+                s.ints.push_back(x.toInt());
+            }
+            s.sections = true;
+        } else {
+            return;
+        }
+        s.kind = Step::Kind::Split;
+        s.in[0] = node(0);
+        s.dim = *dim;
+        return;
+    }
+    if (fn && (t == "torch.stack" || t == "aten.stack.default")) {
+        if (args.empty() || args.size() > 2 || !onlyKeywords(n, {"dim"}) || !nodeList(args[0], s.list))
+            return;
+        auto dim = intArg(n, 1, "dim", 0);
+        if (!dim)
+            return;
+        s.kind = Step::Kind::Stack;
+        s.dim = *dim;
+        return;
+    }
+    if ((fn && (t == "torch.unbind" || t == "aten.unbind.int")) || (method && t == "unbind")) {
+        auto dim = intArg(n, 1, "dim", 0);
+        if (node(0) == kNoNode || args.size() > 2 || !onlyKeywords(n, {"dim"}) || !dim)
+            return;
+        s.kind = Step::Kind::Unbind;
+        s.in[0] = node(0);
+        s.dim = *dim;
+        return;
+    }
+    // Calls whose arguments reach callAten as the node's own (positional(n), keywords(n)).
+    static const char *const reshaped[] = {"torch.split", "torch.functional.split", "torch.nn.functional.batch_norm",
+                                           "torch.nn.functional.embedding", "torch.nn.functional.dropout",
+                                           "torch.nn.functional.dropout1d", "torch.nn.functional.dropout2d",
+                                           "torch.nn.functional.max_pool2d"};
+    if (fn && t.rfind("aten.", 0) == 0) {
+        s.boxable = true;
+    } else if (fn && t.rfind("torch.", 0) == 0) {
+        s.boxable = t.substr(t.rfind('.') + 1) != "einsum";
+        for (const char *r : reshaped)
+            s.boxable = s.boxable && t != r;
+    } else if (method) {
+        static const char *const special[] = {"size", "dim", "numel", "float", "double", "half", "long", "int", "bool"};
+        s.boxable = true;
+        for (const char *r : special)
+            s.boxable = s.boxable && t != r;
+    }
+}
+
+/// Turns a Generic step whose node already bound an overload (its Slot) into a Boxed one.
+void makeBoxed(Step &s, const Slot &slot, const Interp &it)
+{
+    const Node *n = s.node;
+    if (!s.boxable || !slot.op || slot.target != n->target() || slot.nPos != n->args().size())
+        return;
+    std::vector<const Argument *> kw;
+    for (const auto &[k, v] : n->kwargs())
+        if (!droppedKeyword(k, v))
+            kw.push_back(&v);
+    if (kw.size() != slot.kwNames.size())
+        return;
+    {
+        size_t j = 0;
+        for (const auto &[k, v] : n->kwargs())
+            if (!droppedKeyword(k, v) && k != slot.kwNames[j++])
+                return;
+    }
+    const auto &schemaArgs = slot.op->schema().arguments();
+    if (slot.plan.size() != schemaArgs.size())
+        return;
+    std::vector<Step::Arg> out(schemaArgs.size());
+    try {
+        for (size_t k = 0; k < schemaArgs.size(); ++k) {
+            Step::Arg &a = out[k];
+            a.schema = &schemaArgs[k];
+            a.tensor = schemaArgs[k].real_type()->kind() == c10::TypeKind::TensorType;
+            const int src = slot.plan[k];
+            if (src == -1) {
+                a.constant = *schemaArgs[k].default_value();
+                continue;
+            }
+            const Argument &fx = src >= 0 ? n->args()[size_t(src)] : *kw[size_t(-src - 2)];
+            if (fx.isNode()) {
+                a.node = fx.toNode()->id();
+            } else if (hasNode(fx)) {
+                a.dynamic = &fx;
+            } else if (!coerce(it.natural(fx), schemaArgs[k].real_type(), schemaArgs[k], a.constant, slot.lenient)) {
+                return;
+            }
+        }
+    } catch (const std::exception &) {
+        return;
+    } catch (const CallError &) {
+        return;
+    }
+    s.op = slot.op;
+    s.lenient = slot.lenient;
+    s.multipleReturns = slot.op->schema().returns().size() != 1;
+    s.args = std::move(out);
+    s.kind = Step::Kind::Boxed;
+}
+
+/// Compiles `g`: one step per node in program order, and the release schedule (each value is
+/// dropped right after its last reader, as a Python GraphModule does).
+void compilePlan(Plan &p, const ir::Graph &g, const Interp &it)
+{
+    p.graph = &g;
+    p.revision = g.revision();
+    p.frozen = false;
+    p.steps.clear();
+    p.steps.reserve(g.size());
+    p.env.assign(g.idBound(), IValue());
+    std::vector<uint32_t> pos(g.idBound(), 0);
+    uint32_t count = 0;
+    for (Node *n = g.first(); n; n = n->next())
+        pos[n->id()] = count++;
+    // Counting sort of the ids by the position of their last reader.
+    std::vector<uint32_t> start(size_t(count) + 1, 0), last(g.idBound(), UINT32_MAX);
+    for (Node *n = g.first(); n; n = n->next()) {
+        if (n->op() == OpKind::Output)
+            continue;
+        uint32_t l = pos[n->id()]; // never read: dropped right away
+        for (const Node *u : n->users())
+            l = std::max(l, pos[u->id()]);
+        last[n->id()] = l;
+        ++start[l + 1];
+    }
+    for (size_t i = 1; i < start.size(); ++i)
+        start[i] += start[i - 1];
+    p.release.assign(start.back(), 0);
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (Node *n = g.first(); n; n = n->next())
+        if (last[n->id()] != UINT32_MAX)
+            p.release[fill[last[n->id()]]++] = n->id();
+    size_t input = 0;
+    for (Node *n = g.first(); n; n = n->next()) {
+        Step s;
+        s.node = n;
+        s.id = n->id();
+        s.releaseBegin = start[pos[n->id()]];
+        s.releaseEnd = start[pos[n->id()] + 1];
+        switch (n->op()) {
+        case OpKind::Placeholder:
+            s.kind = Step::Kind::Input;
+            s.index = int64_t(input++);
+            break;
+        case OpKind::GetAttr:
+            if (auto found = it.params.find(n->target()); found != it.params.end()) {
+                s.kind = Step::Kind::Value;
+                s.value = IValue(found->second);
+            }
+            break;
+        case OpKind::CallFunction:
+        case OpKind::CallMethod:
+            specialize(s, n);
+            if (s.boxable)
+                if (auto slot = it.slots.find(n); slot != it.slots.end())
+                    makeBoxed(s, slot->second, it);
+            break;
+        default: break;
+        }
+        p.steps.push_back(std::move(s));
+    }
+}
+
+/// Runs a specialized step; false when the values at hand do not fit it (e.g. a number where a
+/// tensor was expected), and the interpreter takes the node instead.
+bool runStep(Plan &p, const Step &s, const std::vector<at::Tensor> &inputs, const Interp &it)
+{
+    std::vector<IValue> &env = p.env;
+    auto tensor = [&](uint32_t id) -> const at::Tensor * {
+        const IValue &v = env[id];
+        return v.isTensor() ? &v.toTensor() : nullptr;
+    };
+    IValue &out = env[s.id];
+    switch (s.kind) {
+    case Step::Kind::Input:
+        if (size_t(s.index) >= inputs.size())
+            throw CallError{"no input for placeholder #" + std::to_string(s.index)};
+        out = IValue(inputs[size_t(s.index)]);
+        return true;
+    case Step::Kind::Value: out = s.value; return true;
+    case Step::Kind::Skip: return true;
+    case Step::Kind::Getitem: {
+        const IValue &c = env[s.in[0]];
+        c10::ArrayRef<IValue> items;
+        if (c.isList())
+            items = c.toListRef();
+        else if (c.isTuple())
+            items = c.toTupleRef().elements();
+        else
+            return false;
+        const int64_t i = s.index < 0 ? s.index + int64_t(items.size()) : s.index;
+        if (i < 0 || size_t(i) >= items.size())
+            return false;
+        out = items[size_t(i)];
+        return true;
+    }
+    case Step::Kind::Fast: {
+        using F = Interp::Fast;
+        if (s.fast == F::Cat) {
+            std::vector<at::Tensor> ts;
+            ts.reserve(s.list.size());
+            for (uint32_t id : s.list) {
+                const at::Tensor *t = tensor(id);
+                if (!t)
+                    return false;
+                ts.push_back(*t);
+            }
+            out = IValue(at::cat(ts, s.dim));
+            return true;
+        }
+        const at::Tensor *a = tensor(s.in[0]);
+        if (!a)
+            return false;
+        switch (s.fast) {
+        case F::Tanh: out = IValue(at::tanh(*a)); return true;
+        case F::Relu: out = IValue(at::relu(*a)); return true;
+        case F::Sigmoid: out = IValue(at::sigmoid(*a)); return true;
+        case F::Add:
+        case F::Sub:
+        case F::Mul:
+        case F::Div: {
+            const at::Tensor *b = tensor(s.in[1]);
+            if (!b)
+                return false;
+            out = IValue(s.fast == F::Add ? at::add(*a, *b) : s.fast == F::Sub ? at::sub(*a, *b)
+                         : s.fast == F::Mul ? at::mul(*a, *b) : at::div(*a, *b));
+            return true;
+        }
+        case F::Linear: {
+            const at::Tensor *w = tensor(s.in[1]);
+            const at::Tensor *b = s.in[2] == kNoNode ? nullptr : tensor(s.in[2]);
+            if (!w || (s.in[2] != kNoNode && !b))
+                return false;
+            out = IValue(at::linear(*a, *w, b ? std::optional<at::Tensor>(*b) : std::nullopt));
+            return true;
+        }
+        case F::LayerNorm: {
+            const at::Tensor *w = s.in[1] == kNoNode ? nullptr : tensor(s.in[1]);
+            const at::Tensor *b = s.in[2] == kNoNode ? nullptr : tensor(s.in[2]);
+            if ((s.in[1] != kNoNode && !w) || (s.in[2] != kNoNode && !b))
+                return false;
+            out = IValue(at::layer_norm(*a, s.ints, w ? std::optional<at::Tensor>(*w) : std::nullopt,
+                                        b ? std::optional<at::Tensor>(*b) : std::nullopt, s.eps));
+            return true;
+        }
+        case F::Cat:
+        case F::None: break;
+        }
+        return false;
+    }
+    case Step::Kind::Split: {
+        const at::Tensor *a = tensor(s.in[0]);
+        if (!a)
+            return false;
+        out = IValue(s.sections ? at::split_with_sizes(*a, s.ints, s.dim) : at::split(*a, s.index, s.dim));
+        return true;
+    }
+    case Step::Kind::Stack: {
+        std::vector<at::Tensor> ts;
+        ts.reserve(s.list.size());
+        for (uint32_t id : s.list) {
+            const at::Tensor *t = tensor(id);
+            if (!t)
+                return false;
+            ts.push_back(*t);
+        }
+        out = IValue(at::stack(ts, s.dim));
+        return true;
+    }
+    case Step::Kind::Unbind: {
+        const at::Tensor *a = tensor(s.in[0]);
+        if (!a)
+            return false;
+        out = IValue(at::unbind(*a, s.dim));
+        return true;
+    }
+    case Step::Kind::Boxed: {
+        std::vector<IValue> &stack = p.stack;
+        stack.resize(s.args.size());
+        for (size_t k = 0; k < s.args.size(); ++k) {
+            const Step::Arg &a = s.args[k];
+            if (a.node != kNoNode) {
+                const IValue &v = env[a.node];
+                if (a.tensor && v.isTensor())
+                    stack[k] = v;
+                else if (!coerce(v, a.schema->real_type(), *a.schema, stack[k], s.lenient))
+                    return false;
+            } else if (a.dynamic) {
+                if (!coerce(it.natural(*a.dynamic), a.schema->real_type(), *a.schema, stack[k], s.lenient))
+                    return false;
+            } else {
+                stack[k] = a.constant;
+            }
+        }
+        s.op->callBoxed(stack);
+        if (!s.multipleReturns)
+            out = stack.empty() ? IValue() : std::move(stack[0]);
+        else
+            out = c10::ivalue::Tuple::create(std::move(stack));
+        stack.clear();
+        return true;
+    }
+    case Step::Kind::Generic: break;
+    }
+    return false;
+}
 
 void flattenTensors(const IValue &v, std::vector<at::Tensor> &out)
 {
@@ -1092,14 +1599,38 @@ public:
 
 struct Runner::Impl {
     at::Device device = at::kCPU;
-    // Freezing: values of weight-only nodes of one graph, by node id; `folded` marks every
-    // weight-only node (by id), whether its value is kept or only feeds other folded nodes.
-    const ir::Graph *frozenGraph = nullptr;
-    std::vector<IValue> frozen;
-    std::vector<bool> folded;
     std::unordered_map<const Node *, Slot> slots;
     std::unordered_map<std::string, at::Tensor> params;
     std::vector<at::Tensor> inputs;
+    /// Compiled versions, most recently used first (a verification alternates two graphs; the
+    /// debugger runs each new version once).
+    std::vector<std::unique_ptr<Plan>> plans;
+
+    Interp interp(const ir::Graph &g, std::vector<IValue> &env) { return Interp{g, params, inputs, env, slots}; }
+
+    /// The plan of `g` as it is now, compiled on first use and after every edit.
+    Plan &planFor(const ir::Graph &g)
+    {
+        for (size_t i = 0; i < plans.size(); ++i) {
+            if (plans[i]->graph != &g)
+                continue;
+            std::rotate(plans.begin(), plans.begin() + long(i), plans.begin() + long(i) + 1);
+            if (plans[0]->revision != g.revision())
+                compile(*plans[0], g);
+            return *plans[0];
+        }
+        constexpr size_t kKeep = 4;
+        if (plans.size() == kKeep)
+            plans.pop_back();
+        plans.insert(plans.begin(), std::make_unique<Plan>());
+        compile(*plans[0], g);
+        return *plans[0];
+    }
+    void compile(Plan &p, const ir::Graph &g)
+    {
+        Interp it = interp(g, p.env);
+        compilePlan(p, g, it);
+    }
 };
 
 Runner::Runner(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
@@ -1207,7 +1738,7 @@ Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecO
 }
 
 /// Evaluates one node into the environment; the diagnostic names the node when it fails.
-static std::optional<Diagnostic> evalOne(Interp &it, Node *n)
+static std::optional<Diagnostic> evalOne(Interp &it, const Node *n)
 {
     try {
         it.env[n->id()] = it.evalNode(n);
@@ -1222,58 +1753,59 @@ static std::optional<Diagnostic> evalOne(Interp &it, Node *n)
     }
 }
 
+/// One step: its specialization when the values fit, else the interpreter (after which a call that
+/// bound its own arguments becomes a Boxed step for the next runs).
+static std::optional<Diagnostic> runOne(Plan &p, Step &s, Interp &it)
+{
+    if (s.kind != Step::Kind::Generic) {
+        try {
+            if (runStep(p, s, it.inputs, it))
+                return std::nullopt;
+        } catch (const CallError &e) {
+            return diag(s.node->target() + ": " + e.message, s.node->name());
+        } catch (const std::exception &e) {
+            return diag(s.node->target() + ": " + firstLine(e.what()), s.node->name());
+        }
+    }
+    if (auto err = evalOne(it, s.node))
+        return err;
+    if (s.kind == Step::Kind::Generic && s.boxable)
+        if (auto slot = it.slots.find(s.node); slot != it.slots.end())
+            makeBoxed(s, slot->second, it);
+    return std::nullopt;
+}
+
 Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g, NodeObserver *observer)
 {
-    Interp it{g, m_impl->params, m_impl->inputs, std::vector<IValue>(g.idBound()), m_impl->slots};
-    at::NoGradGuard noGrad;
+    Plan &p = m_impl->planFor(g);
+    Interp it = m_impl->interp(g, p.env);
+    // Inference mode: no autograd bookkeeping (version counters, view metadata) on any value.
+    c10::InferenceMode inference;
     auto out = std::make_shared<Outputs>();
-    // Values are released right after their last reader ran: freeAt lists, per position, the ids
-    // whose last reader sits there (counting sort by position).
-    std::vector<uint32_t> pos(g.idBound(), 0);
-    uint32_t count = 0;
-    for (Node *n = g.first(); n; n = n->next())
-        pos[n->id()] = count++;
-    std::vector<uint32_t> last(g.idBound(), UINT32_MAX), start(size_t(count) + 1, 0), freeAt;
-    for (Node *n = g.first(); n; n = n->next()) {
-        uint32_t l = UINT32_MAX;
-        for (const Node *u : n->users())
-            l = l == UINT32_MAX ? pos[u->id()] : std::max(l, pos[u->id()]);
-        last[n->id()] = l;
-        if (l != UINT32_MAX && n->op() != OpKind::Output)
-            ++start[l + 1];
-    }
-    for (size_t i = 1; i < start.size(); ++i)
-        start[i] += start[i - 1];
-    freeAt.resize(start.back());
-    {
-        std::vector<uint32_t> fill(start.begin(), start.end() - 1);
-        for (Node *n = g.first(); n; n = n->next())
-            if (last[n->id()] != UINT32_MAX && n->op() != OpKind::Output)
-                freeAt[fill[last[n->id()]]++] = n->id();
-    }
-    const bool frozen = m_impl->frozenGraph == &g && m_impl->folded.size() == g.idBound();
+    std::optional<Diagnostic> err;
     size_t index = 0;
-    for (Node *n = g.first(); n; n = n->next(), ++index) {
+    for (Step &s : p.steps) {
         if (observer)
-            observer->before(index, *n);
-        if (frozen && m_impl->folded[n->id()]) {
-            it.env[n->id()] = m_impl->frozen[n->id()];
-            if (observer)
-                observer->after(index, *n);
-            continue;
+            observer->before(index, *s.node);
+        if (s.node->op() == OpKind::Output) {
+            err = evalOne(it, s.node);
+            if (!err)
+                flattenTensors(p.env[s.id], out->tensors);
+        } else {
+            err = runOne(p, s, it);
         }
-        if (auto err = evalOne(it, n)) {
-            if (observer)
-                observer->after(index, *n);
-            return *err;
-        }
-        if (n->op() == OpKind::Output)
-            flattenTensors(it.env[n->id()], out->tensors);
-        for (uint32_t k = start[index]; k < start[index + 1]; ++k)
-            it.env[freeAt[k]] = IValue();
+        for (uint32_t k = s.releaseBegin; k < s.releaseEnd; ++k)
+            p.env[p.release[k]] = IValue();
         if (observer)
-            observer->after(index, *n);
+            observer->after(index, *s.node);
+        if (err)
+            break;
+        ++index;
     }
+    for (auto &v : p.env) // what an error left behind, and the output
+        v = IValue();
+    if (err)
+        return *err;
     return out;
 }
 
@@ -1304,11 +1836,14 @@ Result<size_t> Runner::freeze(const ir::Graph &g)
         }
         folded[n->id()] = c;
     }
-    // Evaluate the folded nodes in program order; keep the values that unfolded nodes read.
-    Interp it{g, m_impl->params, m_impl->inputs, std::vector<IValue>(g.idBound()), m_impl->slots};
-    at::NoGradGuard noGrad;
-    std::vector<IValue> keep(g.idBound());
+    // Evaluate the folded nodes in program order (in an environment of their own); the steps of the
+    // values that unfolded nodes read become those values, the others are skipped.
+    Plan &p = m_impl->planFor(g);
+    std::vector<IValue> env(g.idBound());
+    Interp it = m_impl->interp(g, env);
+    c10::InferenceMode inference;
     size_t count = 0;
+    std::vector<IValue> keep(g.idBound());
     for (Node *n = g.first(); n; n = n->next()) {
         if (!folded[n->id()])
             continue;
@@ -1318,20 +1853,23 @@ Result<size_t> Runner::freeze(const ir::Graph &g)
         for (Node *u : n->users())
             read = read || !folded[u->id()];
         if (read)
-            keep[n->id()] = it.env[n->id()];
+            keep[n->id()] = env[n->id()];
         count += n->op() != OpKind::GetAttr;
     }
-    m_impl->frozen = std::move(keep);
-    m_impl->folded = std::move(folded);
-    m_impl->frozenGraph = &g;
+    for (Step &s : p.steps) {
+        if (!folded[s.id])
+            continue;
+        s.kind = keep[s.id].isNone() ? Step::Kind::Skip : Step::Kind::Value;
+        s.value = std::move(keep[s.id]);
+    }
+    p.frozen = true;
     return count;
 }
 
 void Runner::unfreeze()
 {
-    m_impl->frozenGraph = nullptr;
-    m_impl->frozen.clear();
-    m_impl->folded.clear();
+    auto &plans = m_impl->plans;
+    plans.erase(std::remove_if(plans.begin(), plans.end(), [](const auto &p) { return p->frozen; }), plans.end());
 }
 
 void Runner::synchronize() const

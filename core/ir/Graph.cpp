@@ -3,6 +3,7 @@
 #include "ir/Graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <unordered_set>
 
 namespace fxlens::ir {
@@ -80,7 +81,7 @@ std::vector<Node *> Node::inputNodes() const
     return out;
 }
 
-Graph::Graph() = default;
+Graph::Graph() { touch(); }
 Graph::~Graph() = default;
 
 std::unique_ptr<Graph> Graph::clone() const
@@ -203,6 +204,7 @@ std::string Graph::uniqueName(const std::string &base) const
 
 void Graph::linkBefore(Node *n, Node *before)
 {
+    touch();
     if (!before) {
         n->m_prev = m_tail;
         n->m_next = nullptr;
@@ -224,8 +226,15 @@ void Graph::linkBefore(Node *n, Node *before)
     m_orderValid = false;
 }
 
+void Graph::touch()
+{
+    static std::atomic<uint64_t> s_revisions{0};
+    m_revision = ++s_revisions;
+}
+
 void Graph::unlink(Node *n)
 {
+    touch();
     if (n->m_prev)
         n->m_prev->m_next = n->m_next;
     else
@@ -285,6 +294,7 @@ Node *Graph::create(OpKind op, std::string target, std::vector<Argument> args,
 
 void Graph::setArgs(Node *n, std::vector<Argument> args)
 {
+    touch();
     bool fresh = n->m_args.empty() && n->m_kwargs.empty();
     removeUses(n);
     n->m_args = std::move(args);
@@ -295,6 +305,7 @@ void Graph::setArgs(Node *n, std::vector<Argument> args)
 
 void Graph::setKwargs(Node *n, std::vector<std::pair<std::string, Argument>> kwargs)
 {
+    touch();
     removeUses(n);
     n->m_kwargs = std::move(kwargs);
     addUses(n);
@@ -304,6 +315,7 @@ void Graph::setKwargs(Node *n, std::vector<std::pair<std::string, Argument>> kwa
 
 void Graph::setInputs(Node *n, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs)
 {
+    touch();
     bool fresh = n->m_args.empty() && n->m_kwargs.empty();
     removeUses(n);
     n->m_args = std::move(args);
@@ -315,6 +327,7 @@ void Graph::setInputs(Node *n, std::vector<Argument> args, std::vector<std::pair
 
 void Graph::setTarget(Node *n, std::string target)
 {
+    touch();
     n->m_target = std::move(target);
     for (auto *o : m_observers)
         o->notifyNodeChanged(n);
@@ -331,6 +344,7 @@ void Graph::replaceUse(Node *user, Node *from, Node *to)
         hits += e.second.replaceNode(from, to);
     if (!hits)
         return;
+    touch();
     removeUser(from, user);
     if (to && std::find(to->m_users.begin(), to->m_users.end(), user) == to->m_users.end())
         to->m_users.push_back(user);
@@ -388,6 +402,7 @@ bool Graph::rename(Node *n, const std::string &nm)
         return true;
     if (m_byName.count(nm) || nm.empty())
         return false;
+    touch();
     m_byName.erase(n->m_name);
     n->m_name = nm;
     m_byName.emplace(nm, n);
@@ -411,6 +426,7 @@ bool Graph::before(const Node *a, const Node *b) const
 
 bool Graph::topologicalSort()
 {
+    touch();
     // Iterative DFS over inputs in program order: each node is emitted after its inputs, and
     // nodes already in a valid order stay where they are.
     enum : uint8_t { White, Grey, Black };

@@ -97,6 +97,10 @@ public:
     /// Node by id, erased ones included (nullptr if never created).
     Node *byId(uint32_t id) const { return id < m_arena.size() ? m_arena[id].get() : nullptr; }
     Node *outputNode() const;
+    /// Changes with every edit (nodes, order, args, targets, names) and is unique across all graphs
+    /// of the process: a cache keyed by (graph, revision) is never stale (the executor's compiled
+    /// plans). Meta and graph-level fields (modules, params) do not count.
+    uint64_t revision() const { return m_revision; }
 
     // --- Edits (all keep users current and notify observers) ---
     /// Creates a node before `before` (at the end when nullptr). `name` is made unique if taken
@@ -146,6 +150,7 @@ private:
     void addUses(Node *n, bool fresh = false);
     void removeUses(Node *n);
     static void removeUser(Node *input, Node *user);
+    void touch();
 
     std::vector<std::unique_ptr<Node>> m_arena;
     std::unordered_map<std::string, Node *> m_byName;
@@ -156,6 +161,7 @@ private:
     Node *m_tail = nullptr;
     size_t m_size = 0;
     mutable bool m_orderValid = false;
+    uint64_t m_revision = 0;
 };
 
 } // namespace fxlens::ir

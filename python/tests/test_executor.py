@@ -86,7 +86,9 @@ def ground_truth(name, tmp_path, device="cpu"):
 
 def _check(name, tmp_path, device):
     path, gt, outs = ground_truth(name, tmp_path, device)
-    r = subprocess.run([CLI, "run", path, "--weights", gt, "--inputs", gt, "--expect", gt, "--device", device],
+    # Three runs: the first through the interpreter, the later ones through the compiled plan; all
+    # must agree, and the last is compared with PyTorch.
+    r = subprocess.run([CLI, "run", path, "--weights", gt, "--inputs", gt, "--expect", gt, "--device", device, "--repeat", "3"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "outputs match" in r.stdout

@@ -176,6 +176,98 @@ private Q_SLOTS:
         QVERIFY2(rep.summary().find("NOT shown equivalent") != std::string::npos, rep.summary().c_str());
     }
 
+    /// Runs after the first go through the compiled plan (overloads bound, arguments resolved once);
+    /// they give the first run's values exactly, and every edit recompiles the plan.
+    void compiledPlanFollowsEdits()
+    {
+        auto g = example("tangle4_fx.json");
+        auto r = exec::Runner::create(*g, {});
+        QVERIFY(r.ok());
+        auto &runner = *r.value();
+        auto first = runner.run(*g);
+        QVERIFY(first.ok());
+        for (int k = 0; k < 3; ++k) {
+            auto again = runner.run(*g);
+            QVERIFY(again.ok());
+            auto rep = runner.compare(*first.value(), *again.value());
+            QVERIFY2(rep.pass, rep.summary().c_str());
+            for (const auto &o : rep.outputs)
+                QCOMPARE(o.maxAbs, 0.0);
+        }
+        Node *tanh = nullptr, *cat = nullptr;
+        for (Node *n = g->first(); n; n = n->next()) {
+            if (!tanh && n->target() == "torch.tanh")
+                tanh = n;
+            if (!cat && n->target() == "torch.cat" && n->args()[0].items().size() >= 2)
+                cat = n;
+        }
+        QVERIFY(tanh && cat);
+        g->setTarget(tanh, "torch.sigmoid");
+        auto changed = runner.run(*g);
+        QVERIFY(changed.ok());
+        QVERIFY(!runner.compare(*first.value(), *changed.value()).pass);
+        g->setTarget(tanh, "torch.tanh");
+        auto back = runner.run(*g);
+        QVERIFY(back.ok() && runner.compare(*first.value(), *back.value()).pass);
+        auto args = cat->args();
+        std::swap(args[0].items()[0], args[0].items()[1]);
+        g->setArgs(cat, args);
+        auto swapped = runner.run(*g);
+        QVERIFY(swapped.ok());
+        QVERIFY(!runner.compare(*first.value(), *swapped.value()).pass);
+        std::swap(args[0].items()[0], args[0].items()[1]);
+        g->setArgs(cat, args);
+        auto restored = runner.run(*g);
+        QVERIFY(restored.ok() && runner.compare(*first.value(), *restored.value()).pass);
+        // Another graph object (the plan cache is per graph and revision): same values.
+        auto copy = g->clone();
+        auto cloned = runner.run(*copy);
+        QVERIFY(cloned.ok() && runner.compare(*first.value(), *cloned.value()).pass);
+    }
+
+    /// Nodes compiled for tensors (operator.add, operator.mul) that meet numbers fall back to the
+    /// interpreter on every run; a getitem past the end still names its node.
+    void planStepsFallBack()
+    {
+        auto parse = [](const std::string &nodes) {
+            auto g = io::parseGraphJson(R"({"format":"fxlens-graph","version":1,"ir":"torch","nodes":[)" + nodes + "]}", "t.json");
+            if (!g.ok())
+                qFatal("%s", g.error().toString().c_str());
+            return std::move(g.value());
+        };
+        const std::string x = R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"val":{"tensor":{"shape":[2,3],"dtype":"float32"}}}},)";
+        auto sizes = parse(x + R"(
+            {"name":"s0","op":"call_method","target":"size","args":[{"node":"x"},0],"kwargs":{},"meta":{}},
+            {"name":"s1","op":"call_method","target":"size","args":[{"node":"x"},1],"kwargs":{},"meta":{}},
+            {"name":"n","op":"call_function","target":"operator.add","args":[{"node":"s0"},{"node":"s1"}],"kwargs":{},"meta":{}},
+            {"name":"m","op":"call_function","target":"operator.mul","args":[{"node":"x"},{"node":"n"}],"kwargs":{},"meta":{}},
+            {"name":"output","op":"output","target":"output","args":[{"node":"m"}],"kwargs":{},"meta":{}})");
+        auto five = parse(x + R"(
+            {"name":"m","op":"call_function","target":"operator.mul","args":[{"node":"x"},5],"kwargs":{},"meta":{}},
+            {"name":"output","op":"output","target":"output","args":[{"node":"m"}],"kwargs":{},"meta":{}})");
+        auto r = exec::Runner::create(*sizes, {});
+        QVERIFY(r.ok());
+        auto expected = r.value()->run(*five);
+        QVERIFY(expected.ok());
+        QCOMPARE(r.value()->describe(*expected.value()).size(), size_t(1));
+        for (int k = 0; k < 3; ++k) {
+            auto got = r.value()->run(*sizes);
+            QVERIFY2(got.ok(), got.ok() ? "" : got.error().toString().c_str());
+            auto rep = r.value()->compare(*expected.value(), *got.value());
+            QVERIFY2(rep.pass, rep.summary().c_str());
+        }
+        auto past = parse(x + R"(
+            {"name":"sp","op":"call_function","target":"torch.split","args":[{"node":"x"},1],"kwargs":{},"meta":{}},
+            {"name":"g9","op":"call_function","target":"operator.getitem","args":[{"node":"sp"},9],"kwargs":{},"meta":{}},
+            {"name":"output","op":"output","target":"output","args":[{"node":"g9"}],"kwargs":{},"meta":{}})");
+        for (int k = 0; k < 2; ++k) {
+            auto bad = r.value()->run(*past);
+            QVERIFY(!bad.ok());
+            QCOMPARE(QString::fromStdString(bad.error().toString()),
+                     QStringLiteral("error: node 'g9': operator.getitem: index 9 out of range for 2 items"));
+        }
+    }
+
     void errorsNameTheNode()
     {
         auto g = example("tangle4_fx.json");
