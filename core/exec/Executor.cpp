@@ -1648,6 +1648,9 @@ Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecO
         return diag("--device " + opts.device + " asked for CUDA, but no CUDA device is usable here (no GPU, or no driver); "
                     "run on cpu or on a machine with a GPU");
     try {
+        // Inference tensors (made in inference mode): the values computed from them carry no
+        // autograd metadata either (views in particular), which is what makes runs cheap.
+        c10::InferenceMode inference;
         auto gen = at::make_generator<at::CPUGeneratorImpl>(opts.seed);
         // Weights: an explicit file, the graph's side file, then seeded random values.
         std::map<std::string, io::SafeTensor> file;
