@@ -33,12 +33,11 @@ echo "== executor vs PyTorch, CPU and CUDA (label gpu)"
 $PY -m pytest -q -rs python/tests/test_executor.py python/tests/test_profile_gpu.py 2>&1 | tail -15
 echo "== pattern corpus through fxlens-cli (numeric check in PyTorch)"
 $PY -m pytest -q python/tests/test_pattern_cases.py 2>&1 | tail -3
-echo "== executor overhead vs GraphModule.__call__"
-for dev in cpu cuda; do
-  $PY bench/exec_vs_python.py --n 200 --batch 1 --device $dev --repeat 30 --bench build-gpu/bench/bench_exec 2>&1 | grep -v -i warn | grep -v "return cls"
+echo "== executor overhead vs GraphModule.__call__ (one process, alternating calls)"
+for dev in cpu cpu cuda; do
+  $PY bench/exec_vs_python.py --n 200 --batch 1 --device $dev --repeat 200 --capi build-gpu/bench/libfxlens_bench_capi.so 2>&1 \
+    | grep -v -i warn | grep -v "return cls"
 done
-echo "== executor overhead without the time inside ATen ops (both under the profiler)"
-for dev in cpu cuda; do
-  $PY bench/exec_vs_python.py --n 200 --batch 1 --device $dev --repeat 30 --overhead --cli build-gpu/app/fxlens-cli 2>&1 \
-    | grep -v -i warn | grep -v "return cls" | grep -v "ERROR:"
-done
+echo "== the same with fxlens in its own process (bench_exec)"
+$PY bench/exec_vs_python.py --n 200 --batch 1 --device cpu --repeat 50 --separate --bench build-gpu/bench/bench_exec 2>&1 \
+  | grep -v -i warn | grep -v "return cls"
