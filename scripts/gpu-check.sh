@@ -18,7 +18,10 @@ EXTRA=()
 if [ -d .deps/root/usr ]; then
   DEPS=$PWD/.deps/root/usr
   PREFIX="$PREFIX;$DEPS"
-  EXTRA+=(-DZLIB_INCLUDE_DIR="$DEPS/include" -DZLIB_LIBRARY="$DEPS/lib/x86_64-linux-gnu/libz.a")
+  # The shared zlib (the static one is not position-independent, and the executor also builds as a
+  # shared library for the in-process benchmark).
+  EXTRA+=(-DZLIB_INCLUDE_DIR="$DEPS/include" -DZLIB_LIBRARY="$PWD/.deps/root/lib/x86_64-linux-gnu/libz.so.1")
+  export LD_LIBRARY_PATH="$PWD/.deps/root/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
   export LD_LIBRARY_PATH="$DEPS/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 fi
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
