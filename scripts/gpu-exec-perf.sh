@@ -11,6 +11,7 @@ OUT=${1:-/tmp/fxlens-gpu-perf}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 BUILD_ONLY=1 bash scripts/gpu-check.sh "$OUT" > "$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
+set +e  # diagnostics from here on: report what can be reported
 export LD_LIBRARY_PATH="$PWD/.deps/root/lib/x86_64-linux-gnu:$PWD/.deps/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 export PYTHONPATH=$PWD/python:${PYTHONPATH:-}
 G="$OUT/t200_torch_b1.json"
