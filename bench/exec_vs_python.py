@@ -12,7 +12,11 @@ one process times, on alternating calls (so that both see the same machine state
     seeded inputs and weights of the same shapes; the graph compiled into a plan by the warm-ups).
 CUDA is synchronized after each call. Prints medians over --repeat rounds (after 3 warm-ups) and the
 ratio fxlens / Python. With --separate, fxlens runs in its own process (build/bench/bench_exec), as
-earlier versions of this benchmark did."""
+earlier versions of this benchmark did.
+
+--chain K adds a graph of K chained torch.tanh calls on a [1, 32] tensor: there both sides issue the
+same K ATen calls and almost nothing else, so its ratio is the floor that ATen's own per-call cost
+(on CUDA: allocation and kernel launch) puts under any eager executor on this machine."""
 import argparse
 import ctypes
 import os
@@ -27,6 +31,17 @@ import torch
 import fxlens
 from fxlens.examples import _dynamo
 from fxlens.models import Tangle, tangle_inputs
+
+
+class Chain(torch.nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        for _ in range(self.k):
+            x = torch.tanh(x)
+        return x
 
 
 def python_module(path, device):
@@ -114,6 +129,7 @@ def main():
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--repeat", type=int, default=200)
     ap.add_argument("--capi", default=os.path.join("build", "bench", "libfxlens_bench_capi.so"))
+    ap.add_argument("--chain", type=int, default=0, help="also time K chained tanh calls (the ATen floor)")
     ap.add_argument("--separate", action="store_true", help="fxlens in its own process (bench_exec)")
     ap.add_argument("--bench", default=os.path.join("build", "bench", "bench_exec"))
     a = ap.parse_args()
@@ -123,6 +139,9 @@ def main():
         files = {"torch": os.path.join(tmp, "t_torch.json"), "aten": os.path.join(tmp, "t_aten.json")}
         _dynamo(model, inputs, files["torch"], "tangle")
         fxlens.export_program(torch.export.export(model, inputs), files["aten"], name="tangle")
+        if a.chain:
+            files["chain"] = os.path.join(tmp, "chain.json")
+            _dynamo(Chain(a.chain).eval(), (torch.randn(1, 32),), files["chain"], "chain")
         print(f"torch {torch.__version__}, device {a.device}, tangle N={a.n}, batch {a.batch}, "
               f"{'separate processes' if a.separate else 'one process, alternating calls'}, median of {a.repeat}")
         if a.separate:

@@ -38,7 +38,7 @@ echo "== pattern corpus through fxlens-cli (numeric check in PyTorch)"
 $PY -m pytest -q python/tests/test_pattern_cases.py 2>&1 | tail -3
 echo "== executor overhead vs GraphModule.__call__ (one process, alternating calls)"
 for dev in cpu cpu cuda; do
-  $PY bench/exec_vs_python.py --n 200 --batch 1 --device $dev --repeat 200 --capi build-gpu/bench/libfxlens_bench_capi.so 2>&1 \
+  $PY bench/exec_vs_python.py --n 200 --batch 1 --device $dev --repeat 200 --chain 2000 --capi build-gpu/bench/libfxlens_bench_capi.so 2>&1 \
     | grep -v -i warn | grep -v "return cls"
 done
 echo "== the same with fxlens in its own process (bench_exec)"
