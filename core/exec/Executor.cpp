@@ -908,7 +908,7 @@ struct Interp {
 
     enum class Fast : uint8_t { None, Tanh, Relu, Sigmoid, Add, Sub, Mul, Div, Linear, LayerNorm, Cat };
 
-    /// The ops a graph runs most, called unboxed (as Python does) when their arguments are plain.
+    /// The ops a graph runs most, compiled into unboxed plan steps when their arguments are plain.
     static Fast fastKind(const Node *n)
     {
         static const std::unordered_map<std::string, Fast> fns = {
@@ -926,94 +926,8 @@ struct Interp {
         return it == table.end() ? Fast::None : it->second;
     }
 
-    bool tensorArg(const Node *n, size_t i, at::Tensor &out) const
-    {
-        if (i >= n->args().size() || !n->args()[i].isNode())
-            return false;
-        const IValue &v = env[n->args()[i].toNode()->id()];
-        if (!v.isTensor())
-            return false;
-        out = v.toTensor();
-        return true;
-    }
-
-    std::optional<IValue> fastCall(const Node *n, Fast k) const
-    {
-        const auto &args = n->args();
-        at::Tensor a, b, c;
-        int64_t catDim = 0;
-        for (const auto &kv : n->kwargs()) {
-            if (k == Fast::Cat && kv.first == "dim" && kv.second.isInt())
-                catDim = kv.second.toInt();
-            else if (!(kv.first == "inplace" && kv.second.isBool() && !kv.second.toBool()))
-                return std::nullopt;
-        }
-        switch (k) {
-        case Fast::Tanh:
-        case Fast::Relu:
-        case Fast::Sigmoid:
-            if (args.size() != 1 || !tensorArg(n, 0, a))
-                return std::nullopt;
-            return IValue(k == Fast::Tanh ? at::tanh(a) : k == Fast::Relu ? at::relu(a) : at::sigmoid(a));
-        case Fast::Add:
-        case Fast::Sub:
-        case Fast::Mul:
-        case Fast::Div:
-            if (args.size() != 2 || !tensorArg(n, 0, a) || !tensorArg(n, 1, b))
-                return std::nullopt;
-            return IValue(k == Fast::Add ? at::add(a, b) : k == Fast::Sub ? at::sub(a, b) : k == Fast::Mul ? at::mul(a, b) : at::div(a, b));
-        case Fast::Linear:
-            if (args.size() < 2 || args.size() > 3 || !tensorArg(n, 0, a) || !tensorArg(n, 1, b))
-                return std::nullopt;
-            if (args.size() == 3 && !args[2].isNone() && !tensorArg(n, 2, c))
-                return std::nullopt;
-            return IValue(at::linear(a, b, c.defined() ? std::optional<at::Tensor>(c) : std::nullopt));
-        case Fast::LayerNorm: {
-            if (args.size() != 5 || !tensorArg(n, 0, a) || !args[1].isSequence() || !args[4].isFloat())
-                return std::nullopt;
-            std::vector<int64_t> shape;
-            for (const auto &x : args[1].items()) {
-                if (!x.isInt())
-                    return std::nullopt;
-                shape.push_back(x.toInt());
-            }
-            std::optional<at::Tensor> w, bb;
-            if (!args[2].isNone()) {
-                if (!tensorArg(n, 2, b))
-                    return std::nullopt;
-                w = b;
-            }
-            if (!args[3].isNone()) {
-                if (!tensorArg(n, 3, c))
-                    return std::nullopt;
-                bb = c;
-            }
-            return IValue(at::layer_norm(a, shape, w, bb, args[4].toFloat()));
-        }
-        case Fast::Cat: {
-            if (args.empty() || !args[0].isSequence() || args.size() > 2 || (args.size() == 2 && !args[1].isInt()))
-                return std::nullopt;
-            std::vector<at::Tensor> ts;
-            for (const auto &x : args[0].items()) {
-                if (!x.isNode() || !env[x.toNode()->id()].isTensor())
-                    return std::nullopt;
-                ts.push_back(env[x.toNode()->id()].toTensor());
-            }
-            return IValue(at::cat(ts, args.size() == 2 ? args[1].toInt() : catDim));
-        }
-        case Fast::None: break;
-        }
-        return std::nullopt;
-    }
-
     IValue evalNode(const Node *n)
     {
-        if (n->op() == OpKind::CallFunction || n->op() == OpKind::CallMethod) {
-            Fast k = fastKind(n);
-            if (k != Fast::None)
-                if (auto v = fastCall(n, k))
-                    return *v;
-        }
         if (n->op() == OpKind::CallFunction || n->op() == OpKind::CallMethod || n->op() == OpKind::CallModule) {
             Slot &slot = slots[n];
             if (slot.target != n->target()) {
@@ -1411,6 +1325,16 @@ bool runStep(Plan &p, const Step &s, const std::vector<at::Tensor> &inputs, cons
         const IValue &v = env[id];
         return v.isTensor() ? &v.toTensor() : nullptr;
     };
+    auto tensorList = [&](std::vector<at::Tensor> &ts) {
+        ts.reserve(s.list.size());
+        for (uint32_t id : s.list) {
+            const at::Tensor *t = tensor(id);
+            if (!t)
+                return false;
+            ts.push_back(*t);
+        }
+        return true;
+    };
     IValue &out = env[s.id];
     switch (s.kind) {
     case Step::Kind::Input:
@@ -1439,13 +1363,8 @@ bool runStep(Plan &p, const Step &s, const std::vector<at::Tensor> &inputs, cons
         using F = Interp::Fast;
         if (s.fast == F::Cat) {
             std::vector<at::Tensor> ts;
-            ts.reserve(s.list.size());
-            for (uint32_t id : s.list) {
-                const at::Tensor *t = tensor(id);
-                if (!t)
-                    return false;
-                ts.push_back(*t);
-            }
+            if (!tensorList(ts))
+                return false;
             out = IValue(at::cat(ts, s.dim));
             return true;
         }
@@ -1498,13 +1417,8 @@ bool runStep(Plan &p, const Step &s, const std::vector<at::Tensor> &inputs, cons
     }
     case Step::Kind::Stack: {
         std::vector<at::Tensor> ts;
-        ts.reserve(s.list.size());
-        for (uint32_t id : s.list) {
-            const at::Tensor *t = tensor(id);
-            if (!t)
-                return false;
-            ts.push_back(*t);
-        }
+        if (!tensorList(ts))
+            return false;
         out = IValue(at::stack(ts, s.dim));
         return true;
     }
