@@ -61,6 +61,20 @@ void GraphCanvas::setGraph(const ir::Graph *g)
     fitToView();
 }
 
+void GraphCanvas::graphEdited()
+{
+    m_highlightNodes.clear();
+    m_markedNodes.clear();
+    m_anchor = nullptr;
+    const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));
+    relayout(true);
+    // When the view shrank past the point in the centre (a run straightened it), or fits the widget
+    // at this zoom, it is shown whole.
+    if (center.x() > m_view.width || center.y() > m_view.height ||
+        (m_view.width * m_scale <= width() && m_view.height * m_scale <= height()))
+        fitToView();
+}
+
 void GraphCanvas::relayout(bool keepCenter)
 {
     const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));

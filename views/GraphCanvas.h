@@ -25,6 +25,9 @@ public:
 
     /// Shows a graph (nullptr clears), every module collapsed, fitted to the widget.
     void setGraph(const ir::Graph *g);
+    /// The graph was edited (a rewrite step, undo): lays it out again, keeping expansions and the
+    /// point under the centre; highlights are dropped (they may name erased nodes).
+    void graphEdited();
     const layout::ViewGraph &view() const { return m_view; }
 
     void setExpanded(const QString &module, bool expanded);

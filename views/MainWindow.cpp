@@ -4,6 +4,7 @@
 
 #include "NodeTableModel.h"
 #include "GraphCanvas.h"
+#include "RewriteDebugger.h"
 #include "VerticalPatterns.h"
 #include "rewrite/Session.h"
 #include "io/GraphJson.h"
@@ -11,6 +12,8 @@
 #include "ir/Printer.h"
 
 #include <QAction>
+#include <QCloseEvent>
+#include <QMessageBox>
 #include <QApplication>
 #include <QDockWidget>
 #include <QDragEnterEvent>
@@ -77,6 +80,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     m_search = new QLineEdit(left);
     m_search->setPlaceholderText(tr("Search name, target or module (/regex/)"));
     m_search->setClearButtonEnabled(true);
+    m_search->setObjectName(QStringLiteral("search"));
     layout->addWidget(m_search);
     m_table = new QTableView(left);
     m_table->setModel(m_proxy);
@@ -144,6 +148,24 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     std::string err = patterns::registerVerticalPatterns(m_registry);
     if (!err.empty())
         statusBar()->showMessage(QString::fromStdString(err), 10000);
+
+    // The rewrite debugger: steps of the greedy engine on this graph.
+    auto *rdock = new QDockWidget(tr("Rewrite"), this);
+    rdock->setObjectName(QStringLiteral("rewriteDock"));
+    m_debugger = new RewriteDebugger(m_registry, rdock);
+    rdock->setWidget(m_debugger);
+    addDockWidget(Qt::RightDockWidgetArea, rdock);
+    tabifyDockWidget(pdock, rdock);
+    connect(m_debugger, &RewriteDebugger::aboutToEdit, this, &MainWindow::waitForWorkers);
+    connect(m_debugger, &RewriteDebugger::graphEdited, this, &MainWindow::graphEdited);
+    connect(m_debugger, &RewriteDebugger::highlightRequested, this,
+            [this](const std::vector<const ir::Node *> &nodes, const ir::Node *anchor) {
+                if (anchor)
+                    m_canvas->selectNode(QString::fromStdString(anchor->name()));
+                m_canvas->setHighlight(nodes, anchor);
+                if (anchor)
+                    showNode(anchor);
+            });
 
     // Graphviz layouts run off the GUI thread: a busy bar and a cancel button while they do.
     m_layoutBusy = new QProgressBar(this);
@@ -222,6 +244,14 @@ void MainWindow::createActions()
     });
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
+    QAction *save = file->addAction(tr("&Save Graph As…"), this, [this] {
+        if (!m_graph)
+            return;
+        QString path = QFileDialog::getSaveFileName(this, tr("Save Graph"), m_file, tr("fxlens graphs (*.json *.json.gz)"));
+        if (!path.isEmpty())
+            saveFile(path);
+    });
+    save->setShortcut(QKeySequence::SaveAs);
     file->addAction(tr("Export View as &SVG…"), this, [this] {
         QString path = QFileDialog::getSaveFileName(this, tr("Export SVG"), QString(), tr("SVG (*.svg)"));
         if (!path.isEmpty() && !m_canvas->exportSvg(path))
@@ -278,6 +308,7 @@ void MainWindow::updateRecentMenu()
 
 bool MainWindow::openFile(const QString &path)
 {
+    waitForWorkers();
     auto r = io::readGraphFile(path.toStdString());
     if (!r) {
         QString msg = QString::fromStdString(r.error().toString());
@@ -298,13 +329,10 @@ bool MainWindow::openFile(const QString &path)
     m_canvas->setGraph(m_graph.get());
     refreshPatterns();
     m_inspector->clear();
-    auto info = ir::computeGraphInfo(*m_graph);
-    m_stats->setText(tr("%1 nodes · %2 edges · depth %3 · %4 IR")
-                         .arg(info.nodes)
-                         .arg(info.edges)
-                         .arg(info.depth)
-                         .arg(QString::fromStdString(m_graph->irLevel)));
-    setWindowTitle(QStringLiteral("%1 — fxlens").arg(QFileInfo(path).fileName()));
+    m_modified = false;
+    m_debugger->setGraph(m_graph.get());
+    updateStats();
+    updateTitle();
     QSettings settings;
     QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
     QString abs = QFileInfo(path).absoluteFilePath();
@@ -317,6 +345,81 @@ bool MainWindow::openFile(const QString &path)
     statusBar()->showMessage(tr("Loaded %1").arg(path), 5000);
     Q_EMIT graphLoaded(path);
     return true;
+}
+
+void MainWindow::updateStats()
+{
+    auto info = ir::computeGraphInfo(*m_graph);
+    m_stats->setText(tr("%1 nodes · %2 edges · depth %3 · %4 IR")
+                         .arg(info.nodes)
+                         .arg(info.edges)
+                         .arg(info.depth)
+                         .arg(QString::fromStdString(m_graph->irLevel)));
+}
+
+void MainWindow::updateTitle()
+{
+    setWindowTitle(QStringLiteral("%1%2 — fxlens").arg(QFileInfo(m_file).fileName(), m_modified ? QStringLiteral(" *") : QString()));
+}
+
+void MainWindow::waitForWorkers()
+{
+    for (const auto &t : m_workers)
+        if (t)
+            t->wait();
+}
+
+void MainWindow::graphEdited()
+{
+    if (!m_graph)
+        return;
+    m_modified = true;
+    m_model->setGraph(m_graph.get());
+    m_canvas->graphEdited();
+    m_textStale = true;
+    if (m_views->currentWidget() == m_text)
+        fillText();
+    m_inspector->clear();
+    updateStats();
+    updateTitle();
+    refreshPatterns();
+}
+
+bool MainWindow::saveFile(const QString &path)
+{
+    if (!m_graph)
+        return false;
+    auto r = io::writeGraphFile(*m_graph, path.toStdString());
+    if (!r) {
+        statusBar()->showMessage(QString::fromStdString(r.error().toString()));
+        return false;
+    }
+    m_file = path;
+    m_modified = false;
+    updateTitle();
+    statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+    return true;
+}
+
+void MainWindow::closeEvent(QCloseEvent *e)
+{
+    if (m_modified) {
+        auto answer = QMessageBox::question(this, tr("Unsaved rewrites"),
+                                            tr("The graph has rewrite steps that are not saved. Save it before closing?"),
+                                            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+        if (answer == QMessageBox::Cancel) {
+            e->ignore();
+            return;
+        }
+        if (answer == QMessageBox::Save) {
+            QString path = QFileDialog::getSaveFileName(this, tr("Save Graph"), m_file, tr("fxlens graphs (*.json *.json.gz)"));
+            if (path.isEmpty() || !saveFile(path)) {
+                e->ignore();
+                return;
+            }
+        }
+    }
+    QMainWindow::closeEvent(e);
 }
 
 void MainWindow::setSearch(const QString &text)

@@ -26,6 +26,7 @@ namespace fxlens::views {
 
 class NodeTableModel;
 class GraphCanvas;
+class RewriteDebugger;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -49,6 +50,11 @@ public:
     int showMatches(const QString &pattern);
     void showMatch(int row);
     void setDarkTheme(bool dark);
+    RewriteDebugger *debugger() const { return m_debugger; }
+    /// Writes the graph as it is now (after rewrite steps) to an fxlens graph file (.json / .json.gz).
+    bool saveFile(const QString &path);
+    /// True when rewrite steps changed the graph since it was loaded or saved.
+    bool isModified() const { return m_modified; }
 
 Q_SIGNALS:
     void graphLoaded(const QString &path);
@@ -57,6 +63,7 @@ Q_SIGNALS:
 protected:
     void dragEnterEvent(QDragEnterEvent *e) override;
     void dropEvent(QDropEvent *e) override;
+    void closeEvent(QCloseEvent *e) override;
 
 private:
     void createActions();
@@ -64,9 +71,14 @@ private:
     void updateRecentMenu();
     void refreshPatterns();
     void fillText();
+    void graphEdited();
+    void updateStats();
+    void updateTitle();
+    /// Waits for the workers that read the graph (before an edit).
+    void waitForWorkers();
 
-    /// Shared with the worker that counts pattern matches on a copy it makes itself; the window
-    /// never edits a loaded graph.
+    /// Shared with the worker that counts pattern matches on a copy it makes itself. Only the
+    /// rewrite debugger edits it, after waiting for such workers (aboutToEdit).
     std::shared_ptr<ir::Graph> m_graph;
     QString m_file;
     NodeTableModel *m_model = nullptr;
@@ -87,6 +99,8 @@ private:
     uint64_t m_patternJob = 0;
     std::vector<QPointer<QThread>> m_workers;
     QMenu *m_recentMenu = nullptr;
+    RewriteDebugger *m_debugger = nullptr;
+    bool m_modified = false;
 };
 
 } // namespace fxlens::views

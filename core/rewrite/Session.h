@@ -79,6 +79,8 @@ public:
     const std::vector<Step> &history() const { return m_history; }
 
     void addBreakpoint(Breakpoint b) { m_breakpoints.push_back(std::move(b)); }
+    /// Sets (or, with nullptr, removes) the semantic check of later steps (SessionConfig::verify).
+    void setVerifier(std::function<std::string(const Graph &)> verify) { m_cfg.verify = std::move(verify); }
     void clearBreakpoints() { m_breakpoints.clear(); }
     /// Greedy worklist driver to a fixpoint (or a limit / breakpoint); continues where it stopped.
     RunResult run();

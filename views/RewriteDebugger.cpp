@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: MIT
+// The rewrite debugger panel (see RewriteDebugger.h).
+#include "RewriteDebugger.h"
+
+#include "ir/Printer.h"
+#include "rewrite/Session.h"
+#ifdef FXLENS_HAVE_TORCH
+#include "exec/Executor.h"
+#endif
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCursor>
+#include <QElapsedTimer>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include <set>
+
+namespace fxlens::views {
+
+namespace {
+
+/// Printed form of a node as it is now, without meta comments.
+std::string nodeText(const ir::Node &n)
+{
+    ir::PrintOptions o;
+    o.showMeta = false;
+    std::string s = ir::printNode(n, o);
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+        s.pop_back();
+    size_t lead = s.find_first_not_of(' ');
+    return lead == std::string::npos ? s : s.substr(lead);
+}
+
+std::string argsText(const std::vector<ir::Argument> &args, const std::vector<std::pair<std::string, ir::Argument>> &kwargs)
+{
+    std::string s = "(";
+    for (size_t i = 0; i < args.size(); ++i)
+        s += (i ? ", " : "") + args[i].toString();
+    for (size_t i = 0; i < kwargs.size(); ++i)
+        s += (i || !args.empty() ? ", " : "") + kwargs[i].first + " = " + kwargs[i].second.toString();
+    return s + ")";
+}
+
+/// The diff of one step, written right after it was applied (so nodes print as the step left them).
+QString stepDiff(const rewrite::Step &step)
+{
+    std::string out;
+    std::set<const ir::Node *> inserted;
+    for (const auto &e : step.edits)
+        if (e.kind == rewrite::Edit::Kind::Insert)
+            inserted.insert(e.node);
+    for (const auto &e : step.edits) {
+        switch (e.kind) {
+        case rewrite::Edit::Kind::Insert:
+            if (!e.node->isErased())
+                out += "+ " + nodeText(*e.node) + "\n";
+            break;
+        case rewrite::Edit::Kind::Erase:
+            if (!inserted.count(e.node))
+                out += "- " + e.node->name() + " = " + e.node->target() + argsText(e.oldArgs.empty() ? e.node->args() : e.oldArgs,
+                                                                                    e.oldArgs.empty() ? e.node->kwargs() : e.oldKwargs) +
+                       "\n";
+            break;
+        case rewrite::Edit::Kind::SetInputs:
+            if (!inserted.count(e.node))
+                out += "~ " + e.node->name() + " = " + e.node->target() + argsText(e.oldArgs, e.oldKwargs) + "  ->  " +
+                       argsText(e.newArgs, e.newKwargs) + "\n";
+            break;
+        case rewrite::Edit::Kind::Move:
+            out += "~ " + e.node->name() + " moved before " + (e.movedBefore ? e.movedBefore->name() : std::string("the end")) + "\n";
+            break;
+        }
+    }
+    return QString::fromStdString(out);
+}
+
+/// Records the diff of every step as the session applies it (a run applies many).
+class DiffRecorder : public rewrite::RewriteListener {
+public:
+    DiffRecorder(rewrite::Session &s, std::vector<QString> &diffs) : m_session(s), m_diffs(diffs) {}
+    void notifyPatternEnd(const std::string &, bool applied) override
+    {
+        if (!applied)
+            return;
+        const auto &h = m_session.history();
+        m_diffs.resize(h.size());
+        m_diffs.back() = stepDiff(h.back());
+    }
+
+private:
+    rewrite::Session &m_session;
+    std::vector<QString> &m_diffs;
+};
+
+QString esc(const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); }
+
+} // namespace
+
+RewriteDebugger::RewriteDebugger(const rewrite::PatternRegistry &registry, QWidget *parent) : QWidget(parent), m_registry(registry)
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+
+    auto *top = new QHBoxLayout;
+    m_preset = new QComboBox(this);
+    m_preset->setObjectName(QStringLiteral("preset"));
+    std::set<std::string> labels;
+    for (const auto *p : m_registry.all())
+        labels.insert(p->labels.begin(), p->labels.end());
+    m_preset->addItem(QStringLiteral("all"));
+    for (const auto &l : labels)
+        m_preset->addItem(QString::fromStdString(l));
+    m_preset->setToolTip(tr("Patterns the engine tries: all, or one family (with the normalizations)"));
+    top->addWidget(new QLabel(tr("Preset"), this));
+    top->addWidget(m_preset, 1);
+    m_verifyBox = new QCheckBox(tr("Verify each step"), this);
+    m_verifyBox->setObjectName(QStringLiteral("verify"));
+    m_verifyBox->setEnabled(verifyAvailable());
+    m_verifyBox->setToolTip(verifyAvailable() ? tr("Run every new version with LibTorch and compare its outputs with the original's; "
+                                                   "a step that changes them is rolled back")
+                                              : tr("This build has no LibTorch executor"));
+    top->addWidget(m_verifyBox);
+    layout->addLayout(top);
+
+    auto *buttons = new QHBoxLayout;
+    auto button = [&](const QString &text, const QString &tip) {
+        auto *b = new QPushButton(text, this);
+        b->setToolTip(tip);
+        buttons->addWidget(b);
+        return b;
+    };
+    m_apply = button(tr("Apply"), tr("Apply the selected candidate (the first when none is selected)"));
+    m_skip = button(tr("Skip"), tr("Never propose the selected candidate again"));
+    m_undo = button(tr("Undo"), tr("Back one version"));
+    m_redo = button(tr("Redo"), tr("Forward one version"));
+    m_run = button(tr("Run"), tr("Apply greedily to the next breakpoint or the fixpoint"));
+    layout->addLayout(buttons);
+
+    auto *bp = new QHBoxLayout;
+    m_breakKind = new QComboBox(this);
+    m_breakKind->addItems({QStringLiteral("pattern"), QStringLiteral("node"), QStringLiteral("module")});
+    m_breakValue = new QLineEdit(this);
+    m_breakValue->setPlaceholderText(tr("break at … (Enter adds)"));
+    auto *clear = new QPushButton(tr("Clear"), this);
+    bp->addWidget(m_breakKind);
+    bp->addWidget(m_breakValue, 1);
+    bp->addWidget(clear);
+    layout->addLayout(bp);
+    m_breakList = new QLabel(this);
+    m_breakList->setWordWrap(true);
+    layout->addWidget(m_breakList);
+
+    auto *split = new QSplitter(Qt::Vertical, this);
+    m_candidates = new QListWidget(split);
+    m_candidates->setObjectName(QStringLiteral("candidates"));
+    m_history = new QListWidget(split);
+    m_history->setObjectName(QStringLiteral("history"));
+    m_diff = new QTextBrowser(split);
+    m_diff->setObjectName(QStringLiteral("diff"));
+    m_diff->setLineWrapMode(QTextEdit::NoWrap);
+    split->addWidget(m_candidates);
+    split->addWidget(m_history);
+    split->addWidget(m_diff);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 2);
+    split->setStretchFactor(2, 3);
+    layout->addWidget(split, 1);
+    m_statusLabel = new QLabel(this);
+    m_statusLabel->setWordWrap(true);
+    m_statusLabel->setObjectName(QStringLiteral("debuggerStatus"));
+    layout->addWidget(m_statusLabel);
+
+    connect(m_preset, &QComboBox::currentTextChanged, this, [this] { restart(); });
+    connect(m_verifyBox, &QCheckBox::toggled, this, [this](bool on) {
+        if (!setVerify(on)) {
+            QSignalBlocker block(m_verifyBox);
+            m_verifyBox->setChecked(false);
+        }
+    });
+    connect(m_apply, &QPushButton::clicked, this, [this] { applySelected(); });
+    connect(m_skip, &QPushButton::clicked, this, [this] { skipSelected(); });
+    connect(m_undo, &QPushButton::clicked, this, [this] { undo(); });
+    connect(m_redo, &QPushButton::clicked, this, [this] { redo(); });
+    connect(m_run, &QPushButton::clicked, this, [this] { run(); });
+    connect(clear, &QPushButton::clicked, this, [this] { clearBreakpoints(); });
+    connect(m_breakValue, &QLineEdit::returnPressed, this, [this] {
+        if (addBreakpoint(m_breakKind->currentText(), m_breakValue->text()))
+            m_breakValue->clear();
+    });
+    connect(m_candidates, &QListWidget::currentRowChanged, this, [this](int row) {
+        if (row >= 0 && size_t(row) < m_matches.size()) {
+            const auto &m = m_matches[size_t(row)];
+            Q_EMIT highlightRequested(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
+        }
+    });
+    connect(m_candidates, &QListWidget::itemDoubleClicked, this, [this] { applySelected(); });
+    connect(m_history, &QListWidget::currentRowChanged, this, [this](int row) { showStep(row); });
+    connect(m_history, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem *item) { checkout(m_history->row(item)); });
+    refresh();
+}
+
+RewriteDebugger::~RewriteDebugger() = default;
+
+bool RewriteDebugger::verifyAvailable()
+{
+#ifdef FXLENS_HAVE_TORCH
+    return true;
+#else
+    return false;
+#endif
+}
+
+void RewriteDebugger::setGraph(ir::Graph *g)
+{
+    m_graph = g;
+    m_verifier = nullptr;
+    m_session.reset(); // it refers to the previous graph
+    if (m_verify && g) {
+        setVerify(true); // a new reference: this graph's outputs
+        restart();
+        return;
+    }
+    m_verify = false;
+    restart();
+}
+
+void RewriteDebugger::setPreset(const QString &preset) { m_preset->setCurrentText(preset); }
+
+QString RewriteDebugger::preset() const { return m_preset->currentText(); }
+
+bool RewriteDebugger::setVerify(bool on)
+{
+    m_verify = false;
+    m_verifier = nullptr;
+    if (on) {
+#ifdef FXLENS_HAVE_TORCH
+        if (m_graph) {
+            // The reference is this version as it is now: later steps must keep its outputs.
+            QApplication::setOverrideCursor(Qt::WaitCursor);
+            std::string error;
+            exec::ExecOptions o;
+            m_verifier = exec::makeStepVerifier(*m_graph, o, error);
+            QApplication::restoreOverrideCursor();
+            if (!m_verifier) {
+                setStatus(tr("Cannot verify: the graph does not run: %1").arg(QString::fromStdString(error)));
+                return false;
+            }
+        }
+        m_verify = true;
+#else
+        setStatus(tr("Cannot verify: this build has no LibTorch executor"));
+        return false;
+#endif
+    }
+    {
+        QSignalBlocker block(m_verifyBox);
+        m_verifyBox->setChecked(m_verify);
+    }
+    if (m_session) // the history stays: only later steps are checked
+        m_session->setVerifier(m_verify ? m_verifier : nullptr);
+    refresh();
+    if (m_verify)
+        setStatus(tr("Every step is now run and compared with this version's outputs."));
+    return true;
+}
+
+void RewriteDebugger::restart()
+{
+    m_session.reset();
+    m_recorder.reset();
+    m_diffs.clear();
+    m_matches.clear();
+    if (m_graph) {
+        std::string error;
+        auto patterns = m_registry.preset(m_preset->currentText().toStdString(), error);
+        rewrite::SessionConfig cfg;
+        cfg.checked = true;
+        if (m_verify && m_verifier)
+            cfg.verify = m_verifier;
+        m_session = std::make_unique<rewrite::Session>(*m_graph, patterns, cfg);
+        m_recorder = std::make_unique<DiffRecorder>(*m_session, m_diffs);
+        m_session->addListener(m_recorder.get());
+        for (const auto &b : m_breakpoints)
+            m_session->addBreakpoint(b);
+        if (!error.empty())
+            setStatus(QString::fromStdString(error));
+    }
+    refresh();
+}
+
+void RewriteDebugger::setStatus(const QString &text)
+{
+    m_status = text;
+    m_statusLabel->setText(text);
+}
+
+QString RewriteDebugger::status() const { return m_status; }
+
+void RewriteDebugger::refresh()
+{
+    const bool live = m_session != nullptr;
+    m_matches = live ? m_session->candidates(500) : std::vector<rewrite::Match>{};
+    {
+        QSignalBlocker block(m_candidates);
+        m_candidates->clear();
+        for (const auto &m : m_matches)
+            m_candidates->addItem(QStringLiteral("%1 @ %2 — %3")
+                                      .arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name()),
+                                           QString::fromStdString(m.summary)));
+        if (!m_matches.empty())
+            m_candidates->setCurrentRow(0);
+    }
+    {
+        QSignalBlocker block(m_history);
+        m_history->clear();
+        auto *origin = new QListWidgetItem(tr("0  original"), m_history);
+        origin->setToolTip(tr("Double-click to go back to the graph as the session found it"));
+        if (live) {
+            const auto &h = m_session->history();
+            for (size_t i = 0; i < h.size(); ++i) {
+                QString badge = h[i].verified ? QStringLiteral("  ✓ verified") : QString();
+                auto *item = new QListWidgetItem(QStringLiteral("%1  %2 @ %3%4")
+                                                     .arg(i + 1)
+                                                     .arg(QString::fromStdString(h[i].pattern), QString::fromStdString(h[i].anchor), badge),
+                                                 m_history);
+                item->setToolTip(QString::fromStdString(h[i].summary));
+            }
+            // The current version in bold; versions ahead of it (redo) greyed.
+            for (int r = 0; r < m_history->count(); ++r) {
+                QFont f = m_history->item(r)->font();
+                f.setBold(size_t(r) == m_session->version());
+                m_history->item(r)->setFont(f);
+                if (size_t(r) > m_session->version())
+                    m_history->item(r)->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+            }
+            m_history->setCurrentRow(int(m_session->version()));
+        }
+    }
+    showStep(live ? int(m_session->version()) : 0);
+    m_apply->setEnabled(!m_matches.empty());
+    m_skip->setEnabled(!m_matches.empty());
+    m_run->setEnabled(!m_matches.empty());
+    m_undo->setEnabled(live && m_session->version() > 0);
+    m_redo->setEnabled(live && m_session->version() < m_session->history().size());
+    QStringList bps;
+    for (const auto &b : m_breakpoints)
+        bps << QStringLiteral("%1 %2")
+                   .arg(b.kind == rewrite::Breakpoint::Kind::Pattern ? QStringLiteral("pattern")
+                        : b.kind == rewrite::Breakpoint::Kind::Node  ? QStringLiteral("node")
+                                                                     : QStringLiteral("module"),
+                        QString::fromStdString(b.value));
+    m_breakList->setText(bps.isEmpty() ? tr("No breakpoints") : tr("Breakpoints: %1").arg(bps.join(QStringLiteral(", "))));
+}
+
+void RewriteDebugger::showStep(int step)
+{
+    if (step <= 0) {
+        m_diff->setHtml(tr("<i>Version 0: the graph as the session found it. Pick a later version to see what its step changed.</i>"));
+        return;
+    }
+    const QString text = diffText(step);
+    QString html = QStringLiteral("<pre>");
+    for (const QString &line : text.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        const QString colour = line.startsWith(QLatin1Char('+')) ? QStringLiteral("#1a7f37")
+                               : line.startsWith(QLatin1Char('-')) ? QStringLiteral("#cf222e")
+                                                                   : QStringLiteral("#9a6700");
+        html += QStringLiteral("<span style=\"color:%1\">%2</span>\n").arg(colour, line.toHtmlEscaped());
+    }
+    html += QStringLiteral("</pre>");
+    if (m_session && size_t(step) <= m_session->history().size()) {
+        const auto &s = m_session->history()[size_t(step) - 1];
+        html.prepend(QStringLiteral("<b>%1 @ %2</b> — %3%4")
+                         .arg(esc(s.pattern), esc(s.anchor), esc(s.summary),
+                              s.verified ? tr(" — <span style=\"color:#1a7f37\">✓ outputs unchanged</span>") : QString()));
+    }
+    m_diff->setHtml(html);
+}
+
+QString RewriteDebugger::diffText(int step) const
+{
+    if (step <= 0 || size_t(step) > m_diffs.size())
+        return {};
+    return m_diffs[size_t(step) - 1];
+}
+
+void RewriteDebugger::afterEdit()
+{
+    Q_EMIT graphEdited();
+    refresh();
+}
+
+bool RewriteDebugger::applySelected()
+{
+    if (!m_session || m_matches.empty())
+        return false;
+    int row = m_candidates->currentRow();
+    const rewrite::Match m = m_matches[size_t(row >= 0 && size_t(row) < m_matches.size() ? row : 0)];
+    Q_EMIT aboutToEdit();
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    const bool ok = m_session->apply(m);
+    QApplication::restoreOverrideCursor();
+    if (!ok) {
+        setStatus(tr("Not applied: %1").arg(QString::fromStdString(m_session->lastError())));
+        refresh();
+        return false;
+    }
+    const auto &step = m_session->history().back();
+    setStatus(tr("Applied %1 at %2%3")
+                  .arg(QString::fromStdString(step.pattern), QString::fromStdString(step.anchor),
+                       step.verified ? tr(" (outputs unchanged)") : QString()));
+    afterEdit();
+    // Show what the step made.
+    std::vector<const ir::Node *> made;
+    for (const auto &e : step.edits)
+        if (e.kind == rewrite::Edit::Kind::Insert && !e.node->isErased())
+            made.push_back(e.node);
+    Q_EMIT highlightRequested(made, made.empty() ? nullptr : made.back());
+    return true;
+}
+
+bool RewriteDebugger::skipSelected()
+{
+    if (!m_session || m_matches.empty())
+        return false;
+    int row = std::max(0, m_candidates->currentRow());
+    const rewrite::Match &m = m_matches[size_t(row)];
+    setStatus(tr("Skipped %1 at %2").arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name())));
+    m_session->skip(m);
+    refresh();
+    return true;
+}
+
+bool RewriteDebugger::undo()
+{
+    if (!m_session)
+        return false;
+    Q_EMIT aboutToEdit();
+    if (!m_session->undo())
+        return false;
+    setStatus(tr("Back to version %1").arg(m_session->version()));
+    afterEdit();
+    return true;
+}
+
+bool RewriteDebugger::redo()
+{
+    if (!m_session)
+        return false;
+    Q_EMIT aboutToEdit();
+    if (!m_session->redo())
+        return false;
+    setStatus(tr("Forward to version %1").arg(m_session->version()));
+    afterEdit();
+    return true;
+}
+
+bool RewriteDebugger::checkout(int version)
+{
+    if (!m_session || version < 0)
+        return false;
+    Q_EMIT aboutToEdit();
+    if (!m_session->checkout(size_t(version)))
+        return false;
+    setStatus(tr("At version %1 of %2").arg(version).arg(m_session->history().size()));
+    afterEdit();
+    return true;
+}
+
+QString RewriteDebugger::run()
+{
+    if (!m_session)
+        return {};
+    Q_EMIT aboutToEdit();
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    const size_t before = m_session->version();
+    auto r = m_session->run();
+    QApplication::restoreOverrideCursor();
+    QString why = QString::fromLatin1(rewrite::stopReasonName(r.reason));
+    QString text = tr("%1 step(s) in %2 s; stopped: %3").arg(m_session->version() - before).arg(r.seconds, 0, 'f', 3).arg(why);
+    if (!r.message.empty())
+        text += QStringLiteral(" (%1)").arg(QString::fromStdString(r.message));
+    if (!m_session->lastError().empty())
+        text += QStringLiteral("\n") + tr("Rolled back: %1").arg(QString::fromStdString(m_session->lastError()));
+    setStatus(text);
+    afterEdit();
+    return why;
+}
+
+bool RewriteDebugger::addBreakpoint(const QString &kind, const QString &value)
+{
+    const QString v = value.trimmed();
+    if (v.isEmpty())
+        return false;
+    rewrite::Breakpoint b;
+    if (kind == QLatin1String("pattern")) {
+        if (!m_registry.find(v.toStdString())) {
+            setStatus(tr("No pattern named '%1'").arg(v));
+            return false;
+        }
+        b.kind = rewrite::Breakpoint::Kind::Pattern;
+    } else if (kind == QLatin1String("node")) {
+        b.kind = rewrite::Breakpoint::Kind::Node;
+    } else if (kind == QLatin1String("module")) {
+        b.kind = rewrite::Breakpoint::Kind::Module;
+    } else {
+        return false;
+    }
+    b.value = v.toStdString();
+    m_breakpoints.push_back(b);
+    if (m_session)
+        m_session->addBreakpoint(b);
+    refresh();
+    return true;
+}
+
+void RewriteDebugger::clearBreakpoints()
+{
+    m_breakpoints.clear();
+    if (m_session)
+        m_session->clearBreakpoints();
+    refresh();
+}
+
+int RewriteDebugger::candidateCount() const { return int(m_matches.size()); }
+
+int RewriteDebugger::historySize() const { return m_session ? int(m_session->history().size()) : 0; }
+
+int RewriteDebugger::version() const { return m_session ? int(m_session->version()) : 0; }
+
+} // namespace fxlens::views

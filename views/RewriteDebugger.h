@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+// RewriteDebugger: the greedy rewrite engine, one step at a time, on the window's graph. Candidates
+// in the order the driver would apply them (apply / skip the selected one), undo / redo, run to the
+// next breakpoint or the fixpoint, a history of versions (double-click one to go back to it), the
+// before/after diff of each step, and an optional numerical check of every step through the LibTorch
+// executor (its verification badge) in builds that have it.
+#pragma once
+
+#include "ir/Graph.h"
+#include "rewrite/Pattern.h"
+#include "rewrite/Session.h"
+
+#include <QWidget>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QPushButton;
+class QTextBrowser;
+
+namespace fxlens::views {
+
+class RewriteDebugger : public QWidget {
+    Q_OBJECT
+public:
+    RewriteDebugger(const rewrite::PatternRegistry &registry, QWidget *parent = nullptr);
+    ~RewriteDebugger() override;
+
+    /// The graph to straighten (edited in place; nullptr detaches). Starts a new session.
+    void setGraph(ir::Graph *g);
+    /// Whether steps can be checked numerically (the executor is built in).
+    static bool verifyAvailable();
+
+    // --- actions (the buttons call these; so do tests and scripts) ---
+    void setPreset(const QString &preset);
+    /// Checks every later step through the executor; false with a reason in status() if it cannot.
+    bool setVerify(bool on);
+    bool applySelected();
+    bool skipSelected();
+    bool undo();
+    bool redo();
+    /// Runs the greedy driver to the next breakpoint (or the fixpoint); returns why it stopped.
+    QString run();
+    /// Moves to version v (0 = the graph as loaded or as the session found it).
+    bool checkout(int version);
+    /// kind: "pattern", "node" or "module".
+    bool addBreakpoint(const QString &kind, const QString &value);
+    void clearBreakpoints();
+
+    // --- state ---
+    int candidateCount() const;
+    int historySize() const;
+    int version() const;
+    /// The diff of step `step` (1-based), as plain text: "+ " added, "- " removed, "~ " changed nodes.
+    QString diffText(int step) const;
+    QString status() const;
+    QString preset() const;
+    QListWidget *candidateList() const { return m_candidates; }
+    QListWidget *historyList() const { return m_history; }
+
+Q_SIGNALS:
+    /// Before the graph changes (the window stops readers of it).
+    void aboutToEdit();
+    /// After the graph changed (the window refreshes its table, canvas and statistics).
+    void graphEdited();
+    /// Show these nodes, the anchor in its own colour (a candidate or the nodes a step made).
+    void highlightRequested(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
+
+private:
+    void restart();
+    void refresh();
+    void afterEdit();
+    void showStep(int step);
+    void setStatus(const QString &text);
+
+    const rewrite::PatternRegistry &m_registry;
+    ir::Graph *m_graph = nullptr;
+    std::unique_ptr<rewrite::Session> m_session;
+    std::unique_ptr<rewrite::RewriteListener> m_recorder;
+    std::vector<rewrite::Match> m_matches;
+    std::vector<QString> m_diffs; ///< by step (0-based), written when the step was applied
+    std::vector<rewrite::Breakpoint> m_breakpoints;
+    bool m_verify = false;
+    std::function<std::string(const ir::Graph &)> m_verifier;
+    QString m_status;
+
+    QComboBox *m_preset = nullptr;
+    QCheckBox *m_verifyBox = nullptr;
+    QListWidget *m_candidates = nullptr;
+    QListWidget *m_history = nullptr;
+    QTextBrowser *m_diff = nullptr;
+    QLabel *m_statusLabel = nullptr;
+    QComboBox *m_breakKind = nullptr;
+    QLineEdit *m_breakValue = nullptr;
+    QLabel *m_breakList = nullptr;
+    QPushButton *m_apply = nullptr, *m_skip = nullptr, *m_undo = nullptr, *m_redo = nullptr, *m_run = nullptr;
+};
+
+} // namespace fxlens::views
