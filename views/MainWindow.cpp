@@ -364,9 +364,12 @@ void MainWindow::updateTitle()
 
 void MainWindow::waitForWorkers()
 {
-    for (const auto &t : m_workers)
-        if (t)
-            t->wait();
+    // The workers count on their own copies: only the copying reads the window's graph.
+    for (const auto &c : m_copies) {
+        std::unique_lock<std::mutex> lock(c->mutex);
+        c->cv.wait(lock, [&] { return c->done; });
+    }
+    m_copies.clear();
 }
 
 void MainWindow::graphEdited()
@@ -537,8 +540,15 @@ void MainWindow::refreshPatterns()
     std::string err;
     auto patterns = m_registry.preset("all", err);
     const uint64_t job = ++m_patternJob;
-    QThread *t = QThread::create([source, found, patterns] {
+    auto copied = std::make_shared<CopyDone>();
+    m_copies.push_back(copied);
+    QThread *t = QThread::create([source, found, patterns, copied] {
         auto copy = source->clone(); // a Session edits its graph's index; the window's graph stays untouched
+        {
+            std::lock_guard<std::mutex> lock(copied->mutex);
+            copied->done = true;
+        }
+        copied->cv.notify_all();
         std::unordered_map<const ir::Node *, size_t> pos;
         size_t i = 0;
         for (ir::Node *n = copy->first(); n; n = n->next())

@@ -9,7 +9,9 @@
 #include <QPointer>
 #include <QThread>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 
 class QLineEdit;
 class QPlainTextEdit;
@@ -98,6 +100,13 @@ private:
     bool m_textStale = false;
     uint64_t m_patternJob = 0;
     std::vector<QPointer<QThread>> m_workers;
+    /// Set by each worker once its copy of the graph is made: an edit waits for that only.
+    struct CopyDone {
+        std::mutex mutex;
+        std::condition_variable cv;
+        bool done = false;
+    };
+    std::vector<std::shared_ptr<CopyDone>> m_copies;
     QMenu *m_recentMenu = nullptr;
     RewriteDebugger *m_debugger = nullptr;
     bool m_modified = false;

@@ -483,7 +483,12 @@ QString RewriteDebugger::run()
     Q_EMIT aboutToEdit();
     QApplication::setOverrideCursor(Qt::WaitCursor);
     const size_t before = m_session->version();
+    // Checked mode lints the whole graph after every step: right for single steps, quadratic for a
+    // run of thousands (20k nodes: 75 s instead of 0.2 s). A run is linted once at its end.
+    m_session->setChecked(false);
     auto r = m_session->run();
+    m_session->setChecked(true);
+    const auto lint = m_graph->lint();
     QApplication::restoreOverrideCursor();
     QString why = QString::fromLatin1(rewrite::stopReasonName(r.reason));
     QString text = tr("%1 step(s) in %2 s; stopped: %3").arg(m_session->version() - before).arg(r.seconds, 0, 'f', 3).arg(why);
@@ -491,6 +496,8 @@ QString RewriteDebugger::run()
         text += QStringLiteral(" (%1)").arg(QString::fromStdString(r.message));
     if (!m_session->lastError().empty())
         text += QStringLiteral("\n") + tr("Rolled back: %1").arg(QString::fromStdString(m_session->lastError()));
+    if (!lint.empty())
+        text += QStringLiteral("\n") + tr("The graph fails lint: %1").arg(QString::fromStdString(lint.front().toString()));
     setStatus(text);
     afterEdit();
     return why;

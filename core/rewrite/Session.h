@@ -81,6 +81,8 @@ public:
     void addBreakpoint(Breakpoint b) { m_breakpoints.push_back(std::move(b)); }
     /// Sets (or, with nullptr, removes) the semantic check of later steps (SessionConfig::verify).
     void setVerifier(std::function<std::string(const Graph &)> verify) { m_cfg.verify = std::move(verify); }
+    /// Turns checked mode (SessionConfig::checked) on or off for later steps.
+    void setChecked(bool on) { m_cfg.checked = on; }
     void clearBreakpoints() { m_breakpoints.clear(); }
     /// Greedy worklist driver to a fixpoint (or a limit / breakpoint); continues where it stopped.
     RunResult run();
