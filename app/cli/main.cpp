@@ -829,32 +829,20 @@ int cmdExplain(const Args &a)
         std::cerr << a.positional[0] << ": error: no node named '" << a.node << "'\n";
         return kBadInput;
     }
-    std::string anchors;
-    bool isAnchor = false;
-    for (const auto &k : p->anchors) {
-        anchors += (anchors.empty() ? "" : ", ") + std::string(ir::opKindName(k.op)) + "[" + (k.target.empty() ? "*" : k.target) + "]";
-        isAnchor = isAnchor || (node->op() == k.op && (k.target.empty() || node->target() == k.target));
-    }
     std::printf("pattern %s at node %s (%s %s)\n", p->name.c_str(), node->name().c_str(), ir::opKindName(node->op()), node->target().c_str());
-    if (!isAnchor) {
-        std::printf("no match: %s is not an anchor of %s (anchors: %s)\n", node->name().c_str(), p->name.c_str(), anchors.c_str());
+    const auto e = rewrite::explain(*p, *g, node);
+    std::printf("%s\n", e.toString().c_str());
+    if (!e.anchor)
         return kFailed;
-    }
-    rewrite::GraphMatchContext ctx(*g);
-    rewrite::Match m;
-    m.context = &ctx;
-    m.pattern = p->name;
-    m.anchor = node;
-    rewrite::MatchFailure why;
-    if (p->match(node, m, why)) {
+    if (e.matched) {
         std::string nodes;
-        for (ir::Node *n : m.nodes)
+        for (ir::Node *n : e.match.nodes)
             nodes += (nodes.empty() ? "" : ", ") + n->name();
-        std::printf("match: %s\n  matched nodes: %s\n", m.summary.c_str(), nodes.c_str());
+        std::printf("  matched nodes: %s\n", nodes.c_str());
         return kOk;
     }
-    std::printf("no match: %s\n  element:  %s\n  node:     %s\n  expected: %s\n  found:    %s\n", why.toString().c_str(),
-                why.element.c_str(), why.node.c_str(), why.expected.c_str(), why.found.c_str());
+    std::printf("  element:  %s\n  node:     %s\n  expected: %s\n  found:    %s\n", e.failure.element.c_str(), e.failure.node.c_str(),
+                e.failure.expected.c_str(), e.failure.found.c_str());
     return kFailed;
 }
 

@@ -105,4 +105,32 @@ std::vector<const Pattern *> PatternRegistry::byNames(const std::string &spec, s
     return out;
 }
 
+
+Explanation explain(const Pattern &p, const ir::Graph &g, Node *node)
+{
+    Explanation e;
+    for (const auto &k : p.anchors) {
+        e.anchors += (e.anchors.empty() ? "" : ", ") + std::string(ir::opKindName(k.op)) + "[" + (k.target.empty() ? "*" : k.target) + "]";
+        e.anchor = e.anchor || (node->op() == k.op && (k.target.empty() || node->target() == k.target));
+    }
+    e.match.pattern = p.name;
+    e.match.anchor = node;
+    if (!e.anchor)
+        return e;
+    GraphMatchContext ctx(g);
+    e.match.context = &ctx;
+    e.matched = p.match(node, e.match, e.failure);
+    e.match.context = nullptr; // the context ends here
+    return e;
+}
+
+std::string Explanation::toString() const
+{
+    if (!anchor)
+        return "no match: " + match.anchor->name() + " is not an anchor of " + match.pattern + " (anchors: " + anchors + ")";
+    if (matched)
+        return "match: " + match.summary;
+    return "no match: " + failure.toString();
+}
+
 } // namespace fxlens::rewrite

@@ -103,6 +103,19 @@ public:
     }
 };
 
+/// Why a pattern does or does not match at one node: `fxlens-cli explain` and the pattern editor's
+/// "why not here". Matching runs on a GraphMatchContext; nothing is changed.
+struct Explanation {
+    bool anchor = false;  ///< the node is one of the pattern's anchors
+    bool matched = false;
+    Match match;          ///< when matched
+    MatchFailure failure; ///< when an anchor that does not match: the first failing element
+    std::string anchors;  ///< the pattern's anchors: "call_function[torch.cat], ..."
+    /// "match: <summary>" / "no match: <failure>" / "no match: N is not an anchor of P (anchors: ...)".
+    std::string toString() const;
+};
+Explanation explain(const Pattern &p, const ir::Graph &g, Node *node);
+
 /// All known patterns by unique name. Duplicate names are refused.
 class PatternRegistry {
 public:
