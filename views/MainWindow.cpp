@@ -5,6 +5,7 @@
 #include "NodeTableModel.h"
 #include "GraphCanvas.h"
 #include "RewriteDebugger.h"
+#include "PatternEditor.h"
 #include "VerticalPatterns.h"
 #include "rewrite/Session.h"
 #include "io/GraphJson.h"
@@ -94,6 +95,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
 
     m_text = new QPlainTextEdit(this);
     m_text->setReadOnly(true);
+    m_text->setObjectName(QStringLiteral("graphText"));
     m_text->setLineWrapMode(QPlainTextEdit::NoWrap);
     m_text->setFont(QFont(QStringLiteral("monospace")));
 
@@ -158,14 +160,28 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     tabifyDockWidget(pdock, rdock);
     connect(m_debugger, &RewriteDebugger::aboutToEdit, this, &MainWindow::waitForWorkers);
     connect(m_debugger, &RewriteDebugger::graphEdited, this, &MainWindow::graphEdited);
-    connect(m_debugger, &RewriteDebugger::highlightRequested, this,
-            [this](const std::vector<const ir::Node *> &nodes, const ir::Node *anchor) {
-                if (anchor)
-                    m_canvas->selectNode(QString::fromStdString(anchor->name()));
-                m_canvas->setHighlight(nodes, anchor);
-                if (anchor)
-                    showNode(anchor);
-            });
+    connect(m_debugger, &RewriteDebugger::highlightRequested, this, &MainWindow::showHighlight);
+
+    // The pattern editor: a pattern file compiled as it is typed, its matches in this graph, and
+    // "why not here" for the node selected on the canvas.
+    auto *edock = new QDockWidget(tr("Pattern Editor"), this);
+    edock->setObjectName(QStringLiteral("patternEditorDock"));
+    m_editor = new PatternEditor(m_registry, edock);
+    edock->setWidget(m_editor);
+    addDockWidget(Qt::RightDockWidgetArea, edock);
+    tabifyDockWidget(rdock, edock);
+    rdock->raise();
+    connect(m_editor, &PatternEditor::highlightRequested, this, &MainWindow::showHighlight);
+    connect(m_editor, &PatternEditor::aboutToChangePatterns, this, [this] {
+        // Workers and the debugger's session hold pattern pointers: let them go first.
+        for (const auto &t : m_workers)
+            if (t)
+                t->wait();
+    });
+    connect(m_editor, &PatternEditor::patternsChanged, this, [this] {
+        m_debugger->reloadPatterns();
+        refreshPatterns();
+    });
 
     // Graphviz layouts run off the GUI thread: a busy bar and a cancel button while they do.
     m_layoutBusy = new QProgressBar(this);
@@ -194,6 +210,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     statusBar()->addPermanentWidget(m_stats);
 
     connect(m_search, &QLineEdit::textChanged, this, &MainWindow::setSearch);
+    connect(m_canvas, &GraphCanvas::nodeSelected, m_editor, [this](const QString &name) { m_editor->explainAt(name); });
     // Canvas and table select together.
     connect(m_canvas, &GraphCanvas::nodeSelected, this, [this](const QString &name) {
         int row = m_model->rowOf(name);
@@ -211,8 +228,10 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
             [this](const QModelIndex &cur) {
                 const ir::Node *n = m_model->nodeAt(m_proxy->mapToSource(cur).row());
                 showNode(n);
-                if (n)
+                if (n) {
                     m_canvas->selectNode(QString::fromStdString(n->name()));
+                    m_editor->explainAt(QString::fromStdString(n->name()));
+                }
             });
     createActions();
 
@@ -331,6 +350,7 @@ bool MainWindow::openFile(const QString &path)
     m_inspector->clear();
     m_modified = false;
     m_debugger->setGraph(m_graph.get());
+    m_editor->setGraph(m_graph.get());
     updateStats();
     updateTitle();
     QSettings settings;
@@ -383,9 +403,19 @@ void MainWindow::graphEdited()
     if (m_views->currentWidget() == m_text)
         fillText();
     m_inspector->clear();
+    m_editor->setGraph(m_graph.get()); // its matches named nodes of the previous version
     updateStats();
     updateTitle();
     refreshPatterns();
+}
+
+void MainWindow::showHighlight(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor)
+{
+    if (anchor)
+        m_canvas->selectNode(QString::fromStdString(anchor->name()));
+    m_canvas->setHighlight(nodes, anchor);
+    if (anchor)
+        showNode(anchor);
 }
 
 bool MainWindow::saveFile(const QString &path)

@@ -29,6 +29,7 @@ namespace fxlens::views {
 class NodeTableModel;
 class GraphCanvas;
 class RewriteDebugger;
+class PatternEditor;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -53,6 +54,7 @@ public:
     void showMatch(int row);
     void setDarkTheme(bool dark);
     RewriteDebugger *debugger() const { return m_debugger; }
+    PatternEditor *patternEditor() const { return m_editor; }
     /// Writes the graph as it is now (after rewrite steps) to an fxlens graph file (.json / .json.gz).
     bool saveFile(const QString &path);
     /// True when rewrite steps changed the graph since it was loaded or saved.
@@ -78,6 +80,7 @@ private:
     void updateTitle();
     /// Waits for the workers that read the graph (before an edit).
     void waitForWorkers();
+    void showHighlight(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
 
     /// Shared with the worker that counts pattern matches on a copy it makes itself. Only the
     /// rewrite debugger edits it, after waiting for such workers (aboutToEdit).
@@ -109,6 +112,7 @@ private:
     std::vector<std::shared_ptr<CopyDone>> m_copies;
     QMenu *m_recentMenu = nullptr;
     RewriteDebugger *m_debugger = nullptr;
+    PatternEditor *m_editor = nullptr;
     bool m_modified = false;
 };
 

@@ -114,12 +114,7 @@ RewriteDebugger::RewriteDebugger(const rewrite::PatternRegistry &registry, QWidg
     auto *top = new QHBoxLayout;
     m_preset = new QComboBox(this);
     m_preset->setObjectName(QStringLiteral("preset"));
-    std::set<std::string> labels;
-    for (const auto *p : m_registry.all())
-        labels.insert(p->labels.begin(), p->labels.end());
-    m_preset->addItem(QStringLiteral("all"));
-    for (const auto &l : labels)
-        m_preset->addItem(QString::fromStdString(l));
+    fillPresets();
     m_preset->setToolTip(tr("Patterns the engine tries: all, or one family (with the normalizations)"));
     top->addWidget(new QLabel(tr("Preset"), this));
     top->addWidget(m_preset, 1);
@@ -235,6 +230,29 @@ void RewriteDebugger::setGraph(ir::Graph *g)
 }
 
 void RewriteDebugger::setPreset(const QString &preset) { m_preset->setCurrentText(preset); }
+
+void RewriteDebugger::fillPresets()
+{
+    const QString current = m_preset->currentText();
+    QSignalBlocker block(m_preset);
+    m_preset->clear();
+    std::set<std::string> labels;
+    for (const auto *p : m_registry.all())
+        labels.insert(p->labels.begin(), p->labels.end());
+    m_preset->addItem(QStringLiteral("all"));
+    for (const auto &l : labels)
+        m_preset->addItem(QString::fromStdString(l));
+    if (!current.isEmpty())
+        m_preset->setCurrentText(current);
+}
+
+void RewriteDebugger::reloadPatterns()
+{
+    m_session.reset(); // it may hold a replaced pattern
+    fillPresets();
+    restart();
+    setStatus(tr("Patterns changed: a new session starts from this version"));
+}
 
 QString RewriteDebugger::preset() const { return m_preset->currentText(); }
 

@@ -39,6 +39,8 @@ public:
 
     // --- actions (the buttons call these; so do tests and scripts) ---
     void setPreset(const QString &preset);
+    /// The registry changed: lists its presets again and starts a new session (from this version).
+    void reloadPatterns();
     /// Checks every later step through the executor; false with a reason in status() if it cannot.
     bool setVerify(bool on);
     bool applySelected();
@@ -74,6 +76,7 @@ Q_SIGNALS:
 
 private:
     void restart();
+    void fillPresets();
     void refresh();
     void afterEdit();
     void showStep(int step);

@@ -15,6 +15,9 @@
 
 #include "NodeTableModel.h"
 #include "RewriteDebugger.h"
+#include "PatternEditor.h"
+#include "VerticalPatterns.h"
+#include "rewrite/Session.h"
 #include "io/GraphJson.h"
 #include "ir/Printer.h"
 
@@ -59,7 +62,7 @@ private Q_SLOTS:
         auto *tabs = w.findChild<QTabWidget *>();
         QVERIFY(tabs);
         tabs->setCurrentIndex(1);
-        auto *text = w.findChild<QPlainTextEdit *>();
+        auto *text = w.findChild<QPlainTextEdit *>(QStringLiteral("graphText"));
         QVERIFY(text->toPlainText().contains(QStringLiteral("%softmax")));
 
         // Search by target substring, by module path, by regex; typing goes through the line edit.
@@ -185,6 +188,88 @@ private Q_SLOTS:
         QCOMPARE(fxlens::ir::printGraph(*w.graph()), original);
         QCOMPARE(d->version(), 0);
         QVERIFY(d->candidateCount() > 0);
+    }
+
+    /// The pattern editor: diagnostics with a caret and a marked line, live matches equal to the
+    /// engine's candidates, "why not here", adding the pattern to the engine for the debugger.
+    void patternEditor()
+    {
+        using fxlens::views::PatternEditor;
+        MainWindow w;
+        w.resize(1500, 950);
+        w.show();
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle50_torch.json")));
+        PatternEditor *e = w.patternEditor();
+        QVERIFY(e);
+        w.findChild<QDockWidget *>(QStringLiteral("patternEditorDock"))->raise();
+        QVERIFY(e->compiled()); // the starting template
+        QCOMPARE(e->matchCount(), 0); // tangle has no single-input cat
+
+        // A syntax error: file:line:col, a caret, the line marked, no matches.
+        e->setSource(QStringLiteral("name = \"broken\"\n\ndef pattern(x: Tensor):\n    y = torch.tanh(x\n    return y\n\n"
+                                    "def replacement(x):\n    return x\n"),
+                     QStringLiteral("broken.fxpat"));
+        QVERIFY(!e->compiled());
+        QVERIFY2(e->diagnostics().startsWith(QStringLiteral("broken.fxpat:5:")), qPrintable(e->diagnostics()));
+        QVERIFY(e->diagnostics().contains(QLatin1Char('^')));
+        QCOMPARE(e->markedLines(), std::vector<int>{5});
+        QCOMPARE(e->matchCount(), 0);
+        // Typing compiles after a pause, not on every key.
+        e->editor()->moveCursor(QTextCursor::End);
+        QTest::keyClicks(e->editor(), QStringLiteral("# more"));
+        QVERIFY(!e->compiled());
+        QTRY_VERIFY(e->status().startsWith(QStringLiteral("Does not compile")));
+
+        // A shipped pattern under another name: its matches are the engine's candidates for it.
+        QFile f(QStringLiteral(FXLENS_SOURCE_DIR "/patterns/unbind_cat_full.fxpat"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QString text = QString::fromUtf8(f.readAll());
+        text.replace(QStringLiteral("name = \"unbind_cat_full\""), QStringLiteral("name = \"my_unbind_cat_full\""));
+        text.replace(QStringLiteral("labels = [\"catalog\"]\n"), QString());
+        e->setSource(text, QStringLiteral("my_unbind_cat_full.fxpat"));
+        QVERIFY2(e->compiled(), qPrintable(e->diagnostics()));
+        fxlens::rewrite::PatternRegistry reg;
+        QVERIFY(fxlens::patterns::registerVerticalPatterns(reg).empty());
+        auto copy = w.graph()->clone();
+        fxlens::rewrite::Session s(*copy, {reg.find("unbind_cat_full")});
+        const int expected = int(s.candidates().size());
+        QVERIFY(expected > 0);
+        QCOMPARE(e->matchCount(), expected);
+        e->matchList()->setCurrentRow(0);
+        const QString anchor = e->matchList()->item(0)->text().section(QLatin1Char(':'), 0, 0);
+        QVERIFY2(w.inspectorText().startsWith(anchor), qPrintable(w.inspectorText()));
+
+        // Why (not) here: the match, a cat that is not one, a node that is no anchor.
+        QVERIFY(e->explainAt(anchor).contains(QStringLiteral(": match: ")));
+        QString failing;
+        for (auto *n = w.graph()->first(); n; n = n->next())
+            if (n->target() == "torch.cat" && !e->explainAt(QString::fromStdString(n->name())).contains(QStringLiteral(": match: ")))
+                failing = QString::fromStdString(n->name());
+        QVERIFY(!failing.isEmpty());
+        const QString why = e->explainAt(failing);
+        QVERIFY2(why.contains(QStringLiteral("no match: ")) && why.contains(QStringLiteral("expected: ")) &&
+                     why.contains(QStringLiteral("found: ")),
+                 qPrintable(why));
+        QVERIFY(e->explainAt(QStringLiteral("l_x_")).contains(QStringLiteral("is not an anchor of my_unbind_cat_full")));
+
+        // Into the engine: the debugger gets a `user` preset whose candidates include it.
+        QVERIFY2(e->addToEngine(), qPrintable(e->status()));
+        auto *d = w.debugger();
+        d->setPreset(QStringLiteral("user"));
+        QCOMPARE(d->preset(), QStringLiteral("user"));
+        bool listed = false;
+        for (int i = 0; i < d->candidateList()->count(); ++i)
+            listed = listed || d->candidateList()->item(i)->text().startsWith(QStringLiteral("my_unbind_cat_full @ "));
+        QVERIFY(listed);
+        QVERIFY(e->addToEngine()); // again: replaces its own
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/window_pattern_editor.png")));
+        // A built-in name is refused.
+        text.replace(QStringLiteral("name = \"my_unbind_cat_full\""), QStringLiteral("name = \"split_cat\""));
+        e->setSource(text);
+        QVERIFY(e->compiled());
+        QVERIFY(!e->addToEngine());
+        QVERIFY(e->status().contains(QStringLiteral("built-in pattern is named 'split_cat'")));
     }
 
     void badFileKeepsCurrentGraph()

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// PatternEditor: write a pattern file (docs/PATTERNS.md) against the open graph. It compiles as you
+// type (a short pause after the last key); errors are listed with file:line:col and a caret, and
+// their line is marked in the editor; a pattern that compiles lists its matches in this graph (pick
+// one to outline it on the canvas). "Why not here" explains the node selected on the canvas: match,
+// not an anchor, or the first element that failed with what was expected and found. "Add to engine"
+// registers the pattern (label `user` unless it has labels) for the rewrite debugger.
+#pragma once
+
+#include "ir/Graph.h"
+#include "rewrite/Pattern.h"
+
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+class QLabel;
+class QListWidget;
+class QPlainTextEdit;
+class QPushButton;
+class QTextBrowser;
+class QTimer;
+
+namespace fxlens::lang {
+class FilePattern;
+}
+
+namespace fxlens::views {
+
+class PatternEditor : public QWidget {
+    Q_OBJECT
+public:
+    PatternEditor(rewrite::PatternRegistry &registry, QWidget *parent = nullptr);
+    ~PatternEditor() override;
+
+    void setGraph(ir::Graph *g);
+    /// Replaces the text (and compiles it now). `file` names it in diagnostics.
+    void setSource(const QString &text, const QString &file = QString());
+    QString source() const;
+    bool openFile(const QString &path);
+    bool saveFile(const QString &path);
+    /// Compiles the text now (typing does this after a pause); true when it compiled.
+    bool compileNow();
+    /// "Why not here" for a node of the graph; also shown in the panel.
+    QString explainAt(const QString &node);
+    /// Registers the compiled pattern in the engine's registry (replacing an earlier one of the same
+    /// name that this editor added); false with the reason in status().
+    bool addToEngine();
+
+    // --- state ---
+    bool compiled() const { return m_pattern != nullptr; }
+    QString diagnostics() const;
+    /// Line numbers (1-based) marked as errors in the editor.
+    std::vector<int> markedLines() const;
+    int matchCount() const { return int(m_matches.size()); }
+    QString status() const;
+    QListWidget *matchList() const { return m_matchList; }
+    QPlainTextEdit *editor() const { return m_edit; }
+
+Q_SIGNALS:
+    void highlightRequested(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
+    /// The registry changed (a pattern was added or replaced): presets and counts are stale.
+    void patternsChanged();
+    /// Before the registry changes: users of its patterns (workers, sessions) must let go.
+    void aboutToChangePatterns();
+
+private:
+    void findMatches();
+    void setStatus(const QString &text);
+
+    rewrite::PatternRegistry &m_registry;
+    ir::Graph *m_graph = nullptr;
+    std::unique_ptr<lang::FilePattern> m_pattern;
+    std::vector<rewrite::Match> m_matches;
+    std::vector<std::string> m_added; ///< names this editor registered
+    QString m_file;
+    QString m_status;
+    std::vector<int> m_marked;
+
+    QPlainTextEdit *m_edit = nullptr;
+    QTextBrowser *m_diag = nullptr;
+    QListWidget *m_matchList = nullptr;
+    QLabel *m_statusLabel = nullptr;
+    QTextBrowser *m_why = nullptr;
+    QTimer *m_timer = nullptr;
+};
+
+} // namespace fxlens::views
