@@ -458,33 +458,13 @@ bool RewriteDebugger::skipSelected()
     return true;
 }
 
-bool RewriteDebugger::undo()
-{
-    if (!m_session)
-        return false;
-    Q_EMIT aboutToEdit();
-    if (!m_session->undo())
-        return false;
-    setStatus(tr("Back to version %1").arg(m_session->version()));
-    afterEdit();
-    return true;
-}
+bool RewriteDebugger::undo() { return m_session && checkout(int(m_session->version()) - 1); }
 
-bool RewriteDebugger::redo()
-{
-    if (!m_session)
-        return false;
-    Q_EMIT aboutToEdit();
-    if (!m_session->redo())
-        return false;
-    setStatus(tr("Forward to version %1").arg(m_session->version()));
-    afterEdit();
-    return true;
-}
+bool RewriteDebugger::redo() { return m_session && checkout(int(m_session->version()) + 1); }
 
 bool RewriteDebugger::checkout(int version)
 {
-    if (!m_session || version < 0)
+    if (!m_session || version < 0 || size_t(version) > m_session->history().size())
         return false;
     Q_EMIT aboutToEdit();
     if (!m_session->checkout(size_t(version)))
