@@ -24,6 +24,15 @@ using layout::ViewItem;
 
 namespace {
 
+/// A fill tinted towards red by a 0..1 cost share.
+QColor heatTint(QColor fill, double h)
+{
+    if (h <= 0)
+        return fill;
+    const double a = 0.2 + 0.7 * h;
+    return QColor(int(fill.red() * (1 - a) + 230 * a), int(fill.green() * (1 - a) + 60 * a), int(fill.blue() * (1 - a) + 40 * a));
+}
+
 QColor fillFor(const ViewItem &i, bool dark)
 {
     if (i.kind == ViewItem::Kind::Module)
@@ -56,6 +65,7 @@ void GraphCanvas::setGraph(const ir::Graph *g)
     m_selected = -1;
     m_highlightNodes.clear();
     m_markedNodes.clear();
+    m_heatValues.clear();
     m_anchor = nullptr;
     relayout(false);
     fitToView();
@@ -94,6 +104,7 @@ void GraphCanvas::relayout(bool keepCenter)
             m_selected = int(i);
     setHighlight(m_highlightNodes, m_anchor);
     setMarked(m_markedNodes);
+    setHeat(m_heatValues);
     rebuildIndex();
     m_pixelColor.clear();
     renderMinimap();
@@ -236,6 +247,29 @@ void GraphCanvas::setHighlight(const std::vector<const ir::Node *> &nodes, const
     update();
 }
 
+int GraphCanvas::itemOf(const ir::Node *n) const
+{
+    return n && n->id() < m_view.itemOfNode.size() ? m_view.itemOfNode[n->id()] : -1;
+}
+
+void GraphCanvas::setHeat(const std::vector<std::pair<const ir::Node *, double>> &values)
+{
+    m_heatValues = values;
+    m_heat.assign(m_view.items.size(), 0.0);
+    double top = 0;
+    for (const auto &[n, v] : values) {
+        const int i = itemOf(n);
+        if (i >= 0 && v > 0)
+            top = std::max(top, m_heat[size_t(i)] += v);
+    }
+    for (double &h : m_heat)
+        h = top > 0 ? h / top : 0.0;
+    if (top <= 0)
+        m_heat.clear();
+    m_pixelColor.clear();
+    update();
+}
+
 void GraphCanvas::setMarked(const std::vector<const ir::Node *> &nodes)
 {
     m_markedNodes = nodes;
@@ -345,7 +379,7 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
         if (m_pixelColor.size() != m_view.items.size()) {
             m_pixelColor.resize(m_view.items.size());
             for (size_t k = 0; k < m_view.items.size(); ++k)
-                m_pixelColor[k] = fillFor(m_view.items[k], dark).darker(125).rgba();
+                m_pixelColor[k] = heatTint(fillFor(m_view.items[k], dark).darker(125), heatOf(int(k))).rgba();
         }
         for (int i : items) {
             const auto &it = m_view.items[size_t(i)];
@@ -370,7 +404,7 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
     for (int i : items) {
         const auto &it = m_view.items[size_t(i)];
         const QRectF r(it.x, it.y, it.w, it.h);
-        const QColor fill = fillFor(it, dark);
+        const QColor fill = heatTint(fillFor(it, dark), heatOf(i));
         const uint8_t hl = m_highlight.empty() ? 0 : m_highlight[size_t(i)];
         if (boxesOnly && hl == 0 && i != m_selected) {
             p.fillRect(r, fill);

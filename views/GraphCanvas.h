@@ -39,6 +39,13 @@ public:
     void setHighlight(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
     /// Marks candidate anchor nodes (a dot on their item).
     void setMarked(const std::vector<const ir::Node *> &nodes);
+    /// A measured cost per node (a profile's device time): items are tinted red by their share of
+    /// the largest item's cost (a module box sums its nodes). Empty clears it.
+    void setHeat(const std::vector<std::pair<const ir::Node *, double>> &values);
+    /// 0..1: the item's cost relative to the costliest item.
+    double heatOf(int item) const { return item >= 0 && size_t(item) < m_heat.size() ? m_heat[size_t(item)] : 0.0; }
+    /// The item that shows a node (-1 when none).
+    int itemOf(const ir::Node *n) const;
     /// Selects the item that shows `name` (expanding its modules) and centres it.
     bool selectNode(const QString &name);
     QString selectedLabel() const;
@@ -117,6 +124,8 @@ private:
     int m_selected = -1;
     std::vector<uint8_t> m_highlight; ///< per item: 0 none, 1 matched, 2 anchor
     std::vector<uint8_t> m_marked;
+    std::vector<std::pair<const ir::Node *, double>> m_heatValues;
+    std::vector<double> m_heat; ///< per item, 0..1
     std::vector<const ir::Node *> m_highlightNodes, m_markedNodes;
     const ir::Node *m_anchor = nullptr;
     Engine m_engine = Engine::Layered;

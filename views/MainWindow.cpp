@@ -6,6 +6,7 @@
 #include "GraphCanvas.h"
 #include "RewriteDebugger.h"
 #include "PatternEditor.h"
+#include "ProfilePanel.h"
 #include "VerticalPatterns.h"
 #include "rewrite/Session.h"
 #include "io/GraphJson.h"
@@ -85,6 +86,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     layout->addWidget(m_search);
     m_table = new QTableView(left);
     m_table->setModel(m_proxy);
+    m_table->setObjectName(QStringLiteral("nodeTable"));
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
@@ -178,6 +180,16 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
             if (t)
                 t->wait();
     });
+    // A saved profile over the graph.
+    m_profileDock = new QDockWidget(tr("Profile"), this);
+    m_profileDock->setObjectName(QStringLiteral("profileDock"));
+    m_profile = new ProfilePanel(m_profileDock);
+    m_profileDock->setWidget(m_profile);
+    addDockWidget(Qt::RightDockWidgetArea, m_profileDock);
+    tabifyDockWidget(edock, m_profileDock);
+    rdock->raise();
+    connect(m_profile, &ProfilePanel::heatChanged, m_canvas, &GraphCanvas::setHeat);
+    connect(m_profile, &ProfilePanel::nodeRequested, this, [this](const QString &name) { selectNode(name); });
     connect(m_editor, &PatternEditor::patternsChanged, this, [this] {
         m_debugger->reloadPatterns();
         refreshPatterns();
@@ -271,6 +283,11 @@ void MainWindow::createActions()
             saveFile(path);
     });
     save->setShortcut(QKeySequence::SaveAs);
+    file->addAction(tr("Open &Profile…"), this, [this] {
+        QString path = QFileDialog::getOpenFileName(this, tr("Open profile"), QString(), tr("fxlens profiles (*.json);;All files (*)"));
+        if (!path.isEmpty())
+            openProfile(path);
+    });
     file->addAction(tr("Export View as &SVG…"), this, [this] {
         QString path = QFileDialog::getSaveFileName(this, tr("Export SVG"), QString(), tr("SVG (*.svg)"));
         if (!path.isEmpty() && !m_canvas->exportSvg(path))
@@ -351,6 +368,7 @@ bool MainWindow::openFile(const QString &path)
     m_modified = false;
     m_debugger->setGraph(m_graph.get());
     m_editor->setGraph(m_graph.get());
+    m_profile->setGraph(m_graph.get());
     updateStats();
     updateTitle();
     QSettings settings;
@@ -404,6 +422,7 @@ void MainWindow::graphEdited()
         fillText();
     m_inspector->clear();
     m_editor->setGraph(m_graph.get()); // its matches named nodes of the previous version
+    m_profile->setGraph(m_graph.get());
     updateStats();
     updateTitle();
     refreshPatterns();
@@ -532,6 +551,9 @@ void MainWindow::showNode(const ir::Node *n)
         row(tr("stride"), stride);
     }
     row(tr("module"), esc(n->meta().modulePath()));
+    const QString measured = m_profile ? m_profile->statsFor(n->name()) : QString();
+    if (!measured.isEmpty())
+        row(tr("profile"), measured.toHtmlEscaped());
     if (n->meta().provenance)
         row(tr("provenance"), esc(n->meta().provenance->pattern) + QStringLiteral(" @ step ") +
                                   QString::number(n->meta().provenance->step));
@@ -677,8 +699,22 @@ void MainWindow::dragEnterEvent(QDragEnterEvent *e)
 void MainWindow::dropEvent(QDropEvent *e)
 {
     const auto urls = e->mimeData()->urls();
-    if (!urls.isEmpty() && urls.first().isLocalFile())
-        openFile(urls.first().toLocalFile());
+    if (urls.isEmpty() || !urls.first().isLocalFile())
+        return;
+    const QString path = urls.first().toLocalFile();
+    if (prof::isProfileFile(path.toStdString()))
+        openProfile(path);
+    else
+        openFile(path);
+}
+
+bool MainWindow::openProfile(const QString &path)
+{
+    const bool ok = m_profile->openProfile(path);
+    statusBar()->showMessage(m_profile->status(), ok ? 5000 : 0);
+    if (ok)
+        m_profileDock->raise();
+    return ok;
 }
 
 } // namespace fxlens::views

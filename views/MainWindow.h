@@ -23,6 +23,7 @@ class QTabWidget;
 class QListWidget;
 class QProgressBar;
 class QPushButton;
+class QDockWidget;
 
 namespace fxlens::views {
 
@@ -30,6 +31,7 @@ class NodeTableModel;
 class GraphCanvas;
 class RewriteDebugger;
 class PatternEditor;
+class ProfilePanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -55,6 +57,9 @@ public:
     void setDarkTheme(bool dark);
     RewriteDebugger *debugger() const { return m_debugger; }
     PatternEditor *patternEditor() const { return m_editor; }
+    ProfilePanel *profilePanel() const { return m_profile; }
+    /// Opens a saved profile over the graph (per-node table, canvas tint, inspector rows).
+    bool openProfile(const QString &path);
     /// Writes the graph as it is now (after rewrite steps) to an fxlens graph file (.json / .json.gz).
     bool saveFile(const QString &path);
     /// True when rewrite steps changed the graph since it was loaded or saved.
@@ -113,6 +118,8 @@ private:
     QMenu *m_recentMenu = nullptr;
     RewriteDebugger *m_debugger = nullptr;
     PatternEditor *m_editor = nullptr;
+    ProfilePanel *m_profile = nullptr;
+    QDockWidget *m_profileDock = nullptr;
     bool m_modified = false;
 };
 

@@ -16,6 +16,10 @@
 #include "NodeTableModel.h"
 #include "RewriteDebugger.h"
 #include "PatternEditor.h"
+#include "ProfilePanel.h"
+#include "GraphCanvas.h"
+#include "profile/Profile.h"
+#include <QTableWidget>
 #include "VerticalPatterns.h"
 #include "rewrite/Session.h"
 #include "io/GraphJson.h"
@@ -87,7 +91,7 @@ private Q_SLOTS:
         QVERIFY(!w.selectNode(QStringLiteral("no_such_node")));
 
         // Clicking a row in the table shows that node.
-        auto *table = w.findChild<QTableView *>();
+        auto *table = w.findChild<QTableView *>(QStringLiteral("nodeTable"));
         int row = 0;
         for (; row < table->model()->rowCount(); ++row)
             if (table->model()->index(row, 0).data().toString() == QLatin1String("qkv"))
@@ -270,6 +274,62 @@ private Q_SLOTS:
         QVERIFY(e->compiled());
         QVERIFY(!e->addToEngine());
         QVERIFY(e->status().contains(QStringLiteral("built-in pattern is named 'split_cat'")));
+    }
+
+    /// A saved profile over its graph: summary, node table by device time, canvas tint, inspector
+    /// row, row click selects; a malformed profile is refused and the current one stays.
+    void profilePanel()
+    {
+        auto raw = fxlens::prof::readRawEvents(FXLENS_SOURCE_DIR "/tests/data/profile/raw_tangle4_cuda.json");
+        QVERIFY(raw.ok());
+        const auto profile = fxlens::prof::buildProfile(raw.value().first, raw.value().second, "cuda");
+        const QString path = QDir::temp().filePath(QStringLiteral("fxlens_profile_%1.json").arg(QCoreApplication::applicationPid()));
+        QVERIFY(fxlens::prof::writeProfile(profile, path.toStdString()).ok());
+        // The costliest node by device time, computed here from the profile itself.
+        size_t top = 0;
+        for (size_t i = 0; i < profile.nodeStats.size(); ++i)
+            if (profile.nodeStats[i].gpuUs > profile.nodeStats[top].gpuUs)
+                top = i;
+        const QString topName = QString::fromStdString(profile.nodes[top].name);
+
+        MainWindow w;
+        w.resize(1500, 950);
+        w.show();
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+        QVERIFY2(w.openProfile(path), qPrintable(w.profilePanel()->status()));
+        auto *panel = w.profilePanel();
+        QVERIFY(panel->summary().contains(QStringLiteral("kernels/iter")));
+        QVERIFY2(panel->summary().contains(QStringLiteral("of %1 profiled nodes are in the open graph").arg(panel->table()->rowCount())),
+                 qPrintable(panel->summary()));
+        QVERIFY(panel->table()->rowCount() > 10);
+        QCOMPARE(panel->table()->item(0, 0)->text(), topName); // sorted by GPU time
+        // The canvas: the top node's item is the hottest (modules are expanded to show it).
+        QVERIFY(w.selectNode(topName));
+        const auto *n = w.graph()->find(topName.toStdString());
+        QVERIFY(n);
+        auto *canvas = w.canvas();
+        const int item = canvas->itemOf(n);
+        QVERIFY(item >= 0);
+        QVERIFY2(canvas->heatOf(item) > 0, qPrintable(QString::number(canvas->heatOf(item))));
+        QVERIFY2(w.inspectorText().contains(QStringLiteral("profile")) && w.inspectorText().contains(QStringLiteral("kernels/iter")),
+                 qPrintable(w.inspectorText()));
+        // A row click selects its node.
+        panel->table()->setCurrentCell(1, 0);
+        QVERIFY(w.inspectorText().startsWith(panel->table()->item(1, 0)->text()));
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/window_profile_tangle4.png")));
+        // A malformed profile: refused with the file named; the open one stays.
+        const QString bad = QDir::temp().filePath(QStringLiteral("fxlens_badprofile_%1.json").arg(QCoreApplication::applicationPid()));
+        {
+            QFile f(bad);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("{\"format\": \"fxlens-profile\", \"version\": 1, \"nodes\": 3}");
+        }
+        QVERIFY(!w.openProfile(bad));
+        QVERIFY2(panel->status().contains(QFileInfo(bad).fileName()), qPrintable(panel->status()));
+        QCOMPARE(panel->table()->item(0, 0)->text(), topName);
+        QFile::remove(bad);
+        QFile::remove(path);
     }
 
     void badFileKeepsCurrentGraph()
