@@ -259,6 +259,9 @@ MainWindow::~MainWindow()
     for (const auto &t : m_workers)
         if (t)
             t->wait();
+    // The panels are children, destroyed after this window's members: the debugger's session
+    // unregisters from the graph, so it must go while the graph is still there.
+    detachGraph();
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
@@ -352,7 +355,7 @@ bool MainWindow::openFile(const QString &path)
         Q_EMIT loadFailed(msg);
         return false;
     }
-    m_model->setGraph(nullptr); // drop pointers into the old graph before it goes
+    detachGraph(); // drop everything that points into the old graph before it goes
     m_graph = std::move(r.value());
     m_file = path;
     m_model->setGraph(m_graph.get());
@@ -383,6 +386,15 @@ bool MainWindow::openFile(const QString &path)
     statusBar()->showMessage(tr("Loaded %1").arg(path), 5000);
     Q_EMIT graphLoaded(path);
     return true;
+}
+
+void MainWindow::detachGraph()
+{
+    m_model->setGraph(nullptr);
+    m_debugger->setGraph(nullptr);
+    m_editor->setGraph(nullptr);
+    m_profile->setGraph(nullptr);
+    m_canvas->setGraph(nullptr);
 }
 
 void MainWindow::updateStats()

@@ -85,6 +85,8 @@ private:
     void updateTitle();
     /// Waits for the workers that read the graph (before an edit).
     void waitForWorkers();
+    /// Drops every pointer into the graph (table, panels, canvas) before it is replaced or freed.
+    void detachGraph();
     void showHighlight(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
 
     /// Shared with the worker that counts pattern matches on a copy it makes itself. Only the

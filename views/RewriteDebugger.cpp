@@ -220,7 +220,11 @@ void RewriteDebugger::setGraph(ir::Graph *g)
     m_graph = g;
     m_verifier = nullptr;
     m_session.reset(); // it refers to the previous graph
-    if (m_verify && g) {
+    if (!g) { // detached (the window replaces or frees its graph): the verify choice stays
+        restart();
+        return;
+    }
+    if (m_verify) {
         setVerify(true); // a new reference: this graph's outputs
         restart();
         return;

@@ -332,6 +332,21 @@ private Q_SLOTS:
         QFile::remove(path);
     }
 
+    /// Opening another file while the debugger has a session and steps, then closing the window:
+    /// the session lets go of each graph before it is freed (valgrind/ASan find the misses).
+    void reopenWithSession()
+    {
+        auto w = std::make_unique<MainWindow>();
+        QVERIFY(w->openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+        QVERIFY(w->debugger()->applySelected());
+        QVERIFY(w->openFile(QStringLiteral(FXLENS_EXAMPLES "/transformer_fx.json")));
+        QCOMPARE(w->debugger()->historySize(), 0);
+        QVERIFY(!w->isModified());
+        QVERIFY(w->openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+        QVERIFY(w->debugger()->applySelected());
+        w.reset();
+    }
+
     void badFileKeepsCurrentGraph()
     {
         MainWindow w;
