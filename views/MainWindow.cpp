@@ -10,6 +10,7 @@
 #include "VerticalPatterns.h"
 #include "rewrite/Session.h"
 #include "io/GraphJson.h"
+#include "io/PythonWriter.h"
 #include "ir/GraphInfo.h"
 #include "ir/Printer.h"
 
@@ -19,6 +20,7 @@
 #include <QApplication>
 #include <QDockWidget>
 #include <QDragEnterEvent>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -286,6 +288,14 @@ void MainWindow::createActions()
             saveFile(path);
     });
     save->setShortcut(QKeySequence::SaveAs);
+    file->addAction(tr("Export Graph as P&ython…"), this, [this] {
+        if (!m_graph)
+            return;
+        QString path = QFileDialog::getSaveFileName(this, tr("Export as Python"), QFileInfo(m_file).completeBaseName() + QStringLiteral(".py"),
+                                                    tr("Python (*.py)"));
+        if (!path.isEmpty())
+            exportPython(path);
+    });
     file->addAction(tr("Open &Profile…"), this, [this] {
         QString path = QFileDialog::getOpenFileName(this, tr("Open profile"), QString(), tr("fxlens profiles (*.json);;All files (*)"));
         if (!path.isEmpty())
@@ -462,6 +472,24 @@ bool MainWindow::saveFile(const QString &path)
     m_modified = false;
     updateTitle();
     statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+    return true;
+}
+
+bool MainWindow::exportPython(const QString &path)
+{
+    if (!m_graph)
+        return false;
+    auto py = io::writePython(*m_graph);
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(QByteArray::fromStdString(py.code)) < 0) {
+        statusBar()->showMessage(tr("Cannot write %1: %2").arg(path, f.errorString()));
+        return false;
+    }
+    statusBar()->showMessage(py.unsupported.empty() ? tr("Wrote %1").arg(path)
+                                                    : tr("Wrote %1; %2 call_module node(s) of unknown types raise NotImplementedError")
+                                                          .arg(path)
+                                                          .arg(py.unsupported.size()),
+                             8000);
     return true;
 }
 

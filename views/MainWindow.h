@@ -62,6 +62,8 @@ public:
     bool openProfile(const QString &path);
     /// Writes the graph as it is now (after rewrite steps) to an fxlens graph file (.json / .json.gz).
     bool saveFile(const QString &path);
+    /// Writes the graph as it is now as a runnable Python module (io::writePython).
+    bool exportPython(const QString &path);
     /// True when rewrite steps changed the graph since it was loaded or saved.
     bool isModified() const { return m_modified; }
 

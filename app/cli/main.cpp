@@ -2,6 +2,7 @@
 // fxlens-cli: the headless front end (scripts and CI).
 #include "io/DotWriter.h"
 #include "io/GraphJson.h"
+#include "io/PythonWriter.h"
 #include "ir/GraphInfo.h"
 #include "ir/Printer.h"
 #include "rewrite/PatternGraph.h"
@@ -51,7 +52,8 @@ Commands:
   info <graph.json>                    node counts by op and target, depth, module tree
   lint <graph.json>                    check graph invariants (torch.fx Graph.lint rules)
   convert <graph.json> --to FORMAT [-o OUT]
-                                       FORMAT: text (print(graph) form), json, dot, svg, png
+                                       FORMAT: text (print(graph) form), json, python (a runnable
+                                       torch.nn.Module), dot, svg, png
   optimize <graph.json> [-o OUT] [--preset vertical|all] [--patterns a,b] [--steps K]
            [--trace TRACE.json] [--checked] [--verify] [--verify-each] [--device D]
                                        apply rewrite patterns greedily to a fixpoint; --verify
@@ -320,11 +322,11 @@ int cmdConvert(const Args &a)
 {
     int code = kOk;
     if (a.to.empty()) {
-        std::cerr << "fxlens-cli convert: --to FORMAT is required (text, json, dot, svg, png)\n";
+        std::cerr << "fxlens-cli convert: --to FORMAT is required (text, json, python, dot, svg, png)\n";
         return kUsage;
     }
-    if (a.to != "text" && a.to != "json" && a.to != "dot" && a.to != "svg" && a.to != "png") {
-        std::cerr << "fxlens-cli convert: unknown format '" << a.to << "' (text, json, dot, svg, png)\n";
+    if (a.to != "text" && a.to != "json" && a.to != "python" && a.to != "dot" && a.to != "svg" && a.to != "png") {
+        std::cerr << "fxlens-cli convert: unknown format '" << a.to << "' (text, json, python, dot, svg, png)\n";
         return kUsage;
     }
     auto g = load(a, code);
@@ -337,6 +339,13 @@ int cmdConvert(const Args &a)
     }
     if (a.to == "json")
         return emit(io::writeGraphJson(*g), a.output) ? kOk : kFailed;
+    if (a.to == "python") {
+        auto py = io::writePython(*g);
+        for (const auto &n : py.unsupported)
+            std::cerr << a.positional[0] << ": warning: node '" << n << "': call_module of a type the Python export does not know; "
+                      << "the module raises NotImplementedError there\n";
+        return emit(py.code, a.output) ? kOk : kFailed;
+    }
     std::string dot = io::writeDot(*g);
     if (a.to == "dot")
         return emit(dot, a.output) ? kOk : kFailed;

@@ -196,22 +196,31 @@ static std::string quote(const std::string &s)
     return out + "'";
 }
 
-std::string Argument::toString() const
+std::string Argument::toString() const { return render(false); }
+
+std::string Argument::toPython() const { return render(true); }
+
+std::string Argument::render(bool python) const
 {
     switch (m_kind) {
     case Kind::None: return "None";
     case Kind::Bool: return m_int ? "True" : "False";
     case Kind::Int: return std::to_string(m_int);
-    case Kind::Float: return formatFloat(m_float);
+    case Kind::Float: {
+        std::string f = formatFloat(m_float);
+        if (python && (std::isnan(m_float) || std::isinf(m_float)))
+            return "float('" + f + "')";
+        return f;
+    }
     case Kind::String: return quote(m_text);
-    case Kind::NodeRef: return "%" + (m_node ? m_node->name() : std::string("<null>"));
+    case Kind::NodeRef: return (python ? "" : "%") + (m_node ? m_node->name() : std::string("<null>"));
     case Kind::List:
     case Kind::Tuple: {
         std::string s = m_kind == Kind::List ? "[" : "(";
         for (size_t i = 0; i < m_items.size(); ++i) {
             if (i)
                 s += ", ";
-            s += m_items[i].toString();
+            s += m_items[i].render(python);
         }
         if (m_kind == Kind::Tuple && m_items.size() == 1)
             s += ",";
@@ -222,17 +231,20 @@ std::string Argument::toString() const
         for (size_t i = 0; i < m_entries.size(); ++i) {
             if (i)
                 s += ", ";
-            s += quote(m_entries[i].first) + ": " + m_entries[i].second.toString();
+            s += quote(m_entries[i].first) + ": " + m_entries[i].second.render(python);
         }
         return s + "}";
     }
     case Kind::Slice:
-        return "slice(" + m_items[0].toString() + ", " + m_items[1].toString() + ", " + m_items[2].toString() + ")";
+        return "slice(" + m_items[0].render(python) + ", " + m_items[1].render(python) + ", " + m_items[2].render(python) + ")";
     case Kind::Dtype: return "torch." + m_text;
-    case Kind::Device: return "device(" + quote(m_text) + ")";
+    case Kind::Device: return (python ? "torch.device(" : "device(") + quote(m_text) + ")";
     case Kind::Layout: return "torch." + m_text;
     case Kind::MemoryFormat: return "torch." + m_text;
-    case Kind::Opaque: return "<" + m_text + ">";
+    case Kind::Opaque:
+        if (python && m_text == "Ellipsis")
+            return "...";
+        return python ? m_text : "<" + m_text + ">";
     }
     return "?";
 }

@@ -90,10 +90,14 @@ public:
 
     /// Python-like text: %name for nodes, [..] lists, (..,) tuples, {'k': v} dicts, torch.float32 dtypes.
     std::string toString() const;
+    /// A Python expression for the value: node references by name, torch.device(...), float('inf'),
+    /// `...` for Ellipsis (opaque values as their repr).
+    std::string toPython() const;
 
     static const char *kindName(Kind k);
 
 private:
+    std::string render(bool python) const;
     Kind m_kind = Kind::None;
     int64_t m_int = 0;
     double m_float = 0.0;

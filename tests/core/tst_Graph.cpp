@@ -7,6 +7,8 @@
 
 #include <QtTest>
 
+#include <limits>
+
 using namespace fxlens::ir;
 
 namespace {
@@ -178,6 +180,13 @@ private Q_SLOTS:
         QCOMPARE(Argument::tagged(Argument::Kind::Dtype, "float16").toString(), std::string("torch.float16"));
         QCOMPARE(Argument::dict({{"a", Argument::boolean(true)}}).toString(), std::string("{'a': True}"));
         QCOMPARE(Argument::string("it's").toString(), std::string("'it\\'s'"));
+        // The Python spelling (runnable export): names without %, real devices, inf, Ellipsis.
+        QCOMPARE(Argument::real(-std::numeric_limits<double>::infinity()).toPython(), std::string("float('-inf')"));
+        QCOMPARE(Argument::tagged(Argument::Kind::Device, "cuda:0").toPython(), std::string("torch.device('cuda:0')"));
+        QCOMPARE(Argument::tagged(Argument::Kind::Opaque, "Ellipsis").toPython(), std::string("..."));
+        QCOMPARE(Argument::tuple({Argument::tagged(Argument::Kind::Opaque, "Ellipsis"), Argument::integer(0)}).toPython(),
+                 std::string("(..., 0)"));
+        QCOMPARE(Argument::tagged(Argument::Kind::Device, "cuda:0").toString(), std::string("device('cuda:0')"));
     }
 
     void diffReportsChanges()

@@ -186,6 +186,17 @@ private Q_SLOTS:
         QVERIFY(back.ok());
         QCOMPARE(fxlens::ir::printGraph(*back.value()), straight);
         QFile::remove(out);
+        // And as Python: one statement per node of this version.
+        const QString py = QDir::temp().filePath(QStringLiteral("fxlens_debugger_%1.py").arg(QCoreApplication::applicationPid()));
+        QVERIFY(w.exportPython(py));
+        QFile pf(py);
+        QVERIFY(pf.open(QIODevice::ReadOnly));
+        const QString code = QString::fromUtf8(pf.readAll());
+        QVERIFY(code.contains(QStringLiteral("class Model(torch.nn.Module):")));
+        for (auto *n = w.graph()->first(); n; n = n->next())
+            if (n->op() == fxlens::ir::OpKind::CallFunction)
+                QVERIFY2(code.contains(QStringLiteral("        %1 = ").arg(QString::fromStdString(n->name()))), n->name().c_str());
+        QFile::remove(py);
 
         // Back to version 0 (double-click on the first history row does the same).
         QVERIFY(d->checkout(0));
