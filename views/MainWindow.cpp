@@ -156,25 +156,16 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
         statusBar()->showMessage(QString::fromStdString(err), 10000);
 
     // The rewrite debugger: steps of the greedy engine on this graph.
-    auto *rdock = new QDockWidget(tr("Rewrite"), this);
-    rdock->setObjectName(QStringLiteral("rewriteDock"));
-    m_debugger = new RewriteDebugger(m_registry, rdock);
-    rdock->setWidget(m_debugger);
-    addDockWidget(Qt::RightDockWidgetArea, rdock);
-    tabifyDockWidget(pdock, rdock);
+    m_debugger = new RewriteDebugger(m_registry, this);
+    QDockWidget *rdock = addPanel(tr("Rewrite"), QStringLiteral("rewriteDock"), m_debugger, pdock);
     connect(m_debugger, &RewriteDebugger::aboutToEdit, this, &MainWindow::waitForWorkers);
     connect(m_debugger, &RewriteDebugger::graphEdited, this, &MainWindow::graphEdited);
     connect(m_debugger, &RewriteDebugger::highlightRequested, this, &MainWindow::showHighlight);
 
     // The pattern editor: a pattern file compiled as it is typed, its matches in this graph, and
     // "why not here" for the node selected on the canvas.
-    auto *edock = new QDockWidget(tr("Pattern Editor"), this);
-    edock->setObjectName(QStringLiteral("patternEditorDock"));
-    m_editor = new PatternEditor(m_registry, edock);
-    edock->setWidget(m_editor);
-    addDockWidget(Qt::RightDockWidgetArea, edock);
-    tabifyDockWidget(rdock, edock);
-    rdock->raise();
+    m_editor = new PatternEditor(m_registry, this);
+    QDockWidget *edock = addPanel(tr("Pattern Editor"), QStringLiteral("patternEditorDock"), m_editor, rdock);
     connect(m_editor, &PatternEditor::highlightRequested, this, &MainWindow::showHighlight);
     connect(m_editor, &PatternEditor::aboutToChangePatterns, this, [this] {
         // Workers and the debugger's session hold pattern pointers: let them go first.
@@ -183,12 +174,8 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
                 t->wait();
     });
     // A saved profile over the graph.
-    m_profileDock = new QDockWidget(tr("Profile"), this);
-    m_profileDock->setObjectName(QStringLiteral("profileDock"));
-    m_profile = new ProfilePanel(m_profileDock);
-    m_profileDock->setWidget(m_profile);
-    addDockWidget(Qt::RightDockWidgetArea, m_profileDock);
-    tabifyDockWidget(edock, m_profileDock);
+    m_profile = new ProfilePanel(this);
+    m_profileDock = addPanel(tr("Profile"), QStringLiteral("profileDock"), m_profile, edock);
     rdock->raise();
     connect(m_profile, &ProfilePanel::heatChanged, m_canvas, &GraphCanvas::setHeat);
     connect(m_profile, &ProfilePanel::nodeRequested, this, [this](const QString &name) { selectNode(name); });
@@ -396,6 +383,17 @@ bool MainWindow::openFile(const QString &path)
     statusBar()->showMessage(tr("Loaded %1").arg(path), 5000);
     Q_EMIT graphLoaded(path);
     return true;
+}
+
+QDockWidget *MainWindow::addPanel(const QString &title, const QString &name, QWidget *content, QDockWidget *tabWith)
+{
+    auto *dock = new QDockWidget(title, this);
+    dock->setObjectName(name);
+    dock->setWidget(content);
+    addDockWidget(Qt::RightDockWidgetArea, dock);
+    if (tabWith)
+        tabifyDockWidget(tabWith, dock);
+    return dock;
 }
 
 void MainWindow::detachGraph()

@@ -89,6 +89,8 @@ private:
     void waitForWorkers();
     /// Drops every pointer into the graph (table, panels, canvas) before it is replaced or freed.
     void detachGraph();
+    /// A dock on the right holding `content`, tabbed with `tabWith` when given.
+    QDockWidget *addPanel(const QString &title, const QString &name, QWidget *content, QDockWidget *tabWith);
     void showHighlight(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
 
     /// Shared with the worker that counts pattern matches on a copy it makes itself. Only the

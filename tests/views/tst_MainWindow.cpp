@@ -30,6 +30,19 @@
 
 using fxlens::views::MainWindow;
 
+/// Shows the window at screenshot size with an example open and one panel in front.
+static bool showWith(MainWindow &w, const char *example, const char *dock)
+{
+    w.resize(1500, 950);
+    w.show();
+    if (!w.openFile(QStringLiteral(FXLENS_EXAMPLES "/") + QLatin1String(example)))
+        return false;
+    auto *d = w.findChild<QDockWidget *>(QLatin1String(dock));
+    if (d)
+        d->raise();
+    return d != nullptr;
+}
+
 class TestMainWindow : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -111,12 +124,9 @@ private Q_SLOTS:
     {
         using fxlens::views::RewriteDebugger;
         MainWindow w;
-        w.resize(1500, 950);
-        w.show();
-        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+        QVERIFY(showWith(w, "tangle4_fx.json", "rewriteDock"));
         RewriteDebugger *d = w.debugger();
         QVERIFY(d);
-        w.findChild<QDockWidget *>(QStringLiteral("rewriteDock"))->raise();
         d->setPreset(QStringLiteral("vertical"));
         const std::string original = fxlens::ir::printGraph(*w.graph());
         const size_t originalSize = w.graph()->size();
@@ -211,12 +221,9 @@ private Q_SLOTS:
     {
         using fxlens::views::PatternEditor;
         MainWindow w;
-        w.resize(1500, 950);
-        w.show();
-        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle50_torch.json")));
+        QVERIFY(showWith(w, "tangle50_torch.json", "patternEditorDock"));
         PatternEditor *e = w.patternEditor();
         QVERIFY(e);
-        w.findChild<QDockWidget *>(QStringLiteral("patternEditorDock"))->raise();
         QVERIFY(e->compiled()); // the starting template
         QCOMPARE(e->matchCount(), 0); // tangle has no single-input cat
 
