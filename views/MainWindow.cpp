@@ -161,6 +161,15 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     connect(m_debugger, &RewriteDebugger::aboutToEdit, this, &MainWindow::waitForWorkers);
     connect(m_debugger, &RewriteDebugger::graphEdited, this, &MainWindow::graphEdited);
     connect(m_debugger, &RewriteDebugger::highlightRequested, this, &MainWindow::showHighlight);
+    // While a run is between slices, nothing else may touch the graph or the patterns.
+    connect(m_debugger, &RewriteDebugger::busyChanged, this, [this](bool busy) {
+        menuBar()->setEnabled(!busy);
+        centralWidget()->setEnabled(!busy);
+        for (auto *d : findChildren<QDockWidget *>())
+            if (d->widget() != m_debugger)
+                d->setEnabled(!busy);
+        setAcceptDrops(!busy);
+    });
 
     // The pattern editor: a pattern file compiled as it is typed, its matches in this graph, and
     // "why not here" for the node selected on the canvas.
@@ -493,6 +502,11 @@ bool MainWindow::exportPython(const QString &path)
 
 void MainWindow::closeEvent(QCloseEvent *e)
 {
+    if (m_debugger->isRunning()) { // stop the run first; close again when it has
+        m_debugger->requestStop();
+        e->ignore();
+        return;
+    }
     if (m_modified) {
         auto answer = QMessageBox::question(this, tr("Unsaved rewrites"),
                                             tr("The graph has rewrite steps that are not saved. Save it before closing?"),

@@ -480,29 +480,65 @@ bool RewriteDebugger::checkout(int version)
 
 QString RewriteDebugger::run()
 {
+    if (m_running) { // the button reads Stop now
+        m_stop = true;
+        return {};
+    }
     if (!m_session)
         return {};
     Q_EMIT aboutToEdit();
-    QApplication::setOverrideCursor(Qt::WaitCursor);
+    setBusy(true);
     const size_t before = m_session->version();
     // Checked mode lints the whole graph after every step: right for single steps, quadratic for a
     // run of thousands (20k nodes: 75 s instead of 0.2 s). A run is linted once at its end.
     m_session->setChecked(false);
-    auto r = m_session->run();
+    // Slices of steps, with the events in between (progress, Stop); verified steps run the graph
+    // each, so their slices are short.
+    m_session->setMaxSteps(m_verify ? 5 : 500);
+    rewrite::RunResult r;
+    double seconds = 0;
+    for (;;) {
+        r = m_session->run();
+        seconds += r.seconds;
+        if (r.reason != rewrite::StopReason::StepLimit)
+            break;
+        setStatus(tr("Running… %1 step(s)").arg(m_session->version() - before));
+        QCoreApplication::processEvents();
+        if (m_stop)
+            break;
+    }
+    m_session->setMaxSteps(SIZE_MAX);
     m_session->setChecked(true);
     const auto lint = m_graph->lint();
-    QApplication::restoreOverrideCursor();
-    QString why = QString::fromLatin1(rewrite::stopReasonName(r.reason));
-    QString text = tr("%1 step(s) in %2 s; stopped: %3").arg(m_session->version() - before).arg(r.seconds, 0, 'f', 3).arg(why);
-    if (!r.message.empty())
+    const QString why = m_stop ? QStringLiteral("stopped") : QString::fromLatin1(rewrite::stopReasonName(r.reason));
+    QString text = tr("%1 step(s) in %2 s; stopped: %3").arg(m_session->version() - before).arg(seconds, 0, 'f', 3).arg(why);
+    if (!r.message.empty() && !m_stop)
         text += QStringLiteral(" (%1)").arg(QString::fromStdString(r.message));
     if (!m_session->lastError().empty())
         text += QStringLiteral("\n") + tr("Rolled back: %1").arg(QString::fromStdString(m_session->lastError()));
     if (!lint.empty())
         text += QStringLiteral("\n") + tr("The graph fails lint: %1").arg(QString::fromStdString(lint.front().toString()));
+    setBusy(false);
     setStatus(text);
     afterEdit();
     return why;
+}
+
+void RewriteDebugger::setBusy(bool busy)
+{
+    m_running = busy;
+    m_stop = false;
+    // Everything but the Run/Stop button holds still while a run is between slices.
+    for (QWidget *w : findChildren<QWidget *>(QString(), Qt::FindDirectChildrenOnly))
+        if (w != m_run)
+            w->setEnabled(!busy);
+    m_verifyBox->setEnabled(!busy && verifyAvailable());
+    m_run->setText(busy ? tr("Stop") : tr("Run"));
+    if (busy)
+        QApplication::setOverrideCursor(Qt::BusyCursor);
+    else
+        QApplication::restoreOverrideCursor();
+    Q_EMIT busyChanged(busy);
 }
 
 bool RewriteDebugger::addBreakpoint(const QString &kind, const QString &value)

@@ -47,8 +47,12 @@ public:
     bool skipSelected();
     bool undo();
     bool redo();
-    /// Runs the greedy driver to the next breakpoint (or the fixpoint); returns why it stopped.
+    /// Runs the greedy driver to the next breakpoint (or the fixpoint); returns why it stopped
+    /// ("stopped" after requestStop()). It runs in slices, keeping the window live: Run turns into
+    /// Stop, and busyChanged() asks the window to hold everything else still meanwhile.
     QString run();
+    void requestStop() { m_stop = true; }
+    bool isRunning() const { return m_running; }
     /// Moves to version v (0 = the graph as loaded or as the session found it).
     bool checkout(int version);
     /// kind: "pattern", "node" or "module".
@@ -71,6 +75,8 @@ Q_SIGNALS:
     void aboutToEdit();
     /// After the graph changed (the window refreshes its table, canvas and statistics).
     void graphEdited();
+    /// A run started (true) or ended (false).
+    void busyChanged(bool busy);
     /// Show these nodes, the anchor in its own colour (a candidate or the nodes a step made).
     void highlightRequested(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
 
@@ -81,6 +87,7 @@ private:
     void afterEdit();
     void showStep(int step);
     void setStatus(const QString &text);
+    void setBusy(bool busy);
 
     const rewrite::PatternRegistry &m_registry;
     ir::Graph *m_graph = nullptr;
@@ -90,6 +97,8 @@ private:
     std::vector<QString> m_diffs; ///< by step (0-based), written when the step was applied
     std::vector<rewrite::Breakpoint> m_breakpoints;
     bool m_verify = false;
+    bool m_running = false;
+    bool m_stop = false;
     std::function<std::string(const ir::Graph &)> m_verifier;
     QString m_status;
 

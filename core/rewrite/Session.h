@@ -83,6 +83,8 @@ public:
     void setVerifier(std::function<std::string(const Graph &)> verify) { m_cfg.verify = std::move(verify); }
     /// Turns checked mode (SessionConfig::checked) on or off for later steps.
     void setChecked(bool on) { m_cfg.checked = on; }
+    /// Steps one run() may apply before it returns with StopReason::StepLimit (run() continues).
+    void setMaxSteps(size_t n) { m_cfg.maxSteps = n; }
     void clearBreakpoints() { m_breakpoints.clear(); }
     /// Greedy worklist driver to a fixpoint (or a limit / breakpoint); continues where it stopped.
     RunResult run();

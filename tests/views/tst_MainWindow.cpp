@@ -26,6 +26,8 @@
 #include "ir/Printer.h"
 
 #include <QDockWidget>
+#include <QMenuBar>
+#include <QTimer>
 #include <QListWidget>
 
 using fxlens::views::MainWindow;
@@ -363,6 +365,30 @@ private Q_SLOTS:
         QVERIFY(w->openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
         QVERIFY(w->debugger()->applySelected());
         w.reset();
+    }
+
+    /// A run goes in slices with the window held still meanwhile; Stop ends it between slices with
+    /// a consistent graph, and the next Run goes on to the fixpoint.
+    void runCanBeStopped()
+    {
+        MainWindow w;
+        QVERIFY(showWith(w, "tangle800_torch.json.gz", "rewriteDock"));
+        auto *d = w.debugger();
+        bool heldStill = false;
+        QTimer::singleShot(0, &w, [&] {
+            heldStill = d->isRunning() && !w.menuBar()->isEnabled() && !w.canvas()->isEnabled() && !d->candidateList()->isEnabled();
+            d->run(); // the Run button reads Stop now
+        });
+        QCOMPARE(d->run(), QStringLiteral("stopped"));
+        QVERIFY(heldStill);
+        QVERIFY(!d->isRunning());
+        QVERIFY(w.menuBar()->isEnabled() && w.canvas()->isEnabled());
+        QVERIFY2(d->version() > 0 && d->version() < 5630, qPrintable(QString::number(d->version())));
+        QVERIFY(w.graph()->lint().empty());
+        QVERIFY(d->candidateCount() > 0);
+        QCOMPARE(d->run(), QStringLiteral("fixpoint"));
+        QCOMPARE(d->historySize(), 5630); // the same steps as one uninterrupted run (bench_debugger)
+        QCOMPARE(int(w.graph()->size()), 3221);
     }
 
     void badFileKeepsCurrentGraph()
