@@ -712,9 +712,7 @@ void MainWindow::showMatch(int row)
     if (row < 0 || size_t(row) >= m_matches.size())
         return;
     const auto &m = m_matches[size_t(row)];
-    m_canvas->selectNode(QString::fromStdString(m.anchor->name()));
-    m_canvas->setHighlight(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
-    showNode(m.anchor);
+    showHighlight(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
 }
 
 void MainWindow::setDarkTheme(bool dark)

@@ -202,10 +202,7 @@ void PatternEditor::findMatches()
     rewrite::GraphMatchContext ctx(*m_graph);
     size_t tried = 0;
     for (ir::Node *n = m_graph->first(); n; n = n->next()) {
-        bool anchor = false;
-        for (const auto &k : m_pattern->anchors)
-            anchor = anchor || (n->op() == k.op && (k.target.empty() || n->target() == k.target));
-        if (!anchor)
+        if (!m_pattern->anchoredAt(*n))
             continue;
         ++tried;
         rewrite::Match m;

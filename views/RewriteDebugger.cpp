@@ -66,10 +66,8 @@ QString stepDiff(const rewrite::Step &step)
                 out += "+ " + nodeText(*e.node) + "\n";
             break;
         case rewrite::Edit::Kind::Erase:
-            if (!inserted.count(e.node))
-                out += "- " + e.node->name() + " = " + e.node->target() + argsText(e.oldArgs.empty() ? e.node->args() : e.oldArgs,
-                                                                                    e.oldArgs.empty() ? e.node->kwargs() : e.oldKwargs) +
-                       "\n";
+            if (!inserted.count(e.node)) // an erased node keeps its inputs
+                out += "- " + nodeText(*e.node) + "\n";
             break;
         case rewrite::Edit::Kind::SetInputs:
             if (!inserted.count(e.node))

@@ -1318,8 +1318,9 @@ void compilePlan(Plan &p, const ir::Graph &g, const Interp &it)
 
 /// Runs a specialized step; false when the values at hand do not fit it (e.g. a number where a
 /// tensor was expected), and the interpreter takes the node instead.
-bool runStep(Plan &p, const Step &s, const std::vector<at::Tensor> &inputs, const Interp &it)
+bool runStep(Plan &p, const Step &s, const Interp &it)
 {
+    const std::vector<at::Tensor> &inputs = it.inputs;
     std::vector<IValue> &env = p.env;
     auto tensor = [&](uint32_t id) -> const at::Tensor * {
         const IValue &v = env[id];
@@ -1676,7 +1677,7 @@ static std::optional<Diagnostic> runOne(Plan &p, Step &s, Interp &it)
 {
     if (s.kind != Step::Kind::Generic) {
         try {
-            if (runStep(p, s, it.inputs, it))
+            if (runStep(p, s, it))
                 return std::nullopt;
         } catch (const CallError &e) {
             return diag(s.node->target() + ": " + e.message, s.node->name());
@@ -1686,9 +1687,13 @@ static std::optional<Diagnostic> runOne(Plan &p, Step &s, Interp &it)
     }
     if (auto err = evalOne(it, s.node))
         return err;
-    if (s.kind == Step::Kind::Generic && s.boxable)
+    if (s.kind == Step::Kind::Generic && s.boxable) {
         if (auto slot = it.slots.find(s.node); slot != it.slots.end())
             makeBoxed(s, slot->second, it);
+        // One try per compiled plan: a call that did not bind its own arguments (a packed x.view(2, 3),
+        // say) stays with the interpreter instead of being re-examined on every run.
+        s.boxable = s.kind == Step::Kind::Boxed;
+    }
     return std::nullopt;
 }
 

@@ -2,6 +2,7 @@
 // The graph as runnable Python (see PythonWriter.h).
 #include "io/PythonWriter.h"
 
+#include <cctype>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -91,9 +92,7 @@ PythonOutput writePython(const ir::Graph &g)
         }
         case OpKind::GetAttr: body << "        " << name << " = " << fetch(n->target()) << "\n"; break;
         case OpKind::CallFunction: {
-            std::string f = callee(n->target(), imports);
-            if (f.rfind("operator.", 0) == 0 || f.rfind("math.", 0) == 0)
-                imports.insert(f.substr(0, f.find('.')));
+            const std::string f = callee(n->target(), imports);
             body << "        " << name << " = " << f << "(" << joinArgs(*n) << ")\n";
             break;
         }

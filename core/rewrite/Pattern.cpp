@@ -23,7 +23,7 @@ const std::unordered_set<Node *> &GraphMatchContext::nodesWithKey(const AnchorKe
     auto [it, fresh] = m_cache.try_emplace({k.op, k.target});
     if (fresh)
         for (Node *n = m_g.first(); n; n = n->next())
-            if (n->op() == k.op && (k.target.empty() || n->target() == k.target))
+            if (k.covers(*n))
                 it->second.insert(n);
     return it->second;
 }
@@ -109,10 +109,9 @@ std::vector<const Pattern *> PatternRegistry::byNames(const std::string &spec, s
 Explanation explain(const Pattern &p, const ir::Graph &g, Node *node)
 {
     Explanation e;
-    for (const auto &k : p.anchors) {
+    for (const auto &k : p.anchors)
         e.anchors += (e.anchors.empty() ? "" : ", ") + std::string(ir::opKindName(k.op)) + "[" + (k.target.empty() ? "*" : k.target) + "]";
-        e.anchor = e.anchor || (node->op() == k.op && (k.target.empty() || node->target() == k.target));
-    }
+    e.anchor = p.anchoredAt(*node);
     e.match.pattern = p.name;
     e.match.anchor = node;
     if (!e.anchor)

@@ -23,6 +23,8 @@ struct AnchorKey {
     std::string target;
     bool operator<(const AnchorKey &o) const { return op != o.op ? op < o.op : target < o.target; }
     bool operator==(const AnchorKey &o) const { return op == o.op && target == o.target; }
+    /// The node has this op and target (any target when `target` is empty).
+    bool covers(const Node &n) const { return n.op() == op && (target.empty() || n.target() == target); }
 };
 
 /// What the engine offers a pattern while it matches: the anchor index (graph-level patterns such as
@@ -94,6 +96,14 @@ public:
     /// Applies a match produced by match() on the unchanged graph, through the rewriter only.
     virtual void rewrite(const Match &m, Rewriter &rw) const = 0;
 
+    /// The node is one of this pattern's anchors.
+    bool anchoredAt(const Node &n) const
+    {
+        for (const auto &k : anchors)
+            if (k.covers(n))
+                return true;
+        return false;
+    }
     bool hasLabel(const std::string &l) const
     {
         for (const auto &x : labels)
