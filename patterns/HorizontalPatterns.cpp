@@ -8,6 +8,7 @@
 // BFS from every node plus a dependency DFS per candidate.
 #include "PatternUtil.h"
 
+#include "rewrite/Mutation.h"
 #include "rewrite/Schema.h"
 
 #include <algorithm>
@@ -42,7 +43,7 @@ const std::vector<uint32_t> &depths(const MatchContext *ctx, const Graph &g)
 bool mutatedInPlace(const Node *n)
 {
     for (const Node *u : n->users())
-        if (writesInPlace(u->target()))
+        if (mutatesInput(u))
             return true;
     return false;
 }
@@ -93,6 +94,8 @@ public:
         }
         if (mutatedInPlace(n))
             return fail(why, n, "users", "no in-place use (batching would be unsafe)", "an in-place op");
+        if (n->users().empty())
+            return fail(why, n, "users", "a used value (dead members are never batched)", "none");
         auto tensor = [&](size_t i) -> Node * { return i < in.size() && in[i].isNode() ? in[i].toNode() : nullptr; };
         key = n->target() + "|" + std::to_string(int(n->op()));
         switch (kind) {

@@ -99,6 +99,7 @@ constexpr size_t kThresholdToCat = 10;
 Node *unflattenRun(Emit &e, const PieceRun &run);
 
 std::string registerNormalizations(PatternRegistry &r);
+std::string registerCleanupPatterns(PatternRegistry &r);
 std::string registerSplitCatPatterns(PatternRegistry &r);
 std::string registerAtenPatterns(PatternRegistry &r);
 std::string registerHorizontalPatterns(PatternRegistry &r);

@@ -313,36 +313,50 @@ public:
         description = std::move(desc);
     }
     /// The first run this pattern rewrites (index into runs), or -1 with a reason.
+    /// Why `run` is not one this pattern rewrites ("" when it is).
+    std::string reject(const CatView &c, const PieceRun &run) const
+    {
+        const bool single = run.len < 2;
+        switch (kind) {
+        case RunKind::Full:
+            return run.full() ? "" : "pieces " + std::to_string(run.firstIndex) + ".." + std::to_string(run.firstIndex + int64_t(run.len) - 1) +
+                                         " of " + std::to_string(run.split.sizes.size()) + ", not all of them";
+        case RunKind::Regroup:
+            if (run.full())
+                return "every piece of the split (split_cat's case)";
+            if (single)
+                return "a single piece";
+            for (size_t j = run.start; j < run.start + run.len; ++j)
+                if (c.inputs[j]->users().size() != 1)
+                    return "piece " + c.inputs[j]->name() + " is also used elsewhere";
+            return "";
+        case RunKind::SliceOnly:
+            if (run.full())
+                return "every piece of the split (split_cat's case)";
+            if (single)
+                return "a single piece";
+            return run.len == c.inputs.size() ? "" : "the cat has " + std::to_string(c.inputs.size() - run.len) + " other input(s)";
+        case RunKind::Threshold:
+            if (run.full())
+                return "every piece of the split (split_cat's case)";
+            if (run.len < kThresholdToCat)
+                return "shorter than " + std::to_string(kThresholdToCat) + " pieces";
+            return run.len < c.inputs.size() ? "" : "the cat holds nothing else (mutate_cat's case)";
+        }
+        return "?";
+    }
+    /// The first run this pattern rewrites (index into runs), or -1 with a reason naming every run.
     int pick(const CatView &c, const std::vector<PieceRun> &runs, MatchFailure &why) const
     {
         std::string seen = std::to_string(runs.size()) + " run(s) of split pieces";
         for (size_t r = 0; r < runs.size(); ++r) {
+            std::string no = reject(c, runs[r]);
+            if (no.empty())
+                return int(r);
             const PieceRun &run = runs[r];
-            switch (kind) {
-            case RunKind::Full:
-                if (run.full())
-                    return int(r);
-                break;
-            case RunKind::Regroup: {
-                if (run.full() || run.len < 2)
-                    break;
-                bool single = true;
-                for (size_t j = run.start; j < run.start + run.len; ++j)
-                    single = single && c.inputs[j]->users().size() == 1;
-                if (single)
-                    return int(r);
-                seen = "pieces of the run also used elsewhere";
-                break;
-            }
-            case RunKind::SliceOnly:
-                if (!run.full() && run.len >= 2 && run.len == c.inputs.size())
-                    return int(r);
-                break;
-            case RunKind::Threshold:
-                if (!run.full() && run.len >= kThresholdToCat && run.len < c.inputs.size())
-                    return int(r);
-                break;
-            }
+            seen += (r ? "; " : ": ") + std::string("run ") + std::to_string(r + 1) + " (" + run.split.node->name() + "[" +
+                    std::to_string(run.firstIndex) + ".." + std::to_string(run.firstIndex + int64_t(run.len) - 1) + "] at cat inputs " +
+                    std::to_string(run.start) + ".." + std::to_string(run.start + run.len - 1) + "): " + no;
         }
         switch (kind) {
         case RunKind::Full: fail(why, c.node, "cat inputs", "every piece of one split, in order, along its dim", seen); break;
@@ -415,7 +429,9 @@ public:
         } else {
             with = emitAt(rw, m.anchor, m.anchor, s.aten, {m.anchor->name()}).narrow(s.input, s.dim, run.offset, run.width);
         }
-        replaceRun(rw, m.anchor, c.inputs, run.start, run.len, with);
+        // Regrouping replaced other pieces of the split, which this cat may also hold (a second run):
+        // read its list again (positions are unchanged).
+        replaceRun(rw, m.anchor, asCat(m.anchor)->inputs, run.start, run.len, with);
         rw.eraseIfDead(s.node);
     }
 };
@@ -991,6 +1007,8 @@ std::string builtinPatternDir()
 std::string registerVerticalPatterns(PatternRegistry &r)
 {
     std::string err = registerNormalizations(r);
+    if (err.empty())
+        err = registerCleanupPatterns(r);
     if (err.empty())
         err = registerSplitCatPatterns(r);
     if (err.empty())

@@ -487,6 +487,10 @@ bool MainWindow::exportPython(const QString &path)
     if (!m_graph)
         return false;
     auto py = io::writePython(*m_graph);
+    if (!py.error.empty()) {
+        statusBar()->showMessage(tr("Cannot export as Python: %1").arg(QString::fromStdString(py.error)), 8000);
+        return false;
+    }
     QFile f(path);
     if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(QByteArray::fromStdString(py.code)) < 0) {
         statusBar()->showMessage(tr("Cannot write %1: %2").arg(path, f.errorString()));

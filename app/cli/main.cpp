@@ -60,8 +60,10 @@ Commands:
                                        compares the result with the input graph by running both,
                                        --verify-each checks (and rolls back) every step
   run <graph.json> [--device D] [--seed S] [--inputs F] [--weights F] [--expect F] [-o OUT]
-      [--repeat K]                     execute the graph with LibTorch; inputs/weights from
-                                       safetensors files or seeded random; --expect compares with
+      [--repeat K] [--random-inputs]   execute the graph with LibTorch; inputs/weights from
+                                       safetensors files, else the example inputs saved with
+                                       the graph, else seeded random (--random-inputs: always;
+                                       ids stay below the tables they index); --expect compares with
                                        tensors output:0.. of a file; -o saves the outputs;
                                        --repeat runs K times (later runs use the compiled plan),
                                        checks every run gives the first run's outputs, and
@@ -130,6 +132,7 @@ struct Args {
     std::string inputs, weights, expect;
     uint64_t seed = 0;
     bool noMeta = false;
+    bool randomInputs = false;
     bool help = false;
 };
 
@@ -220,6 +223,8 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
         } else if (s == "--warmup") {
             if (!integer(0, 100000, a.warmup))
                 return false;
+        } else if (s == "--random-inputs") {
+            a.randomInputs = true;
         } else if (s == "--inputs") {
             if (!value(a.inputs))
                 return false;
@@ -341,6 +346,10 @@ int cmdConvert(const Args &a)
         return emit(io::writeGraphJson(*g), a.output) ? kOk : kFailed;
     if (a.to == "python") {
         auto py = io::writePython(*g);
+        if (!py.error.empty()) {
+            std::cerr << a.positional[0] << ": error: cannot write Python: " << py.error << "\n";
+            return kFailed;
+        }
         for (const auto &n : py.unsupported)
             std::cerr << a.positional[0] << ": warning: node '" << n << "': call_module of a type the Python export does not know; "
                       << "the module raises NotImplementedError there\n";
@@ -422,6 +431,7 @@ exec::ExecOptions execOptions(const Args &a, const std::string &graphPath)
     o.device = a.device;
     o.seed = a.seed;
     o.inputsFile = a.inputs;
+    o.randomInputs = a.randomInputs;
     o.weightsFile = a.weights;
     o.graphDir = std::filesystem::path(graphPath).parent_path().string();
     return o;

@@ -8,6 +8,7 @@
 #include "exec/Executor.h"
 
 #include "io/Safetensors.h"
+#include "rewrite/Mutation.h"
 #include "rewrite/Schema.h"
 
 #include <ATen/ATen.h>
@@ -22,6 +23,7 @@
 #include <optional>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace fxlens::exec {
 
@@ -71,7 +73,8 @@ std::string firstLine(const std::string &s)
 
 // --- the operator table -----------------------------------------------------------------------------
 
-/// aten::name -> functional overloads (no out= variants, no in-place ones), default overload first.
+/// aten::name -> overloads without out= arguments, default overload first. In-place ops have names of
+/// their own (aten::add_), so they never shadow the functional overloads.
 class OpTable {
 public:
     static const OpTable &get()
@@ -99,7 +102,8 @@ private:
             bool out = false;
             for (const auto &a : s.arguments())
                 out = out || a.is_out();
-            if (out || s.is_mutable() || on.overload_name.find("out") != std::string::npos)
+            const bool inPlace = !on.name.empty() && on.name.back() == '_';
+            if (out || (s.is_mutable() && !inPlace) || on.overload_name.find("out") != std::string::npos)
                 continue;
             auto &list = m_ops[on.name];
             if (on.overload_name.empty())
@@ -559,8 +563,8 @@ struct Interp {
         std::vector<std::pair<std::string, IValue>> out;
         for (const auto &[k, v] : n->kwargs()) {
             // Python-only knobs the ATen ops do not take.
-            if (k[0] == '_' || (k == "inplace" && !(v.isBool() && v.toBool())))
-                continue;
+            if (k[0] == '_' || k == "inplace")
+                continue; // inplace=True is read by inPlace()
             out.emplace_back(k, natural(v));
         }
         return out;
@@ -645,8 +649,20 @@ struct Interp {
         return natural(a);
     }
 
-    IValue binary(const std::string &op, IValue a, IValue b) const
+    IValue binary(std::string op, IValue a, IValue b) const
     {
+        // Augmented assignment (operator.iadd, ...): in place on a tensor, the plain op on numbers.
+        static const std::unordered_map<std::string, std::string> augmented = {
+            {"iadd", "add"}, {"isub", "sub"}, {"imul", "mul"}, {"itruediv", "div"}, {"ifloordiv", "floor_divide"},
+            {"imod", "remainder"}, {"ipow", "pow"}, {"iand", "bitwise_and"}, {"ior", "bitwise_or"}, {"ixor", "bitwise_xor"},
+            {"ilshift", "bitwise_left_shift"}, {"irshift", "bitwise_right_shift"}, {"imatmul", ""}};
+        if (auto it = augmented.find(op); it != augmented.end()) {
+            if (a.isTensor() && !it->second.empty())
+                return callInPlace(it->second, {a, b}, {});
+            op = op.substr(1);
+            if (op == "and" || op == "or")
+                op += "_";
+        }
         if (isNumber(a) && isNumber(b)) {
             bool ints = a.isInt() && b.isInt();
             double x = a.isDouble() ? a.toDouble() : double(a.isBool() ? a.toBool() : a.toInt());
@@ -693,6 +709,102 @@ struct Interp {
         return it == params.end() ? IValue() : IValue(it->second);
     }
 
+    /// Multi-head attention as torch.nn.functional.multi_head_attention_forward computes it in eval
+    /// mode (inputs sequence-first [L, B, E] unless batchFirst); returns (output, weights or None).
+    static IValue attention(at::Tensor q, at::Tensor k, at::Tensor v, int64_t heads, const at::Tensor &inW, const IValue &inB,
+                            const at::Tensor &qW, const at::Tensor &kW, const at::Tensor &vW, const at::Tensor &outW,
+                            const IValue &outB, const IValue &keyPadding, bool needWeights, const IValue &attnMask,
+                            bool average, bool batchFirst, bool causal)
+    {
+        if (!batchFirst) {
+            q = q.transpose(0, 1);
+            k = k.transpose(0, 1);
+            v = v.transpose(0, 1);
+        }
+        const int64_t B = q.size(0), L = q.size(1), S = k.size(1), E = q.size(2);
+        if (heads <= 0 || E % heads != 0)
+            throw CallError{"embed_dim " + std::to_string(E) + " is not divisible by num_heads " + std::to_string(heads)};
+        const int64_t D = E / heads;
+        at::Tensor bias = inB.isTensor() ? inB.toTensor() : at::Tensor();
+        auto proj = [&](const at::Tensor &x, const at::Tensor &sepW, int64_t part) {
+            at::Tensor w = sepW.defined() ? sepW : inW.narrow(0, part * E, E);
+            std::optional<at::Tensor> b;
+            if (bias.defined())
+                b = bias.narrow(0, part * E, E);
+            return at::linear(x, w, b).view({x.size(0), x.size(1), heads, D}).transpose(1, 2); // [B, H, T, D]
+        };
+        at::Tensor qh = proj(q, qW, 0), kh = proj(k, kW, 1), vh = proj(v, vW, 2);
+        at::Tensor scores = at::matmul(qh, kh.transpose(-2, -1)) / std::sqrt(double(D)); // [B, H, L, S]
+        auto additive = [&](at::Tensor m) {
+            return m.scalar_type() == at::kBool ? at::zeros_like(m, scores.options()).masked_fill(m, -INFINITY) : m.to(scores.scalar_type());
+        };
+        if (attnMask.isTensor()) {
+            at::Tensor m = additive(attnMask.toTensor());
+            scores = scores + (m.dim() == 3 ? m.view({B, heads, L, S}) : m);
+        } else if (causal) {
+            scores = scores + additive(at::ones({L, S}, scores.options().dtype(at::kBool)).triu(1));
+        }
+        if (keyPadding.isTensor())
+            scores = scores + additive(keyPadding.toTensor()).view({B, 1, 1, S});
+        at::Tensor probs = at::softmax(scores, -1);
+        at::Tensor out = at::matmul(probs, vh).transpose(1, 2).reshape({B, L, E});
+        std::optional<at::Tensor> ob;
+        if (outB.isTensor())
+            ob = outB.toTensor();
+        out = at::linear(out, outW, ob);
+        if (!batchFirst)
+            out = out.transpose(0, 1);
+        IValue weights;
+        if (needWeights)
+            weights = IValue(average ? probs.mean(1) : probs);
+        return c10::ivalue::Tuple::create({IValue(out), weights});
+    }
+
+    /// torch.nn.functional.multi_head_attention_forward, by its Python signature.
+    IValue multiHeadAttentionForward(std::vector<IValue> pos, std::vector<std::pair<std::string, IValue>> kw) const
+    {
+        static const char *names[] = {"query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight", "in_proj_bias",
+                                      "bias_k", "bias_v", "add_zero_attn", "dropout_p", "out_proj_weight", "out_proj_bias",
+                                      "training", "key_padding_mask", "need_weights", "attn_mask", "use_separate_proj_weight",
+                                      "q_proj_weight", "k_proj_weight", "v_proj_weight", "static_k", "static_v",
+                                      "average_attn_weights", "is_causal"};
+        std::unordered_map<std::string, IValue> a;
+        for (size_t i = 0; i < pos.size() && i < std::size(names); ++i)
+            a[names[i]] = pos[i];
+        for (auto &[k, v] : kw)
+            a[k] = v;
+        auto get = [&](const char *k) { return a.count(k) ? a[k] : IValue(); };
+        auto flag = [&](const char *k, bool d) { IValue v = get(k); return v.isBool() ? v.toBool() : d; };
+        if (get("bias_k").isTensor() || get("static_k").isTensor() || flag("add_zero_attn", false))
+            throw CallError{"multi_head_attention_forward with bias_k/static_k/add_zero_attn is not supported"};
+        if (flag("training", true) && get("dropout_p").isDouble() && get("dropout_p").toDouble() > 0)
+            throw CallError{"attention dropout in training mode is not deterministic; export the model in eval mode"};
+        auto t = [&](const char *k) { IValue v = get(k); return v.isTensor() ? v.toTensor() : at::Tensor(); };
+        const bool separate = flag("use_separate_proj_weight", false);
+        return attention(t("query"), t("key"), t("value"), get("num_heads").toInt(), separate ? at::Tensor() : t("in_proj_weight"),
+                         get("in_proj_bias"), separate ? t("q_proj_weight") : at::Tensor(), separate ? t("k_proj_weight") : at::Tensor(),
+                         separate ? t("v_proj_weight") : at::Tensor(), t("out_proj_weight"), get("out_proj_bias"), get("key_padding_mask"),
+                         flag("need_weights", true), get("attn_mask"), flag("average_attn_weights", true), false, flag("is_causal", false));
+    }
+
+    static std::string lower(std::string s)
+    {
+        for (auto &c : s)
+            c = char(std::tolower(static_cast<unsigned char>(c)));
+        return s;
+    }
+    /// A leaf module built with inplace=True writes its result into its input.
+    static IValue inplaceModule(const ir::ModuleInfo *m, const IValue &x, IValue r)
+    {
+        const Argument *a = m->attr("inplace");
+        if (a && a->isBool() && a->toBool() && x.isTensor() && r.isTensor()) {
+            at::Tensor self = x.toTensor();
+            self.copy_(r.toTensor());
+            return IValue(self);
+        }
+        return r;
+    }
+
     IValue callModule(const Node *n) const
     {
         const ir::ModuleInfo *m = nullptr;
@@ -733,19 +845,64 @@ struct Interp {
         if (type == "Embedding")
             return callAten("aten::embedding", {IValue(param(p + ".weight")), x, attr("padding_idx", IValue(int64_t(-1)))});
         if (type == "ReLU")
-            return callAten("aten::relu", {x});
+            return inplaceModule(m, x, callAten("aten::relu", {x}));
         if (type == "Tanh")
             return callAten("aten::tanh", {x});
         if (type == "Sigmoid")
             return callAten("aten::sigmoid", {x});
         if (type == "SiLU")
-            return callAten("aten::silu", {x});
+            return inplaceModule(m, x, callAten("aten::silu", {x}));
         if (type == "GELU")
             return callAten("aten::gelu", {x}, {{"approximate", attr("approximate", IValue(std::string("none")))}});
         if (type == "Softmax")
             return callAten("aten::softmax", {x, attr("dim", IValue(int64_t(-1)))});
-        if (type == "Dropout" || type == "Identity")
+        if (type == "Hardswish" || type == "Hardsigmoid" || type == "ReLU6" || type == "Mish" || type == "SELU")
+            return inplaceModule(m, x, callAten(type == "ReLU6" ? "aten::hardtanh" : "aten::" + lower(type),
+                                                type == "ReLU6" ? std::vector<IValue>{x, IValue(0.0), IValue(6.0)} : std::vector<IValue>{x}));
+        if (type == "LeakyReLU")
+            return inplaceModule(m, x, callAten("aten::leaky_relu", {x, attr("negative_slope", IValue(0.01))}));
+        if (type == "ELU" || type == "CELU")
+            return inplaceModule(m, x, callAten(type == "ELU" ? "aten::elu" : "aten::celu", {x, attr("alpha", IValue(1.0))}));
+        if (type == "Hardtanh")
+            return inplaceModule(m, x, callAten("aten::hardtanh", {x, attr("min_val", IValue(-1.0)), attr("max_val", IValue(1.0))}));
+        if (type == "Softplus")
+            return callAten("aten::softplus", {x, attr("beta", IValue(1.0)), attr("threshold", IValue(20.0))});
+        if (type == "LogSoftmax")
+            return callAten("aten::log_softmax", {x, attr("dim", IValue(int64_t(-1)))});
+        if (type == "GroupNorm")
+            return callAten("aten::group_norm", {x, attr("num_groups", IValue(int64_t(1))), optParam(p + ".weight"), optParam(p + ".bias"),
+                                                 attr("eps", IValue(1e-5))});
+        if (type == "AvgPool2d" || type == "AvgPool1d")
+            return callAten(type == "AvgPool2d" ? "aten::avg_pool2d" : "aten::avg_pool1d",
+                            {x, attr("kernel_size", IValue()), attr("stride", IValue(c10::List<int64_t>())), attr("padding", IValue(int64_t(0))),
+                             attr("ceil_mode", IValue(false)), attr("count_include_pad", IValue(true))});
+        if (type == "AdaptiveAvgPool1d")
+            return callAten("aten::adaptive_avg_pool1d", {x, attr("output_size", IValue())});
+        if (type == "MultiheadAttention") {
+            IValue kp, am, needW = IValue(true), avg = IValue(true), causal = IValue(false);
+            for (const auto &[k, v] : keywords(n)) {
+                if (k == "key_padding_mask") kp = v;
+                else if (k == "attn_mask") am = v;
+                else if (k == "need_weights") needW = v;
+                else if (k == "average_attn_weights") avg = v;
+                else if (k == "is_causal") causal = v;
+            }
+            if (in.size() > 3) kp = in[3];
+            if (in.size() > 4) needW = in[4];
+            if (in.size() > 5) am = in[5];
+            const IValue &key = in.size() > 1 ? in[1] : x, &value = in.size() > 2 ? in[2] : x;
+            auto opt = [&](const std::string &k) { auto v = optParam(p + "." + k); return v.isTensor() ? v.toTensor() : at::Tensor(); };
+            return attention(x.toTensor(), key.toTensor(), value.toTensor(), attr("num_heads", IValue(int64_t(1))).toInt(),
+                             opt("in_proj_weight"), optParam(p + ".in_proj_bias"), opt("q_proj_weight"), opt("k_proj_weight"),
+                             opt("v_proj_weight"), param(p + ".out_proj.weight"), optParam(p + ".out_proj.bias"), kp,
+                             needW.isBool() && needW.toBool(), am, !avg.isBool() || avg.toBool(), attr("batch_first", IValue(false)).toBool(),
+                             causal.isBool() && causal.toBool());
+        }
+        if (type == "Dropout" || type == "Identity" || type == "Dropout1d" || type == "Dropout2d" || type == "AlphaDropout") {
+            if (type != "Identity" && attr("training", IValue(false)).toBool() && attr("p", IValue(0.5)).toDouble() > 0)
+                throw CallError{"dropout in training mode is not deterministic; export the model in eval mode"};
             return x;
+        }
         if (type == "Flatten")
             return callAten("aten::flatten", {x, attr("start_dim", IValue(int64_t(1))), attr("end_dim", IValue(int64_t(-1)))});
         if (type == "MaxPool2d")
@@ -757,17 +914,193 @@ struct Interp {
         throw CallError{"no executor for module type " + m->type};
     }
 
+    /// The position of a torch.nn.functional activation's `inplace` parameter (0: none).
+    static size_t inplacePosition(const std::string &base)
+    {
+        static const std::unordered_map<std::string, size_t> at = {
+            {"relu", 1}, {"relu6", 1}, {"selu", 1}, {"silu", 1}, {"hardswish", 1}, {"hardsigmoid", 1}, {"mish", 1},
+            {"leaky_relu", 2}, {"elu", 2}, {"celu", 2}, {"hardtanh", 3}, {"threshold", 3}, {"rrelu", 4},
+            {"dropout", 3}, {"dropout1d", 3}, {"dropout2d", 3}, {"dropout3d", 3}, {"alpha_dropout", 3},
+            {"feature_alpha_dropout", 3}};
+        auto it = at.find(base);
+        return it == at.end() ? 0 : it->second;
+    }
+
+    /// Reads and removes the `inplace` flag of a call (keyword, or a functional activation's positional).
+    static bool takeInplace(const Node *n, const std::string &base, std::vector<IValue> &pos)
+    {
+        bool on = false;
+        if (const Argument *k = n->kwarg("inplace"); k && k->isBool())
+            on = k->toBool();
+        if (n->op() == OpKind::CallFunction && n->target().rfind("torch.nn.functional.", 0) == 0) {
+            size_t p = inplacePosition(base);
+            if (p && pos.size() > p && pos[p].isBool()) {
+                on = on || pos[p].toBool();
+                pos.erase(pos.begin() + long(p));
+            }
+        }
+        return on;
+    }
+
+    /// aten::`base`_ on pos[0] when it exists; else the functional op, copied into pos[0] (the
+    /// semantics of every in-place call: the first operand holds the result).
+    IValue callInPlace(const std::string &base, std::vector<IValue> pos, const std::vector<std::pair<std::string, IValue>> &kw) const
+    {
+        if (pos.empty() || !pos[0].isTensor())
+            throw CallError{"in-place " + base + " on a non-tensor"};
+        if (OpTable::get().find("aten::" + base + "_"))
+            return callAten("aten::" + base + "_", pos, kw);
+        IValue r = callPacked("aten::" + base, pos, kw, 1);
+        if (!r.isTensor())
+            throw CallError{"in-place " + base + " without a tensor result"};
+        at::Tensor self = pos[0].toTensor();
+        self.copy_(r.toTensor());
+        return IValue(self);
+    }
+
+    /// callAten, and when the values fit no overload, once more with the trailing ints from `from`
+    /// on packed into one list: torch.ones(2, 3), x.view(2, 3), x.permute(1, 0), x.repeat(2, 1).
+    static IValue callPacked(const std::string &name, const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw,
+                             size_t from)
+    {
+        try {
+            return callAten(name, pos, kw);
+        } catch (const CallError &) {
+            if (pos.size() < from + 1)
+                throw;
+            c10::List<int64_t> packed;
+            for (size_t i = from; i < pos.size(); ++i) {
+                if (!pos[i].isInt())
+                    throw;
+                packed.push_back(pos[i].toInt());
+            }
+            std::vector<IValue> p(pos.begin(), pos.begin() + long(from));
+            p.push_back(IValue(packed));
+            return callAten(name, p, kw);
+        }
+    }
+
+    /// Positional argument `i`, or the keyword `name` (removed from kw); None when neither is given.
+    static IValue take(std::vector<IValue> &pos, std::vector<std::pair<std::string, IValue>> &kw, size_t i,
+                       std::initializer_list<const char *> names)
+    {
+        for (auto it = kw.begin(); it != kw.end(); ++it)
+            for (const char *nm : names)
+                if (it->first == nm) {
+                    IValue v = it->second;
+                    kw.erase(it);
+                    return v;
+                }
+        return i < pos.size() ? pos[i] : IValue();
+    }
+
+    /// getattr(x, name) on a tensor: the attributes torch.fx graphs read.
+    static IValue tensorAttr(const at::Tensor &t, const std::string &attr)
+    {
+        if (attr == "shape")
+            return IValue(c10::List<int64_t>(t.sizes().vec()));
+        if (attr == "ndim")
+            return IValue(int64_t(t.dim()));
+        if (attr == "dtype")
+            return IValue(t.scalar_type());
+        if (attr == "device")
+            return IValue(t.device());
+        if (attr == "is_cuda")
+            return IValue(t.is_cuda());
+        if (attr == "requires_grad")
+            return IValue(t.requires_grad());
+        if (attr == "T" || attr == "mT")
+            return IValue(attr == "T" ? t.permute(reversedDims(t.dim())) : t.transpose(-2, -1));
+        if (attr == "data")
+            return IValue(t);
+        if (attr == "is_floating_point" || attr == "is_complex")
+            return IValue(attr == "is_complex" ? t.is_complex() : t.is_floating_point());
+        throw CallError{"getattr of tensor attribute '" + attr + "'"};
+    }
+    static std::vector<int64_t> reversedDims(int64_t d)
+    {
+        std::vector<int64_t> v;
+        for (int64_t i = d - 1; i >= 0; --i)
+            v.push_back(i);
+        return v;
+    }
+
+    /// Tensors for an index list argument of the inductor pooling prims.
+    static std::vector<int64_t> ints(const IValue &v)
+    {
+        std::vector<int64_t> out;
+        for (const auto &x : items(v))
+            out.push_back(x.toInt());
+        return out;
+    }
+
+    /// prims._low_memory_max_pool_with_offsets and ..._offsets_to_indices (Inductor's post-grad max
+    /// pooling): Python-defined prims that LibTorch lacks, computed here as Inductor's reference does.
+    static IValue lowMemoryMaxPool(const std::string &t, const std::vector<IValue> &pos)
+    {
+        if (pos.size() < 6)
+            throw CallError{"expects 6 arguments"};
+        auto ks = ints(pos[1]);
+        const size_t dim = ks.size();
+        auto base = [&](const at::Tensor &like, size_t d, int64_t stride, int64_t pad) {
+            std::vector<int64_t> shape(size_t(like.dim()), 1);
+            shape[size_t(like.dim()) - dim + d] = -1;
+            return at::arange(like.size(like.dim() - int64_t(dim) + int64_t(d)), like.options().dtype(at::kLong)).view(shape) * stride - pad;
+        };
+        if (t.find("offsets_to_indices") != std::string::npos) {
+            at::Tensor off = pos[0].toTensor().to(at::kLong);
+            auto insz = ints(pos[2]), st = ints(pos[3]), pad = ints(pos[4]), dil = ints(pos[5]);
+            std::vector<at::Tensor> inc(dim);
+            at::Tensor rest = off;
+            for (size_t d = dim; d-- > 0;) {
+                inc[d] = d == 0 ? rest : at::remainder(rest, ks[d]);
+                rest = at::floor_divide(rest, ks[d]);
+            }
+            at::Tensor result;
+            for (size_t d = 0; d < dim; ++d) {
+                at::Tensor idx = base(off, d, st[d], pad[d]) + inc[d] * dil[d];
+                result = d == 0 ? idx : result * insz[d] + idx;
+            }
+            return IValue(result);
+        }
+        const at::Tensor &x = pos[0].toTensor();
+        auto st = ints(pos[2]), pad = ints(pos[3]), dil = ints(pos[4]);
+        const bool ceil = pos[5].toBool();
+        if (st.empty())
+            st = ks;
+        auto r = dim == 2 ? at::max_pool2d_with_indices(x, ks, st, pad, dil, ceil) : at::max_pool3d_with_indices(x, ks, st, pad, dil, ceil);
+        at::Tensor vals = std::get<0>(r), indices = std::get<1>(r);
+        std::vector<int64_t> width(x.sizes().end() - long(dim), x.sizes().end());
+        std::vector<at::Tensor> pos_nd(dim);
+        at::Tensor rest = indices;
+        for (size_t d = dim; d-- > 0;) {
+            pos_nd[d] = d == 0 ? rest : at::remainder(rest, width[d]);
+            rest = at::floor_divide(rest, width[d]);
+        }
+        at::Tensor offsets;
+        for (size_t d = 0; d < dim; ++d) {
+            at::Tensor inc = at::floor_divide(pos_nd[d] - base(indices, d, st[d], pad[d]), dil[d]);
+            offsets = d == 0 ? inc : offsets * ks[d] + inc;
+        }
+        return c10::ivalue::Tuple::create({IValue(vals), IValue(offsets.to(at::kChar))});
+    }
+
     IValue callFunction(const Node *n) const
     {
         const std::string &t = n->target();
-        if (t == "operator.getitem")
+        if (t == "operator.getitem") {
+            if (n->args().size() < 2)
+                throw CallError{"getitem needs a container and an index"};
             return getitem(natural(n->args()[0]), indexArg(n->args()[1]));
+        }
         if (t.rfind("operator.", 0) == 0) {
             std::string op = t.substr(9);
             if (op == "neg")
                 return callAten("aten::neg", positional(n));
             if (op == "pos")
-                return natural(n->args()[0]);
+                return natural(n->args().at(0));
+            if (op == "not_")
+                return IValue(!natural(n->args().at(0)).toBool());
             if (n->args().size() != 2)
                 throw CallError{"operator." + op + " with " + std::to_string(n->args().size()) + " arguments"};
             return binary(op, natural(n->args()[0]), natural(n->args()[1]));
@@ -804,55 +1137,105 @@ struct Interp {
                 slot->remember(*h, lenient, std::move(plan), pos, kw);
             return finish(*h, stack);
         }
-        if (t == "builtins.getattr" || t == "getattr") {
-            auto v = natural(n->args()[0]);
-            std::string attr = n->args()[1].text();
-            if (v.isTensor() && attr == "shape") {
-                c10::List<int64_t> l(v.toTensor().sizes().vec());
-                return IValue(l);
+        if (t.rfind("prims.", 0) == 0) {
+            auto pos = positional(n);
+            auto kw = keywords(n);
+            if (t.rfind("prims.iota", 0) == 0) {
+                // iota(length, *, start, step, dtype, device, requires_grad) = arange(start, start + length * step, step)
+                int64_t len = take(pos, kw, 0, {"length"}).toInt();
+                IValue s0 = take(pos, kw, 1, {"start"}), st = take(pos, kw, 2, {"step"}), dt = take(pos, kw, 3, {"dtype"}),
+                       dev = take(pos, kw, 4, {"device"});
+                int64_t start = s0.isInt() ? s0.toInt() : 0, step = st.isInt() ? st.toInt() : 1;
+                auto opts = at::TensorOptions().dtype(dt.isNone() ? at::kLong : dt.toScalarType());
+                if (dev.isDevice())
+                    opts = opts.device(dev.toDevice());
+                else if (dev.isString())
+                    opts = opts.device(c10::Device(dev.toStringRef()));
+                return IValue(at::arange(start, start + len * step, step, opts));
             }
-            throw CallError{"getattr " + attr};
+            if (t.find("_low_memory_max_pool") != std::string::npos)
+                return lowMemoryMaxPool(t, pos);
+            // Other prims share their name with an ATen op (prims.convert_element_type is to(dtype)).
+            std::string base = t.substr(6, t.find('.', 6) - 6);
+            if (base == "convert_element_type")
+                return IValue(pos.at(0).toTensor().to(pos.at(1).toScalarType()));
+            return callAten("aten::" + base, pos, kw);
+        }
+        if (t == "builtins.getattr" || t == "getattr") {
+            if (n->args().size() < 2 || !n->args()[1].isString())
+                throw CallError{"getattr needs an object and an attribute name"};
+            auto v = natural(n->args()[0]);
+            const std::string &attr = n->args()[1].text();
+            if (v.isTensor())
+                return tensorAttr(v.toTensor(), attr);
+            throw CallError{"getattr '" + attr + "' on a " + std::string(v.tagKind())};
+        }
+        // Calls that only check or log: evaluated for their checks, valued None.
+        if (t == "torch._assert" || t == "torch._check" || t == "torch._assert_async") {
+            auto pos = positional(n);
+            IValue c = pos.empty() ? IValue(true) : pos[0];
+            bool ok = c.isBool() ? c.toBool() : c.isInt() ? c.toInt() != 0 : c.isTensor() ? c.toTensor().item<bool>() : true;
+            if (!ok)
+                throw CallError{"assertion failed" + (pos.size() > 1 && pos[1].isString() ? ": " + pos[1].toStringRef() : std::string())};
+            return IValue();
+        }
+        if (t.find("_log_api_usage_once") != std::string::npos || t == "torch.autograd.profiler.record_function")
+            return IValue();
+        if (t == "builtins.len" || t == "len") {
+            IValue v = natural(n->args().at(0));
+            if (v.isTensor())
+                return IValue(v.toTensor().size(0));
+            return IValue(int64_t(items(v).size()));
         }
         // torch-level functions: strip the module prefix and call the ATen op of the same name, with
         // the Python signatures that differ from ATen's handled first.
         std::string base = t.substr(t.rfind('.') + 1);
         auto pos = positional(n);
         auto kw = keywords(n);
+        const bool inplace = takeInplace(n, base, pos);
         if (base == "split" && (t == "torch.split" || t == "torch.functional.split")) {
-            IValue sizes = pos.size() > 1 ? pos[1] : IValue();
-            for (auto it = kw.begin(); it != kw.end(); ++it)
-                if (it->first == "split_size_or_sections") {
-                    sizes = it->second;
-                    kw.erase(it);
-                    break;
-                }
-            std::vector<IValue> p = {pos[0], sizes};
-            if (pos.size() > 2)
-                p.push_back(pos[2]);
-            return callAten(sizes.isInt() ? "aten::split" : "aten::split_with_sizes", p, kw);
+            IValue x = take(pos, kw, 0, {"tensor", "input"});
+            IValue sizes = take(pos, kw, 1, {"split_size_or_sections", "split_size"});
+            IValue dim = take(pos, kw, 2, {"dim"});
+            if (!x.isTensor() || sizes.isNone())
+                throw CallError{"torch.split needs a tensor and split sizes"};
+            std::vector<IValue> p = {x, sizes};
+            if (!dim.isNone())
+                p.push_back(dim);
+            return callAten(sizes.isInt() ? "aten::split" : "aten::split_with_sizes", p, {});
         }
         if (t == "torch.nn.functional.batch_norm") {
             static const char *names[] = {"input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"};
             for (size_t i = 0; i < pos.size() && i < 8; ++i)
                 kw.emplace_back(names[i], pos[i]);
+            bool hasTraining = false;
+            for (const auto &kv : kw)
+                hasTraining = hasTraining || kv.first == "training";
+            if (!hasTraining)
+                kw.emplace_back("training", IValue(false));
             kw.emplace_back("cudnn_enabled", IValue(true));
             return callAten("aten::batch_norm", {}, kw);
         }
         if (t == "torch.nn.functional.embedding") {
-            IValue padding = IValue(int64_t(-1));
-            for (const auto &[k, v] : kw)
-                if (k == "padding_idx" && !v.isNone())
-                    padding = v;
-            return callAten("aten::embedding", {pos[1], pos[0], padding});
+            IValue input = take(pos, kw, 0, {"input"}), weight = take(pos, kw, 1, {"weight"});
+            IValue padding = take(pos, kw, 2, {"padding_idx"});
+            if (!input.isTensor() || !weight.isTensor())
+                throw CallError{"embedding needs input and weight tensors"};
+            return callAten("aten::embedding", {weight, input, padding.isNone() ? IValue(int64_t(-1)) : padding});
         }
-        if (t == "torch.nn.functional.dropout" || t == "torch.nn.functional.dropout1d" || t == "torch.nn.functional.dropout2d") {
-            bool training = pos.size() > 2 ? pos[2].toBool() : true;
-            for (const auto &[k, v] : kw)
-                if (k == "training")
-                    training = v.toBool();
-            if (!training)
-                return pos[0];
-            throw CallError{"dropout in training mode is not deterministic; export the model in eval mode"};
+        if (base.find("dropout") != std::string::npos && t.rfind("torch.nn.functional.", 0) == 0) {
+            IValue x = take(pos, kw, 0, {"input"});
+            IValue p = take(pos, kw, 1, {"p"}), training = take(pos, kw, 2, {"training"});
+            if (training.isNone() ? true : training.toBool())
+                if (!(p.isDouble() && p.toDouble() == 0.0))
+                    throw CallError{"dropout in training mode is not deterministic; export the model in eval mode"};
+            return x;
+        }
+        if (base == "stochastic_depth") { // torchvision.ops.stochastic_depth: identity in eval mode
+            IValue x = take(pos, kw, 0, {"input"}), p = take(pos, kw, 1, {"p"}), training = take(pos, kw, 3, {"training"});
+            if ((training.isNone() || training.toBool()) && !(p.isDouble() && p.toDouble() == 0.0))
+                throw CallError{"stochastic_depth in training mode is not deterministic; export the model in eval mode"};
+            return x;
         }
         if (t == "torch.nn.functional.max_pool2d" && pos.size() > 6)
             pos.resize(6);
@@ -861,11 +1244,20 @@ struct Interp {
             for (size_t i = 1; i < pos.size(); ++i)
                 for (const auto &x : items(pos[i]))
                     ops.push_back(x);
-            return callAten("aten::einsum", {pos[0], IValue(ops)});
+            return callAten("aten::einsum", {pos.at(0), IValue(ops)});
+        }
+        if (t == "torch.nn.functional.multi_head_attention_forward")
+            return multiHeadAttentionForward(pos, kw);
+        if (base == "scaled_dot_product_attention") {
+            // Python's keyword `scale` and `enable_gqa` map to ATen's names as they are.
+            return callAten("aten::scaled_dot_product_attention", pos, kw);
         }
         if (t.rfind("torch.", 0) != 0 && t.rfind("math.", 0) != 0)
-            throw CallError{"no executor for " + t};
-        return callAten("aten::" + base, pos, kw);
+            throw CallError{"no executor for " + t + ": a Python function outside torch; export the model with "
+                            "torch.export or torch.compile (fxlens.export_program / fxlens.compile_backend), which trace through it"};
+        if (inplace)
+            return callInPlace(base, pos, kw);
+        return callPacked("aten::" + base, pos, kw, 0);
     }
 
     IValue callMethod(const Node *n) const
@@ -885,25 +1277,97 @@ struct Interp {
             return IValue(int64_t(self.dim()));
         if (m == "numel")
             return IValue(int64_t(self.numel()));
-        if (m == "float" || m == "double" || m == "half" || m == "long" || m == "int" || m == "bool") {
+        if (m == "float" || m == "double" || m == "half" || m == "long" || m == "int" || m == "bool" || m == "bfloat16") {
             at::ScalarType st = m == "float" ? at::kFloat : m == "double" ? at::kDouble : m == "half" ? at::kHalf
-                                : m == "long" ? at::kLong : m == "int" ? at::kInt : at::kBool;
+                                : m == "long" ? at::kLong : m == "int" ? at::kInt : m == "bfloat16" ? at::kBFloat16 : at::kBool;
             return IValue(self.to(st));
         }
-        try {
-            return callAten("aten::" + m, pos, kw);
-        } catch (const CallError &) {
-            // x.view(2, 3), x.permute(1, 0), x.expand(4, -1, -1): pack the trailing ints.
-            if (pos.size() < 2)
-                throw;
-            c10::List<int64_t> packed;
-            for (size_t i = 1; i < pos.size(); ++i) {
-                if (!pos[i].isInt())
-                    throw;
-                packed.push_back(pos[i].toInt());
-            }
-            return callAten("aten::" + m, {pos[0], IValue(packed)}, kw);
+        if (m == "to" || m == "type" || m == "cpu" || m == "cuda")
+            return convert(m, self, pos, kw);
+        if (m == "type_as" && pos.size() > 1 && pos[1].isTensor())
+            return IValue(self.to(pos[1].toTensor().scalar_type()));
+        if (m == "item")
+            return IValue(self.item());
+        if (m == "tolist" && self.dim() <= 1) {
+            c10::impl::GenericList l(c10::AnyType::get());
+            for (int64_t i = 0; i < (self.dim() ? self.size(0) : 1); ++i)
+                l.push_back(IValue((self.dim() ? self[i] : self).item()));
+            return IValue(l);
         }
+        if (m == "__getitem__" && pos.size() == 2)
+            return getitem(pos[0], pos[1]);
+        const bool dunder = m.size() > 4 && m.rfind("__", 0) == 0;
+        if (!dunder && !m.empty() && m.back() == '_')
+            return callInPlace(m.substr(0, m.size() - 1), pos, kw);
+        if (dunder) {
+            // x.__add__(y), x.__iadd__(y): the operator module's spelling.
+            std::string op = m.substr(2, m.size() - 4);
+            if (pos.size() == 2)
+                return binary(op == "div" ? "truediv" : op == "idiv" ? "itruediv" : op, pos[0], pos[1]);
+        }
+        return callPacked("aten::" + m, pos, kw, 1);
+    }
+
+    /// x.to(...), x.type(dtype), x.cpu(), x.cuda(): every spelling of a device and dtype conversion.
+    static IValue convert(const std::string &m, const at::Tensor &self, const std::vector<IValue> &pos,
+                          const std::vector<std::pair<std::string, IValue>> &kw)
+    {
+        std::optional<at::ScalarType> dtype;
+        std::optional<c10::Device> device;
+        bool nonBlocking = false, copy = false;
+        std::optional<c10::MemoryFormat> format;
+        auto deviceOf = [](const IValue &v) -> std::optional<c10::Device> {
+            if (v.isDevice())
+                return v.toDevice();
+            if (v.isString())
+                return c10::Device(v.toStringRef());
+            return std::nullopt;
+        };
+        if (m == "cpu")
+            device = c10::Device(at::kCPU);
+        if (m == "cuda")
+            device = c10::Device(at::kCUDA, pos.size() > 1 && pos[1].isInt() ? c10::DeviceIndex(pos[1].toInt()) : c10::DeviceIndex(-1));
+        for (size_t i = 1; i < pos.size() && m != "cuda"; ++i) {
+            const IValue &v = pos[i];
+            if (auto d = deviceOf(v)) {
+                if (m == "type")
+                    throw CallError{"x.type() with a type name string is not supported; use x.to(dtype)"};
+                device = d;
+            } else if (v.isTensor()) {
+                dtype = v.toTensor().scalar_type();
+                device = v.toTensor().device();
+            } else if (v.isInt() && !dtype) {
+                dtype = static_cast<at::ScalarType>(v.toInt()); // a dtype argument evaluates to its enum value
+            } else if (v.isBool()) {
+                (dtype || device ? (nonBlocking ? copy : nonBlocking) : nonBlocking) = v.toBool();
+            } else if (!v.isNone()) {
+                throw CallError{"x." + m + "() argument of kind " + std::string(v.tagKind())};
+            }
+        }
+        for (const auto &[k, v] : kw) {
+            if (k == "dtype" && !v.isNone())
+                dtype = static_cast<at::ScalarType>(v.toInt());
+            else if (k == "device" && !v.isNone())
+                device = deviceOf(v);
+            else if (k == "non_blocking")
+                nonBlocking = v.toBool();
+            else if (k == "copy")
+                copy = v.toBool();
+            else if (k == "memory_format" && !v.isNone())
+                format = v.toMemoryFormat();
+        }
+        // On a machine without the device the graph was exported on, a device move is a no-op: the
+        // executor chose the run's device for every input and weight.
+        if (device && device->is_cuda() && !self.is_cuda())
+            device.reset();
+        if (device && device->is_cpu() && self.is_cuda())
+            device.reset();
+        auto opts = self.options();
+        if (dtype)
+            opts = opts.dtype(*dtype);
+        if (device)
+            opts = opts.device(*device);
+        return IValue(self.to(opts, nonBlocking, copy, format));
     }
 
     enum class Fast : uint8_t { None, Tanh, Relu, Sigmoid, Add, Sub, Mul, Div, Linear, LayerNorm, Cat };
@@ -981,6 +1445,7 @@ struct Step {
     Interp::Fast fast = Interp::Fast::None;
     bool sections = false; ///< Split by a list of sizes
     bool boxable = false;  ///< Generic whose call binds the node's own arguments (may become Boxed)
+    bool fresh = false;    ///< Input/Value written in place by the graph: each run gets its own copy
     const Node *node = nullptr;
     uint32_t id = 0;
     uint32_t in[3] = {kNoNode, kNoNode, kNoNode};
@@ -1008,9 +1473,9 @@ struct Plan {
 };
 
 /// The Python-level knobs that keywords() drops, so that kwarg positions match its list.
-bool droppedKeyword(const std::string &k, const Argument &v)
+bool droppedKeyword(const std::string &k, const Argument &)
 {
-    return k[0] == '_' || (k == "inplace" && !(v.isBool() && v.toBool()));
+    return k[0] == '_' || k == "inplace";
 }
 
 std::optional<int64_t> intArg(const Node *n, size_t pos, const char *kw, std::optional<int64_t> dflt)
@@ -1286,8 +1751,12 @@ void compilePlan(Plan &p, const ir::Graph &g, const Interp &it)
         if (last[n->id()] != UINT32_MAX)
             p.release[fill[last[n->id()]]++] = n->id();
     size_t input = 0;
+    // Inputs and weights the graph writes to in place are copied on each run, so that every run (and
+    // the other graph of a verification) starts from the same values.
+    const rewrite::AliasInfo alias(g);
     for (Node *n = g.first(); n; n = n->next()) {
         Step s;
+        s.fresh = alias.any() && alias.tainted(n);
         s.node = n;
         s.id = n->id();
         s.releaseBegin = start[pos[n->id()]];
@@ -1341,9 +1810,16 @@ bool runStep(Plan &p, const Step &s, const Interp &it)
     case Step::Kind::Input:
         if (size_t(s.index) >= inputs.size())
             throw CallError{"no input for placeholder #" + std::to_string(s.index)};
-        out = IValue(inputs[size_t(s.index)]);
+        if (!inputs[size_t(s.index)].defined()) {
+            // A placeholder with a default value (an optional argument the caller did not pass).
+            if (s.node->args().empty())
+                throw CallError{"no input for placeholder #" + std::to_string(s.index)};
+            out = it.natural(s.node->args()[0]);
+            return true;
+        }
+        out = IValue(s.fresh ? inputs[size_t(s.index)].clone() : inputs[size_t(s.index)]);
         return true;
-    case Step::Kind::Value: out = s.value; return true;
+    case Step::Kind::Value: out = s.fresh && s.value.isTensor() ? IValue(s.value.toTensor().clone()) : s.value; return true;
     case Step::Kind::Skip: return true;
     case Step::Kind::Getitem: {
         const IValue &c = env[s.in[0]];
@@ -1548,6 +2024,85 @@ struct Runner::Impl {
     }
 };
 
+/// A side file a graph names (weights, inputs), resolved in the graph's folder; a name that leads
+/// outside it (an absolute path, "..", a link) is refused.
+static std::optional<std::string> sideFile(const std::string &dir, const std::string &name, std::string &error)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path folder = fs::weakly_canonical(fs::absolute(dir.empty() ? fs::path(".") : fs::path(dir)), ec);
+    const fs::path full = fs::weakly_canonical(folder / name, ec);
+    if (ec || fs::path(name).is_absolute() || full.parent_path() != folder) {
+        error = "side file '" + name + "' named by the graph is outside the graph's folder; refused";
+        return std::nullopt;
+    }
+    return full.string();
+}
+
+/// The number of rows of the smallest table a graph input indexes (embedding lookups, index_select,
+/// reached through views, slices and dtype casts), so that random ids stay in range; nullopt when the
+/// input indexes nothing.
+static std::optional<int64_t> indexBound(const Node *input, const ir::Graph &g)
+{
+    auto rows = [&](const Node *w) -> std::optional<int64_t> {
+        if (!w)
+            return std::nullopt;
+        if (w->meta().val.isTensor() && !w->meta().val.tensor.shape.empty() && w->meta().val.tensor.shape[0].isStatic())
+            return w->meta().val.tensor.shape[0].value;
+        for (const auto &p : g.params)
+            if (w->op() == OpKind::GetAttr && p.name == w->target() && !p.shape.empty())
+                return p.shape[0];
+        return std::nullopt;
+    };
+    auto nodeArg = [](const Node *n, size_t i, const char *kw) -> const Node * {
+        const Argument *a = n->arg(i, kw);
+        return a && a->isNode() ? a->toNode() : nullptr;
+    };
+    std::optional<int64_t> best;
+    auto take = [&](std::optional<int64_t> r) {
+        if (r && *r > 0)
+            best = best ? std::min(*best, *r) : *r;
+    };
+    std::vector<const Node *> work = {input};
+    std::unordered_set<const Node *> seen;
+    while (!work.empty()) {
+        const Node *v = work.back();
+        work.pop_back();
+        if (!seen.insert(v).second || seen.size() > 4096)
+            continue;
+        for (const Node *u : v->users()) {
+            const std::string &t = u->target();
+            std::string base = t.substr(t.rfind('.') + 1);
+            if (t.rfind("aten.", 0) == 0)
+                base = t.substr(5, t.find('.', 5) - 5);
+            if (u->op() == OpKind::CallModule) {
+                for (const auto &m : g.modules)
+                    if (m.path == t && (m.type.find("Embedding") != std::string::npos))
+                        for (const auto &p : g.params)
+                            if (p.name == t + ".weight" && !p.shape.empty())
+                                take(p.shape[0]);
+                continue;
+            }
+            if (base == "embedding" || base == "embedding_bag") {
+                if (t.rfind("aten.", 0) == 0) {
+                    if (nodeArg(u, 1, "indices") == v)
+                        take(rows(nodeArg(u, 0, "weight")));
+                } else if (nodeArg(u, 0, "input") == v) {
+                    take(rows(nodeArg(u, 1, "weight")));
+                }
+                continue;
+            }
+            if (base == "index_select" && nodeArg(u, 2, "index") == v) {
+                take(rows(nodeArg(u, 0, u->op() == OpKind::CallMethod ? "" : "input")));
+                continue;
+            }
+            if (rewrite::mayAliasInput(u) || base == "clone" || base == "_to_copy" || base == "convert_element_type")
+                work.push_back(u);
+        }
+    }
+    return best;
+}
+
 Runner::Runner(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 Runner::~Runner() = default;
 
@@ -1574,7 +2129,11 @@ Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecO
             std::string dir = opts.graphDir;
             if (dir.empty() && !ref.sourcePath.empty())
                 dir = std::filesystem::path(ref.sourcePath).parent_path().string();
-            wpath = (std::filesystem::path(dir) / ref.weightsFile).string();
+            std::string why;
+            auto p = sideFile(dir, ref.weightsFile, why);
+            if (!p)
+                return diag(why);
+            wpath = *p;
         }
         if (!wpath.empty()) {
             auto r = io::readSafetensors(wpath);
@@ -1608,8 +2167,20 @@ Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecO
         }
         // Inputs: an explicit file, else random from each placeholder's meta.
         std::map<std::string, io::SafeTensor> in;
-        if (!opts.inputsFile.empty()) {
-            auto r = io::readSafetensors(opts.inputsFile);
+        std::string ipath = opts.inputsFile;
+        if (ipath.empty() && !ref.inputsFile.empty() && !opts.randomInputs) {
+            // The example inputs the exporter saved next to the graph.
+            std::string dir = opts.graphDir;
+            if (dir.empty() && !ref.sourcePath.empty())
+                dir = std::filesystem::path(ref.sourcePath).parent_path().string();
+            std::string why;
+            auto p = sideFile(dir, ref.inputsFile, why);
+            if (!p)
+                return diag(why);
+            ipath = std::filesystem::exists(*p) ? *p : std::string();
+        }
+        if (!ipath.empty()) {
+            auto r = io::readSafetensors(ipath);
             if (!r)
                 return r.error();
             in = std::move(r.value());
@@ -1622,11 +2193,17 @@ Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecO
             at::Tensor t;
             if (!in.empty()) {
                 auto it = in.find(key);
-                if (it == in.end())
-                    return diag("no tensor '" + key + "' in " + opts.inputsFile, n->name());
-                t = fromSafe(it->second);
+                if (it != in.end())
+                    t = fromSafe(it->second);
+                else if (n->args().empty())
+                    return diag("no tensor '" + key + "' in " + ipath, n->name());
+                // else: a non-tensor input the exporter could not save; its default is used
             } else {
                 const auto &val = n->meta().val;
+                if (!val.isTensor() && !n->args().empty()) {
+                    impl->inputs.emplace_back(); // bound to the placeholder's default value
+                    continue;
+                }
                 if (!val.isTensor())
                     return diag("placeholder has no tensor meta: cannot make a random input (pass --inputs)", n->name());
                 auto sizes = val.tensor.sizes();
@@ -1634,7 +2211,10 @@ Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecO
                     if (s < 0)
                         return diag("placeholder has a symbolic shape: pass --inputs", n->name());
                 auto st = scalarType(val.tensor.dtype).value_or(at::kFloat);
-                if (at::isFloatingType(st))
+                if (auto high = indexBound(n, ref))
+                    // Ids into a table (also when carried in a float tensor and cast before the lookup).
+                    t = at::randint(0, *high, sizes, gen, at::TensorOptions().dtype(at::kLong)).to(st);
+                else if (at::isFloatingType(st))
                     t = at::randn(sizes, gen, at::TensorOptions().dtype(st));
                 else if (st == at::kBool)
                     t = at::randint(0, 2, sizes, gen, at::TensorOptions().dtype(at::kLong)).to(at::kBool);
@@ -1647,7 +2227,7 @@ Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecO
                     t = at::randint(0, high, sizes, gen, at::TensorOptions().dtype(st));
                 }
             }
-            impl->inputs.push_back(t.to(impl->device));
+            impl->inputs.push_back(t.defined() ? t.to(impl->device) : t);
         }
     } catch (const std::exception &e) {
         return diag("preparing inputs and weights: " + firstLine(e.what()));

@@ -22,6 +22,8 @@ struct ExecOptions {
     /// safetensors with inputs "input:0", "input:1", ... in placeholder order. Empty: seeded random
     /// tensors from each placeholder's meta.
     std::string inputsFile;
+    /// Ignore the example inputs saved with the graph: seeded random inputs (index ranges respected).
+    bool randomInputs = false;
     /// Directory the graph file was read from (resolves the graph's relative weights file).
     std::string graphDir;
 };

@@ -305,6 +305,7 @@ public:
             fail("", "\"ir\" must be \"torch\" or \"aten\", found \"" + m_g.irLevel + "\"");
         m_g.source = stringField(root, "source");
         m_g.weightsFile = stringField(root, "weights");
+        m_g.inputsFile = stringField(root, "inputs");
         if (field(root, "modules", e)) {
             if (!e.is_array())
                 fail("", "\"modules\" must be an array");
@@ -699,6 +700,8 @@ std::string writeGraphJson(const Graph &g)
     head["source"] = g.source;
     if (!g.weightsFile.empty())
         head["weights"] = g.weightsFile;
+    if (!g.inputsFile.empty())
+        head["inputs"] = g.inputsFile;
     json mods = json::array();
     for (const auto &m : g.modules) {
         json jm = {{"path", m.path}, {"type", m.type}};

@@ -3,6 +3,7 @@
 #include "io/PythonWriter.h"
 
 #include <cctype>
+#include <map>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -27,22 +28,111 @@ bool identifier(const std::string &s)
     return true;
 }
 
-/// The callable a call_function target names, in Python.
-std::string callee(const std::string &t, std::set<std::string> &imports)
+bool keyword(const std::string &s)
 {
-    if (t.rfind("aten.", 0) == 0)
+    static const std::set<std::string> kw = {"False", "None", "True", "and", "as", "assert", "async", "await", "break",
+                                             "class", "continue", "def", "del", "elif", "else", "except", "finally",
+                                             "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
+                                             "not", "or", "pass", "raise", "return", "try", "while", "with", "yield"};
+    return kw.count(s) > 0;
+}
+
+/// A name the generated code may bind or call: an identifier, not a keyword.
+bool safeName(const std::string &s) { return identifier(s) && !keyword(s); }
+
+/// Every dotted part is a safe name.
+bool safeDotted(const std::string &s)
+{
+    size_t a = 0;
+    while (true) {
+        size_t b = s.find('.', a);
+        if (!safeName(s.substr(a, b == std::string::npos ? std::string::npos : b - a)))
+            return false;
+        if (b == std::string::npos)
+            return true;
+        a = b + 1;
+    }
+}
+
+/// The callable a call_function target names, in Python. Modules outside torch are bound by
+/// importlib to an alias (`import a.b.c` would not reach a function that shadows its module's name,
+/// as torchvision.ops.stochastic_depth does).
+std::string callee(const std::string &t, std::map<std::string, std::string> &imports)
+{
+    if (t.rfind("aten.", 0) == 0 || t.rfind("prims.", 0) == 0)
         return "torch.ops." + t;
     if (t.rfind("builtins.", 0) == 0)
         return t.substr(9);
     if (t == "getattr")
         return t;
+    if (t.find("_log_api_usage_once") != std::string::npos)
+        return "torch._C._log_api_usage_once";
     auto dot = t.rfind('.');
     if (dot != std::string::npos) {
         const std::string module = t.substr(0, dot);
-        if (module != "torch" && module.rfind("torch.", 0) != 0)
-            imports.insert(module);
+        if (module != "torch" && module.rfind("torch.", 0) != 0) {
+            auto [it, fresh] = imports.try_emplace(module, "_m" + std::to_string(imports.size()));
+            return it->second + "." + t.substr(dot + 1);
+        }
     }
     return t;
+}
+
+/// Why an argument cannot be written as Python ("" when it can).
+std::string unsafeArgument(const Argument &a)
+{
+    switch (a.kind()) {
+    case Argument::Kind::Dtype:
+    case Argument::Kind::Layout:
+    case Argument::Kind::MemoryFormat:
+        return safeName(a.text()) ? "" : "tag '" + a.text() + "' is not an identifier";
+    case Argument::Kind::Opaque: return a.text() == "Ellipsis" ? "" : "opaque value '" + a.text() + "' (never executed)";
+    case Argument::Kind::List:
+    case Argument::Kind::Tuple:
+    case Argument::Kind::Slice:
+        for (const auto &x : a.items())
+            if (auto why = unsafeArgument(x); !why.empty())
+                return why;
+        return "";
+    case Argument::Kind::Dict:
+        for (const auto &[k, v] : a.entries())
+            if (auto why = unsafeArgument(v); !why.empty())
+                return why;
+        return "";
+    default: return "";
+    }
+}
+
+/// Why the graph cannot be written as Python without running code it did not ask for ("" when it can).
+std::string unsafeGraph(const ir::Graph &g)
+{
+    static const std::set<std::string> reserved = {"self", "torch", "importlib", "_fetch", "_attach", "Model", "getattr"};
+    for (Node *n = g.first(); n; n = n->next()) {
+        const std::string where = "node '" + n->name() + "': ";
+        if (!safeName(n->name()) || reserved.count(n->name()) || n->name().rfind("_m", 0) == 0)
+            return where + "the name is not a Python identifier fxlens may bind";
+        if (n->op() == OpKind::CallFunction && !allowedTarget(n->target()))
+            return where + "target '" + n->target() + "' is outside the namespaces a graph may call (torch, operator, math, torchvision.ops)";
+        if (n->op() == OpKind::CallMethod && (!safeName(n->target()) || n->target().rfind("__", 0) == 0))
+            return where + "method '" + n->target() + "' is not a plain identifier";
+        for (const auto &[k, v] : n->kwargs())
+            if (!safeName(k))
+                return where + "keyword '" + k + "' is not an identifier";
+        for (const auto &a : n->args())
+            if (auto why = unsafeArgument(a); !why.empty())
+                return where + why;
+        for (const auto &[k, v] : n->kwargs())
+            if (auto why = unsafeArgument(v); !why.empty())
+                return where + why;
+    }
+    for (const auto &m : g.modules)
+        for (const auto &[k, v] : m.attrs)
+            if (auto why = unsafeArgument(v); !why.empty())
+                return "module '" + m.path + "': attribute " + k + ": " + why;
+    for (const auto &p : g.params)
+        if (!p.dtype.empty() && !safeName(p.dtype))
+            return "parameter '" + p.name + "': dtype '" + p.dtype + "' is not an identifier";
+    return {};
 }
 
 std::string joinArgs(const Node &n, size_t from = 0)
@@ -57,10 +147,46 @@ std::string joinArgs(const Node &n, size_t from = 0)
 
 } // namespace
 
+bool allowedTarget(const std::string &t)
+{
+    static const std::set<std::string> builtins = {"getattr", "builtins.getattr", "builtins.len", "builtins.int", "builtins.float",
+                                                   "builtins.bool", "builtins.min", "builtins.max", "builtins.abs",
+                                                   "builtins.round", "builtins.range", "builtins.slice", "builtins.tuple",
+                                                   "builtins.list", "builtins.sum", "builtins.pow", "builtins.divmod",
+                                                   "builtins.isinstance"};
+    if (builtins.count(t))
+        return true;
+    if (!safeDotted(t))
+        return false;
+    static const char *roots[] = {"torch.", "operator.", "_operator.", "math.", "torchvision.ops.", "aten.", "prims."};
+    bool rooted = false;
+    for (const char *r : roots)
+        rooted = rooted || t.rfind(r, 0) == 0;
+    if (!rooted)
+        return false;
+    // Dunder parts reach interpreter internals (torch.__builtins__, ...).
+    if (t.find(".__") != std::string::npos || t.rfind("__", 0) == 0)
+        return false;
+    static const char *refused[] = {"torch.load", "torch.save", "torch.hub", "torch.serialization", "torch.package", "torch.utils",
+                                    "torch.jit", "torch.compile", "torch.distributed", "torch.multiprocessing", "torch.backends",
+                                    "torch._dynamo", "torch._inductor", "torch.cuda.memory", "torch.fx", "torch.library",
+                                    "torch.ops.load_library", "torch.classes", "torch._C._jit", "torch.autograd.graph", "torch.testing",
+                                    "torch.onnx", "torch.export", "torch._export", "torch.overrides"};
+    for (const char *r : refused) {
+        const std::string p = r;
+        if (t == p || t.rfind(p + ".", 0) == 0)
+            return false;
+    }
+    return true;
+}
+
 PythonOutput writePython(const ir::Graph &g)
 {
     PythonOutput out;
-    std::set<std::string> imports;
+    out.error = unsafeGraph(g);
+    if (!out.error.empty())
+        return out;
+    std::map<std::string, std::string> imports;
     std::set<std::string> params;
     for (const auto &p : g.params)
         params.insert(p.name);
@@ -167,13 +293,14 @@ PythonOutput writePython(const ir::Graph &g)
     }
 
     std::ostringstream s;
-    s << "# Generated by fxlens from " << quote(g.name.empty() ? std::string("graph") : g.name) << " (" << (g.irLevel.empty() ? "?" : g.irLevel)
+    s << "# Generated by fxlens from " << quote(g.name.empty() ? std::string("graph") : g.name) << " (" << (g.irLevel == "aten" ? "aten" : "torch")
       << " IR, " << g.size() << " nodes): the graph as a runnable torch.nn.Module.\n"
       << "# Parameters and buffers start as zeros with their recorded shapes; fill them with\n"
       << "# load_state_dict(original_module.state_dict()) or Model().load_weights(\"weights.safetensors\").\n";
-    for (const auto &m : imports)
-        s << "import " << m << "\n";
-    s << "\nimport torch\n\n\n"
+    s << "\nimport importlib\n\nimport torch\n\n";
+    for (const auto &[m, alias] : imports)
+        s << alias << " = importlib.import_module(" << quote(m) << ")\n";
+    s << "\n\n"
       << "def _fetch(root, path):\n"
       << "    obj = root\n"
       << "    for part in path.split(\".\"):\n"

@@ -94,6 +94,20 @@ Result<std::map<std::string, SafeTensor>> readSafetensors(const std::string &pat
         t.data.assign(data.begin() + long(off[0]), data.begin() + long(off[1]));
         out.emplace(it.key(), std::move(t));
     }
+    // Tied weights are stored once; "fxlens.aliases" (a JSON object as the metadata string) names the
+    // other names of each stored tensor.
+    if (auto m = h.find("__metadata__"); m != h.end() && m->is_object() && m->contains("fxlens.aliases") &&
+                                         (*m)["fxlens.aliases"].is_string()) {
+        nlohmann::json aliases = nlohmann::json::parse((*m)["fxlens.aliases"].get<std::string>(), nullptr, false);
+        if (aliases.is_object())
+            for (auto a = aliases.begin(); a != aliases.end(); ++a) {
+                if (!a.value().is_string())
+                    continue;
+                auto src = out.find(a.value().get<std::string>());
+                if (src != out.end() && !out.count(a.key()))
+                    out.emplace(a.key(), src->second);
+            }
+    }
     return out;
 }
 

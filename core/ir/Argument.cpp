@@ -185,10 +185,18 @@ static std::string quote(const std::string &s)
 {
     std::string out = "'";
     for (char c : s) {
+        const auto u = static_cast<unsigned char>(c);
         if (c == '\'' || c == '\\')
             out += '\\';
         if (c == '\n') {
             out += "\\n";
+            continue;
+        }
+        if (u < 0x20 || u == 0x7f) { // every other control character escaped too (\r ends a line in Python)
+            static const char hex[] = "0123456789abcdef";
+            out += "\\x";
+            out += hex[u >> 4];
+            out += hex[u & 15];
             continue;
         }
         out += c;

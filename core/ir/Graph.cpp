@@ -91,6 +91,7 @@ std::unique_ptr<Graph> Graph::clone() const
     g->irLevel = irLevel;
     g->source = source;
     g->weightsFile = weightsFile;
+    g->inputsFile = inputsFile;
     g->sourcePath = sourcePath;
     g->modules = modules;
     g->params = params;

@@ -76,6 +76,8 @@ public:
     std::string irLevel;  ///< "torch" or "aten"
     std::string source;   ///< "symbolic_trace", "dynamo", "export", ...
     std::string weightsFile; ///< optional side file with parameter values (safetensors), relative to the graph file
+    /// Optional side file with the example inputs the exporter saw (safetensors, "input:<i>"), relative to the graph file.
+    std::string inputsFile;
     std::string sourcePath;  ///< the file this graph was read from ("" if built in memory); not written
     std::vector<ModuleInfo> modules;
     std::vector<ParamInfo> params;

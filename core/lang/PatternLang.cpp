@@ -1803,12 +1803,34 @@ void pyFunc(std::ostringstream &o, const Func &f, bool dropAsserts)
 
 } // namespace
 
+/// Text made safe for a Python comment: no character that could end the comment's line.
+static std::string commentText(const std::string &s)
+{
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+        const auto u = static_cast<unsigned char>(s[i]);
+        // U+0085, U+2028, U+2029 (line breaks to some readers) and every control character.
+        if (u == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x85) {
+            out += ' ';
+            ++i;
+        } else if (u == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+                   (static_cast<unsigned char>(s[i + 2]) == 0xA8 || static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
+            out += ' ';
+            i += 2;
+        } else {
+            out += u < 0x20 || u == 0x7f ? ' ' : s[i];
+        }
+    }
+    return out;
+}
+
 std::string exportPython(const FilePattern &p)
 {
     std::ostringstream o;
-    o << "# " << p.name << ": exported by fxlens from " << std::filesystem::path(p.file).filename().string() << "\n";
+    o << "# " << commentText(p.name) << ": exported by fxlens from " << commentText(std::filesystem::path(p.file).filename().string())
+      << "\n";
     if (!p.description.empty())
-        o << "# " << p.description << "\n";
+        o << "# " << commentText(p.description) << "\n";
     o << "# Use with torch.fx.subgraph_rewriter.replace_pattern_with_filters(gm, pattern, replacement, [match_filter]).\n"
          "# The pattern's asserts are fxlens constraints over shapes and bound values; match_filter lists them.\n"
          "import operator\n\nimport torch\nimport torch.nn.functional as F\n\n\n";
@@ -1828,7 +1850,7 @@ std::string exportPython(const FilePattern &p)
     else {
         o << "    # fxlens checks, on the matched nodes' shapes and arguments:\n";
         for (const auto &a : p.program->asserts)
-            o << "    #   " << (a.kind == Stmt::Kind::Assign ? a.target + " = " : std::string("assert ")) << unparse(*a.e) << "\n";
+            o << "    #   " << commentText((a.kind == Stmt::Kind::Assign ? a.target + " = " : std::string("assert ")) + unparse(*a.e)) << "\n";
         o << "    return True\n";
     }
     return o.str();

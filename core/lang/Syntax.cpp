@@ -700,8 +700,20 @@ std::string unparse(const Expr &e, const CalleeSpelling &callee)
     }
     case Expr::Kind::Str: {
         std::string s = "\"";
-        for (char c : e.s)
-            s += c == '"' ? std::string("\\\"") : c == '\\' ? std::string("\\\\") : c == '\n' ? std::string("\\n") : std::string(1, c);
+        for (char c : e.s) {
+            const auto u = static_cast<unsigned char>(c);
+            if (c == '"' || c == '\\') {
+                s += '\\';
+                s += c;
+            } else if (u < 0x20 || u == 0x7f) { // every control character escaped: no line break survives
+                static const char hex[] = "0123456789abcdef";
+                s += "\\x";
+                s += hex[u >> 4];
+                s += hex[u & 15];
+            } else {
+                s += c;
+            }
+        }
         return s + "\"";
     }
     case Expr::Kind::None: return "None";

@@ -90,6 +90,10 @@ public:
     int phase = 0;
     std::vector<std::string> labels; ///< vertical, horizontal, normalization, user
     std::string description;
+    /// The pattern reasons about mutation itself (dead-code elimination, functionalization). Other
+    /// patterns never match where a matched node reads or is storage written in place (the engine
+    /// refuses such matches; rewrite/Mutation.h).
+    bool mutationAware = false;
 
     /// Looks at the graph around `anchor` without changing it.
     virtual bool match(Node *anchor, Match &m, MatchFailure &why) const = 0;

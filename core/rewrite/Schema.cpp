@@ -121,8 +121,15 @@ const char *numpyKeyword(const std::string &name)
 
 bool writesInPlace(const std::string &t)
 {
-    if (t.rfind("operator.i", 0) == 0)
-        return true;
+    if (t.rfind("operator.i", 0) == 0) {
+        // Python's augmented assignments (operator.iadd, ...), not operator.is_/invert/index/itemgetter.
+        static const char *aug[] = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior",
+                                    "ixor", "ilshift", "irshift", "imatmul", "iconcat"};
+        for (const char *a : aug)
+            if (t.compare(9, std::string::npos, a) == 0)
+                return true;
+        return false;
+    }
     if (t.find("_.") != std::string::npos)
         return true; // aten.add_.Tensor
     const bool dunder = t.size() >= 2 && t.compare(t.size() - 2, 2, "__") == 0;

@@ -50,6 +50,7 @@ Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig 
     // order they were touched, each once however often it was touched meanwhile.
     for (Node *n = g.first(); n; n = n->next()) {
         reindex(n);
+        trackMutation(n);
         enqueue(n);
     }
     m_sweeping = false;
@@ -84,16 +85,66 @@ void Session::reindex(Node *n)
     }
 }
 
+void Session::trackMutation(Node *n)
+{
+    const size_t before = m_mutators.size();
+    if (!n->isErased() && mutatesInput(n))
+        m_mutators.insert(n);
+    else
+        m_mutators.erase(n);
+    if (m_mutators.size() < before) {
+        // Matches refused because of this write may be safe now.
+        for (Node *r : m_refusedForMutation)
+            enqueue(r);
+        m_refusedForMutation.clear();
+    }
+}
+
+bool Session::mutationSafe(const Pattern &p, const Match &m, MatchFailure &why)
+{
+    if (p.mutationAware || m_mutators.empty())
+        return true;
+    if (!m_alias || m_aliasEdits != m_edits) {
+        m_alias = std::make_unique<AliasInfo>(m_g);
+        m_aliasEdits = m_edits;
+    }
+    auto refuse = [&](const Node *n, const char *what) {
+        why = {"mutation", n->name(), "no in-place write to a matched value or a view of it", what};
+        if (m.anchor)
+            m_refusedForMutation.push_back(m.anchor);
+        return false;
+    };
+    for (Node *n : m.nodes) {
+        if (m_alias->tainted(n))
+            return refuse(n, "storage written in place");
+        for (Node *in : n->inputNodes())
+            if (m_alias->tainted(in))
+                return refuse(n, "reads storage written in place");
+    }
+    return true;
+}
+
+bool Session::matches(const Pattern &p, Node *n, Match &m, MatchFailure &why)
+{
+    return p.match(n, m, why) && mutationSafe(p, m, why);
+}
+
 void Session::notifyNodeInserted(Node *n)
 {
     m_edits = ++g_editClock;
     reindex(n);
+    trackMutation(n);
     enqueue(n);
 }
 
 void Session::notifyNodeErased(Node *n)
 {
     m_edits = ++g_editClock;
+    if (m_mutators.erase(n)) {
+        for (Node *r : m_refusedForMutation)
+            enqueue(r);
+        m_refusedForMutation.clear();
+    }
     // Called before the node is unlinked: drop it from its key by hand.
     if (n->id() < m_entryOf.size() && m_entryOf[n->id()]) {
         m_entryOf[n->id()]->second.erase(n);
@@ -105,6 +156,7 @@ void Session::notifyNodeChanged(Node *n)
 {
     m_edits = ++g_editClock;
     reindex(n); // the target may have changed
+    trackMutation(n);
     enqueue(n);
 }
 
@@ -179,7 +231,7 @@ std::vector<Match> Session::candidates(size_t limit)
             Match m;
             m.context = this;
             MatchFailure why;
-            if (!m_skipped.count({p, n->id()}) && p->match(n, m, why)) {
+            if (!m_skipped.count({p, n->id()}) && matches(*p, n, m, why)) {
                 m.pattern = p->name;
                 m.anchor = n;
                 out.push_back(std::move(m));
@@ -227,6 +279,15 @@ std::string Session::checkStep(const Step &s) const
     return {};
 }
 
+/// The graph input an output aliases after a step but did not before ("" when none).
+static std::string newOutputAlias(const std::vector<const Node *> &before, const std::vector<const Node *> &after)
+{
+    for (const Node *a : after)
+        if (a && std::find(before.begin(), before.end(), a) == before.end())
+            return a->name();
+    return {};
+}
+
 bool Session::applyMatch(const Pattern &p, const Match &m)
 {
     Rewriter rw(m_g);
@@ -234,12 +295,15 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
     rw.setContext(p.name, int64_t(m_cursor) + 1);
     for (auto *l : m_listeners)
         l->notifyPatternBegin(p.name, m.anchor);
+    const auto aliasesBefore = outputAliases(m_g);
     p.rewrite(m, rw);
     Step step{p.name, m.anchor->name(), m.summary, rw.takeEdits()};
     auto touched = rw.takeTouched();
     std::string problem;
     if (step.edits.empty())
         problem = "pattern '" + p.name + "' matched at '" + step.anchor + "' but changed nothing";
+    else if (std::string a = newOutputAlias(aliasesBefore, outputAliases(m_g)); !a.empty())
+        problem = "a graph output would alias the graph input '" + a + "'";
     else if (m_cfg.checked)
         problem = checkStep(step);
     if (problem.empty() && m_cfg.verify) {
@@ -286,7 +350,7 @@ bool Session::apply(const Match &m)
     Match fresh;
     fresh.context = this;
     MatchFailure why;
-    if (!p->match(m.anchor, fresh, why)) {
+    if (!matches(*p, m.anchor, fresh, why)) {
         m_lastError = "no longer matches: " + why.toString();
         return false;
     }
@@ -354,7 +418,7 @@ bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bo
         m.context = this;
         MatchFailure why;
         ++stats->attempts;
-        if (!p->match(n, m, why)) {
+        if (!matches(*p, n, m, why)) {
             for (auto *l : m_listeners)
                 l->notifyMatchFailure(p->name, n, why.toString());
             continue;
@@ -395,6 +459,8 @@ RunResult Session::run()
     auto t0 = std::chrono::steady_clock::now();
     size_t iter = 0;
     while (!m_sweep.empty() || !m_revisit.empty() || nextPhase()) {
+        if (m_sweep.empty() && m_revisit.empty())
+            continue; // a phase with no anchor in the graph (e.g. horizontal patterns, no call left)
         if (r.steps >= m_cfg.maxSteps) {
             r.reason = StopReason::StepLimit;
             break;

@@ -2,12 +2,14 @@
 // Session: the greedy driver and the stepping API (apply / skip / undo / redo / breakpoints / run).
 #pragma once
 
+#include "rewrite/Mutation.h"
 #include "rewrite/Pattern.h"
 
 #include <chrono>
 #include <functional>
 #include <deque>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -108,6 +110,11 @@ private:
     void reindex(Node *n);
     const Pattern *patternNamed(const std::string &name) const;
     std::string checkStep(const Step &s) const;
+    /// False (with why) when the match touches storage written in place (see Pattern::mutationAware).
+    bool mutationSafe(const Pattern &p, const Match &m, MatchFailure &why);
+    /// A match passes the pattern and the engine's mutation check.
+    bool matches(const Pattern &p, Node *n, Match &m, MatchFailure &why);
+    void trackMutation(Node *n);
 
     Graph &m_g;
     std::vector<const Pattern *> m_patterns;
@@ -136,6 +143,13 @@ private:
     std::vector<Breakpoint> m_breakpoints;
     std::string m_lastError;
     bool m_resumeFromBreakpoint = false;
+    /// Calls that write in place, kept current under every edit; the alias analysis runs only when
+    /// there is one, once per graph version.
+    std::unordered_set<Node *> m_mutators;
+    std::unique_ptr<AliasInfo> m_alias;
+    uint64_t m_aliasEdits = 0;
+    /// Anchors refused because of mutation: visited again when a mutation goes away.
+    std::vector<Node *> m_refusedForMutation;
 };
 
 } // namespace fxlens::rewrite

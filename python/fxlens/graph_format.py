@@ -45,6 +45,9 @@ def target_name(target: Any) -> str:
     if isinstance(target, torch._ops.OpOverloadPacket):
         return str(target)
     name = getattr(target, "__name__", None)
+    if name and getattr(torch._C, name, None) is target:
+        # pybind functions report a mangled __module__ (pybind11_detail_function_record_...).
+        return f"torch._C.{name}"
     if name:
         # Prefer the public spelling users write: torch.split rather than torch.functional.split.
         for prefix, mod in (("torch", torch), ("torch.nn.functional", torch.nn.functional),
@@ -57,8 +60,44 @@ def target_name(target: Any) -> str:
     return repr(target)
 
 
-def resolve_target(name: str) -> Any:
-    """Inverse of :func:`target_name`."""
+# Namespaces a graph file may name as call targets (a file never becomes running code: anything else is
+# refused unless the caller trusts the file). Inside torch, the parts that read or write files, load
+# code or start processes are refused too.
+_ALLOWED_ROOTS = ("torch.", "operator.", "_operator.", "math.", "torchvision.ops.", "aten.", "prims.")
+_ALLOWED_BUILTINS = {"builtins." + n for n in ("getattr", "len", "int", "float", "bool", "min", "max", "abs", "round",
+                                               "range", "slice", "tuple", "list", "sum", "pow", "divmod", "isinstance")}
+_REFUSED_IN_TORCH = ("torch.load", "torch.save", "torch.hub", "torch.serialization", "torch.package", "torch.utils",
+                     "torch.jit", "torch.compile", "torch.distributed", "torch.multiprocessing", "torch.backends",
+                     "torch._dynamo", "torch._inductor", "torch.cuda.memory", "torch.fx", "torch.library",
+                     "torch.ops.load_library", "torch.classes", "torch._C._jit", "torch.autograd.graph",
+                     "torch.testing", "torch.onnx", "torch.export", "torch._export", "torch.overrides")
+
+
+def target_allowed(name: str) -> bool:
+    """Whether a graph file may name `name` as a call target without being trusted."""
+    if name in _ALLOWED_BUILTINS:
+        return True
+    if not name.startswith(_ALLOWED_ROOTS):
+        return False
+    if any(part.startswith("__") for part in name.split(".")):
+        return False
+    return not any(name == r or name.startswith(r + ".") for r in _REFUSED_IN_TORCH)
+
+
+def resolve_target(name: str, allow_any: bool = False) -> Any:
+    """Inverse of :func:`target_name`. Names outside the allowed namespaces are refused unless
+    `allow_any` (a trusted file)."""
+    if "pybind11_detail_function_record" in name and name.endswith("_log_api_usage_once"):
+        name = "torch._C._log_api_usage_once"  # files written before the spelling was fixed
+    if not allow_any and not target_allowed(name):
+        raise FormatError(f"target '{name}' is outside the namespaces a graph file may call (torch, operator, "
+                          "math, torchvision.ops); refused. Pass allow_any_target=True only for a file you trust")
+    if name.startswith("prims."):
+        parts = name.split(".")
+        obj: Any = torch.ops.prims
+        for p in parts[1:]:
+            obj = getattr(obj, p)
+        return obj
     if name.startswith("aten."):
         parts = name.split(".")
         obj: Any = torch.ops.aten
@@ -145,6 +184,8 @@ def encode_arg(a: Any) -> Any:
         return {"layout": str(a).replace("torch.", "")}
     if isinstance(a, torch.memory_format):
         return {"memory_format": str(a).replace("torch.", "")}
+    if a is Ellipsis:
+        return {"opaque": "Ellipsis"}
     return {"opaque": repr(a)}
 
 
@@ -174,6 +215,8 @@ def decode_arg(a: Any, env: Dict[str, fx.Node], where: str) -> Any:
         return torch.device(v)
     if tag in ("layout", "memory_format"):
         return getattr(torch, v)
+    if tag == "opaque" and v == "Ellipsis":
+        return Ellipsis
     if tag == "opaque":
         raise FormatError(f"{where}: argument {v} cannot be rebuilt in Python")
     raise FormatError(f"{where}: unknown argument tag '{tag}'")
@@ -247,11 +290,16 @@ def _node_json(node: fx.Node) -> Dict[str, Any]:
             "kwargs": {k: encode_arg(v) for k, v in node.kwargs.items()}, "meta": meta}
 
 
+# Attributes the executor reads that some torch.nn modules do not declare as constants.
+_EXTRA_ATTRS = ("inplace", "training", "p", "embed_dim", "num_heads", "batch_first", "min_val", "max_val",
+                "negative_slope", "alpha", "beta", "threshold", "num_groups", "dim")
+
+
 def _module_attrs(mod: torch.nn.Module) -> Dict[str, Any]:
     """A module's declared constants (``__constants__``: stride, padding, eps, ...) that JSON can hold;
     fxlens' executor needs them to run call_module nodes."""
     out = {}
-    for k in getattr(type(mod), "__constants__", []):
+    for k in list(getattr(type(mod), "__constants__", [])) + [k for k in _EXTRA_ATTRS if k in vars(mod)]:
         v = getattr(mod, k, None)
         if isinstance(v, (bool, int, float, str, type(None))) or (
                 isinstance(v, (tuple, list)) and all(isinstance(x, (int, float, bool)) for x in v)):
@@ -348,7 +396,7 @@ def _fetch_attr(root: torch.nn.Module, target: str) -> Any:
     return obj
 
 
-def dict_to_graph(data: Dict[str, Any], where: str = "<graph>") -> fx.Graph:
+def dict_to_graph(data: Dict[str, Any], where: str = "<graph>", allow_any_target: bool = False) -> fx.Graph:
     graph = fx.Graph()
     env: Dict[str, fx.Node] = {}
     for jn in data["nodes"]:
@@ -359,7 +407,10 @@ def dict_to_graph(data: Dict[str, Any], where: str = "<graph>") -> fx.Graph:
         kwargs = {k: decode_arg(v, env, loc) for k, v in jn.get("kwargs", {}).items()}
         if op not in ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output"):
             raise FormatError(f"{loc}: unknown op kind '{op}'")
-        target = resolve_target(jn["target"]) if op == "call_function" else jn["target"]
+        try:
+            target = resolve_target(jn["target"], allow_any_target) if op == "call_function" else jn["target"]
+        except FormatError as e:
+            raise FormatError(f"{loc}: {e}") from None
         node = graph.create_node(op, target, args, kwargs, name=name)
         if node.name != name:
             raise FormatError(f"{loc}: name is not a valid Python identifier here (became '{node.name}')")

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+#include "rewrite/Mutation.h"
+
+#include "rewrite/Schema.h"
+
+#include <string_view>
+#include <unordered_set>
+
+namespace fxlens::rewrite {
+
+using ir::Node;
+using ir::OpKind;
+
+namespace {
+
+/// The op's base name: "aten.view.default" -> "view", "torch.nn.functional.relu" -> "relu", a method as is.
+std::string_view baseName(const Node *n)
+{
+    std::string_view t = n->target();
+    if (n->op() == OpKind::CallMethod)
+        return t;
+    if (t.rfind("aten.", 0) == 0 || t.rfind("prims.", 0) == 0) {
+        t.remove_prefix(t.find('.') + 1);
+        return t.substr(0, t.find('.'));
+    }
+    auto dot = t.rfind('.');
+    return dot == std::string_view::npos ? t : t.substr(dot + 1);
+}
+
+bool isTrue(const ir::Argument *a) { return a && a->isBool() && a->toBool(); }
+
+const ir::ModuleInfo *moduleOf(const Node *n)
+{
+    if (n->op() != OpKind::CallModule || !n->graph())
+        return nullptr;
+    for (const auto &m : n->graph()->modules)
+        if (m.path == n->target())
+            return &m;
+    return nullptr;
+}
+
+std::string_view shortType(const std::string &t)
+{
+    std::string_view s = t;
+    auto dot = s.rfind('.');
+    return dot == std::string_view::npos ? s : s.substr(dot + 1);
+}
+
+} // namespace
+
+bool mutatesInput(const Node *n)
+{
+    if (n->op() != OpKind::CallFunction && n->op() != OpKind::CallMethod && n->op() != OpKind::CallModule)
+        return false;
+    if (n->op() == OpKind::CallModule) {
+        const ir::ModuleInfo *m = moduleOf(n);
+        return m && isTrue(m->attr("inplace"));
+    }
+    if (writesInPlace(n->target()))
+        return true;
+    if (isTrue(n->kwarg("inplace")))
+        return true;
+    if (const ir::Argument *out = n->kwarg("out"); out && !out->isNone())
+        return true;
+    // F.relu(x, True), F.dropout(x, p, training, True): inplace given by position.
+    static const std::unordered_set<std::string_view> inplaceAt1 = {"relu", "relu6", "elu", "selu", "celu", "silu",
+                                                                    "hardswish", "hardsigmoid", "mish", "leaky_relu",
+                                                                    "hardtanh", "rrelu", "threshold", "dropout"};
+    if (n->op() == OpKind::CallFunction && n->target().rfind("torch.nn.functional.", 0) == 0) {
+        std::string_view b = baseName(n);
+        if (inplaceAt1.count(b)) {
+            // The inplace parameter's position: relu/silu/... (input, inplace); leaky_relu (input, slope,
+            // inplace); elu/celu (input, alpha, inplace); hardtanh (input, min, max, inplace);
+            // threshold (input, threshold, value, inplace); dropout (input, p, training, inplace).
+            size_t pos = 1;
+            if (b == "leaky_relu" || b == "elu" || b == "celu")
+                pos = 2;
+            else if (b == "hardtanh" || b == "threshold" || b == "dropout")
+                pos = 3;
+            else if (b == "rrelu")
+                pos = 4;
+            if (n->args().size() > pos && isTrue(&n->args()[pos]))
+                return true;
+        }
+    }
+    return false;
+}
+
+bool hasSideEffects(const Node *n)
+{
+    switch (n->op()) {
+    case OpKind::Placeholder:
+    case OpKind::Output: return true;
+    case OpKind::GetAttr: return false;
+    case OpKind::CallModule: {
+        if (mutatesInput(n))
+            return true;
+        const ir::ModuleInfo *m = moduleOf(n);
+        if (!m)
+            return true;
+        static const std::unordered_set<std::string_view> pure = {
+            "Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "LayerNorm", "GroupNorm",
+            "Embedding", "ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Hardswish", "Hardsigmoid", "Softmax",
+            "LogSoftmax", "Dropout", "Identity", "Flatten", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "LeakyReLU", "ELU", "Mish", "Softplus", "Hardtanh"};
+        // Batch norm in training mode updates its running statistics.
+        return !pure.count(shortType(m->type));
+    }
+    case OpKind::CallFunction:
+    case OpKind::CallMethod: break;
+    }
+    if (mutatesInput(n))
+        return true;
+    const std::string &t = n->target();
+    static const std::unordered_set<std::string> effectful = {
+        "torch._assert", "torch._assert_async", "torch._check", "torch._check_is_size", "builtins.print", "print",
+        "torch.manual_seed", "torch.seed", "torch.cuda.synchronize", "torch._C._log_api_usage_once",
+        "torch.autograd.profiler.record_function", "torch.ops.profiler._record_function_enter",
+        "torch.ops.profiler._record_function_exit", "torch._functorch.predispatch._add_batch_dim",
+        "torch.cuda.nvtx.range_push", "torch.cuda.nvtx.range_pop", "torch._C._set_grad_enabled",
+        "torch.amp.autocast_mode._enter_autocast", "torch.amp.autocast_mode._exit_autocast"};
+    if (effectful.count(t))
+        return true;
+    if (t.find("_log_api_usage_once") != std::string::npos)
+        return true;
+    // aten._assert_async, aten._assert_scalar, aten.sym_constrain_range, profiler and RNG-state ops.
+    std::string_view b = baseName(n);
+    if (b.rfind("_assert", 0) == 0 || b.rfind("sym_constrain_range", 0) == 0 || b == "_record_function_enter" ||
+        b == "_record_function_exit" || b == "_record_function_enter_new" || b == "run_and_save_rng_state" ||
+        b == "set_" || b == "resize_" || b == "print")
+        return true;
+    return t.rfind("torch.ops.profiler", 0) == 0 || t.rfind("torch.distributed", 0) == 0 || t.rfind("higher_order.", 0) == 0;
+}
+
+bool mayAliasInput(const Node *n)
+{
+    if (n->op() == OpKind::CallModule)
+        return mutatesInput(n) || shortType(moduleOf(n) ? moduleOf(n)->type : std::string()) == "Identity" ||
+               shortType(moduleOf(n) ? moduleOf(n)->type : std::string()) == "Flatten" ||
+               (shortType(moduleOf(n) ? moduleOf(n)->type : std::string()) == "Dropout");
+    if (n->op() != OpKind::CallFunction && n->op() != OpKind::CallMethod)
+        return false;
+    if (mutatesInput(n))
+        return true;
+    static const std::unordered_set<std::string_view> views = {
+        "view", "_unsafe_view", "reshape", "view_as", "reshape_as", "split", "split_with_sizes", "tensor_split", "chunk",
+        "unbind", "narrow", "slice", "select", "index_select_view", "transpose", "t", "T", "mT", "permute", "movedim",
+        "moveaxis", "swapaxes", "swapdims", "squeeze", "unsqueeze", "expand", "expand_as", "flatten", "unflatten",
+        "as_strided", "contiguous", "detach", "alias", "diagonal", "unfold", "real", "imag", "view_as_real",
+        "view_as_complex", "to", "type", "type_as", "float", "double", "half", "bfloat16", "long", "int", "bool",
+        "clone_view", "getitem", "__getitem__", "align_as", "broadcast_to", "hsplit", "vsplit", "dsplit", "split_copy",
+        "lift_fresh", "lift_fresh_copy", "dropout", "feature_dropout", "alpha_dropout", "identity", "getattr",
+        "_reshape_alias", "unsafe_split", "unsafe_chunk", "cpu", "cuda"};
+    std::string_view b = baseName(n);
+    if (n->op() == OpKind::CallFunction && n->target() == "operator.getitem")
+        return true;
+    return views.count(b) > 0;
+}
+
+AliasInfo::AliasInfo(const ir::Graph &g)
+{
+    std::vector<const Node *> mutators;
+    for (Node *n = g.first(); n; n = n->next())
+        if (mutatesInput(n))
+            mutators.push_back(n);
+    m_any = !mutators.empty();
+    if (!m_any)
+        return;
+    m_tainted.assign(g.idBound(), 0);
+    // Alias classes: connected components over "may alias its input" edges, in both directions.
+    std::vector<const Node *> work;
+    auto mark = [&](const Node *n) {
+        if (n && !m_tainted[n->id()]) {
+            m_tainted[n->id()] = 1;
+            work.push_back(n);
+        }
+    };
+    for (const Node *m : mutators) {
+        mark(m);
+        for (const Node *in : m->inputNodes())
+            mark(in); // conservatively every input: out= targets, index_put_ values
+    }
+    while (!work.empty()) {
+        const Node *n = work.back();
+        work.pop_back();
+        if (mayAliasInput(n))
+            for (const Node *in : n->inputNodes())
+                mark(in);
+        for (const Node *u : n->users())
+            if (mayAliasInput(u))
+                mark(u);
+    }
+}
+
+const Node *aliasedInput(const Node *n)
+{
+    for (int hops = 0; n && hops < 10000; ++hops) {
+        if (n->op() == OpKind::Placeholder || n->op() == OpKind::GetAttr)
+            return n;
+        if (!mayAliasInput(n))
+            return nullptr;
+        // The aliased operand: the first node argument (self / input / a getitem's container).
+        const Node *next = nullptr;
+        for (const auto &a : n->args())
+            if (a.isNode()) {
+                next = a.toNode();
+                break;
+            }
+        if (!next)
+            for (const auto &kv : n->kwargs())
+                if (kv.second.isNode()) {
+                    next = kv.second.toNode();
+                    break;
+                }
+        n = next;
+    }
+    return nullptr;
+}
+
+std::vector<const Node *> outputAliases(const ir::Graph &g)
+{
+    std::vector<const Node *> out;
+    const Node *o = g.outputNode();
+    if (!o)
+        return out;
+    std::vector<const Node *> values;
+    for (const Node *v : o->inputNodes())
+        values.push_back(v);
+    for (const Node *v : values)
+        out.push_back(aliasedInput(v));
+    return out;
+}
+
+} // namespace fxlens::rewrite

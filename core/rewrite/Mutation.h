@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// Mutation and aliasing: which calls write to an input, which values may share storage, and so which
+// nodes no rewrite may touch. The engine refuses a match that reads or replaces a value whose storage
+// is written in place (or a view of it), and a step that makes a graph output alias a graph input.
+#pragma once
+
+#include "ir/Graph.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace fxlens::rewrite {
+
+/// The call writes to one of its inputs: an in-place target (`x.add_`, `aten.copy_.default`,
+/// `operator.iadd` on a tensor), `inplace=True`, an `out=` keyword, or a leaf module built with
+/// `inplace=True` (nn.ReLU(inplace=True)).
+bool mutatesInput(const ir::Node *n);
+
+/// The call has an effect beyond its value (mutation, assertions, printing, RNG seeding, profiler
+/// ranges, a call_module whose type is not known to be pure): dead-code elimination keeps it.
+bool hasSideEffects(const ir::Node *n);
+
+/// The call's value may share storage with its first tensor input (views, reshape, split pieces,
+/// getitem of a split/unbind, contiguous/to/detach/expand, in-place calls).
+bool mayAliasInput(const ir::Node *n);
+
+/// For one graph version: nodes whose value shares storage with a tensor that some call mutates.
+class AliasInfo {
+public:
+    explicit AliasInfo(const ir::Graph &g);
+    bool any() const { return m_any; }
+    /// The node's value may be (a view of) storage written in place, or the node writes in place.
+    bool tainted(const ir::Node *n) const { return n->id() < m_tainted.size() && m_tainted[n->id()]; }
+
+private:
+    bool m_any = false;
+    std::vector<uint8_t> m_tainted;
+};
+
+/// The graph input (placeholder or get_attr) whose storage the value of `n` may share, following
+/// aliasing calls back; nullptr when the value is fresh.
+const ir::Node *aliasedInput(const ir::Node *n);
+
+/// For every graph output value (the output node's tensors, in order): the graph input it aliases.
+std::vector<const ir::Node *> outputAliases(const ir::Graph &g);
+
+} // namespace fxlens::rewrite

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+// Clean-up patterns that every preset brings (label "normalization"):
+//  - dead_code: a call whose value nobody uses and that has no side effect is erased (exporters leave
+//    dead compute behind, and horizontal fusion must never batch it back to life);
+//  - functionalize_inplace: an in-place call whose target nobody else reads afterwards becomes its
+//    functional twin (relu(x, inplace=True), x.add_(y), operator.iadd), so that the rest of the engine,
+//    which refuses to match across mutated values, sees plain dataflow.
+#include "PatternUtil.h"
+
+#include "rewrite/Mutation.h"
+#include "rewrite/Schema.h"
+
+#include <unordered_set>
+
+namespace fxlens::patterns {
+
+namespace {
+
+class DeadCode : public Pattern {
+public:
+    DeadCode()
+    {
+        name = "dead_code";
+        anchors = {{OpKind::CallFunction, ""}, {OpKind::CallMethod, ""}, {OpKind::CallModule, ""}, {OpKind::GetAttr, ""}};
+        benefit = 100;
+        labels = {"normalization"};
+        mutationAware = true; // erasing a dead reader of a mutated value is always safe
+        description = "a call whose value is unused and that has no side effect (no in-place write, assert, print, "
+                      "RNG seeding, profiler range) is erased";
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        if (!n->users().empty())
+            return fail(why, n, "users", "none", std::to_string(n->users().size()));
+        if (hasSideEffects(n))
+            return fail(why, n, "target", "a call without side effects", n->target());
+        m.nodes = {n};
+        m.removes = {n};
+        m.summary = "erase unused " + n->name();
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override { rw.eraseIfDead(m.anchor); }
+};
+
+/// The functional spelling of an in-place target, or "" when there is none that means the same.
+std::string functionalTarget(const Node *n)
+{
+    const std::string &t = n->target();
+    if (t.rfind("operator.i", 0) == 0) {
+        static const std::unordered_set<std::string> ops = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod",
+                                                            "ipow", "iand", "ior", "ixor", "ilshift", "irshift", "imatmul"};
+        std::string op = t.substr(9);
+        if (!ops.count(op))
+            return {};
+        std::string f = op.substr(1);
+        if (f == "and" || f == "or")
+            f += "_";
+        return "operator." + f;
+    }
+    // Calls whose in-place form has no functional twin with the same meaning.
+    static const std::unordered_set<std::string> none = {
+        "copy_", "zero_", "fill_", "set_", "resize_", "resize_as_", "requires_grad_", "share_memory_", "uniform_",
+        "normal_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_", "detach_",
+        "squeeze_", "unsqueeze_", "transpose_", "t_", "as_strided_", "swapdims_", "swapaxes_", "index_put_",
+        "put_", "map_", "apply_", "retain_grad", "record_stream"};
+    if (n->op() == OpKind::CallMethod) {
+        if (t.empty() || t.back() != '_' || none.count(t) || (t.size() > 1 && t[t.size() - 2] == '_'))
+            return {};
+        return t.substr(0, t.size() - 1);
+    }
+    if (t.rfind("aten.", 0) == 0) {
+        // aten.add_.Tensor -> aten.add.Tensor
+        auto a = t.find('.'), b = t.find('.', a + 1);
+        std::string base = t.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+        if (base.empty() || base.back() != '_' || none.count(base))
+            return {};
+        return "aten." + base.substr(0, base.size() - 1) + (b == std::string::npos ? "" : t.substr(b));
+    }
+    return {};
+}
+
+class FunctionalizeInplace : public Pattern {
+public:
+    FunctionalizeInplace()
+    {
+        name = "functionalize_inplace";
+        anchors = {{OpKind::CallFunction, ""}, {OpKind::CallMethod, ""}};
+        benefit = 99;
+        labels = {"normalization"};
+        mutationAware = true;
+        description = "y = f_(x) (inplace=True, x.add_(..), operator.iadd) where x is a fresh value nobody reads after "
+                      "it -> y = f(x)";
+    }
+    /// How the call is made functional: a new target, or the inplace flag cleared (kwarg or position).
+    struct Plan {
+        std::string target;
+        bool clearKwarg = false;
+        int clearPos = -1;
+    };
+    static bool plan(const Node *n, Plan &p)
+    {
+        if (const Argument *k = n->kwarg("inplace"); k && k->isBool() && k->toBool()) {
+            p.clearKwarg = true;
+            return true;
+        }
+        if (n->op() == OpKind::CallFunction && n->target().rfind("torch.nn.functional.", 0) == 0) {
+            for (size_t i = 1; i < n->args().size(); ++i)
+                if (n->args()[i].isBool() && n->args()[i].toBool()) {
+                    // Only the trailing positional bool is the inplace flag (dropout's `training` precedes it).
+                    if (i + 1 == n->args().size()) {
+                        p.clearPos = int(i);
+                        return mutatesInput(n);
+                    }
+                }
+            return false;
+        }
+        p.target = functionalTarget(n);
+        return !p.target.empty();
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        if (!mutatesInput(n))
+            return fail(why, n, "call", "an in-place call", n->target());
+        Plan p;
+        if (!plan(n, p))
+            return fail(why, n, "call", "an in-place call with a functional twin", n->target());
+        Node *x = firstInput(n);
+        if (!x)
+            return fail(why, n, "input", "a tensor written in place", "none");
+        if (x->op() == OpKind::Placeholder || x->op() == OpKind::GetAttr)
+            return fail(why, x, "written value", "a value computed in the graph", "a graph input or parameter");
+        if (mayAliasInput(x) || !x->meta().val.isTensor())
+            return fail(why, x, "written value", "a fresh tensor (not a view of another)", x->target());
+        Graph &g = *n->graph();
+        for (Node *u : x->users()) {
+            if (u == n)
+                continue;
+            if (!g.before(u, n) || mayAliasInput(u) || mutatesInput(u))
+                return fail(why, u, "other reader", "read before the write, without a view", u->target());
+        }
+        // The write lands in x's own dtype; the functional op promotes. Equal only when every tensor
+        // operand has x's dtype (Python numbers never promote a tensor's floating dtype here).
+        for (Node *in : n->inputNodes())
+            if (in != x && in->meta().val.isTensor() && in->meta().val.tensor.dtype != x->meta().val.tensor.dtype)
+                return fail(why, in, "operand dtype", x->meta().val.tensor.dtype, in->meta().val.tensor.dtype);
+        m.nodes = {n, x};
+        m.removes = {n};
+        m.summary = "make " + n->name() + " functional (" + x->name() + " is not read after it)";
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        Node *n = m.anchor;
+        Plan p;
+        if (!plan(n, p))
+            return;
+        auto args = n->args();
+        auto kwargs = n->kwargs();
+        if (p.clearKwarg || p.clearPos >= 0) {
+            if (p.clearPos >= 0)
+                args[size_t(p.clearPos)] = Argument::boolean(false);
+            for (auto &kv : kwargs)
+                if (kv.first == "inplace")
+                    kv.second = Argument::boolean(false);
+            rw.setInputs(n, args, kwargs);
+            return;
+        }
+        std::string base = p.target;
+        if (base.rfind("aten.", 0) == 0)
+            base = base.substr(5, base.find('.', 5) - 5);
+        else if (auto d = base.rfind('.'); d != std::string::npos)
+            base = base.substr(d + 1);
+        Node *c = rw.create(n->op(), p.target, args, kwargs, base, n, n, {n->name()});
+        c->meta().val = n->meta().val;
+        rw.replaceAllUsesWith(n, c);
+        rw.erase(n);
+    }
+};
+
+} // namespace
+
+std::string registerCleanupPatterns(PatternRegistry &r)
+{
+    std::string err = r.add(std::make_unique<FunctionalizeInplace>());
+    if (err.empty())
+        err = r.add(std::make_unique<DeadCode>());
+    return err;
+}
+
+} // namespace fxlens::patterns
