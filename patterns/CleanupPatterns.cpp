@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Clean-up patterns that every preset brings (label "normalization"):
+// Clean-up patterns that every preset brings (label "cleanup"):
 //  - dead_code: a call whose value nobody uses and that has no side effect is erased (exporters leave
 //    dead compute behind, and horizontal fusion must never batch it back to life);
 //  - functionalize_inplace: an in-place call whose target nobody else reads afterwards becomes its
@@ -23,7 +23,7 @@ public:
         name = "dead_code";
         anchors = {{OpKind::CallFunction, ""}, {OpKind::CallMethod, ""}, {OpKind::CallModule, ""}, {OpKind::GetAttr, ""}};
         benefit = 100;
-        labels = {"normalization"};
+        labels = {"cleanup"};
         mutationAware = true; // erasing a dead reader of a mutated value is always safe
         description = "a call whose value is unused and that has no side effect (no in-place write, assert, print, "
                       "RNG seeding, profiler range) is erased";
@@ -86,7 +86,7 @@ public:
         name = "functionalize_inplace";
         anchors = {{OpKind::CallFunction, ""}, {OpKind::CallMethod, ""}};
         benefit = 99;
-        labels = {"normalization"};
+        labels = {"cleanup"};
         mutationAware = true;
         description = "y = f_(x) (inplace=True, x.add_(..), operator.iadd) where x is a fresh value nobody reads after "
                       "it -> y = f(x)";

@@ -438,6 +438,22 @@ exec::ExecOptions execOptions(const Args &a, const std::string &graphPath)
 }
 #endif
 
+/// A graph written to another folder takes its weights and example inputs along (side files are
+/// always resolved in the graph's own folder).
+void copySideFiles(const ir::Graph &g, const std::string &from, const std::string &to)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path src = fs::absolute(from, ec).parent_path(), dst = fs::absolute(to, ec).parent_path();
+    if (fs::equivalent(src, dst, ec))
+        return;
+    for (const std::string &f : {g.weightsFile, g.inputsFile}) {
+        if (f.empty() || fs::path(f).filename() != fs::path(f) || !fs::exists(src / f, ec) || fs::exists(dst / f, ec))
+            continue;
+        fs::copy_file(src / f, dst / f, ec);
+    }
+}
+
 int cmdOptimize(const Args &a)
 {
     int code = kOk;
@@ -466,8 +482,10 @@ int cmdOptimize(const Args &a)
             std::string verr;
             cfg.verify = exec::makeStepVerifier(*original, execOptions(a, a.positional[0]), verr);
             if (!cfg.verify) {
-                std::cerr << "fxlens-cli optimize: --verify-each: the input graph does not run: " << verr << "\n";
-                return kFailed;
+                // The rewrites still run; their result is written, marked unverified, and the exit code says so.
+                std::cerr << "fxlens-cli optimize: --verify-each: the input graph does not run: " << verr
+                          << "; steps are applied unverified\n";
+                code = kFailed;
             }
         }
 #else
@@ -496,12 +514,15 @@ int cmdOptimize(const Args &a)
     if (a.verify) {
         auto rep = exec::verifyGraphs(*original, *g, execOptions(a, a.positional[0]));
         if (!rep) {
-            std::cerr << "fxlens-cli optimize: --verify: " << rep.error().toString() << "\n";
-            return kFailed;
-        }
-        std::printf("verify: %s", rep.value().summary().c_str());
-        if (!rep.value().pass)
+            // Keep the rewrite result (written below): only its check could not run.
+            std::cerr << "fxlens-cli optimize: --verify: " << rep.error().toString() << "\n"
+                      << "fxlens-cli optimize: warning: the result is unverified" << (a.output.empty() ? "" : " (still written)") << "\n";
             code = kFailed;
+        } else {
+            std::printf("verify: %s", rep.value().summary().c_str());
+            if (!rep.value().pass)
+                code = kFailed;
+        }
     }
 #endif
     if (!a.trace.empty()) {
@@ -513,6 +534,7 @@ int cmdOptimize(const Args &a)
         }
     }
     if (!a.output.empty()) {
+        copySideFiles(*g, a.positional[0], a.output);
         auto w = io::writeGraphFile(*g, a.output);
         if (!w) {
             std::cerr << w.error().toString() << "\n";

@@ -843,7 +843,10 @@ struct Interp {
                                                  optParam(p + ".running_var"), IValue(false), attr("momentum", IValue(0.1)),
                                                  attr("eps", IValue(1e-5)), IValue(true)});
         if (type == "Embedding")
-            return callAten("aten::embedding", {IValue(param(p + ".weight")), x, attr("padding_idx", IValue(int64_t(-1)))});
+        {
+            IValue pad = attr("padding_idx", IValue(int64_t(-1)));
+            return callAten("aten::embedding", {IValue(param(p + ".weight")), x, pad.isNone() ? IValue(int64_t(-1)) : pad});
+        }
         if (type == "ReLU")
             return inplaceModule(m, x, callAten("aten::relu", {x}));
         if (type == "Tanh")

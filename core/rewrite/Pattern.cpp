@@ -66,13 +66,14 @@ std::vector<const Pattern *> PatternRegistry::preset(const std::string &name, st
         return out;
     }
     // Any label names a family (vertical, horizontal, normalization, catalog, user, ...); a family
-    // always brings the normalizations its patterns rely on.
+    // always brings the normalizations its patterns rely on and the clean-ups (dead code,
+    // functionalization) that make real graphs matchable.
     std::set<std::string> labels;
     for (const auto &p : m_patterns)
         labels.insert(p->labels.begin(), p->labels.end());
     if (labels.count(name)) {
         for (const auto &p : m_patterns)
-            if (p->hasLabel(name) || p->hasLabel("normalization"))
+            if (p->hasLabel(name) || p->hasLabel("normalization") || p->hasLabel("cleanup"))
                 out.push_back(p.get());
         return out;
     }

@@ -279,13 +279,41 @@ std::string Session::checkStep(const Step &s) const
     return {};
 }
 
-/// The graph input an output aliases after a step but did not before ("" when none).
-static std::string newOutputAlias(const std::vector<const Node *> &before, const std::vector<const Node *> &after)
+/// `a` with every reference to `from` replaced by `to`.
+static Argument substitute(const Argument &a, const Node *from, Node *to)
 {
-    for (const Node *a : after)
-        if (a && std::find(before.begin(), before.end(), a) == before.end())
-            return a->name();
-    return {};
+    if (a.isNode())
+        return a.toNode() == from ? Argument::node(to) : a;
+    if (a.isSequence()) {
+        std::vector<Argument> items;
+        for (const auto &x : a.items())
+            items.push_back(substitute(x, from, to));
+        return a.kind() == Argument::Kind::List ? Argument::list(std::move(items)) : Argument::tuple(std::move(items));
+    }
+    return a;
+}
+
+/// A step must not make a graph output alias a graph input it did not alias before (a caller that
+/// writes to the output would write to its input): such an output gets its own copy, a clone, as a
+/// part of the same step.
+static void keepOutputsFresh(Graph &g, Rewriter &rw, const std::vector<const Node *> &before)
+{
+    Node *out = g.outputNode();
+    if (!out)
+        return;
+    for (Node *v : out->inputNodes()) {
+        const Node *a = aliasedInput(v);
+        if (!a || std::find(before.begin(), before.end(), a) != before.end())
+            continue;
+        const bool aten = g.irLevel == "aten";
+        Node *c = rw.create(ir::OpKind::CallFunction, aten ? "aten.clone.default" : "torch.clone", {Argument::node(v)}, {}, "clone", out, v);
+        c->meta().val = v->meta().val;
+        auto args = out->args();
+        for (auto &x : args)
+            x = substitute(x, v, c);
+        auto kwargs = out->kwargs();
+        rw.setInputs(out, std::move(args), std::move(kwargs));
+    }
 }
 
 bool Session::applyMatch(const Pattern &p, const Match &m)
@@ -297,13 +325,13 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
         l->notifyPatternBegin(p.name, m.anchor);
     const auto aliasesBefore = outputAliases(m_g);
     p.rewrite(m, rw);
+    if (rw.changed())
+        keepOutputsFresh(m_g, rw, aliasesBefore);
     Step step{p.name, m.anchor->name(), m.summary, rw.takeEdits()};
     auto touched = rw.takeTouched();
     std::string problem;
     if (step.edits.empty())
         problem = "pattern '" + p.name + "' matched at '" + step.anchor + "' but changed nothing";
-    else if (std::string a = newOutputAlias(aliasesBefore, outputAliases(m_g)); !a.empty())
-        problem = "a graph output would alias the graph input '" + a + "'";
     else if (m_cfg.checked)
         problem = checkStep(step);
     if (problem.empty() && m_cfg.verify) {

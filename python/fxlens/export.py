@@ -128,7 +128,8 @@ def _write(graph: fx.Graph, root: torch.nn.Module, path: str, *, name: str, ir: 
                 obj = _fetch_attr(root, node.target)
                 if isinstance(obj, torch.Tensor):
                     tensors[node.target] = obj
-        for pname, p in list(root.named_parameters()) + list(root.named_buffers()):
+        # Every name of a tied tensor (the file stores it once, see _save_weights).
+        for pname, p in list(root.named_parameters(remove_duplicate=False)) + list(root.named_buffers(remove_duplicate=False)):
             tensors.setdefault(pname, p)
         wpath = _save_weights(tensors, weights_path_for(path))
     data = graph_to_dict(graph, root, name=name, ir=ir, source=source,

@@ -308,6 +308,25 @@ CASES += [
     Case("batch_layernorm_aten_neg", "batch_layernorm_aten", lambda x, w, b: [F.layer_norm(x[i], (8,), w[i], b[i]) for i in range(K - 1)],
          [(K, 4, 8), (K, 8), (K, 8)], ("aten",), reason="5 or more"),
 ]
+def _inplace_relu_read_after(x):
+    y = x * 2
+    z = F.relu(y, inplace=True)
+    return z + y
+
+
+def _dead_inplace(x):
+    y = x * 2
+    y.add_(1)
+    return y
+
+
+CASES += [
+    Case("dead_code_pos", "dead_code", lambda x: torch.relu(x) + 1, [(B, 4)], edit=_dead_relu),
+    Case("dead_code_neg", "dead_code", _dead_inplace, [(B, 4)], ("torch",), reason="without side effects"),
+    Case("functionalize_inplace_pos", "functionalize_inplace", lambda x: F.relu(x * 2, inplace=True) + 1, [(B, 4)], ("torch",)),
+    Case("functionalize_inplace_neg", "functionalize_inplace", _inplace_relu_read_after, [(B, 4)], ("torch",),
+         reason="read before the write"),
+]
 for _op in ("tanh", "sigmoid", "relu"):
     CASES += [
         Case(f"batch_aten_{_op}_pos", f"batch_aten_{_op}", _unary(getattr(torch, _op)), [(K, 4, 8)], ("aten",)),
@@ -346,10 +365,16 @@ def export_case(case: Case, ir: str, path: str) -> None:
         write_dict(case.edit(read_dict(path)), path)
 
 
-def build(out: str) -> None:
+def build(out: str, only: Sequence[str] = ()) -> None:
+    """Writes the corpus; with `only` (case names), just those cases, merged into the existing manifest."""
     os.makedirs(out, exist_ok=True)
     manifest = []
+    if only:
+        with open(os.path.join(out, "cases.json")) as f:
+            manifest = [c for c in json.load(f) if c["case"] not in only]
     for case in CASES:
+        if only and case.name not in only:
+            continue
         for ir in case.irs:
             file = f"{case.name}.{ir}.json"
             export_case(case, ir, os.path.join(out, file))
@@ -363,4 +388,4 @@ def build(out: str) -> None:
 
 
 if __name__ == "__main__":
-    build(sys.argv[1] if len(sys.argv) > 1 else "tests/data/patterns")
+    build(sys.argv[1] if len(sys.argv) > 1 else "tests/data/patterns", sys.argv[2:])
