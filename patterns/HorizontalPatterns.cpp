@@ -12,6 +12,8 @@
 #include "rewrite/Schema.h"
 
 #include <algorithm>
+#include <functional>
+#include <numeric>
 #include <map>
 #include <unordered_set>
 
@@ -139,8 +141,8 @@ public:
         case Kind::Linear: {
             if (!aten) {
                 Node *x = tensor(0), *w = tensor(1), *b = tensor(2);
-                if (!x || !w || rankOf(x) != 2 || rankOf(w) != 2)
-                    return fail(why, n, "linear", "2-D input and weight", "other ranks");
+                if (!x || !w || rankOf(x) < 2 || rankOf(w) != 2 || !staticShape(x))
+                    return fail(why, n, "linear", "an input of rank >= 2 with static shape and a 2-D weight", "other ranks");
                 m.operands = {x, w, b};
                 key += "|" + shapeKey(x) + "|" + shapeKey(w) + "|" + shapeKey(b);
                 return true;
@@ -290,6 +292,7 @@ public:
             return s;
         };
         Node *y = nullptr;
+        int64_t unbindDim = 0;      // where the members are stacked in y
         const Node *memberOut = n0; // what each unbind piece stands for
         switch (kind) {
         case Kind::Unary:
@@ -314,35 +317,40 @@ public:
             break;
         }
         case Kind::LayerNorm: {
-            Node *X = stack(e, column(0), "stack");
             std::vector<Argument> in;
             const OpSchema *sch = schemaFor(n0->op(), n0->target());
             if (!sch || !normalizedArgs(n0, *sch, in) || in.size() < 5)
                 return; // member() accepted it, so this does not happen
             const Node *x0 = members[0].operands[0];
+            // Stacked just before the normalized dims ([*batch, N, *normalized]), so that the stacked
+            // weights [N, *normalized] broadcast as they are: no reshape nodes.
+            const size_t rank = staticShape(x0)->size(), k = in[1].items().size();
+            unbindDim = int64_t(rank - k);
+            auto st = *staticShape(x0);
+            st.insert(st.begin() + unbindDim, N);
+            Node *X = e.call(aten ? "aten.stack.default" : "torch.stack", {Argument::list(nodeList(column(0))), Argument::integer(unbindDim)}, {},
+                             "stack", tensorLike(x0, st));
             Node *ln;
             if (aten) {
                 Node *t = e.call("aten.native_layer_norm.default", {Argument::node(X), in[1], Argument::none(), Argument::none(), in[4]}, {},
                                  "native_layer_norm", ir::ValueMeta());
                 t->meta().val.kind = ir::ValueMeta::Kind::Sequence;
-                t->meta().val.items = {tensorLike(x0, outShape(x0)), tensorLike(x0, outShape(x0)), tensorLike(x0, outShape(x0))};
-                ln = e.call("operator.getitem", {Argument::node(t), Argument::integer(0)}, {}, "getitem", tensorLike(x0, outShape(x0)));
+                std::vector<int64_t> stats = st;
+                for (size_t i = size_t(unbindDim) + 1; i < stats.size(); ++i)
+                    stats[i] = 1;
+                t->meta().val.items = {tensorLike(x0, st), tensorLike(x0, stats), tensorLike(x0, stats)};
+                ln = e.call("operator.getitem", {Argument::node(t), Argument::integer(0)}, {}, "getitem", tensorLike(x0, st));
                 memberOut = x0;
             } else {
                 ln = e.call(n0->target(), {Argument::node(X), in[1], Argument::none(), Argument::none(), in[4]}, {}, "layer_norm",
-                            tensorLike(x0, outShape(x0)));
+                            tensorLike(x0, st));
             }
-            // Affine part: weights [N, *normalized] viewed as [N, 1, ..., *normalized].
-            const size_t rank = staticShape(x0)->size(), k = in[1].items().size();
             auto affine = [&](size_t col, const char *op) {
                 if (!members[0].operands[col])
                     return;
-                Node *W = stack(e, column(col), "stack");
-                auto ws = *staticShape(W);
-                ws.insert(ws.begin() + 1, rank - k, 1);
-                Node *Wv = e.reshape(W, ws);
-                ln = e.call(aten ? std::string("aten.") + op + ".Tensor" : std::string("torch.") + op,
-                            {Argument::node(ln), Argument::node(Wv)}, {}, op, tensorLike(x0, outShape(x0)));
+                Node *W = stack(e, column(col), "stack"); // [N, *normalized]
+                ln = e.call(aten ? std::string("aten.") + op + ".Tensor" : std::string("torch.") + op, {Argument::node(ln), Argument::node(W)},
+                            {}, op, tensorLike(x0, st));
             };
             affine(1, "mul");
             affine(2, "add");
@@ -352,6 +360,11 @@ public:
         case Kind::Linear: {
             Node *X = stack(e, column(0), "stack");
             const Node *x0 = members[0].operands[0];
+            // Inputs of rank > 2 ([B, T, K]: every transformer) go through bmm as [N, B*T, K].
+            const auto xShape = *staticShape(x0);
+            const int64_t rows = std::accumulate(xShape.begin(), xShape.end() - 1, int64_t(1), std::multiplies<int64_t>());
+            if (xShape.size() > 2)
+                X = e.reshape(X, {N, rows, xShape.back()});
             Node *Wt;
             auto mOut = *staticShape(n0);
             if (!aten) {
@@ -381,19 +394,21 @@ public:
                 }
             }
             mOut.insert(mOut.begin(), N);
+            const std::vector<int64_t> flat = {N, rows, mOut.back()};
             if (members[0].operands[2]) {
                 Node *Bs = stack(e, column(2), "stack"); // [N, M]
                 Node *Bu = e.unsqueeze(Bs, 1);
                 y = e.call(aten ? "aten.baddbmm.default" : "torch.baddbmm", {Argument::node(Bu), Argument::node(X), Argument::node(Wt)}, {},
-                           "baddbmm", tensorLike(x0, mOut));
+                           "baddbmm", tensorLike(x0, flat));
             } else {
-                y = e.call(aten ? "aten.bmm.default" : "torch.bmm", {Argument::node(X), Argument::node(Wt)}, {}, "bmm", tensorLike(x0, mOut));
+                y = e.call(aten ? "aten.bmm.default" : "torch.bmm", {Argument::node(X), Argument::node(Wt)}, {}, "bmm", tensorLike(x0, flat));
             }
+            y = e.reshape(y, mOut);
             break;
         }
         }
         // Unbind into the members' values.
-        Node *u = e.call(aten ? "aten.unbind.int" : "torch.unbind", {Argument::node(y), Argument::integer(0)}, {}, "unbind", ir::ValueMeta());
+        Node *u = e.call(aten ? "aten.unbind.int" : "torch.unbind", {Argument::node(y), Argument::integer(unbindDim)}, {}, "unbind", ir::ValueMeta());
         u->meta().val.kind = ir::ValueMeta::Kind::Sequence;
         for (int64_t i = 0; i < N; ++i)
             u->meta().val.items.push_back(tensorLike(memberOut, *staticShape(memberOut)));

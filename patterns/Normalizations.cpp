@@ -183,7 +183,19 @@ public:
         if (d.isSequence() && d.items().size() == 1)
             d = d.items()[0];
         if (d.isNone()) {
-            c = {"torch.squeeze", {in[0]}, {}};
+            // squeeze() over a static shape names its size-1 dims, so that patterns that read a
+            // squeeze of one dim (unbind pieces) see it.
+            std::vector<Argument> ones;
+            if (auto shape = staticShape(in[0].toNode()))
+                for (size_t i = 0; i < shape->size(); ++i)
+                    if ((*shape)[i] == 1)
+                        ones.push_back(Argument::integer(int64_t(i)));
+            if (ones.size() == 1)
+                c = {"torch.squeeze", {in[0]}, {{"dim", ones[0]}}};
+            else if (ones.size() > 1)
+                c = {"torch.squeeze", {in[0]}, {{"dim", Argument::tuple(ones)}}};
+            else
+                c = {"torch.squeeze", {in[0]}, {}};
             return true;
         }
         if (d.isSequence()) {

@@ -120,6 +120,40 @@ std::vector<PieceRun> pieceRuns(const std::vector<Node *> &inputs, int64_t catDi
     return runs;
 }
 
+/// stack(ts, dim): the tensor list and the non-negative dim (against the output rank).
+std::optional<StackView> asStack(Node *n, MatchFailure &why)
+{
+    if (!n->is(OpKind::CallFunction, "torch.stack") && !n->is(OpKind::CallFunction, "aten.stack.default")) {
+        fail(why, n, "stack", "torch.stack / aten.stack", n->target());
+        return std::nullopt;
+    }
+    const Argument *list = n->arg(0, "tensors"), *d = n->arg(1, "dim");
+    if (!list || !list->isSequence()) {
+        fail(why, n, "stack tensors", "a list", "other");
+        return std::nullopt;
+    }
+    StackView v;
+    for (const auto &a : list->items()) {
+        if (!a.isNode()) {
+            fail(why, n, "stack tensors", "node references", a.toString());
+            return std::nullopt;
+        }
+        v.inputs.push_back(a.toNode());
+    }
+    if (d && !d->isInt()) {
+        fail(why, n, "stack dim", "an int", d->toString());
+        return std::nullopt;
+    }
+    auto nd = normalizeDim(d ? d->toInt() : 0, rankOf(n));
+    if (!nd || !staticShape(n)) {
+        fail(why, n, "stack dim", "a dim within the output's known static shape", "no shape meta");
+        return std::nullopt;
+    }
+    v.dim = *nd;
+    return v;
+}
+
+
 bool UnbindRun::full() const
 {
     auto shape = staticShape(src);

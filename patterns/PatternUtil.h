@@ -6,6 +6,7 @@
 #include "rewrite/PatternGraph.h"
 #include "rewrite/Rewriter.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,13 @@ Node *firstInput(const Node *n);
 /// reshape / view in either IR (torch.reshape, Tensor.reshape/view, aten.view/_unsafe_view/reshape).
 bool isViewLike(const Node *n);
 
+/// stack(ts, dim): the tensor list and the non-negative dim (against the output rank).
+struct StackView {
+    std::vector<Node *> inputs;
+    int64_t dim = 0;
+};
+std::optional<StackView> asStack(Node *n, MatchFailure &why);
+
 /// Runs of consecutive pieces of one split along the cat dim inside a cat list.
 struct PieceRun {
     size_t start = 0; ///< position in the cat list
@@ -100,6 +108,7 @@ Node *unflattenRun(Emit &e, const PieceRun &run);
 
 std::string registerNormalizations(PatternRegistry &r);
 std::string registerCleanupPatterns(PatternRegistry &r);
+std::string registerLinearPatterns(PatternRegistry &r);
 std::string registerSplitCatPatterns(PatternRegistry &r);
 std::string registerAtenPatterns(PatternRegistry &r);
 std::string registerHorizontalPatterns(PatternRegistry &r);

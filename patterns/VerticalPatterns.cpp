@@ -24,43 +24,6 @@ const std::vector<AnchorKey> kCatKeys = {{OpKind::CallFunction, "torch.cat"},
                                          {OpKind::CallFunction, "aten.cat.default"}};
 const std::vector<AnchorKey> kStackKeys = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}};
 
-/// stack(ts, dim): the tensor list and the non-negative dim (against the output rank).
-struct StackView {
-    std::vector<Node *> inputs;
-    int64_t dim = 0;
-};
-std::optional<StackView> asStack(Node *n, MatchFailure &why)
-{
-    if (!n->is(OpKind::CallFunction, "torch.stack") && !n->is(OpKind::CallFunction, "aten.stack.default")) {
-        fail(why, n, "stack", "torch.stack / aten.stack", n->target());
-        return std::nullopt;
-    }
-    const Argument *list = n->arg(0, "tensors"), *d = n->arg(1, "dim");
-    if (!list || !list->isSequence()) {
-        fail(why, n, "stack tensors", "a list", "other");
-        return std::nullopt;
-    }
-    StackView v;
-    for (const auto &a : list->items()) {
-        if (!a.isNode()) {
-            fail(why, n, "stack tensors", "node references", a.toString());
-            return std::nullopt;
-        }
-        v.inputs.push_back(a.toNode());
-    }
-    if (d && !d->isInt()) {
-        fail(why, n, "stack dim", "an int", d->toString());
-        return std::nullopt;
-    }
-    auto nd = normalizeDim(d ? d->toInt() : 0, rankOf(n));
-    if (!nd || !staticShape(n)) {
-        fail(why, n, "stack dim", "a dim within the output's known static shape", "no shape meta");
-        return std::nullopt;
-    }
-    v.dim = *nd;
-    return v;
-}
-
 bool sameSizes(const SplitView &s, size_t first, size_t len)
 {
     for (size_t i = first; i < first + len; ++i)
@@ -1015,6 +978,8 @@ std::string registerVerticalPatterns(PatternRegistry &r)
         err = registerAtenPatterns(r);
     if (err.empty())
         err = registerHorizontalPatterns(r);
+    if (err.empty())
+        err = registerLinearPatterns(r);
     if (err.empty()) {
         // Patterns written in the pattern language (patterns/*.fxpat) join the built-in ones.
         lang::PatternLibrary lib;

@@ -320,7 +320,32 @@ def _dead_inplace(x):
     return y
 
 
+def _qkv(x, wq, wk, wv, bq, bk, bv):
+    return F.linear(x, wq, bq) * F.linear(x, wk, bk) + F.linear(x, wv, bv)
+
+
+def _stack_with_unbind_run(a, x, b):
+    return torch.stack([a, *torch.unbind(x, 0), b], 0) * 2
+
+
+def _stack_with_partial_unbind(a, x, b):
+    u = torch.unbind(x, 0)
+    return torch.stack([a, u[0], u[1], b], 0) * 2
+
+
 CASES += [
+    Case("batch_linear_lhs_pos", "batch_linear_lhs", _qkv, [(2, 3, 8), (8, 8), (8, 8), (8, 8), (8,), (8,), (8,)]),
+    Case("batch_linear_lhs_neg", "batch_linear_lhs", lambda x, w, b: F.linear(x, w, b) * 2, [(2, 3, 8), (8, 8), (8,)],
+         reason="2 or more linears"),
+    Case("batch_linear_3d_pos", "batch_linear", lambda x, w, b: [F.linear(x[i], w[i], b[i]) for i in range(K)],
+         [(K, 2, 3, 8), (K, 6, 8), (K, 6)], ("torch",)),
+    Case("split_cat_other_dim_pos", "split_cat_other_dim", lambda x: torch.cat(torch.split(x, 2, 1), 0) + 1, [(B, 8)]),
+    Case("split_cat_other_dim_neg", "split_cat_other_dim", lambda x: torch.cat(torch.split(x, 2, 1)[:2], 0) + 1, [(B, 8)],
+         reason="every piece of one split"),
+    Case("split_cat_negative_dims_pos", "split_cat_other_dim", lambda x: torch.cat(torch.split(x, 2, -1), -2) + 1, [(2, B, 8)]),
+    Case("unbind_run_in_stack_pos", "unbind_run_in_stack", _stack_with_unbind_run, [(B, 8), (3, B, 8), (B, 8)], ("torch",)),
+    Case("unbind_run_in_stack_neg", "unbind_run_in_stack", _stack_with_partial_unbind, [(B, 8), (3, B, 8), (B, 8)], ("torch",),
+         reason="every output of one unbind"),
     Case("dead_code_pos", "dead_code", lambda x: torch.relu(x) + 1, [(B, 4)], edit=_dead_relu),
     Case("dead_code_neg", "dead_code", _dead_inplace, [(B, 4)], ("torch",), reason="without side effects"),
     Case("functionalize_inplace_pos", "functionalize_inplace", lambda x: F.relu(x * 2, inplace=True) + 1, [(B, 4)], ("torch",)),
