@@ -109,6 +109,7 @@ Node *unflattenRun(Emit &e, const PieceRun &run);
 std::string registerNormalizations(PatternRegistry &r);
 std::string registerCleanupPatterns(PatternRegistry &r);
 std::string registerLinearPatterns(PatternRegistry &r);
+std::string registerEmbeddingPatterns(PatternRegistry &r);
 std::string registerSplitCatPatterns(PatternRegistry &r);
 std::string registerAtenPatterns(PatternRegistry &r);
 std::string registerHorizontalPatterns(PatternRegistry &r);

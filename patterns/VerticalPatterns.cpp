@@ -980,6 +980,8 @@ std::string registerVerticalPatterns(PatternRegistry &r)
         err = registerHorizontalPatterns(r);
     if (err.empty())
         err = registerLinearPatterns(r);
+    if (err.empty())
+        err = registerEmbeddingPatterns(r);
     if (err.empty()) {
         // Patterns written in the pattern language (patterns/*.fxpat) join the built-in ones.
         lang::PatternLibrary lib;

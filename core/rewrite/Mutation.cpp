@@ -124,7 +124,11 @@ bool hasSideEffects(const Node *n)
     if (t.find("_log_api_usage_once") != std::string::npos)
         return true;
     // aten._assert_async, aten._assert_scalar, aten.sym_constrain_range, profiler and RNG-state ops.
+    // _assert_tensor_metadata only restates the dtype/device the exporter recorded (fixed by
+    // construction, as Inductor treats it): not an effect worth keeping a value alive for.
     std::string_view b = baseName(n);
+    if (b == "_assert_tensor_metadata")
+        return false;
     if (b.rfind("_assert", 0) == 0 || b.rfind("sym_constrain_range", 0) == 0 || b == "_record_function_enter" ||
         b == "_record_function_exit" || b == "_record_function_enter_new" || b == "run_and_save_rng_state" ||
         b == "set_" || b == "resize_" || b == "print")

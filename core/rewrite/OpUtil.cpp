@@ -191,6 +191,29 @@ std::optional<UnbindPiece> asUnbindPiece(Node *n)
             return std::nullopt;
         return d->toInt();
     };
+    if (t == "operator.getitem" && n->args().size() == 2 && n->args()[0].isNode() && n->args()[1].kind() == Argument::Kind::Tuple) {
+        // x[:, ..., :, i]: full slices, then an int: the i-th slice along that dim (a column).
+        const auto &items = n->args()[1].items();
+        auto fullSlice = [](const Argument &a) {
+            return a.kind() == Argument::Kind::Slice && a.items().size() == 3 && a.items()[0].isNone() && a.items()[1].isNone() &&
+                   a.items()[2].isNone();
+        };
+        if (items.empty() || !items.back().isInt())
+            return std::nullopt;
+        for (size_t i = 0; i + 1 < items.size(); ++i)
+            if (!fullSlice(items[i]))
+                return std::nullopt;
+        p.src = n->args()[0].toNode();
+        auto shape = staticShape(p.src);
+        p.dim = int64_t(items.size()) - 1;
+        if (!shape || p.dim >= int64_t(shape->size()))
+            return std::nullopt;
+        const int64_t size = (*shape)[size_t(p.dim)];
+        p.index = items.back().toInt() < 0 ? items.back().toInt() + size : items.back().toInt();
+        if (p.index < 0 || p.index >= size)
+            return std::nullopt;
+        return p;
+    }
     if (t == "operator.getitem") {
         Node *u = nullptr;
         p.index = getItemIndex(n, &u);

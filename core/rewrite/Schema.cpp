@@ -97,6 +97,9 @@ std::map<Key, OpSchema> build()
     fn({"aten.mm.default", "aten.bmm.default"}, {{req("self"), req("mat2")}});
     fn({"aten.addmm.default"}, {{req("self"), req("mat1"), req("mat2"), opt("beta", I(1)), opt("alpha", I(1))}});
     fn({"torch.nn.functional.linear"}, {{req("input"), req("weight"), opt("bias", N())}});
+    fn({"torch.nn.functional.embedding"}, {{req("input"), req("weight"), opt("padding_idx", N()), opt("max_norm", N()),
+                                            opt("norm_type", Argument::real(2.0)), opt("scale_grad_by_freq", B(false)),
+                                            opt("sparse", B(false))}});
     fn({"torch.nn.functional.layer_norm"},
        {{req("input"), req("normalized_shape"), opt("weight", N()), opt("bias", N()), opt("eps", F(1e-5))}});
     fn({"aten.native_layer_norm.default"}, {{req("self"), req("normalized_shape"), req("weight"), req("bias"), req("eps")}});

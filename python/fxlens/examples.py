@@ -14,7 +14,7 @@ import time
 import torch
 
 from . import export_module, export_program, compile_backend
-from .models import Tangle, TransformerLayer, tangle_inputs, transformer_inputs
+from .models import CTRModel, Tangle, TransformerLayer, ctr_inputs, tangle_inputs, transformer_inputs
 
 
 def _dynamo(model, inputs, path, name, weights=False):
@@ -32,6 +32,10 @@ def _dynamo(model, inputs, path, name, weights=False):
         final_w = path.replace(".json.gz", ".safetensors").replace(".json", ".safetensors")
         os.replace(os.path.join(out_dir, data["weights"]), final_w)
         data["weights"] = os.path.basename(final_w)
+        if data.get("inputs"):
+            final_i = final_w[:-len(".safetensors")] + ".inputs.safetensors"
+            os.replace(os.path.join(out_dir, data["inputs"]), final_i)
+            data["inputs"] = os.path.basename(final_i)
     write_dict(data, path)
     if be.files[0] != path:
         os.remove(be.files[0])
@@ -59,6 +63,13 @@ def build(out: str, only=None, tangle_sizes=(50, 200, 800)) -> None:
     add("transformer_dynamo", lambda: _dynamo(*tr(), os.path.join(out, "transformer_dynamo.json"), "transformer"))
     add("transformer_aten", lambda: export_program(torch.export.export(*tr()),
                                                    os.path.join(out, "transformer_aten.json"), name="transformer"))
+    def ctr():
+        torch.manual_seed(0)
+        m = CTRModel().eval()
+        return m, ctr_inputs(m)
+    add("ctr_dynamo", lambda: _dynamo(*ctr(), os.path.join(out, "ctr_dynamo.json"), "ctr", weights=True))
+    add("ctr_aten", lambda: export_program(torch.export.export(*ctr()), os.path.join(out, "ctr_aten.json"), name="ctr",
+                                           weights=True))
     add("tangle4_fx", lambda: export_module(Tangle(4).eval(), tangle_inputs(4), os.path.join(out, "tangle4_fx.json"),
                                             name="tangle4", weights=True))
     for n in tangle_sizes:

@@ -84,3 +84,35 @@ class TransformerLayer(nn.Module):
 def transformer_inputs(batch: int = 2, seq: int = 16, d_model: int = 64, seed: int = 0):
     g = torch.Generator().manual_seed(seed)
     return (torch.randn(batch, seq, d_model, generator=g),)
+
+
+class CTRModel(nn.Module):
+    """A click-through-rate model of the kind Optimus targets: `n_sparse` sparse features arrive as
+    columns of one float tensor (ids), each is sliced, cast to int64 and looked up in two embedding
+    tables (a wide and a deep one, same dim); the dense features go through a bottom MLP; everything
+    is concatenated into a top MLP."""
+
+    def __init__(self, n_sparse: int = 26, n_dense: int = 13, vocab: int = 100, dim: int = 16):
+        super().__init__()
+        self.n_sparse = n_sparse
+        self.n_dense = n_dense
+        self.vocab = vocab
+        self.wide = nn.ModuleList(nn.Embedding(vocab, dim) for _ in range(n_sparse))
+        self.deep = nn.ModuleList(nn.Embedding(vocab, dim) for _ in range(n_sparse))
+        self.bottom = nn.Sequential(nn.Linear(n_dense, 32), nn.ReLU(), nn.Linear(32, dim))
+        self.top = nn.Sequential(nn.Linear(dim * (2 * n_sparse + 1), 64), nn.ReLU(), nn.Linear(64, 1))
+
+    def forward(self, dense: torch.Tensor, sparse: torch.Tensor) -> torch.Tensor:
+        feats = [self.bottom(dense)]
+        for i in range(self.n_sparse):
+            ids = sparse[:, i].long()
+            feats.append(self.wide[i](ids))
+            feats.append(self.deep[i](ids))
+        return torch.sigmoid(self.top(torch.cat(feats, dim=1)))
+
+
+def ctr_inputs(model: "CTRModel", batch: int = 8, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    dense = torch.randn(batch, model.n_dense, generator=g)
+    sparse = torch.randint(0, model.vocab, (batch, model.n_sparse), generator=g).float()
+    return dense, sparse

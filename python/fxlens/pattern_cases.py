@@ -32,6 +32,8 @@ class Case:
     decompose: bool = True            # ATen: lower to core ATen (run_decompositions)
     edit: Optional[Callable] = None   # post-edit of the exported JSON dict (hand-made near misses)
     runnable: bool = True             # False when the edit makes the graph invalid for PyTorch
+    ids: Tuple[int, ...] = ()         # inputs holding ids (random integers below `vocab`, as floats)
+    vocab: int = 10
 
     @property
     def positive(self) -> bool:
@@ -40,7 +42,8 @@ class Case:
 
 def inputs_for(case: Case, seed: int = 0):
     g = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(*s, generator=g) for s in case.shapes)
+    return tuple(torch.randint(0, case.vocab, s, generator=g).float() if i in case.ids else torch.randn(*s, generator=g)
+                 for i, s in enumerate(case.shapes))
 
 
 def _split_meta_drop(d):
@@ -333,7 +336,18 @@ def _stack_with_partial_unbind(a, x, b):
     return torch.stack([a, u[0], u[1], b], 0) * 2
 
 
+def _lookups(x, t0, t1, t2):
+    return torch.cat([F.embedding(x[:, 0].long(), t0), F.embedding(x[:, 1].long(), t1), F.embedding(x[:, 2].long(), t2)], 1)
+
+
 CASES += [
+    Case("batch_embedding_pos", "batch_embedding", _lookups, [(B, 3), (10, 4), (10, 4), (10, 4)], ids=(0,)),
+    Case("batch_embedding_neg", "batch_embedding", lambda x, t0, t1: F.embedding(x[:, 0].long(), t0).sum() + F.embedding(x[:, 1].long(), t1).sum(),
+         [(B, 3), (10, 4), (10, 6)], ids=(0,), reason="2 or more lookups"),
+    Case("cast_through_stack_pos", "cast_through_stack", lambda x: torch.stack([x[:, 0].long(), x[:, 2].long()], 1) * 2, [(B, 3)],
+         ("torch",), ids=(0,)),
+    Case("cast_through_stack_neg", "cast_through_stack", lambda x: torch.stack([x[:, 0].long(), x[:, 2].long() + 1], 1) * 2,
+         [(B, 3)], ("torch",), ids=(0,), reason="a dtype conversion"),
     Case("batch_linear_lhs_pos", "batch_linear_lhs", _qkv, [(2, 3, 8), (8, 8), (8, 8), (8, 8), (8,), (8,), (8,)]),
     Case("batch_linear_lhs_neg", "batch_linear_lhs", lambda x, w, b: F.linear(x, w, b) * 2, [(2, 3, 8), (8, 8), (8,)],
          reason="2 or more linears"),
