@@ -18,6 +18,7 @@
 #include <c10/util/Exception.h>
 
 #include <cmath>
+#include <functional>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -133,7 +134,12 @@ bool coerce(const IValue &v, const c10::TypePtr &type, const c10::Argument &arg,
             return true;
         }
         if (lenient && (v.isInt() || v.isDouble() || v.isBool())) {
-            out = at::scalar_tensor(v.toScalar());
+            // A Python number where a Tensor is expected (aten.add.Tensor(x, 0)) takes part in type
+            // promotion as a number, as PyTorch's argument parser makes it: a wrapped-number tensor
+            // (an int64 tensor + 1 stays int64, an int tensor + 0.5 becomes the default float).
+            at::Tensor t = c10::scalar_to_tensor(v.toScalar());
+            t.unsafeGetTensorImpl()->set_wrapped_number(true);
+            out = t;
             return true;
         }
         return false;
@@ -1088,6 +1094,53 @@ struct Interp {
         return c10::ivalue::Tuple::create({IValue(vals), IValue(offsets.to(at::kChar))});
     }
 
+    /// torch.tensor(data, dtype, device): Python numbers (nested lists of them) with Python's dtype
+    /// rules (ints int64, floats the default float32, bools bool), or a tensor (copied).
+    static IValue tensorFrom(const IValue &data, const IValue &dtype, const IValue &device)
+    {
+        at::Tensor t;
+        if (data.isTensor()) {
+            t = data.toTensor().clone();
+        } else {
+            std::vector<double> flat;
+            std::vector<int64_t> shape;
+            bool anyFloat = false, allBool = true;
+            std::function<void(const IValue &, size_t)> walk = [&](const IValue &v, size_t depth) {
+                if (v.isList() || v.isTuple()) {
+                    auto xs = items(v);
+                    if (shape.size() <= depth)
+                        shape.push_back(int64_t(xs.size()));
+                    else if (shape[depth] != int64_t(xs.size()))
+                        throw CallError{"torch.tensor of a ragged list"};
+                    for (const auto &x : xs)
+                        walk(x, depth + 1);
+                    return;
+                }
+                if (v.isDouble()) {
+                    anyFloat = true;
+                    allBool = false;
+                    flat.push_back(v.toDouble());
+                } else if (v.isInt()) {
+                    allBool = false;
+                    flat.push_back(double(v.toInt()));
+                } else if (v.isBool()) {
+                    flat.push_back(v.toBool() ? 1.0 : 0.0);
+                } else {
+                    throw CallError{"torch.tensor of a " + std::string(v.tagKind())};
+                }
+            };
+            walk(data, 0);
+            t = at::tensor(flat, at::TensorOptions().dtype(at::kDouble)).reshape(shape);
+            t = t.to(anyFloat ? at::kFloat : allBool && !flat.empty() ? at::kBool : at::kLong);
+            if (!data.isList() && !data.isTuple())
+                t = t.reshape({});
+        }
+        if (!dtype.isNone())
+            t = t.to(static_cast<at::ScalarType>(dtype.toInt()));
+        (void)device; // the run's device is chosen for the whole graph
+        return IValue(t);
+    }
+
     IValue callFunction(const Node *n) const
     {
         const std::string &t = n->target();
@@ -1240,8 +1293,14 @@ struct Interp {
                 throw CallError{"stochastic_depth in training mode is not deterministic; export the model in eval mode"};
             return x;
         }
-        if (t == "torch.nn.functional.max_pool2d" && pos.size() > 6)
-            pos.resize(6);
+        if (base.find("max_pool") != std::string::npos && t.rfind("torch.nn.functional.", 0) == 0) {
+            // F.max_pool2d(x, k, stride, padding, dilation, ceil_mode, return_indices): the last one picks the op.
+            IValue ri = take(pos, kw, 6, {"return_indices"});
+            if (pos.size() > 6)
+                pos.resize(6);
+            if (ri.isBool() && ri.toBool())
+                return callAten("aten::" + base + "_with_indices", pos, kw);
+        }
         if (base == "einsum") {
             c10::impl::GenericList ops(c10::AnyType::get());
             for (size_t i = 1; i < pos.size(); ++i)
@@ -1251,6 +1310,8 @@ struct Interp {
         }
         if (t == "torch.nn.functional.multi_head_attention_forward")
             return multiHeadAttentionForward(pos, kw);
+        if (t == "torch.tensor" || t == "torch.as_tensor" || t == "torch.scalar_tensor")
+            return tensorFrom(take(pos, kw, 0, {"data", "s"}), take(pos, kw, 1, {"dtype"}), take(pos, kw, 2, {"device"}));
         if (base == "scaled_dot_product_attention") {
             // Python's keyword `scale` and `enable_gqa` map to ATen's names as they are.
             return callAten("aten::scaled_dot_product_attention", pos, kw);
@@ -1260,7 +1321,18 @@ struct Interp {
                             "torch.export or torch.compile (fxlens.export_program / fxlens.compile_backend), which trace through it"};
         if (inplace)
             return callInPlace(base, pos, kw);
-        return callPacked("aten::" + base, pos, kw, 0);
+        try {
+            return callPacked("aten::" + base, pos, kw, 0);
+        } catch (const CallError &) {
+            // Python-only knobs at their defaults (None / False) that the ATen op does not take.
+            std::vector<std::pair<std::string, IValue>> kept;
+            for (const auto &kv : kw)
+                if (!(kv.second.isNone() || (kv.second.isBool() && !kv.second.toBool())))
+                    kept.push_back(kv);
+            if (kept.size() == kw.size())
+                throw;
+            return callPacked("aten::" + base, pos, kept, 0);
+        }
     }
 
     IValue callMethod(const Node *n) const

@@ -78,6 +78,18 @@ std::string callee(const std::string &t, std::map<std::string, std::string> &imp
     return t;
 }
 
+/// A tensor operator method (x.__eq__(y), x.__rsub__(1), x.__getitem__(i)): no interpreter internals.
+bool operatorDunder(const std::string &m)
+{
+    static const std::set<std::string> ops = {
+        "eq", "ne", "lt", "le", "gt", "ge", "add", "radd", "iadd", "sub", "rsub", "isub", "mul", "rmul", "imul", "truediv",
+        "rtruediv", "itruediv", "floordiv", "rfloordiv", "ifloordiv", "mod", "rmod", "imod", "pow", "rpow", "ipow", "matmul",
+        "rmatmul", "and", "rand", "iand", "or", "ror", "ior", "xor", "rxor", "ixor", "lshift", "rlshift", "ilshift", "rshift",
+        "rrshift", "irshift", "invert", "neg", "pos", "abs", "getitem", "setitem", "len", "contains", "bool", "float", "int",
+        "index"};
+    return m.size() > 4 && m.compare(m.size() - 2, 2, "__") == 0 && ops.count(m.substr(2, m.size() - 4)) > 0;
+}
+
 /// Why an argument cannot be written as Python ("" when it can).
 std::string unsafeArgument(const Argument &a)
 {
@@ -113,8 +125,8 @@ std::string unsafeGraph(const ir::Graph &g)
             return where + "the name is not a Python identifier fxlens may bind";
         if (n->op() == OpKind::CallFunction && !allowedTarget(n->target()))
             return where + "target '" + n->target() + "' is outside the namespaces a graph may call (torch, operator, math, torchvision.ops)";
-        if (n->op() == OpKind::CallMethod && (!safeName(n->target()) || n->target().rfind("__", 0) == 0))
-            return where + "method '" + n->target() + "' is not a plain identifier";
+        if (n->op() == OpKind::CallMethod && (!safeName(n->target()) || (n->target().rfind("__", 0) == 0 && !operatorDunder(n->target()))))
+            return where + "method '" + n->target() + "' is not a plain identifier or an operator method";
         for (const auto &[k, v] : n->kwargs())
             if (!safeName(k))
                 return where + "keyword '" + k + "' is not an identifier";
@@ -263,8 +275,31 @@ PythonOutput writePython(const ir::Graph &g)
                 call = F + "gelu(" + x + ", approximate=" + attr("approximate", "'none'") + ")";
             else if (type == "Softmax")
                 call = F + "softmax(" + x + ", " + attr("dim", "-1") + ")";
-            else if (type == "Dropout" || type == "Identity")
+            else if (type == "Dropout" || type == "Identity" || type == "Dropout1d" || type == "Dropout2d" || type == "AlphaDropout")
                 call = x;
+            else if (type == "Hardswish" || type == "Hardsigmoid" || type == "Mish" || type == "SELU")
+                call = F + (type == "SELU" ? std::string("selu") : type == "Mish" ? std::string("mish")
+                            : type == "Hardswish" ? std::string("hardswish") : std::string("hardsigmoid")) + "(" + x + ")";
+            else if (type == "ReLU6")
+                call = F + "relu6(" + x + ")";
+            else if (type == "LeakyReLU")
+                call = F + "leaky_relu(" + x + ", " + attr("negative_slope", "0.01") + ")";
+            else if (type == "ELU")
+                call = F + "elu(" + x + ", " + attr("alpha", "1.0") + ")";
+            else if (type == "Hardtanh")
+                call = F + "hardtanh(" + x + ", " + attr("min_val", "-1.0") + ", " + attr("max_val", "1.0") + ")";
+            else if (type == "Softplus")
+                call = F + "softplus(" + x + ", " + attr("beta", "1.0") + ", " + attr("threshold", "20.0") + ")";
+            else if (type == "LogSoftmax")
+                call = F + "log_softmax(" + x + ", " + attr("dim", "-1") + ")";
+            else if (type == "GroupNorm")
+                call = F + "group_norm(" + x + ", " + attr("num_groups", "1") + ", " + optParam(p + ".weight") + ", " + optParam(p + ".bias") +
+                       ", " + attr("eps", "1e-05") + ")";
+            else if (type == "AvgPool2d")
+                call = F + "avg_pool2d(" + x + ", " + attr("kernel_size", "None") + ", " + attr("stride", "None") + ", " + attr("padding", "0") +
+                       ", " + attr("ceil_mode", "False") + ", " + attr("count_include_pad", "True") + ")";
+            else if (type == "AdaptiveAvgPool1d")
+                call = F + "adaptive_avg_pool1d(" + x + ", " + attr("output_size", "None") + ")";
             else if (type == "Flatten")
                 call = "torch.flatten(" + x + ", " + attr("start_dim", "1") + ", " + attr("end_dim", "-1") + ")";
             else if (type == "MaxPool2d")

@@ -160,10 +160,14 @@ def _trace(module: torch.nn.Module, example_inputs: Sequence[Any],
     A model that cannot be traced symbolically gets a message naming the routes that work."""
     try:
         if _is_transformers_model(module):
-            import inspect
-            from transformers.utils.fx import symbolic_trace as hf_symbolic_trace
-            names = [p for p in inspect.signature(module.forward).parameters][:len(example_inputs)]
-            return hf_symbolic_trace(module, input_names=names)
+            try:  # transformers < 5 ships its own fx tracer
+                import inspect
+                from transformers.utils.fx import symbolic_trace as hf_symbolic_trace
+            except ImportError:
+                hf_symbolic_trace = None
+            if hf_symbolic_trace is not None:
+                names = [p for p in inspect.signature(module.forward).parameters][:len(example_inputs)]
+                return hf_symbolic_trace(module, input_names=names)
         return fx.symbolic_trace(module, concrete_args=concrete_args)
     except Exception as e:  # torch.fx raises many kinds (TraceError, TypeError, NotImplementedError, ...)
         raise FormatError(

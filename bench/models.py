@@ -1,0 +1,366 @@
+# SPDX-License-Identifier: MIT
+"""The model zoo: public architectures built from their constructors and configs with random weights
+(nothing is downloaded), each through every exporter, then through fxlens:
+
+    export -> info/lint -> run vs PyTorch -> optimize --preset all --verify -> load_graph vs PyTorch
+           -> convert --to python, run vs PyTorch -> (GUI screenshot) -> (GPU: profile --optimize)
+
+    .venv/bin/python bench/models.py                         # everything, writes docs/MODELS.md
+    .venv/bin/python bench/models.py --models bert_base --exporters dynamo --no-md
+    .venv/bin/python bench/models.py --device cuda --profile   # on the GPU machine
+
+"PyTorch" is the exported graph run by PyTorch itself (fxlens.load_graph, with the original module for
+symbolic_trace graphs): run, load_graph and the generated Python must give its outputs within rtol 1e-4,
+atol 1e-5. Where PyTorch's own exporter fails, the companion's message is recorded instead.
+Exit code 1 when any cell that PyTorch can export fails.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import fxlens  # noqa: E402
+from fxlens.graph_format import read_dict  # noqa: E402
+
+CLI = os.environ.get("FXLENS_CLI", os.path.join(ROOT, "build", "app", "fxlens-cli"))
+GUI = os.environ.get("FXLENS_GUI", os.path.join(ROOT, "build", "app", "gui", "fxlens"))
+RTOL, ATOL = 1e-4, 1e-5
+EXPORTERS = ["fx", "dynamo", "export", "post_grad"]
+
+
+# ----------------------------------------------------------------------------------------- models
+
+def _image(batch=2, size=224):
+    return (torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(0)),)
+
+
+def _tokens(batch=2, seq=16, vocab=1000):
+    return (torch.randint(0, vocab, (batch, seq), generator=torch.Generator().manual_seed(0)),)
+
+
+def resnet50():
+    import torchvision
+    return torchvision.models.resnet50(weights=None), _image()
+
+
+def mobilenet_v3_large():
+    import torchvision
+    return torchvision.models.mobilenet_v3_large(weights=None), _image()
+
+
+def efficientnet_b0():
+    import torchvision
+    return torchvision.models.efficientnet_b0(weights=None), _image()
+
+
+def vit_b_16():
+    import torchvision
+    return torchvision.models.vit_b_16(weights=None), _image()
+
+
+def timm_vit_small():
+    import timm
+    return timm.create_model("vit_small_patch16_224", pretrained=False), _image()
+
+
+class _LastHidden(torch.nn.Module):
+    """A transformers model returning its last hidden state (a tensor, not a ModelOutput)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids):
+        if getattr(self.model.config, "use_cache", None) is not None:
+            return self.model(input_ids=input_ids, use_cache=False, return_dict=False)[0]
+        return self.model(input_ids=input_ids, return_dict=False)[0]
+
+
+def bert_base():
+    from transformers import BertConfig, BertModel
+    cfg = BertConfig(attn_implementation="eager")
+    return _LastHidden(BertModel(cfg, add_pooling_layer=False)), _tokens()
+
+
+def gpt2():
+    from transformers import GPT2Config, GPT2Model
+    cfg = GPT2Config(attn_implementation="eager", use_cache=False)
+    return _LastHidden(GPT2Model(cfg)), _tokens()
+
+
+def ctr():
+    from fxlens.models import CTRModel, ctr_inputs
+    m = CTRModel()
+    return m, ctr_inputs(m)
+
+
+MODELS: Dict[str, Callable] = {
+    "resnet50": resnet50, "mobilenet_v3_large": mobilenet_v3_large, "efficientnet_b0": efficientnet_b0,
+    "vit_b_16": vit_b_16, "timm_vit_small": timm_vit_small, "bert_base": bert_base, "gpt2": gpt2, "ctr": ctr,
+}
+HF = {"bert_base", "gpt2"}
+
+
+# ----------------------------------------------------------------------------------------- exporters
+
+def export(name: str, exporter: str, model, inputs, out: str) -> List[str]:
+    """Writes the graph(s) of one model through one exporter (weights and example inputs saved)."""
+    os.makedirs(out, exist_ok=True)
+    base = os.path.join(out, f"{name}_{exporter}")
+    if exporter == "fx":
+        fxlens.export_module(model, list(inputs), base + ".json", name=name, weights=True)
+        return [base + ".json"]
+    if exporter == "dynamo":
+        torch._dynamo.reset()
+        backend = fxlens.compile_backend(out, name=f"{name}_dynamo", weights=True)
+        with torch.no_grad():
+            torch.compile(model, backend=backend)(*inputs)
+        return list(backend.files)
+    if exporter == "export":
+        with torch.no_grad():
+            ep = torch.export.export(model, tuple(inputs))
+        fxlens.export_program(ep, base + ".json", name=name, weights=True)
+        return [base + ".json"]
+    if exporter == "post_grad":
+        torch._dynamo.reset()
+        with fxlens.capture_post_grad(out, name=f"{name}", weights=True) as cap, torch.no_grad():
+            torch.compile(model)(*inputs)
+        return list(cap.files)
+    raise ValueError(exporter)
+
+
+# ----------------------------------------------------------------------------------------- checks
+
+def _flat(out) -> List[torch.Tensor]:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _flat(o)]
+    if isinstance(out, dict):
+        return [t for o in out.values() for t in _flat(o)]
+    return []
+
+
+def _close(a: List[torch.Tensor], b: List[torch.Tensor]) -> Optional[str]:
+    if len(a) != len(b):
+        return f"{len(a)} outputs vs {len(b)}"
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x.shape != y.shape:
+            return f"output {i}: shape {tuple(x.shape)} vs {tuple(y.shape)}"
+        if x.is_floating_point():
+            if not torch.allclose(x.float(), y.float(), rtol=RTOL, atol=ATOL):
+                return f"output {i}: max abs err {(x.float() - y.float()).abs().max().item():.3g}"
+        elif not torch.equal(x, y):
+            return f"output {i}: values differ"
+    return None
+
+
+def _cli(*args, timeout=1200):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout)
+
+
+@dataclass
+class Cell:
+    model: str
+    exporter: str
+    graphs: int = 0
+    nodes: int = 0
+    nodes_after: int = 0
+    export: str = ""       # "ok", or PyTorch's / the companion's message
+    run: str = ""
+    verify: str = ""
+    load_graph: str = ""
+    python: str = ""
+    fusions: Dict[str, int] = field(default_factory=dict)
+    profile: Dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def ok(self) -> bool:
+        steps = [self.run, self.verify, self.load_graph, self.python]
+        return self.export.startswith("PyTorch") or all(s == "ok" for s in steps)
+
+
+def _module_for(path, model):
+    return model if any(n["op"] == "call_module" for n in read_dict(path)["nodes"]) else None
+
+
+def check_graph(path: str, model, cell: Cell, device: str, profile: bool, screenshot: Optional[str]) -> None:
+    data = read_dict(path)
+    cell.nodes += len(data["nodes"])
+    tmp = path[:-5]
+    module = _module_for(path, model)
+    inputs = fxlens.load_inputs(path)
+    # The reference: PyTorch running the exported graph.
+    gm = fxlens.load_graph(path, module=module)
+    with torch.no_grad():
+        ref = [t.detach().clone() for t in _flat(gm(*[t.clone() for t in inputs]))]
+    from safetensors.torch import save_file
+    save_file({f"output:{i}": t.contiguous() for i, t in enumerate(ref)}, tmp + ".expected.safetensors")
+
+    for step in ("info", "lint"):
+        r = _cli(step, path)
+        if r.returncode != 0:
+            raise RuntimeError(f"{step}: {r.stderr.strip()}")
+    r = _cli("run", path, "--expect", tmp + ".expected.safetensors", "--device", device)
+    cell.run = "ok" if r.returncode == 0 else _first_error(r)
+    opt = tmp + ".opt.json"
+    r = _cli("optimize", path, "-o", opt, "--preset", "all", "--verify", "--device", device)
+    cell.verify = "ok" if r.returncode == 0 and "outputs match" in r.stdout else _first_error(r)
+    m = re.search(r"nodes: \d+ -> (\d+)", r.stdout)
+    cell.nodes_after += int(m.group(1)) if m else 0
+    for pat, n in re.findall(r"^  (\S+)\s+(\d+)$", r.stdout, re.M):
+        if pat.startswith(("batch_", "merge_", "split_", "unbind_", "stack_", "cast_")):
+            cell.fusions[pat] = cell.fusions.get(pat, 0) + int(n)
+    try:
+        back = fxlens.load_graph(opt if os.path.exists(opt) else path, module=module)
+        with torch.no_grad():
+            got = _flat(back(*[t.clone() for t in inputs]))
+        diff = _close(got, ref)
+        cell.load_graph = "ok" if diff is None else diff
+    except Exception as e:  # noqa: BLE001 - recorded in the matrix
+        cell.load_graph = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
+    r = _cli("convert", path, "--to", "python")
+    if r.returncode != 0:
+        cell.python = _first_error(r)
+    else:
+        try:
+            ns: Dict[str, Any] = {}
+            exec(compile(r.stdout, tmp + ".py", "exec"), ns)  # our own generated module
+            pm = ns["Model"]()
+            if module is not None:
+                pm.load_state_dict(module.state_dict(), strict=False)
+            if data.get("weights"):
+                pm.load_weights(os.path.join(os.path.dirname(path), data["weights"]))
+            with torch.no_grad():
+                got = _flat(pm(*[t.clone() for t in inputs]))
+            diff = _close(got, ref)
+            cell.python = "ok" if diff is None else diff
+        except Exception as e:  # noqa: BLE001
+            cell.python = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
+    if profile:
+        r = _cli("profile", path, "--optimize", "--device", device, "-o", tmp + ".profile.json")
+        cell.profile = {"ok": r.returncode == 0, "summary": _profile_summary(r.stdout), "error": "" if r.returncode == 0 else _first_error(r)}
+    if screenshot and os.path.exists(GUI):
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+        subprocess.run([GUI, path, "--screenshot", screenshot], capture_output=True, env=env, timeout=300)
+
+
+def _profile_summary(out: str) -> Dict[str, str]:
+    keep = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*(kernels|GPU busy|wall)[^:]*:\s*(.*)", line)
+        if m and m.group(1) not in keep:
+            keep[m.group(1)] = m.group(2).strip()
+    return keep
+
+
+def _first_error(r) -> str:
+    text = (r.stderr or r.stdout).strip().splitlines()
+    for line in text:
+        if "error" in line.lower() or "differ" in line.lower() or "mismatch" in line.lower():
+            return line.strip()[:200]
+    return (text[-1] if text else f"exit {r.returncode}")[:200]
+
+
+def run_cell(name: str, exporter: str, out: str, device: str, profile: bool, screenshots: Optional[str]) -> Cell:
+    cell = Cell(name, exporter)
+    t0 = time.time()
+    torch.manual_seed(0)
+    model, inputs = MODELS[name]()
+    model = model.eval()
+    try:
+        files = export(name, exporter, model, inputs, out)
+        cell.export = "ok"
+    except Exception as e:  # noqa: BLE001 - PyTorch's or the companion's message
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        cell.export = f"PyTorch/companion: {type(e).__name__}: {msg}"[:240]
+        cell.seconds = time.time() - t0
+        return cell
+    cell.graphs = len(files)
+    for i, path in enumerate(files):
+        shot = os.path.join(screenshots, f"{name}_{exporter}.png") if screenshots and i == 0 else None
+        sub = Cell(name, exporter)
+        try:
+            check_graph(path, model, sub, device, profile, shot)
+        except Exception as e:  # noqa: BLE001
+            sub.run = sub.run or f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+            traceback.print_exc()
+        cell.nodes += sub.nodes
+        cell.nodes_after += sub.nodes_after
+        for k, v in sub.fusions.items():
+            cell.fusions[k] = cell.fusions.get(k, 0) + v
+        for f in ("run", "verify", "load_graph", "python"):
+            mine, theirs = getattr(cell, f), getattr(sub, f) or "not reached"
+            setattr(cell, f, theirs if not mine or mine == "ok" else mine)
+        if sub.profile:
+            cell.profile.setdefault("graphs", []).append(sub.profile)
+    cell.seconds = time.time() - t0
+    return cell
+
+
+# ----------------------------------------------------------------------------------------- report
+
+def markdown(cells: List[Cell], device: str) -> str:
+    mark = lambda s: "✓" if s == "ok" else ("✗ " + s.replace("|", "/") if s else "")
+    lines = [
+        "# Model zoo",
+        "",
+        "Public architectures built from their constructors with random weights (nothing downloaded), batch 2,",
+        "eval mode, through every exporter; generated by `.venv/bin/python bench/models.py` "
+        f"(device: {device}). Reference: PyTorch running the exported graph (rtol 1e-4, atol 1e-5).",
+        "",
+        "| model | exporter | graphs | nodes → after `all` | run | optimize --verify | load_graph | convert → python | fusions | s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for c in cells:
+        if not c.export.startswith("ok"):
+            lines.append(f"| {c.model} | {c.exporter} | – | – | {c.export.replace('|', '/')} | | | | | {c.seconds:.0f} |")
+            continue
+        fus = ", ".join(f"{k} {v}" for k, v in sorted(c.fusions.items())) or "–"
+        lines.append(f"| {c.model} | {c.exporter} | {c.graphs} | {c.nodes} → {c.nodes_after} | {mark(c.run)} | {mark(c.verify)} | "
+                     f"{mark(c.load_graph)} | {mark(c.python)} | {fus} | {c.seconds:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--exporters", default=",".join(EXPORTERS))
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--profile", action="store_true", help="profile --optimize every graph (GPU machine)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "models"))
+    ap.add_argument("--screenshots", default=None, help="folder for a GUI screenshot of each model's first graph")
+    ap.add_argument("--json", default=None, help="also write the cells as JSON")
+    ap.add_argument("--md", default=os.path.join(ROOT, "docs", "MODELS.md"))
+    ap.add_argument("--no-md", action="store_true")
+    a = ap.parse_args()
+    torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
+    cells = []
+    for name in a.models.split(","):
+        for exporter in a.exporters.split(","):
+            c = run_cell(name, exporter, os.path.join(a.out, name), a.device, a.profile, a.screenshots)
+            cells.append(c)
+            print(json.dumps(c.__dict__), flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump([c.__dict__ for c in cells], f, indent=1)
+    if not a.no_md:
+        with open(a.md, "w") as f:
+            f.write(markdown(cells, a.device))
+    return 0 if all(c.ok() for c in cells) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
