@@ -251,18 +251,20 @@ def check_graph(path: str, model, cell: Cell, device: str, profile: bool, screen
             cell.python = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
     if profile:
         r = _cli("profile", path, "--optimize", "--device", device, "-o", tmp + ".profile.json")
+        with open(tmp + ".profile.txt", "w") as f:
+            f.write(r.stdout + r.stderr)
         cell.profile = {"ok": r.returncode == 0, "summary": _profile_summary(r.stdout), "error": "" if r.returncode == 0 else _first_error(r)}
     if screenshot and os.path.exists(GUI):
         env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
         subprocess.run([GUI, path, "--screenshot", screenshot], capture_output=True, env=env, timeout=300)
 
 
-def _profile_summary(out: str) -> Dict[str, str]:
-    keep = {}
+def _profile_summary(out: str) -> List[str]:
+    """The per-iteration figures of each profiled version (A: as exported, B: optimized)."""
+    keep = []
     for line in out.splitlines():
-        m = re.match(r"\s*(kernels|GPU busy|wall)[^:]*:\s*(.*)", line)
-        if m and m.group(1) not in keep:
-            keep[m.group(1)] = m.group(2).strip()
+        if line.startswith(("== ", "optimized with")) or re.match(r"(kernels|ATen ops|GPU busy|op time|wall|CPU launch|peak memory)", line):
+            keep.append(re.sub(r"\s{2,}", "  ", line.strip()))
     return keep
 
 

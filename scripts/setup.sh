@@ -35,6 +35,11 @@ if ! .venv/bin/python -c "import torch,sys; sys.exit(0 if torch.__version__.star
   .venv/bin/pip install -q "torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION"
 fi
 .venv/bin/python -c "import safetensors, pytest, numpy" 2>/dev/null || .venv/bin/pip install -q safetensors pytest numpy
+# The model zoo's architectures (bench/models.py, ctest -L models): pinned, weights never downloaded.
+TIMM_VERSION=1.0.31
+TRANSFORMERS_VERSION=5.24.0
+.venv/bin/python -c "import timm, transformers, sys; sys.exit(0 if (timm.__version__, transformers.__version__) == ('$TIMM_VERSION', '$TRANSFORMERS_VERSION') else 1)" 2>/dev/null ||
+  .venv/bin/pip install -q "timm==$TIMM_VERSION" "transformers==$TRANSFORMERS_VERSION"
 .venv/bin/python -c "import fxlens" 2>/dev/null || .venv/bin/pip install -q --no-deps -e python
 
 echo "== building"

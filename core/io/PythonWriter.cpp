@@ -298,6 +298,11 @@ PythonOutput writePython(const ir::Graph &g)
             else if (type == "AvgPool2d")
                 call = F + "avg_pool2d(" + x + ", " + attr("kernel_size", "None") + ", " + attr("stride", "None") + ", " + attr("padding", "0") +
                        ", " + attr("ceil_mode", "False") + ", " + attr("count_include_pad", "True") + ")";
+            else if (type == "MultiheadAttention")
+                call = "_mha(" + attr("num_heads", "1") + ", " + attr("batch_first", "False") + ", " + optParam(p + ".in_proj_weight") +
+                       ", " + optParam(p + ".in_proj_bias") + ", " + optParam(p + ".q_proj_weight") + ", " + optParam(p + ".k_proj_weight") +
+                       ", " + optParam(p + ".v_proj_weight") + ", " + fetch(p + ".out_proj.weight") + ", " + optParam(p + ".out_proj.bias") +
+                       ", " + joinArgs(*n) + ")";
             else if (type == "AdaptiveAvgPool1d")
                 call = F + "adaptive_avg_pool1d(" + x + ", " + attr("output_size", "None") + ")";
             else if (type == "Flatten")
@@ -341,6 +346,17 @@ PythonOutput writePython(const ir::Graph &g)
       << "    for part in path.split(\".\"):\n"
       << "        obj = getattr(obj, part)\n"
       << "    return obj\n\n\n"
+      << "def _mha(num_heads, batch_first, in_w, in_b, q_w, k_w, v_w, out_w, out_b, query, key, value, key_padding_mask=None,\n"
+      << "         need_weights=True, attn_mask=None, average_attn_weights=True, is_causal=False):\n"
+      << "    \"\"\"torch.nn.MultiheadAttention's forward in eval mode, on its parameters.\"\"\"\n"
+      << "    if batch_first:\n"
+      << "        query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)\n"
+      << "    out, weights = torch.nn.functional.multi_head_attention_forward(\n"
+      << "        query, key, value, query.shape[-1], num_heads, in_w, in_b, None, None, False, 0.0, out_w, out_b, training=False,\n"
+      << "        key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,\n"
+      << "        use_separate_proj_weight=in_w is None, q_proj_weight=q_w, k_proj_weight=k_w, v_proj_weight=v_w,\n"
+      << "        average_attn_weights=average_attn_weights, is_causal=is_causal)\n"
+      << "    return (out.transpose(0, 1) if batch_first else out), weights\n\n\n"
       << "def _attach(root, path, value, parameter, requires_grad):\n"
       << "    *parents, leaf = path.split(\".\")\n"
       << "    for part in parents:\n"
