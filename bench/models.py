@@ -189,7 +189,11 @@ class Cell:
 
     def ok(self) -> bool:
         steps = [self.run, self.verify, self.load_graph, self.python]
-        return self.export.startswith("PyTorch") or all(s == "ok" for s in steps)
+        return self.export.startswith("PyTorch") or all(s in ("ok", "n/a") for s in steps)
+
+
+class _Skip(Exception):
+    pass
 
 
 def _module_for(path, model):
@@ -204,8 +208,11 @@ def check_graph(path: str, model, cell: Cell, device: str, profile: bool, screen
     inputs = fxlens.load_inputs(path)
     # The reference: PyTorch running the exported graph.
     gm = fxlens.load_graph(path, module=module)
+    # On a GPU the reference runs there too (cuDNN and cuBLAS pick the same kernels for both).
     with torch.no_grad():
-        ref = [t.detach().clone() for t in _flat(gm(*[t.clone() for t in inputs]))]
+        run_in = [t.clone().to(device) for t in inputs]
+        ref = [t.detach().cpu().clone() for t in _flat(gm.to(device)(*run_in))]
+        gm.to("cpu")
     from safetensors.torch import save_file
     save_file({f"output:{i}": t.contiguous() for i, t in enumerate(ref)}, tmp + ".expected.safetensors")
 
@@ -223,16 +230,28 @@ def check_graph(path: str, model, cell: Cell, device: str, profile: bool, screen
     for pat, n in re.findall(r"^  (\S+)\s+(\d+)$", r.stdout, re.M):
         if pat.startswith(("batch_", "merge_", "split_", "unbind_", "stack_", "cast_")):
             cell.fusions[pat] = cell.fusions.get(pat, 0) + int(n)
+    if device != "cpu":
+        # Exported graphs may create tensors on the export's device (PyTorch runs them as written);
+        # load_graph and the Python export are checked by the CPU matrix.
+        cell.load_graph = cell.python = "n/a"
     try:
-        back = fxlens.load_graph(opt if os.path.exists(opt) else path, module=module)
+        if device != "cpu":
+            raise _Skip()
+        back = fxlens.load_graph(opt if os.path.exists(opt) else path, module=module).to(device)
         with torch.no_grad():
-            got = _flat(back(*[t.clone() for t in inputs]))
+            got = [t.cpu() for t in _flat(back(*[t.clone().to(device) for t in inputs]))]
+        if module is not None:
+            module.to("cpu")
         diff = _close(got, ref)
         cell.load_graph = "ok" if diff is None else diff
+    except _Skip:
+        pass
     except Exception as e:  # noqa: BLE001 - recorded in the matrix
         cell.load_graph = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
     r = _cli("convert", path, "--to", "python")
-    if r.returncode != 0:
+    if device != "cpu":
+        pass
+    elif r.returncode != 0:
         cell.python = _first_error(r)
     else:
         try:
@@ -243,8 +262,9 @@ def check_graph(path: str, model, cell: Cell, device: str, profile: bool, screen
                 pm.load_state_dict(module.state_dict(), strict=False)
             if data.get("weights"):
                 pm.load_weights(os.path.join(os.path.dirname(path), data["weights"]))
+            pm.to(device)
             with torch.no_grad():
-                got = _flat(pm(*[t.clone() for t in inputs]))
+                got = [t.cpu() for t in _flat(pm(*[t.clone().to(device) for t in inputs]))]
             diff = _close(got, ref)
             cell.python = "ok" if diff is None else diff
         except Exception as e:  # noqa: BLE001
@@ -305,7 +325,7 @@ def run_cell(name: str, exporter: str, out: str, device: str, profile: bool, scr
             cell.fusions[k] = cell.fusions.get(k, 0) + v
         for f in ("run", "verify", "load_graph", "python"):
             mine, theirs = getattr(cell, f), getattr(sub, f) or "not reached"
-            setattr(cell, f, theirs if not mine or mine == "ok" else mine)
+            setattr(cell, f, theirs if not mine or mine in ("ok", "n/a") else mine)
         if sub.profile:
             cell.profile.setdefault("graphs", []).append(sub.profile)
     cell.seconds = time.time() - t0
@@ -315,7 +335,7 @@ def run_cell(name: str, exporter: str, out: str, device: str, profile: bool, scr
 # ----------------------------------------------------------------------------------------- report
 
 def markdown(cells: List[Cell], device: str) -> str:
-    mark = lambda s: "✓" if s == "ok" else ("✗ " + s.replace("|", "/") if s else "")
+    mark = lambda s: "✓" if s == "ok" else "n/a" if s == "n/a" else ("✗ " + s.replace("|", "/") if s else "")
     lines = [
         "# Model zoo",
         "",

@@ -401,9 +401,43 @@ std::string callKey(const std::string &name, const std::vector<IValue> &pos, con
     return k;
 }
 
+/// The device of the run in progress: every tensor a graph creates (arange, zeros, full, a device
+/// argument given as 'cpu' when it was exported) is created there, as every input and weight is.
+thread_local std::optional<c10::Device> t_runDevice;
+
+/// Device arguments of a call set to the run's device (only when that is not the CPU).
+void placeOnRunDevice(const c10::FunctionSchema &s, std::vector<IValue> &stack)
+{
+    if (!t_runDevice || t_runDevice->is_cpu())
+        return;
+    const auto &args = s.arguments();
+    for (size_t k = 0; k < args.size() && k < stack.size(); ++k) {
+        const c10::TypePtr &t = args[k].real_type();
+        const bool device = t->kind() == c10::TypeKind::DeviceObjType ||
+                            (t->kind() == c10::TypeKind::OptionalType &&
+                             t->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::DeviceObjType);
+        if (device)
+            stack[k] = IValue(*t_runDevice);
+    }
+}
+
+/// Sets the run's device for a scope (a run, a freeze).
+struct DeviceScope {
+    std::optional<c10::Device> saved = t_runDevice;
+    explicit DeviceScope(c10::Device d) { t_runDevice = d; }
+    ~DeviceScope() { t_runDevice = saved; }
+};
+
+/// Runs a call with its device arguments on the run's device.
+void callOnRunDevice(const c10::OperatorHandle &op, std::vector<IValue> &stack)
+{
+    placeOnRunDevice(op.schema(), stack);
+    op.callBoxed(stack);
+}
+
 IValue finish(const c10::OperatorHandle &op, std::vector<IValue> &stack)
 {
-    op.callBoxed(stack);
+    callOnRunDevice(op, stack);
     if (op.schema().returns().size() == 1)
         return stack.empty() ? IValue() : stack[0];
     return c10::ivalue::Tuple::create(std::move(stack));
@@ -1138,7 +1172,7 @@ struct Interp {
         if (!dtype.isNone())
             t = t.to(static_cast<at::ScalarType>(dtype.toInt()));
         (void)device; // the run's device is chosen for the whole graph
-        return IValue(t);
+        return IValue(t_runDevice ? t.to(*t_runDevice) : t);
     }
 
     IValue callFunction(const Node *n) const
@@ -1203,10 +1237,9 @@ struct Interp {
                        dev = take(pos, kw, 4, {"device"});
                 int64_t start = s0.isInt() ? s0.toInt() : 0, step = st.isInt() ? st.toInt() : 1;
                 auto opts = at::TensorOptions().dtype(dt.isNone() ? at::kLong : dt.toScalarType());
-                if (dev.isDevice())
-                    opts = opts.device(dev.toDevice());
-                else if (dev.isString())
-                    opts = opts.device(c10::Device(dev.toStringRef()));
+                (void)dev; // created on the run's device
+                if (t_runDevice)
+                    opts = opts.device(*t_runDevice);
                 return IValue(at::arange(start, start + len * step, step, opts));
             }
             if (t.find("_low_memory_max_pool") != std::string::npos)
@@ -1999,7 +2032,7 @@ bool runStep(Plan &p, const Step &s, const Interp &it)
                 stack[k] = a.constant;
             }
         }
-        s.op->callBoxed(stack);
+        callOnRunDevice(*s.op, stack);
         if (!s.multipleReturns)
             out = stack.empty() ? IValue() : std::move(stack[0]);
         else
@@ -2354,6 +2387,7 @@ static std::optional<Diagnostic> runOne(Plan &p, Step &s, Interp &it)
 
 Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g, NodeObserver *observer)
 {
+    DeviceScope deviceScope(m_impl->device);
     Plan &p = m_impl->planFor(g);
     Interp it = m_impl->interp(g, p.env);
     // Inference mode: no autograd bookkeeping (version counters, view metadata) on any value.
@@ -2399,6 +2433,7 @@ static bool impureTarget(const std::string &t)
 
 Result<size_t> Runner::freeze(const ir::Graph &g)
 {
+    DeviceScope deviceScope(m_impl->device);
     unfreeze();
     std::vector<bool> folded(g.idBound(), false);
     for (Node *n = g.first(); n; n = n->next()) {
