@@ -37,6 +37,7 @@ from fxlens.graph_format import read_dict  # noqa: E402
 CLI = os.environ.get("FXLENS_CLI", os.path.join(ROOT, "build", "app", "fxlens-cli"))
 GUI = os.environ.get("FXLENS_GUI", os.path.join(ROOT, "build", "app", "gui", "fxlens"))
 RTOL, ATOL = 1e-4, 1e-5
+MARKER = "<!-- end of the generated matrix: text below is kept when bench/models.py rewrites this file -->"
 EXPORTERS = ["fx", "dynamo", "export", "post_grad"]
 
 
@@ -390,8 +391,14 @@ def main() -> int:
         with open(a.json, "w") as f:
             json.dump([c.__dict__ for c in cells], f, indent=1)
     if not a.no_md:
+        # Hand-written sections after the marker (GPU figures, notes) are kept.
+        tail = ""
+        if os.path.exists(a.md):
+            old = open(a.md).read()
+            if MARKER in old:
+                tail = old[old.index(MARKER):]
         with open(a.md, "w") as f:
-            f.write(markdown(cells, a.device))
+            f.write(markdown(cells, a.device) + "\n" + (tail or MARKER + "\n"))
     return 0 if all(c.ok() for c in cells) else 1
 
 

@@ -102,8 +102,8 @@ std::vector<PieceRun> pieceRuns(const std::vector<Node *> &inputs, int64_t catDi
         while (b < inputs.size()) {
             Node *src = nullptr;
             int64_t k = getItemIndex(inputs[b], &src);
-            if (src != p->split.node || k != p->index + int64_t(b - a))
-                break;
+            if (src != p->split.node || k != p->index + int64_t(b - a) || k < 0 || size_t(k) >= p->split.sizes.size())
+                break; // (an index past the split's end is a malformed graph: never read past the sizes)
             width += p->split.sizes[size_t(k)];
             ++b;
         }

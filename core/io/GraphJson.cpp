@@ -614,18 +614,49 @@ Result<std::unique_ptr<Graph>> parseGraphJson(const std::string &text, const std
     if (auto err = parser.parse(text).get(root)) {
         Diagnostic d;
         d.file = fileName;
+        d.message = std::string("malformed JSON: ") + simdjson::error_message(err);
+        if (err == simdjson::DEPTH_ERROR) {
+            d.message = "malformed JSON: nesting deeper than " + std::to_string(parser.max_depth()) + " levels";
+            return d;
+        }
+        // nlohmann's SAX parser (iterative: no tree is built, so no recursion on deep input) locates
+        // the error by line and column for the diagnostic.
+        struct Locate : nlohmann::json_sax<json> {
+            size_t byte = 0;
+            std::string what;
+            bool null() override { return true; }
+            bool boolean(bool) override { return true; }
+            bool number_integer(number_integer_t) override { return true; }
+            bool number_unsigned(number_unsigned_t) override { return true; }
+            bool number_float(number_float_t, const string_t &) override { return true; }
+            bool string(string_t &) override { return true; }
+            bool binary(binary_t &) override { return true; }
+            bool start_object(std::size_t) override { return true; }
+            bool key(string_t &) override { return true; }
+            bool end_object() override { return true; }
+            bool start_array(std::size_t) override { return true; }
+            bool end_array() override { return true; }
+            bool parse_error(std::size_t position, const std::string &, const nlohmann::detail::exception &ex) override
+            {
+                byte = position;
+                what = ex.what();
+                return false;
+            }
+        } locate;
         try {
-            auto probe = json::parse(text); // throws with the position of the error
-            (void)probe;
-            d.message = std::string("malformed JSON: ") + simdjson::error_message(err);
-        } catch (const json::parse_error &e) {
-            // e.byte is 1-based and points just past the offending character.
-            auto [line, col] = lineColumn(text, e.byte ? e.byte - 1 : 0);
-            std::string msg = e.what();
-            auto pos = msg.find("syntax error");
+            json::sax_parse(text, &locate);
+        } catch (const std::exception &e) {
+            locate.what = e.what();
+        }
+        if (!locate.what.empty()) {
+            // The position is 1-based and points just past the offending character.
+            auto [line, col] = lineColumn(text, locate.byte ? locate.byte - 1 : 0);
+            auto pos = locate.what.find("syntax error");
+            if (pos == std::string::npos)
+                pos = locate.what.find("number overflow");
             d.line = line;
             d.column = col;
-            d.message = "malformed JSON: " + (pos != std::string::npos ? msg.substr(pos) : msg);
+            d.message = "malformed JSON: " + (pos != std::string::npos ? locate.what.substr(pos) : locate.what);
         }
         return d;
     }

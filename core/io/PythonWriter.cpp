@@ -222,8 +222,9 @@ PythonOutput writePython(const ir::Graph &g)
         const std::string x = n->args().empty() ? std::string("None") : n->args()[0].toPython();
         switch (n->op()) {
         case OpKind::Placeholder: {
-            std::string arg = identifier(n->target()) ? n->target() : "arg" + std::to_string(inputs.size());
-            inputs.push_back(arg);
+            std::string arg = safeName(n->target()) ? n->target() : "arg" + std::to_string(inputs.size());
+            // A placeholder with a default value (an optional argument) keeps it in the signature.
+            inputs.push_back(n->args().empty() ? arg : arg + "=" + n->args()[0].toPython());
             if (arg != name)
                 body << "        " << name << " = " << arg << "\n";
             break;

@@ -243,6 +243,9 @@ std::optional<UnbindPiece> asUnbindPiece(Node *n)
         if (!nd)
             return std::nullopt;
         p.dim = *nd;
+        // An index past the unbind's length is a malformed graph, not a piece.
+        if (auto shape = staticShape(p.src); shape && p.index >= (*shape)[size_t(p.dim)])
+            return std::nullopt;
         return p;
     }
     if (t == "aten.select.int") {

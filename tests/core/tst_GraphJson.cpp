@@ -157,6 +157,8 @@ private Q_SLOTS:
         row("source_fn_shape.json", "y", 0, "meta.source_fn must be [name, target]");
         row("corrupt.json.gz", "", 0, "");
         row("no_such_file.json", "", 0, "cannot open file");
+        row("number_overflow.json", "", 1, "malformed JSON: number overflow parsing '1e400'");
+        row("nested_60000.json", "", 0, "malformed JSON: nesting deeper than 1024 levels");
     }
 
     void malformed()
