@@ -137,7 +137,9 @@ public:
 struct Lookup {
     Node *node = nullptr;
     Node *ids = nullptr;
-    Node *table = nullptr; ///< [V, D]
+    Node *table = nullptr;  ///< [V, D] (nullptr for an nn.Embedding call_module: its parameter)
+    std::string tableParam; ///< nn.Embedding: the weight's qualified name
+    std::string dtype;
     int64_t rows = 0, dim = 0;
 };
 
@@ -145,6 +147,34 @@ std::optional<Lookup> asLookup(Node *n)
 {
     Lookup l;
     l.node = n;
+    if (n->op() == OpKind::CallModule) {
+        // nn.Embedding as a leaf module (symbolic_trace graphs): a plain lookup in its weight.
+        const Graph &g = *n->graph();
+        const ir::ModuleInfo *mod = nullptr;
+        for (const auto &mi : g.modules)
+            if (mi.path == n->target())
+                mod = &mi;
+        if (!mod || mod->type.substr(mod->type.rfind('.') + 1) != "Embedding" || n->args().size() != 1 || !n->args()[0].isNode() ||
+            !n->kwargs().empty())
+            return std::nullopt;
+        for (const char *k : {"padding_idx", "max_norm"})
+            if (const Argument *a = mod->attr(k); a && !a->isNone())
+                return std::nullopt;
+        for (const char *k : {"scale_grad_by_freq", "sparse"})
+            if (const Argument *a = mod->attr(k); a && !(a->isBool() && !a->toBool()))
+                return std::nullopt;
+        for (const auto &p : g.params)
+            if (p.name == n->target() + ".weight" && p.shape.size() == 2) {
+                l.tableParam = p.name;
+                l.rows = p.shape[0];
+                l.dim = p.shape[1];
+                l.dtype = p.dtype;
+            }
+        l.ids = n->args()[0].toNode();
+        if (l.tableParam.empty() || !staticShape(l.ids) || !l.ids->meta().val.isTensor())
+            return std::nullopt;
+        return l;
+    }
     if (n->is(OpKind::CallFunction, "torch.nn.functional.embedding")) {
         const OpSchema *s = schemaFor(n->op(), n->target());
         std::vector<Argument> in;
@@ -177,6 +207,7 @@ std::optional<Lookup> asLookup(Node *n)
         return std::nullopt;
     l.rows = (*t)[0];
     l.dim = (*t)[1];
+    l.dtype = l.table->meta().val.tensor.dtype;
     return l;
 }
 
@@ -187,7 +218,8 @@ public:
     BatchEmbedding()
     {
         name = "batch_embedding";
-        anchors = {{OpKind::CallFunction, "torch.nn.functional.embedding"}, {OpKind::CallFunction, "aten.embedding.default"}};
+        anchors = {{OpKind::CallFunction, "torch.nn.functional.embedding"}, {OpKind::CallFunction, "aten.embedding.default"},
+                   {OpKind::CallModule, ""}};
         benefit = 5;
         phase = 1;
         labels = {"horizontal"};
@@ -196,8 +228,8 @@ public:
     }
     static std::string key(const Lookup &l)
     {
-        const auto &v = l.table->meta().val.tensor;
-        return l.node->target() + "|" + std::to_string(l.dim) + "|" + v.dtype + "|" + l.ids->meta().val.tensor.toString();
+        const std::string form = l.node->op() == OpKind::CallModule ? std::string("module") : l.node->target();
+        return form + "|" + std::to_string(l.dim) + "|" + l.dtype + "|" + l.ids->meta().val.tensor.toString();
     }
     bool group(Node *n, std::vector<Lookup> &out, std::vector<Node *> &toMove, MatchFailure &why) const
     {
@@ -210,12 +242,11 @@ public:
             return fail(why, n, "engine", "a session (the anchor index)", "none");
         const std::string k = key(*a);
         Graph &g = *n->graph();
-        for (const auto &ak : anchors)
-            for (Node *c : m_ctx->nodesWithKey(ak)) {
-                auto l = asLookup(c);
-                if (l && !c->users().empty() && key(*l) == k && l->rows == a->rows)
-                    out.push_back(*l);
-            }
+        for (Node *c : candidates(g)) {
+            auto l = asLookup(c);
+            if (l && !c->users().empty() && key(*l) == k && l->rows == a->rows)
+                out.push_back(*l);
+        }
         std::sort(out.begin(), out.end(), [&](const Lookup &x, const Lookup &y) { return g.before(x.node, y.node); });
         if (out.size() < kMinLookups)
             return fail(why, n, "group", std::to_string(kMinLookups) + " or more lookups of dim " + std::to_string(a->dim) +
@@ -229,7 +260,7 @@ public:
         std::vector<Node *> work;
         for (const auto &l : out)
             for (Node *o : {l.ids, l.table})
-                if (g.before(first, o))
+                if (o && g.before(first, o))
                     work.push_back(o);
         toMove.clear();
         while (!work.empty()) {
@@ -250,6 +281,32 @@ public:
         return true;
     }
     mutable const MatchContext *m_ctx = nullptr;
+    /// Every lookup node of the graph: the functional ones from the anchor index, nn.Embedding
+    /// modules from one scan per graph version (modules are anchored on any call_module target).
+    mutable uint64_t m_scanned = ~uint64_t(0);
+    mutable const Graph *m_scannedGraph = nullptr;
+    mutable std::vector<Node *> m_modules;
+    std::vector<Node *> candidates(const Graph &g) const
+    {
+        std::vector<Node *> out;
+        for (const auto &ak : anchors)
+            if (!ak.target.empty())
+                out.insert(out.end(), m_ctx->nodesWithKey(ak).begin(), m_ctx->nodesWithKey(ak).end());
+        const uint64_t edits = m_ctx->editCount();
+        if (edits != m_scanned || &g != m_scannedGraph || edits == 0) {
+            m_modules.clear();
+            bool any = false;
+            for (const auto &m : g.modules)
+                any = any || m.type.substr(m.type.rfind('.') + 1) == "Embedding";
+            for (Node *c = any ? g.first() : nullptr; c; c = c->next())
+                if (c->op() == OpKind::CallModule && asLookup(c))
+                    m_modules.push_back(c);
+            m_scanned = edits;
+            m_scannedGraph = &g;
+        }
+        out.insert(out.end(), m_modules.begin(), m_modules.end());
+        return out;
+    }
 
     bool match(Node *n, Match &m, MatchFailure &why) const override
     {
@@ -319,16 +376,26 @@ public:
         Node *shifted = e.call(aten ? "aten.add.Tensor" : "torch.add", {Argument::node(ids), Argument::node(offsets)}, {}, "add",
                                tensorLike(ls[0].ids, fullShape));
         std::vector<Node *> tables;
-        for (const auto &l : ls)
-            tables.push_back(l.table);
+        for (const auto &l : ls) {
+            Node *t = l.table;
+            if (!t) { // nn.Embedding: read its weight
+                t = rw.create(OpKind::GetAttr, l.tableParam, {}, {}, l.tableParam, first, l.node);
+                ir::TensorMeta tm;
+                tm.shape = {{l.rows, {}}, {l.dim, {}}};
+                tm.dtype = l.dtype;
+                t->meta().val = ir::ValueMeta::ofTensor(tm);
+                t->meta().val = tensorLike(t, {l.rows, l.dim});
+            }
+            tables.push_back(t);
+        }
         Node *T = e.call(aten ? "aten.cat.default" : "torch.cat", {Argument::list(nodeList(tables)), Argument::integer(0)}, {}, "cat",
-                         tensorLike(ls[0].table, {k * V, D}));
+                         tensorLike(tables[0], {k * V, D}));
         auto outShape = fullShape;
         outShape.push_back(D);
         Node *y = aten ? e.call("aten.embedding.default", {Argument::node(T), Argument::node(shifted)}, {}, "embedding",
-                                tensorLike(ls[0].table, outShape))
+                                tensorLike(T, outShape))
                        : e.call("torch.nn.functional.embedding", {Argument::node(shifted), Argument::node(T)}, {}, "embedding",
-                                tensorLike(ls[0].table, outShape));
+                                tensorLike(T, outShape));
         Node *u = e.call(aten ? "aten.unbind.int" : "torch.unbind", {Argument::node(y), Argument::integer(at)}, {}, "unbind", ir::ValueMeta());
         u->meta().val.kind = ir::ValueMeta::Kind::Sequence;
         for (int64_t i = 0; i < k; ++i)
