@@ -1191,6 +1191,19 @@ struct Interp {
                 return natural(n->args().at(0));
             if (op == "not_")
                 return IValue(!natural(n->args().at(0)).toBool());
+            if (op == "setitem" && n->args().size() == 3) {
+                // x[idx] = v on a tensor: an in-place write (the value of the call is None).
+                IValue x = natural(n->args()[0]), v = natural(n->args()[2]);
+                if (!x.isTensor())
+                    throw CallError{"operator.setitem on a " + std::string(x.tagKind())};
+                at::Tensor self = x.toTensor();
+                auto idx = tensorIndices(indexArg(n->args()[1]));
+                if (v.isTensor())
+                    self.index_put_(idx, v.toTensor());
+                else
+                    self.index_put_(idx, v.toScalar());
+                return IValue();
+            }
             if (n->args().size() != 2)
                 throw CallError{"operator." + op + " with " + std::to_string(n->args().size()) + " arguments"};
             return binary(op, natural(n->args()[0]), natural(n->args()[1]));

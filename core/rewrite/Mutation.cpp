@@ -58,6 +58,10 @@ bool mutatesInput(const Node *n)
     }
     if (writesInPlace(n->target()))
         return true;
+    // x[i] = v
+    if ((n->op() == OpKind::CallFunction && n->target() == "operator.setitem") ||
+        (n->op() == OpKind::CallMethod && n->target() == "__setitem__"))
+        return true;
     if (isTrue(n->kwarg("inplace")))
         return true;
     if (const ir::Argument *out = n->kwarg("out"); out && !out->isNone())
