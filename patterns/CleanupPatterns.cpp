@@ -88,8 +88,8 @@ public:
         benefit = 99;
         labels = {"cleanup"};
         mutationAware = true;
-        description = "y = f_(x) (inplace=True, x.add_(..), operator.iadd) where x is a fresh value nobody reads after "
-                      "it -> y = f(x)";
+        description = "y = f_(x) (inplace=True, x.add_(..), operator.iadd) on a fresh value x -> y = f(x); readers of x after "
+                      "the write read y";
     }
     /// How the call is made functional: a new target, or the inplace flag cleared (kwarg or position).
     struct Plan {
@@ -131,18 +131,30 @@ public:
             return fail(why, x, "written value", "a value computed in the graph", "a graph input or parameter");
         if (mayAliasInput(x) || !x->meta().val.isTensor())
             return fail(why, x, "written value", "a fresh tensor (not a view of another)", x->target());
+        // Readers before the write read the old value and must not keep a view of it (a view read
+        // after the write would see the new one); readers after it read the new value: y.
         Graph &g = *n->graph();
         for (Node *u : x->users()) {
-            if (u == n)
+            if (u == n || !g.before(u, n))
                 continue;
-            if (!g.before(u, n) || mayAliasInput(u) || mutatesInput(u))
+            if (mayAliasInput(u) || mutatesInput(u))
                 return fail(why, u, "other reader", "read before the write, without a view", u->target());
         }
-        // The write lands in x's own dtype; the functional op promotes. Equal only when every tensor
-        // operand has x's dtype (Python numbers never promote a tensor's floating dtype here).
-        for (Node *in : n->inputNodes())
-            if (in != x && in->meta().val.isTensor() && in->meta().val.tensor.dtype != x->meta().val.tensor.dtype)
-                return fail(why, in, "operand dtype", x->meta().val.tensor.dtype, in->meta().val.tensor.dtype);
+        for (Node *u : n->users())
+            if (mutatesInput(u) && firstInput(u) == n)
+                return fail(why, u, "result", "not written in place again through the call's result", u->target());
+        // The write lands in x's own dtype; the functional op promotes. The same only when no tensor
+        // operand could promote it: operands of x's dtype, bool masks, integer operands of a floating x.
+        const std::string &xd = x->meta().val.tensor.dtype;
+        auto integral = [](const std::string &d) { return d.rfind("int", 0) == 0 || d.rfind("uint", 0) == 0; };
+        const bool xFloat = xd.rfind("float", 0) == 0 || xd == "bfloat16";
+        for (Node *in : n->inputNodes()) {
+            if (in == x || !in->meta().val.isTensor())
+                continue;
+            const std::string &d = in->meta().val.tensor.dtype;
+            if (d != xd && d != "bool" && !(xFloat && integral(d)))
+                return fail(why, in, "operand dtype", xd + ", bool or an integer one", d);
+        }
         m.nodes = {n, x};
         m.removes = {n};
         m.summary = "make " + n->name() + " functional (" + x->name() + " is not read after it)";
@@ -154,6 +166,12 @@ public:
         Plan p;
         if (!plan(n, p))
             return;
+        Node *x = firstInput(n);
+        Graph &g = rw.graph();
+        std::vector<Node *> later;
+        for (Node *u : x->users())
+            if (u != n && g.before(n, u))
+                later.push_back(u);
         auto args = n->args();
         auto kwargs = n->kwargs();
         if (p.clearKwarg || p.clearPos >= 0) {
@@ -163,6 +181,7 @@ public:
                 if (kv.first == "inplace")
                     kv.second = Argument::boolean(false);
             rw.setInputs(n, args, kwargs);
+            redirect(rw, later, x, n);
             return;
         }
         std::string base = p.target;
@@ -174,6 +193,32 @@ public:
         c->meta().val = n->meta().val;
         rw.replaceAllUsesWith(n, c);
         rw.erase(n);
+        redirect(rw, later, x, c);
+    }
+    /// `users` read `to` instead of `from`.
+    static void redirect(Rewriter &rw, const std::vector<Node *> &users, Node *from, Node *to)
+    {
+        for (Node *u : users) {
+            auto args = u->args();
+            auto kwargs = u->kwargs();
+            for (auto &a : args)
+                a = substitute(a, from, to);
+            for (auto &kv : kwargs)
+                kv.second = substitute(kv.second, from, to);
+            rw.setInputs(u, args, kwargs);
+        }
+    }
+    static Argument substitute(const Argument &a, const Node *from, Node *to)
+    {
+        if (a.isNode())
+            return a.toNode() == from ? Argument::node(to) : a;
+        if (a.isSequence()) {
+            std::vector<Argument> items;
+            for (const auto &i : a.items())
+                items.push_back(substitute(i, from, to));
+            return a.kind() == Argument::Kind::List ? Argument::list(std::move(items)) : Argument::tuple(std::move(items));
+        }
+        return a;
     }
 };
 
