@@ -88,6 +88,16 @@ def fxlens_count(path):
 
 
 def cases():
+    extra = os.environ.get("FXLENS_EXTRA_CASES")  # a module with CASES = [(fn, inputs), ...]
+    if extra:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("extra_cases", extra)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["extra_cases"] = mod  # Dynamo looks functions up by their module
+        spec.loader.exec_module(mod)
+        for fn, inputs in mod.CASES:
+            yield "extra_" + fn.__name__, fn, inputs
+        return
     for c in CASES:
         if "torch" in c.irs and c.edit is None:
             yield c.name, c.fn, inputs_for(c)

@@ -379,7 +379,7 @@ public:
         for (const auto &l : ls) {
             Node *t = l.table;
             if (!t) { // nn.Embedding: read its weight
-                t = rw.create(OpKind::GetAttr, l.tableParam, {}, {}, l.tableParam, first, l.node);
+                t = rw.create(OpKind::GetAttr, l.tableParam, {}, {}, attrNodeName(l.tableParam), first, l.node);
                 ir::TensorMeta tm;
                 tm.shape = {{l.rows, {}}, {l.dim, {}}};
                 tm.dtype = l.dtype;

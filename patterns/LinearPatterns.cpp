@@ -259,7 +259,7 @@ public:
                 return bias ? c.b : c.w;
             const std::string &pname = bias ? c.bParam : c.wParam;
             const ir::ParamInfo *p = paramNamed(g, pname);
-            Node *ga = rw.create(OpKind::GetAttr, pname, {}, {}, pname, first, c.node);
+            Node *ga = rw.create(OpKind::GetAttr, pname, {}, {}, attrNodeName(pname), first, c.node);
             ir::TensorMeta tm;
             for (auto d : p->shape)
                 tm.shape.push_back({d, {}});
@@ -418,7 +418,7 @@ public:
         anchors = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}};
         benefit = 42;
         labels = {"vertical"};
-        description = "stack([a, u[0], ..., u[n-1], b], d) with u = unbind(x, d) -> cat([unsqueeze(a, d), x, unsqueeze(b, d)], d)";
+        description = "stack([a, u[0], ..., u[n-1], b], e) with u = unbind(x, d) -> cat([unsqueeze(a, e), movedim(x, d, e), unsqueeze(b, e)], e)";
     }
     bool read(Node *n, StackView &sv, UnbindRun &run, MatchFailure &why) const
     {
@@ -427,11 +427,18 @@ public:
             return false;
         sv = *v;
         for (const auto &r : unbindRuns(sv.inputs))
-            if (r.full() && r.dim == sv.dim && r.len < sv.inputs.size() && r.len >= 2) {
+            if (r.full() && (r.dim != sv.dim || r.len < sv.inputs.size()) && r.len >= 2) {
+                // Only where the graph gets smaller (unsqueezes and a movedim against the stack and
+                // the unbind outputs that die).
+                int added = int(sv.inputs.size() - r.len) + (r.dim != sv.dim) + 1, removed = 1;
+                for (size_t j = r.start; j < r.start + r.len; ++j)
+                    removed += sv.inputs[j]->users().size() == 1;
+                if (added > removed)
+                    continue;
                 run = r;
                 return true;
             }
-        return fail(why, n, "stack inputs", "every output of one unbind along the stack dim, among other inputs", "none");
+        return fail(why, n, "stack inputs", "every output of one unbind, among other inputs or along another dim", "none");
     }
     bool match(Node *n, Match &m, MatchFailure &why) const override
     {
@@ -457,7 +464,7 @@ public:
         std::vector<Node *> parts;
         for (size_t i = 0; i < sv.inputs.size(); ++i) {
             if (i == run.start) {
-                parts.push_back(run.src);
+                parts.push_back(e.movedim(run.src, run.dim, sv.dim)); // the stacked outputs, in stack order
                 i += run.len - 1;
                 continue;
             }
@@ -475,6 +482,122 @@ public:
     }
 };
 
+/// A full run of an equal split's pieces inside a stack (any dim) or a cat along another dim than the
+/// split's, among other inputs: the run becomes one view of the split's input (unflatten, movedim,
+/// reshape), and a stack becomes a cat of it and the other inputs unsqueezed.
+class SplitRunInStackCat : public Pattern {
+public:
+    SplitRunInStackCat()
+    {
+        name = "split_run_in_stack_cat";
+        anchors = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}, {OpKind::CallFunction, "torch.cat"},
+                   {OpKind::CallFunction, "torch.concat"}, {OpKind::CallFunction, "aten.cat.default"}};
+        benefit = 30;
+        labels = {"vertical"};
+        description = "stack/cat([a, s[0], ..., s[n-1], b], e) with s = split(x, k, d) (equal pieces; a cat on another dim) -> "
+                      "cat([a', view of x, b'], e)";
+    }
+    struct Read {
+        bool stack = false;
+        int64_t dim = 0;
+        std::vector<Node *> inputs;
+        PieceRun run;
+    };
+    bool read(Node *n, Read &r, MatchFailure &why) const
+    {
+        if (auto sv = asStack(n, why)) {
+            r.stack = true;
+            r.dim = sv->dim;
+            r.inputs = sv->inputs;
+        } else if (auto c = asCat(n, &why)) {
+            r.stack = false;
+            r.dim = c->dim;
+            r.inputs = c->inputs;
+        } else {
+            return false;
+        }
+        for (const auto &run : pieceRuns(r.inputs, r.dim, false)) {
+            if (!run.full() || run.len < 2 || !staticShape(run.split.input))
+                continue;
+            bool equal = true;
+            for (auto k : run.split.sizes)
+                equal = equal && k == run.split.sizes[0];
+            if (!equal)
+                continue;
+            if (!r.stack && run.split.dim == r.dim)
+                continue; // split_cat's case
+            if (!r.stack && run.len == r.inputs.size())
+                continue; // split_cat_other_dim's case
+            // Only where the graph gets smaller: unsqueezes and views added against the stack, the
+            // pieces and the split that die.
+            int added = 1 + (r.stack ? int(r.inputs.size() - run.len) : 0) + 1 + (run.split.dim != r.dim) + (!r.stack);
+            int removed = 1;
+            for (size_t j = run.start; j < run.start + run.len; ++j)
+                removed += r.inputs[j]->users().size() == 1;
+            size_t pieceUsers = 0;
+            for (Node *g : run.split.node->users())
+                pieceUsers += g->users().size() == 1 && g->users()[0] == n;
+            removed += pieceUsers == run.split.node->users().size();
+            if (added > removed)
+                continue;
+            r.run = run;
+            return true;
+        }
+        return fail(why, n, r.stack ? "stack inputs" : "cat inputs",
+                    "every piece of one equal split (a cat: along another dim than the split's)", "none");
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        Read r;
+        if (!read(n, r, why))
+            return false;
+        m.nodes = {n, r.run.split.node};
+        for (size_t j = r.run.start; j < r.run.start + r.run.len; ++j)
+            m.nodes.push_back(r.inputs[j]);
+        m.removes = {n};
+        m.summary = std::string(r.stack ? "stack " : "cat ") + n->name() + " holds all of " + r.run.split.node->name() + ": one view of " +
+                    r.run.split.input->name();
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        Read r;
+        MatchFailure why;
+        if (!read(m.anchor, r, why))
+            return;
+        const SplitView &s = r.run.split;
+        Emit e = emitAt(rw, m.anchor, m.anchor, s.aten, {m.anchor->name()});
+        auto shape = *staticShape(s.input);
+        const int64_t n = int64_t(s.sizes.size()), k = s.sizes[0];
+        std::vector<int64_t> u = shape;
+        u[size_t(s.dim)] = k;
+        u.insert(u.begin() + s.dim, n);
+        Node *v = e.reshape(s.input, u);    // [.., n, k, ..]: piece i at index i of dim d
+        v = e.movedim(v, s.dim, r.dim);      // the pieces stacked at e
+        if (!r.stack) {
+            auto piece = *staticShape(r.inputs[r.run.start]);
+            piece[size_t(r.dim)] *= n;
+            v = e.reshape(v, piece);         // the pieces concatenated at e
+        }
+        std::vector<Node *> parts;
+        for (size_t i = 0; i < r.inputs.size(); ++i) {
+            if (i == r.run.start) {
+                parts.push_back(v);
+                i += r.run.len - 1;
+                continue;
+            }
+            parts.push_back(r.stack ? e.unsqueeze(r.inputs[i], r.dim) : r.inputs[i]);
+        }
+        Node *c = e.call(s.aten ? "aten.cat.default" : "torch.cat", {Argument::list(nodeList(parts)), Argument::integer(r.dim)}, {}, "cat",
+                         m.anchor->meta().val);
+        rw.replaceAllUsesWith(m.anchor, c);
+        rw.eraseIfDead(m.anchor);
+        for (size_t j = r.run.start; j < r.run.start + r.run.len; ++j)
+            rw.eraseIfDead(r.inputs[j]);
+        rw.eraseIfDead(s.node);
+    }
+};
+
 } // namespace
 
 std::string registerLinearPatterns(PatternRegistry &r)
@@ -484,6 +607,8 @@ std::string registerLinearPatterns(PatternRegistry &r)
         err = r.add(std::make_unique<SplitCatOtherDim>());
     if (err.empty())
         err = r.add(std::make_unique<UnbindRunInStack>());
+    if (err.empty())
+        err = r.add(std::make_unique<SplitRunInStackCat>());
     return err;
 }
 

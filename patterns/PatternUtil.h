@@ -6,6 +6,7 @@
 #include "rewrite/PatternGraph.h"
 #include "rewrite/Rewriter.h"
 
+#include <cctype>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,17 @@ inline std::string joinInts(const std::vector<int64_t> &v)
 }
 
 inline bool isAten(const Node *n) { return n->target().rfind("aten.", 0) == 0; }
+
+/// The node name torch.fx gives a get_attr of a qualified name ("blocks.0.weight" -> "blocks_0_weight").
+inline std::string attrNodeName(std::string qualified)
+{
+    for (auto &c : qualified)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+            c = '_';
+    if (qualified.empty() || std::isdigit(static_cast<unsigned char>(qualified[0])))
+        qualified.insert(qualified.begin(), '_');
+    return qualified;
+}
 
 /// Emit helper positioned before `before`, copying module path/stack trace from `like`.
 inline Emit emitAt(Rewriter &rw, Node *before, const Node *like, bool aten, std::vector<std::string> replaced = {})

@@ -46,6 +46,59 @@ std::string_view shortType(const std::string &t)
     return dot == std::string_view::npos ? s : s.substr(dot + 1);
 }
 
+/// Whether a tensor of `shape`/`stride` can be viewed as `to` without a copy (PyTorch's stride rule).
+bool viewable(const std::vector<int64_t> &shape, const std::vector<int64_t> &stride, const std::vector<int64_t> &to)
+{
+    int64_t numel = 1;
+    for (auto s : shape)
+        numel *= s;
+    if (numel == 0 || shape.empty())
+        return true;
+    int64_t viewD = int64_t(to.size()) - 1;
+    int64_t chunkBase = stride.back(), tensorNumel = 1, viewNumel = 1;
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+        tensorNumel *= shape[size_t(d)];
+        if (d == 0 || (shape[size_t(d - 1)] != 1 && stride[size_t(d - 1)] != tensorNumel * chunkBase)) {
+            while (viewD >= 0 && (viewNumel < tensorNumel || to[size_t(viewD)] == 1)) {
+                viewNumel *= to[size_t(viewD)];
+                --viewD;
+            }
+            if (viewNumel != tensorNumel)
+                return false;
+            if (d > 0) {
+                chunkBase = stride[size_t(d - 1)];
+                tensorNumel = 1;
+                viewNumel = 1;
+            }
+        }
+    }
+    return viewD == -1;
+}
+
+/// A reshape that must copy (its input's strides, from meta, admit no view of the new shape).
+bool reshapeCopies(const Node *n)
+{
+    const Node *in = nullptr;
+    for (const auto &a : n->args())
+        if (a.isNode()) {
+            in = a.toNode();
+            break;
+        }
+    if (!in || !in->meta().val.isTensor() || !n->meta().val.isTensor())
+        return false;
+    const auto &t = in->meta().val.tensor;
+    std::vector<int64_t> shape = t.sizes(), to = n->meta().val.tensor.sizes();
+    for (auto s : shape)
+        if (s < 0)
+            return false;
+    for (auto s : to)
+        if (s < 0)
+            return false;
+    if (t.stride.size() != shape.size())
+        return false;
+    return !viewable(shape, t.stride, to);
+}
+
 } // namespace
 
 bool mutatesInput(const Node *n)
@@ -162,6 +215,9 @@ bool mayAliasInput(const Node *n)
     std::string_view b = baseName(n);
     if (n->op() == OpKind::CallFunction && n->target() == "operator.getitem")
         return true;
+    // reshape/flatten copy when the strides admit no view: the result is fresh storage.
+    if ((b == "reshape" || b == "flatten") && reshapeCopies(n))
+        return false;
     return views.count(b) > 0;
 }
 

@@ -311,10 +311,11 @@ CASES += [
     Case("batch_layernorm_aten_neg", "batch_layernorm_aten", lambda x, w, b: [F.layer_norm(x[i], (8,), w[i], b[i]) for i in range(K - 1)],
          [(K, 4, 8), (K, 8), (K, 8)], ("aten",), reason="5 or more"),
 ]
-def _inplace_relu_read_after(x):
+def _inplace_relu_view_read_after(x):
     y = x * 2
+    v = y.view(-1)
     z = F.relu(y, inplace=True)
-    return z + y
+    return z + v.sum()
 
 
 def _dead_inplace(x):
@@ -340,7 +341,24 @@ def _lookups(x, t0, t1, t2):
     return torch.cat([F.embedding(x[:, 0].long(), t0), F.embedding(x[:, 1].long(), t1), F.embedding(x[:, 2].long(), t2)], 1)
 
 
+def _split_run_in_stack(x, a, b):
+    return torch.stack([a, *torch.split(x, 4, 1), b], 1) * 2
+
+
+def _unequal_split_run_in_stack(x, a, b):
+    s = torch.split(x, [4, 4, 8], 1)
+    return torch.stack([a, s[0], s[1], b], 1) * 2 + s[2].sum()
+
+
+def _split_run_in_cat_other_dim(x, a):
+    return torch.cat([a, *torch.split(x, 4, 1)], 0) * 2
+
+
 CASES += [
+    Case("split_run_in_stack_cat_pos", "split_run_in_stack_cat", _split_run_in_stack, [(B, 16), (B, 4), (B, 4)], ("torch",)),
+    Case("split_run_in_cat_other_dim_pos", "split_run_in_stack_cat", _split_run_in_cat_other_dim, [(B, 16), (B, 4)]),
+    Case("split_run_in_stack_cat_neg", "split_run_in_stack_cat", _unequal_split_run_in_stack, [(B, 16), (B, 4), (B, 4)], ("torch",),
+         reason="every piece of one equal split"),
     Case("batch_embedding_pos", "batch_embedding", _lookups, [(B, 3), (10, 4), (10, 4), (10, 4)], ids=(0,)),
     Case("batch_embedding_neg", "batch_embedding", lambda x, t0, t1: F.embedding(x[:, 0].long(), t0).sum() + F.embedding(x[:, 1].long(), t1).sum(),
          [(B, 3), (10, 4), (10, 6)], ids=(0,), reason="2 or more lookups"),
@@ -363,7 +381,7 @@ CASES += [
     Case("dead_code_pos", "dead_code", lambda x: torch.relu(x) + 1, [(B, 4)], edit=_dead_relu),
     Case("dead_code_neg", "dead_code", _dead_inplace, [(B, 4)], ("torch",), reason="without side effects"),
     Case("functionalize_inplace_pos", "functionalize_inplace", lambda x: F.relu(x * 2, inplace=True) + 1, [(B, 4)], ("torch",)),
-    Case("functionalize_inplace_neg", "functionalize_inplace", _inplace_relu_read_after, [(B, 4)], ("torch",),
+    Case("functionalize_inplace_neg", "functionalize_inplace", _inplace_relu_view_read_after, [(B, 4)], ("torch",),
          reason="read before the write"),
 ]
 for _op in ("tanh", "sigmoid", "relu"):
