@@ -32,9 +32,18 @@ int64_t getItemIndex(const Node *n, Node **src)
 {
     if (!isGetItem(n) || n->args().size() != 2 || !n->args()[0].isNode() || !n->args()[1].isInt())
         return -1;
+    const Node *container = n->args()[0].toNode();
+    int64_t i = n->args()[1].toInt();
+    if (i < 0) {
+        // fs[-2] of a split/unbind: counted from the end of its recorded outputs.
+        const auto &v = container->meta().val;
+        if (v.kind != ir::ValueMeta::Kind::Sequence || i + int64_t(v.items.size()) < 0)
+            return -1;
+        i += int64_t(v.items.size());
+    }
     if (src)
         *src = n->args()[0].toNode();
-    return n->args()[1].toInt();
+    return i;
 }
 
 static void setWhy(MatchFailure *why, const Node *n, std::string element, std::string expected, std::string found)
