@@ -202,23 +202,11 @@ public:
             auto args = u->args();
             auto kwargs = u->kwargs();
             for (auto &a : args)
-                a = substitute(a, from, to);
+                a = a.withNodeReplaced(from, to);
             for (auto &kv : kwargs)
-                kv.second = substitute(kv.second, from, to);
+                kv.second = kv.second.withNodeReplaced(from, to);
             rw.setInputs(u, args, kwargs);
         }
-    }
-    static Argument substitute(const Argument &a, const Node *from, Node *to)
-    {
-        if (a.isNode())
-            return a.toNode() == from ? Argument::node(to) : a;
-        if (a.isSequence()) {
-            std::vector<Argument> items;
-            for (const auto &i : a.items())
-                items.push_back(substitute(i, from, to));
-            return a.kind() == Argument::Kind::List ? Argument::list(std::move(items)) : Argument::tuple(std::move(items));
-        }
-        return a;
     }
 };
 

@@ -66,6 +66,17 @@ std::string dtypeName(at::ScalarType t)
     }
 }
 
+/// A dtype argument's value: graph dtypes evaluate to "dtype:<name>" strings, so that an int argument
+/// is never taken for a dtype (x.view(-1) must not bind view.dtype); a bare enum value is read too.
+std::optional<at::ScalarType> dtypeOf(const c10::IValue &v)
+{
+    if (v.isString() && v.toStringRef().rfind("dtype:", 0) == 0)
+        return scalarType(v.toStringRef().substr(6));
+    if (v.isInt() && v.toInt() >= 0 && v.toInt() < int64_t(at::ScalarType::NumOptions))
+        return static_cast<at::ScalarType>(v.toInt());
+    return std::nullopt;
+}
+
 std::string firstLine(const std::string &s)
 {
     auto nl = s.find('\n');
@@ -199,6 +210,18 @@ bool coerce(const IValue &v, const c10::TypePtr &type, const c10::Argument &arg,
         }
         return false;
     case K::ScalarTypeType:
+        if (v.isString()) {
+            if (auto st = dtypeOf(v)) {
+                out = IValue(int64_t(*st));
+                return true;
+            }
+            return false;
+        }
+        if (lenient && dtypeOf(v)) {
+            out = v;
+            return true;
+        }
+        return false;
     case K::LayoutType:
     case K::MemoryFormatType:
         if (v.isInt()) {
@@ -576,10 +599,9 @@ struct Interp {
             return IValue(l);
         }
         case Argument::Kind::Dtype: {
-            auto t = scalarType(a.text());
-            if (!t)
+            if (!scalarType(a.text()))
                 throw CallError{"unknown dtype " + a.text()};
-            return IValue(*t);
+            return IValue("dtype:" + a.text());
         }
         case Argument::Kind::Device: return IValue(c10::Device(a.text()));
         case Argument::Kind::Layout: return IValue(int64_t(a.text() == "strided" ? 0 : 1));
@@ -702,6 +724,10 @@ struct Interp {
             op = op.substr(1);
             if (op == "and" || op == "or")
                 op += "_";
+        }
+        if (a.isString() && b.isString() && (op == "eq" || op == "ne" || op == "is_" || op == "is_not")) {
+            const bool same = a.toStringRef() == b.toStringRef(); // dtypes, devices, strings
+            return IValue(op == "eq" || op == "is_" ? same : !same);
         }
         if (isNumber(a) && isNumber(b)) {
             bool ints = a.isInt() && b.isInt();
@@ -1045,7 +1071,7 @@ struct Interp {
         if (attr == "ndim")
             return IValue(int64_t(t.dim()));
         if (attr == "dtype")
-            return IValue(t.scalar_type());
+            return IValue("dtype:" + dtypeName(t.scalar_type()));
         if (attr == "device")
             return IValue(t.device());
         if (attr == "is_cuda")
@@ -1170,7 +1196,8 @@ struct Interp {
                 t = t.reshape({});
         }
         if (!dtype.isNone())
-            t = t.to(static_cast<at::ScalarType>(dtype.toInt()));
+            if (auto st = dtypeOf(dtype))
+                t = t.to(*st);
         (void)device; // the run's device is chosen for the whole graph
         return IValue(t_runDevice ? t.to(*t_runDevice) : t);
     }
@@ -1249,7 +1276,7 @@ struct Interp {
                 IValue s0 = take(pos, kw, 1, {"start"}), st = take(pos, kw, 2, {"step"}), dt = take(pos, kw, 3, {"dtype"}),
                        dev = take(pos, kw, 4, {"device"});
                 int64_t start = s0.isInt() ? s0.toInt() : 0, step = st.isInt() ? st.toInt() : 1;
-                auto opts = at::TensorOptions().dtype(dt.isNone() ? at::kLong : dt.toScalarType());
+                auto opts = at::TensorOptions().dtype(dtypeOf(dt).value_or(at::kLong));
                 (void)dev; // created on the run's device
                 if (t_runDevice)
                     opts = opts.device(*t_runDevice);
@@ -1260,7 +1287,7 @@ struct Interp {
             // Other prims share their name with an ATen op (prims.convert_element_type is to(dtype)).
             std::string base = t.substr(6, t.find('.', 6) - 6);
             if (base == "convert_element_type")
-                return IValue(pos.at(0).toTensor().to(pos.at(1).toScalarType()));
+                return IValue(pos.at(0).toTensor().to(dtypeOf(pos.at(1)).value_or(pos.at(0).toTensor().scalar_type())));
             return callAten("aten::" + base, pos, kw);
         }
         if (t == "builtins.getattr" || t == "getattr") {
@@ -1450,15 +1477,15 @@ struct Interp {
             device = c10::Device(at::kCUDA, pos.size() > 1 && pos[1].isInt() ? c10::DeviceIndex(pos[1].toInt()) : c10::DeviceIndex(-1));
         for (size_t i = 1; i < pos.size() && m != "cuda"; ++i) {
             const IValue &v = pos[i];
-            if (auto d = deviceOf(v)) {
+            if (v.isString() && v.toStringRef().rfind("dtype:", 0) == 0) {
+                dtype = dtypeOf(v);
+            } else if (auto d = deviceOf(v)) {
                 if (m == "type")
                     throw CallError{"x.type() with a type name string is not supported; use x.to(dtype)"};
                 device = d;
             } else if (v.isTensor()) {
                 dtype = v.toTensor().scalar_type();
                 device = v.toTensor().device();
-            } else if (v.isInt() && !dtype) {
-                dtype = static_cast<at::ScalarType>(v.toInt()); // a dtype argument evaluates to its enum value
             } else if (v.isBool()) {
                 (dtype || device ? (nonBlocking ? copy : nonBlocking) : nonBlocking) = v.toBool();
             } else if (!v.isNone()) {
@@ -1467,7 +1494,7 @@ struct Interp {
         }
         for (const auto &[k, v] : kw) {
             if (k == "dtype" && !v.isNone())
-                dtype = static_cast<at::ScalarType>(v.toInt());
+                dtype = dtypeOf(v);
             else if (k == "device" && !v.isNone())
                 device = deviceOf(v);
             else if (k == "non_blocking")

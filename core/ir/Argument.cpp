@@ -204,6 +204,19 @@ static std::string quote(const std::string &s)
     return out + "'";
 }
 
+Argument Argument::withNodeReplaced(const Node *from, Node *to) const
+{
+    if (isNode())
+        return m_node == from ? Argument::node(to) : *this;
+    if (isSequence()) {
+        std::vector<Argument> items;
+        for (const auto &x : m_items)
+            items.push_back(x.withNodeReplaced(from, to));
+        return m_kind == Kind::List ? Argument::list(std::move(items)) : Argument::tuple(std::move(items));
+    }
+    return *this;
+}
+
 std::string Argument::toString() const { return render(false); }
 
 std::string Argument::toPython() const { return render(true); }

@@ -45,6 +45,8 @@ public:
     static Argument dict(std::vector<std::pair<std::string, Argument>> items);
     static Argument slice(Argument start, Argument stop, Argument step);
     static Argument tagged(Kind kind, std::string text); ///< Dtype, Device, Layout, MemoryFormat, Opaque
+    /// This argument with every reference to `from` (also inside lists and tuples) replaced by `to`.
+    Argument withNodeReplaced(const Node *from, Node *to) const;
 
     Kind kind() const { return m_kind; }
     bool isNone() const { return m_kind == Kind::None; }

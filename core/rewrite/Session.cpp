@@ -279,20 +279,6 @@ std::string Session::checkStep(const Step &s) const
     return {};
 }
 
-/// `a` with every reference to `from` replaced by `to`.
-static Argument substitute(const Argument &a, const Node *from, Node *to)
-{
-    if (a.isNode())
-        return a.toNode() == from ? Argument::node(to) : a;
-    if (a.isSequence()) {
-        std::vector<Argument> items;
-        for (const auto &x : a.items())
-            items.push_back(substitute(x, from, to));
-        return a.kind() == Argument::Kind::List ? Argument::list(std::move(items)) : Argument::tuple(std::move(items));
-    }
-    return a;
-}
-
 /// A step must not make a graph output alias a graph input it did not alias before (a caller that
 /// writes to the output would write to its input): such an output gets its own copy, a clone, as a
 /// part of the same step.
@@ -310,7 +296,7 @@ static void keepOutputsFresh(Graph &g, Rewriter &rw, const std::vector<const Nod
         c->meta().val = v->meta().val;
         auto args = out->args();
         for (auto &x : args)
-            x = substitute(x, v, c);
+            x = x.withNodeReplaced(v, c);
         auto kwargs = out->kwargs();
         rw.setInputs(out, std::move(args), std::move(kwargs));
     }

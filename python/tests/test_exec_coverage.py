@@ -78,6 +78,14 @@ class ToAndAttrs(nn.Module):
         return (y + ones.sum()).to(x.dtype) * x.ndim
 
 
+class ViewInts(nn.Module):
+    """x.view(-1) / x.view(16): one int is a size, never a dtype (view.dtype); dtype comparisons."""
+    def forward(self, x):
+        y = x.view(-1) + x.view(16)
+        torch._assert(x.dtype == torch.float32, "float input")
+        return y * 2
+
+
 class KeywordSplit(nn.Module):
     """torch.split given entirely by keyword."""
     def forward(self, x):
@@ -175,6 +183,8 @@ CASES = [
     ("to_attrs_dynamo", ToAndAttrs, lambda: [torch.randn(2, 4)], _dynamo),
     ("to_attrs_fx", ToAndAttrs, lambda: [torch.randn(2, 4)], _fx),
     ("keyword_split_fx", KeywordSplit, lambda: [torch.randn(3, 4)], _fx),
+    ("view_ints_fx", ViewInts, lambda: [torch.randn(4, 4)], _fx),
+    ("view_ints_dynamo", ViewInts, lambda: [torch.randn(4, 4)], _dynamo),
     ("keyword_split_dynamo", KeywordSplit, lambda: [torch.randn(3, 4)], _dynamo),
     ("mha_fx", Attention, lambda: [torch.randn(2, 5, 16)], _fx),
     ("mha_dynamo", AttentionFunctional, lambda: [torch.randn(5, 2, 16)], _dynamo),
