@@ -495,13 +495,13 @@ public:
         benefit = 30;
         labels = {"vertical"};
         description = "stack/cat([a, s[0], ..., s[n-1], b], e) with s = split(x, k, d) (equal pieces; a cat on another dim) -> "
-                      "cat([a', view of x, b'], e)";
+                      "cat([a', view of x, b'], e); every such run of the list at once";
     }
     struct Read {
         bool stack = false;
         int64_t dim = 0;
         std::vector<Node *> inputs;
-        PieceRun run;
+        std::vector<PieceRun> runs;
     };
     bool read(Node *n, Read &r, MatchFailure &why) const
     {
@@ -516,47 +516,53 @@ public:
         } else {
             return false;
         }
+        r.runs.clear();
+        size_t inRuns = 0;
         for (const auto &run : pieceRuns(r.inputs, r.dim, false)) {
             if (!run.full() || run.len < 2 || !staticShape(run.split.input))
                 continue;
             bool equal = true;
             for (auto k : run.split.sizes)
                 equal = equal && k == run.split.sizes[0];
-            if (!equal)
-                continue;
-            if (!r.stack && run.split.dim == r.dim)
-                continue; // split_cat's case
-            if (!r.stack && run.len == r.inputs.size())
-                continue; // split_cat_other_dim's case
-            // Only where the graph gets smaller: unsqueezes and views added against the stack, the
-            // pieces and the split that die.
-            int added = 1 + (r.stack ? int(r.inputs.size() - run.len) : 0) + 1 + (run.split.dim != r.dim) + (!r.stack);
-            int removed = 1;
+            if (!equal || (!r.stack && run.split.dim == r.dim))
+                continue; // unequal pieces; a cat along the split's dim is split_cat's case
+            r.runs.push_back(run);
+            inRuns += run.len;
+        }
+        if (r.runs.empty() || (!r.stack && r.runs.size() == 1 && inRuns == r.inputs.size()))
+            return fail(why, n, r.stack ? "stack inputs" : "cat inputs",
+                        "every piece of an equal split (a cat: along another dim than the split's, among other inputs)", "none");
+        // Only where the graph gets smaller: views and unsqueezes added against the list node, the
+        // pieces and the splits that die.
+        int added = 1 + (r.stack ? int(r.inputs.size() - inRuns) : 0), removed = 1;
+        for (const auto &run : r.runs) {
+            added += 1 + (run.split.dim != r.dim) + (!r.stack);
             for (size_t j = run.start; j < run.start + run.len; ++j)
                 removed += r.inputs[j]->users().size() == 1;
             size_t pieceUsers = 0;
             for (Node *g : run.split.node->users())
                 pieceUsers += g->users().size() == 1 && g->users()[0] == n;
             removed += pieceUsers == run.split.node->users().size();
-            if (added > removed)
-                continue;
-            r.run = run;
-            return true;
         }
-        return fail(why, n, r.stack ? "stack inputs" : "cat inputs",
-                    "every piece of one equal split (a cat: along another dim than the split's)", "none");
+        if (added > removed)
+            return fail(why, n, "node count", "fewer nodes after the rewrite",
+                        std::to_string(added) + " added against " + std::to_string(removed) + " removed");
+        return true;
     }
     bool match(Node *n, Match &m, MatchFailure &why) const override
     {
         Read r;
         if (!read(n, r, why))
             return false;
-        m.nodes = {n, r.run.split.node};
-        for (size_t j = r.run.start; j < r.run.start + r.run.len; ++j)
-            m.nodes.push_back(r.inputs[j]);
+        m.nodes = {n};
+        for (const auto &run : r.runs) {
+            m.nodes.push_back(run.split.node);
+            for (size_t j = run.start; j < run.start + run.len; ++j)
+                m.nodes.push_back(r.inputs[j]);
+        }
         m.removes = {n};
-        m.summary = std::string(r.stack ? "stack " : "cat ") + n->name() + " holds all of " + r.run.split.node->name() + ": one view of " +
-                    r.run.split.input->name();
+        m.summary = std::string(r.stack ? "stack " : "cat ") + n->name() + ": " + std::to_string(r.runs.size()) +
+                    " run(s) of split pieces become views of their inputs";
         return true;
     }
     void rewrite(const Match &m, Rewriter &rw) const override
@@ -565,36 +571,41 @@ public:
         MatchFailure why;
         if (!read(m.anchor, r, why))
             return;
-        const SplitView &s = r.run.split;
-        Emit e = emitAt(rw, m.anchor, m.anchor, s.aten, {m.anchor->name()});
-        auto shape = *staticShape(s.input);
-        const int64_t n = int64_t(s.sizes.size()), k = s.sizes[0];
-        std::vector<int64_t> u = shape;
-        u[size_t(s.dim)] = k;
-        u.insert(u.begin() + s.dim, n);
-        Node *v = e.reshape(s.input, u);    // [.., n, k, ..]: piece i at index i of dim d
-        v = e.movedim(v, s.dim, r.dim);      // the pieces stacked at e
-        if (!r.stack) {
-            auto piece = *staticShape(r.inputs[r.run.start]);
-            piece[size_t(r.dim)] *= n;
-            v = e.reshape(v, piece);         // the pieces concatenated at e
-        }
+        const bool aten = r.runs[0].split.aten;
+        Emit e = emitAt(rw, m.anchor, m.anchor, aten, {m.anchor->name()});
         std::vector<Node *> parts;
+        size_t next = 0;
         for (size_t i = 0; i < r.inputs.size(); ++i) {
-            if (i == r.run.start) {
+            if (next < r.runs.size() && i == r.runs[next].start) {
+                const PieceRun &run = r.runs[next++];
+                const SplitView &s = run.split;
+                auto shape = *staticShape(s.input);
+                const int64_t n = int64_t(s.sizes.size()), k = s.sizes[0];
+                std::vector<int64_t> u = shape;
+                u[size_t(s.dim)] = k;
+                u.insert(u.begin() + s.dim, n);
+                Node *v = e.reshape(s.input, u); // [.., n, k, ..]: piece i at index i of dim d
+                v = e.movedim(v, s.dim, r.dim);   // the pieces stacked at e
+                if (!r.stack) {
+                    auto piece = *staticShape(r.inputs[run.start]);
+                    piece[size_t(r.dim)] *= n;
+                    v = e.reshape(v, piece);      // the pieces concatenated at e
+                }
                 parts.push_back(v);
-                i += r.run.len - 1;
+                i += run.len - 1;
                 continue;
             }
             parts.push_back(r.stack ? e.unsqueeze(r.inputs[i], r.dim) : r.inputs[i]);
         }
-        Node *c = e.call(s.aten ? "aten.cat.default" : "torch.cat", {Argument::list(nodeList(parts)), Argument::integer(r.dim)}, {}, "cat",
+        Node *c = e.call(aten ? "aten.cat.default" : "torch.cat", {Argument::list(nodeList(parts)), Argument::integer(r.dim)}, {}, "cat",
                          m.anchor->meta().val);
         rw.replaceAllUsesWith(m.anchor, c);
         rw.eraseIfDead(m.anchor);
-        for (size_t j = r.run.start; j < r.run.start + r.run.len; ++j)
-            rw.eraseIfDead(r.inputs[j]);
-        rw.eraseIfDead(s.node);
+        for (const auto &run : r.runs) {
+            for (size_t j = run.start; j < run.start + run.len; ++j)
+                rw.eraseIfDead(r.inputs[j]);
+            rw.eraseIfDead(run.split.node);
+        }
     }
 };
 

@@ -358,7 +358,7 @@ CASES += [
     Case("split_run_in_stack_cat_pos", "split_run_in_stack_cat", _split_run_in_stack, [(B, 16), (B, 4), (B, 4)], ("torch",)),
     Case("split_run_in_cat_other_dim_pos", "split_run_in_stack_cat", _split_run_in_cat_other_dim, [(B, 16), (B, 4)]),
     Case("split_run_in_stack_cat_neg", "split_run_in_stack_cat", _unequal_split_run_in_stack, [(B, 16), (B, 4), (B, 4)], ("torch",),
-         reason="every piece of one equal split"),
+         reason="every piece of an equal split"),
     Case("batch_embedding_pos", "batch_embedding", _lookups, [(B, 3), (10, 4), (10, 4), (10, 4)], ids=(0,)),
     Case("batch_embedding_neg", "batch_embedding", lambda x, t0, t1: F.embedding(x[:, 0].long(), t0).sum() + F.embedding(x[:, 1].long(), t1).sum(),
          [(B, 3), (10, 4), (10, 6)], ids=(0,), reason="2 or more lookups"),
