@@ -243,8 +243,39 @@ class Cell:
         return self.export.startswith("PyTorch") or all(s in ("ok", "n/a") or s.startswith("runs") for s in steps)
 
 
-class _Skip(Exception):
-    pass
+def _error(e: Exception) -> str:
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
+
+
+def _check_load_graph(path, module, inputs, ref) -> str:
+    """The (optimized) graph back in PyTorch through fxlens.load_graph, against the reference."""
+    try:
+        back = fxlens.load_graph(path, module=module, allow_any_target=True)  # our own export: trusted
+        with torch.no_grad():
+            got = _flat(back(*[t.clone() for t in inputs]))
+        return _close(got, ref) or "ok"
+    except Exception as e:  # noqa: BLE001 - recorded in the matrix
+        return _error(e)
+
+
+def _check_python(path, data, module, inputs, ref) -> str:
+    """convert --to python, the module run with the graph's weights, against the reference."""
+    r = _cli("convert", path, "--to", "python")
+    if r.returncode != 0:
+        return _first_error(r)
+    try:
+        ns: Dict[str, Any] = {}
+        exec(compile(r.stdout, path[:-5] + ".py", "exec"), ns)  # our own generated module
+        pm = ns["Model"]()
+        if module is not None:
+            pm.load_state_dict(module.state_dict(), strict=False)
+        if data.get("weights"):
+            pm.load_weights(os.path.join(os.path.dirname(path), data["weights"]))
+        with torch.no_grad():
+            got = _flat(pm(*[t.clone() for t in inputs]))
+        return _close(got, ref) or "ok"
+    except Exception as e:  # noqa: BLE001
+        return _error(e)
 
 
 def _module_for(path, model):
@@ -292,45 +323,13 @@ def check_graph(path: str, model, cell: Cell, device: str, profile: bool, screen
     for pat, n in re.findall(r"^  (\S+)\s+(\d+)$", r.stdout, re.M):
         if pat.startswith(("batch_", "merge_", "split_", "unbind_", "stack_", "cast_")):
             cell.fusions[pat] = cell.fusions.get(pat, 0) + int(n)
-    if device != "cpu":
+    if device == "cpu":
+        cell.load_graph = _check_load_graph(opt if os.path.exists(opt) else path, module, inputs, ref)
+        cell.python = _check_python(path, data, module, inputs, ref)
+    else:
         # Exported graphs may create tensors on the export's device (PyTorch runs them as written);
         # load_graph and the Python export are checked by the CPU matrix.
         cell.load_graph = cell.python = "n/a"
-    try:
-        if device != "cpu":
-            raise _Skip()
-        back = fxlens.load_graph(opt if os.path.exists(opt) else path, module=module, allow_any_target=True).to(device)
-        with torch.no_grad():
-            got = [t.cpu() for t in _flat(back(*[t.clone().to(device) for t in inputs]))]
-        if module is not None:
-            module.to("cpu")
-        diff = _close(got, ref)
-        cell.load_graph = "ok" if diff is None else diff
-    except _Skip:
-        pass
-    except Exception as e:  # noqa: BLE001 - recorded in the matrix
-        cell.load_graph = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
-    r = _cli("convert", path, "--to", "python")
-    if device != "cpu":
-        pass
-    elif r.returncode != 0:
-        cell.python = _first_error(r)
-    else:
-        try:
-            ns: Dict[str, Any] = {}
-            exec(compile(r.stdout, tmp + ".py", "exec"), ns)  # our own generated module
-            pm = ns["Model"]()
-            if module is not None:
-                pm.load_state_dict(module.state_dict(), strict=False)
-            if data.get("weights"):
-                pm.load_weights(os.path.join(os.path.dirname(path), data["weights"]))
-            pm.to(device)
-            with torch.no_grad():
-                got = [t.cpu() for t in _flat(pm(*[t.clone().to(device) for t in inputs]))]
-            diff = _close(got, ref)
-            cell.python = "ok" if diff is None else diff
-        except Exception as e:  # noqa: BLE001
-            cell.python = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
     if profile:
         r = _cli("profile", path, "--optimize", "--device", device, "-o", tmp + ".profile.json")
         with open(tmp + ".profile.txt", "w") as f:

@@ -150,10 +150,7 @@ std::optional<Lookup> asLookup(Node *n)
     if (n->op() == OpKind::CallModule) {
         // nn.Embedding as a leaf module (symbolic_trace graphs): a plain lookup in its weight.
         const Graph &g = *n->graph();
-        const ir::ModuleInfo *mod = nullptr;
-        for (const auto &mi : g.modules)
-            if (mi.path == n->target())
-                mod = &mi;
+        const ir::ModuleInfo *mod = g.module(n->target());
         if (!mod || mod->type.substr(mod->type.rfind('.') + 1) != "Embedding" || n->args().size() != 1 || !n->args()[0].isNode() ||
             !n->kwargs().empty())
             return std::nullopt;
@@ -253,31 +250,18 @@ public:
                                              " in tables of " + std::to_string(a->rows) + " rows with ids like " + a->ids->name(),
                         std::to_string(out.size()));
         // Ids and tables move before the first lookup with what they read; none may read a lookup.
-        Node *first = out.front().node;
-        std::unordered_set<Node *> members, seen;
-        for (const auto &l : out)
+        std::unordered_set<Node *> members;
+        std::vector<Node *> operands;
+        for (const auto &l : out) {
             members.insert(l.node);
-        std::vector<Node *> work;
-        for (const auto &l : out)
-            for (Node *o : {l.ids, l.table})
-                if (o && g.before(first, o))
-                    work.push_back(o);
-        toMove.clear();
-        while (!work.empty()) {
-            Node *x = work.back();
-            work.pop_back();
-            if (!seen.insert(x).second)
-                continue;
-            if (x->op() == OpKind::Placeholder || members.count(x))
-                return fail(why, x, "ids and tables", "independent of the lookups", "reads one of them");
-            if (seen.size() > 100000)
-                return fail(why, x, "ids and tables", "a bounded chain of producers", "too many");
-            toMove.push_back(x);
-            for (Node *in : x->inputNodes())
-                if (g.before(first, in))
-                    work.push_back(in);
+            operands.push_back(l.ids);
+            operands.push_back(l.table);
         }
-        std::sort(toMove.begin(), toMove.end(), [&](Node *x, Node *y) { return g.before(x, y); });
+        Node *blocker = nullptr;
+        auto moved = hoistBefore(out.front().node, operands, members, blocker);
+        if (!moved)
+            return fail(why, blocker, "ids and tables", "independent of the lookups", "reads one of them");
+        toMove = std::move(*moved);
         return true;
     }
     mutable const MatchContext *m_ctx = nullptr;

@@ -219,26 +219,14 @@ public:
         // the members, so no member and no member's user is among them.
         Node *first = group.front();
         before = first;
-        toMove.clear();
-        std::vector<Node *> work;
+        std::vector<Node *> operands;
         for (const auto &mm : out)
-            for (Node *o : mm.operands)
-                if (o && g.before(first, o))
-                    work.push_back(o);
-        std::unordered_set<Node *> seen;
-        while (!work.empty()) {
-            Node *x = work.back();
-            work.pop_back();
-            if (!seen.insert(x).second)
-                continue;
-            if (x->op() == OpKind::Placeholder)
-                return fail(why, x, "placement", "operands defined before the group's first member", "a graph input after it");
-            toMove.push_back(x);
-            for (Node *in : x->inputNodes())
-                if (g.before(first, in))
-                    work.push_back(in);
-        }
-        std::sort(toMove.begin(), toMove.end(), [&](Node *a, Node *b) { return g.before(a, b); });
+            operands.insert(operands.end(), mm.operands.begin(), mm.operands.end());
+        Node *blocker = nullptr;
+        auto moved = hoistBefore(first, operands, {}, blocker);
+        if (!moved)
+            return fail(why, blocker, "placement", "operands defined before the group's first member", "a graph input after it");
+        toMove = std::move(*moved);
         return true;
     }
 

@@ -46,10 +46,7 @@ bool readLinear(Node *n, LinearCall &c)
     const Graph &g = *n->graph();
     auto nodeAt = [](const std::vector<Argument> &in, size_t i) { return i < in.size() && in[i].isNode() ? in[i].toNode() : nullptr; };
     if (n->op() == OpKind::CallModule) {
-        const ir::ModuleInfo *mod = nullptr;
-        for (const auto &mi : g.modules)
-            if (mi.path == n->target())
-                mod = &mi;
+        const ir::ModuleInfo *mod = g.module(n->target());
         if (!mod || mod->type.substr(mod->type.rfind('.') + 1) != "Linear" || n->args().size() != 1 || !n->kwargs().empty() ||
             !n->args()[0].isNode())
             return false;
@@ -180,27 +177,14 @@ public:
         }
         // What the fused call reads goes before the first member: operands defined later (a weight's
         // permute, say) move up with what they read, unless that is a graph input or a member.
-        toMove.clear();
-        std::vector<Node *> work;
-        for (Node *o : operands(out))
-            if (o && g.before(first, o))
-                work.push_back(o);
-        std::unordered_set<Node *> seen, members;
+        std::unordered_set<Node *> members;
         for (const auto &c : out)
             members.insert(c.node);
-        while (!work.empty()) {
-            Node *x = work.back();
-            work.pop_back();
-            if (!seen.insert(x).second)
-                continue;
-            if (x->op() == OpKind::Placeholder || members.count(x))
-                return fail(why, x, "weights", "defined before the group's first linear (or movable there)", "a graph input or member after it");
-            toMove.push_back(x);
-            for (Node *in : x->inputNodes())
-                if (g.before(first, in))
-                    work.push_back(in);
-        }
-        std::sort(toMove.begin(), toMove.end(), [&](Node *a, Node *b) { return g.before(a, b); });
+        Node *blocker = nullptr;
+        auto moved = hoistBefore(first, operands(out), members, blocker);
+        if (!moved)
+            return fail(why, blocker, "weights", "defined before the group's first linear (or movable there)", "a graph input or member after it");
+        toMove = std::move(*moved);
         return true;
     }
 
@@ -364,9 +348,8 @@ public:
         s = runs[0].split;
         if (s.dim == c.dim)
             return fail(why, n, "cat dim", "another dim than the split's (split_cat's case)", "the split's dim");
-        for (auto k : s.sizes)
-            if (k != s.sizes[0])
-                return fail(why, s.node, "split sizes", "equal sections", "unequal");
+        if (!equalSections(s))
+            return fail(why, s.node, "split sizes", "equal sections", "unequal");
         if (!staticShape(s.input) || !staticShape(n))
             return fail(why, n, "shapes", "static", "unknown");
         return true;
@@ -391,14 +374,8 @@ public:
         if (!read(m.anchor, c, s, why))
             return;
         Emit e = emitAt(rw, m.anchor, m.anchor, s.aten, {m.anchor->name()});
-        auto shape = *staticShape(s.input);
-        const int64_t n = int64_t(s.sizes.size()), k = s.sizes[0];
-        std::vector<int64_t> u = shape;
-        u[size_t(s.dim)] = k;
-        u.insert(u.begin() + s.dim, n);
-        Node *y = e.reshape(s.input, u);
-        y = e.movedim(y, s.dim, c.dim);
-        y = e.reshape(y, *staticShape(m.anchor));
+        const auto catShape = *staticShape(m.anchor);
+        Node *y = piecesAlong(e, s, c.dim, &catShape);
         if (y->meta().val.isTensor())
             y->meta().val = m.anchor->meta().val;
         rw.replaceAllUsesWith(m.anchor, y);
@@ -521,10 +498,7 @@ public:
         for (const auto &run : pieceRuns(r.inputs, r.dim, false)) {
             if (!run.full() || run.len < 2 || !staticShape(run.split.input))
                 continue;
-            bool equal = true;
-            for (auto k : run.split.sizes)
-                equal = equal && k == run.split.sizes[0];
-            if (!equal || (!r.stack && run.split.dim == r.dim))
+            if (!equalSections(run.split) || (!r.stack && run.split.dim == r.dim))
                 continue; // unequal pieces; a cat along the split's dim is split_cat's case
             r.runs.push_back(run);
             inRuns += run.len;
@@ -578,20 +552,9 @@ public:
         for (size_t i = 0; i < r.inputs.size(); ++i) {
             if (next < r.runs.size() && i == r.runs[next].start) {
                 const PieceRun &run = r.runs[next++];
-                const SplitView &s = run.split;
-                auto shape = *staticShape(s.input);
-                const int64_t n = int64_t(s.sizes.size()), k = s.sizes[0];
-                std::vector<int64_t> u = shape;
-                u[size_t(s.dim)] = k;
-                u.insert(u.begin() + s.dim, n);
-                Node *v = e.reshape(s.input, u); // [.., n, k, ..]: piece i at index i of dim d
-                v = e.movedim(v, s.dim, r.dim);   // the pieces stacked at e
-                if (!r.stack) {
-                    auto piece = *staticShape(r.inputs[run.start]);
-                    piece[size_t(r.dim)] *= n;
-                    v = e.reshape(v, piece);      // the pieces concatenated at e
-                }
-                parts.push_back(v);
+                auto concat = *staticShape(r.inputs[run.start]);
+                concat[size_t(r.dim)] *= int64_t(run.len);
+                parts.push_back(piecesAlong(e, run.split, r.dim, r.stack ? nullptr : &concat));
                 i += run.len - 1;
                 continue;
             }

@@ -2,6 +2,8 @@
 // Helpers shared by the built-in pattern files: emitters, input readers and run finders.
 #include "PatternUtil.h"
 
+#include <algorithm>
+
 namespace fxlens::patterns {
 
 Node *firstInput(const Node *n)
@@ -153,6 +155,52 @@ std::optional<StackView> asStack(Node *n, MatchFailure &why)
     return v;
 }
 
+
+std::optional<std::vector<Node *>> hoistBefore(Node *first, const std::vector<Node *> &operands,
+                                               const std::unordered_set<Node *> &pinned, Node *&blocker)
+{
+    Graph &g = *first->graph();
+    std::vector<Node *> work, out;
+    for (Node *o : operands)
+        if (o && g.before(first, o))
+            work.push_back(o);
+    std::unordered_set<Node *> seen;
+    while (!work.empty()) {
+        Node *x = work.back();
+        work.pop_back();
+        if (!seen.insert(x).second)
+            continue;
+        if (x->op() == OpKind::Placeholder || pinned.count(x)) {
+            blocker = x;
+            return std::nullopt;
+        }
+        out.push_back(x);
+        for (Node *in : x->inputNodes())
+            if (g.before(first, in))
+                work.push_back(in);
+    }
+    std::sort(out.begin(), out.end(), [&](Node *a, Node *b) { return g.before(a, b); });
+    return out;
+}
+
+bool equalSections(const SplitView &s)
+{
+    for (auto k : s.sizes)
+        if (k != s.sizes[0])
+            return false;
+    return true;
+}
+
+Node *piecesAlong(Emit &e, const SplitView &s, int64_t dim, const std::vector<int64_t> *concatShape)
+{
+    auto shape = *staticShape(s.input);
+    const int64_t n = int64_t(s.sizes.size()), k = s.sizes[0];
+    shape[size_t(s.dim)] = k;
+    shape.insert(shape.begin() + s.dim, n);
+    Node *v = e.reshape(s.input, shape); // [.., n, k, ..]: piece i at index i of the split dim
+    v = e.movedim(v, s.dim, dim);        // the pieces stacked at `dim`
+    return concatShape ? e.reshape(v, *concatShape) : v;
+}
 
 bool UnbindRun::full() const
 {

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace fxlens::patterns {
@@ -88,6 +89,19 @@ struct StackView {
     int64_t dim = 0;
 };
 std::optional<StackView> asStack(Node *n, MatchFailure &why);
+
+/// The nodes that must move before `first` so that `operands` are defined there: every operand after
+/// it, with what it reads from there on, in program order. Null (and `blocker` set) when one of them
+/// is a graph input or in `pinned` (a group's members), which cannot move.
+std::optional<std::vector<Node *>> hoistBefore(Node *first, const std::vector<Node *> &operands,
+                                               const std::unordered_set<Node *> &pinned, Node *&blocker);
+
+/// Every section of the split has the size of the first.
+bool equalSections(const SplitView &s);
+
+/// The pieces of an equal split of `s.input` arranged along `dim` as one view chain: stacked (a new
+/// dim of size n at `dim`) or, with `concatShape`, concatenated to that shape.
+Node *piecesAlong(Emit &e, const SplitView &s, int64_t dim, const std::vector<int64_t> *concatShape);
 
 /// Runs of consecutive pieces of one split along the cat dim inside a cat list.
 struct PieceRun {

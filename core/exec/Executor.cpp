@@ -873,10 +873,7 @@ struct Interp {
 
     IValue callModule(const Node *n) const
     {
-        const ir::ModuleInfo *m = nullptr;
-        for (const auto &mi : g.modules)
-            if (mi.path == n->target())
-                m = &mi;
+        const ir::ModuleInfo *m = g.module(n->target());
         if (!m)
             throw CallError{"module '" + n->target() + "' is not in the graph's module list"};
         std::string type = m->type.substr(m->type.rfind('.') + 1);
@@ -1116,21 +1113,29 @@ struct Interp {
             shape[size_t(like.dim()) - dim + d] = -1;
             return at::arange(like.size(like.dim() - int64_t(dim) + int64_t(d)), like.options().dtype(at::kLong)).view(shape) * stride - pad;
         };
+        // A flat index into a window of `widths` as per-dim indices, and back (Inductor's
+        // _flattened_index_to_nd / _flatten_index).
+        auto toNd = [&](at::Tensor flat, const std::vector<int64_t> &widths) {
+            std::vector<at::Tensor> nd(dim);
+            for (size_t d = dim; d-- > 0;) {
+                nd[d] = d == 0 ? flat : at::remainder(flat, widths[d]);
+                flat = at::floor_divide(flat, widths[d]);
+            }
+            return nd;
+        };
+        auto flatten = [&](const std::vector<at::Tensor> &nd, const std::vector<int64_t> &widths) {
+            at::Tensor out = nd[0];
+            for (size_t d = 1; d < dim; ++d)
+                out = out * widths[d] + nd[d];
+            return out;
+        };
         if (t.find("offsets_to_indices") != std::string::npos) {
             at::Tensor off = pos[0].toTensor().to(at::kLong);
             auto insz = ints(pos[2]), st = ints(pos[3]), pad = ints(pos[4]), dil = ints(pos[5]);
-            std::vector<at::Tensor> inc(dim);
-            at::Tensor rest = off;
-            for (size_t d = dim; d-- > 0;) {
-                inc[d] = d == 0 ? rest : at::remainder(rest, ks[d]);
-                rest = at::floor_divide(rest, ks[d]);
-            }
-            at::Tensor result;
-            for (size_t d = 0; d < dim; ++d) {
-                at::Tensor idx = base(off, d, st[d], pad[d]) + inc[d] * dil[d];
-                result = d == 0 ? idx : result * insz[d] + idx;
-            }
-            return IValue(result);
+            auto inc = toNd(off, ks);
+            for (size_t d = 0; d < dim; ++d)
+                inc[d] = base(off, d, st[d], pad[d]) + inc[d] * dil[d];
+            return IValue(flatten(inc, insz));
         }
         const at::Tensor &x = pos[0].toTensor();
         auto st = ints(pos[2]), pad = ints(pos[3]), dil = ints(pos[4]);
@@ -1140,18 +1145,10 @@ struct Interp {
         auto r = dim == 2 ? at::max_pool2d_with_indices(x, ks, st, pad, dil, ceil) : at::max_pool3d_with_indices(x, ks, st, pad, dil, ceil);
         at::Tensor vals = std::get<0>(r), indices = std::get<1>(r);
         std::vector<int64_t> width(x.sizes().end() - long(dim), x.sizes().end());
-        std::vector<at::Tensor> pos_nd(dim);
-        at::Tensor rest = indices;
-        for (size_t d = dim; d-- > 0;) {
-            pos_nd[d] = d == 0 ? rest : at::remainder(rest, width[d]);
-            rest = at::floor_divide(rest, width[d]);
-        }
-        at::Tensor offsets;
-        for (size_t d = 0; d < dim; ++d) {
-            at::Tensor inc = at::floor_divide(pos_nd[d] - base(indices, d, st[d], pad[d]), dil[d]);
-            offsets = d == 0 ? inc : offsets * ks[d] + inc;
-        }
-        return c10::ivalue::Tuple::create({IValue(vals), IValue(offsets.to(at::kChar))});
+        auto inc = toNd(indices, width);
+        for (size_t d = 0; d < dim; ++d)
+            inc[d] = at::floor_divide(inc[d] - base(indices, d, st[d], pad[d]), dil[d]);
+        return c10::ivalue::Tuple::create({IValue(vals), IValue(flatten(inc, ks).to(at::kChar))});
     }
 
     /// torch.tensor(data, dtype, device): Python numbers (nested lists of them) with Python's dtype
@@ -2224,11 +2221,10 @@ static std::optional<int64_t> indexBound(const Node *input, const ir::Graph &g)
             if (t.rfind("aten.", 0) == 0)
                 base = t.substr(5, t.find('.', 5) - 5);
             if (u->op() == OpKind::CallModule) {
-                for (const auto &m : g.modules)
-                    if (m.path == t && (m.type.find("Embedding") != std::string::npos))
-                        for (const auto &p : g.params)
-                            if (p.name == t + ".weight" && !p.shape.empty())
-                                take(p.shape[0]);
+                if (const ir::ModuleInfo *m = g.module(t); m && m->type.find("Embedding") != std::string::npos)
+                    for (const auto &p : g.params)
+                        if (p.name == t + ".weight" && !p.shape.empty())
+                            take(p.shape[0]);
                 continue;
             }
             if (base == "embedding" || base == "embedding_bag") {

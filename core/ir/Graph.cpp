@@ -479,6 +479,19 @@ bool Graph::topologicalSort()
     return true;
 }
 
+const ModuleInfo *Graph::module(const std::string &path) const
+{
+    if (m_moduleIndexed != modules.data() || m_moduleCount != modules.size()) {
+        m_moduleIndex.clear();
+        for (size_t i = 0; i < modules.size(); ++i)
+            m_moduleIndex.emplace(modules[i].path, i);
+        m_moduleIndexed = modules.data();
+        m_moduleCount = modules.size();
+    }
+    auto it = m_moduleIndex.find(path);
+    return it == m_moduleIndex.end() ? nullptr : &modules[it->second];
+}
+
 std::vector<LintError> Graph::lint() const
 {
     std::vector<LintError> errors;

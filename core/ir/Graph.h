@@ -94,6 +94,10 @@ public:
             f(n);
     }
     Node *find(const std::string &name) const;
+    /// The module of a call_module target (nullptr when the graph lists none of that path). Indexed
+    /// on first use and again whenever `modules` was resized or reallocated (an entry's path edited in
+    /// place is not noticed: replace the list instead).
+    const ModuleInfo *module(const std::string &path) const;
     /// Upper bound (exclusive) of Node::id() values ever handed out.
     uint32_t idBound() const { return uint32_t(m_arena.size()); }
     /// Node by id, erased ones included (nullptr if never created).
@@ -147,6 +151,9 @@ public:
     void removeObserver(GraphObserver *o);
 
 private:
+    mutable std::unordered_map<std::string, size_t> m_moduleIndex;
+    mutable const ModuleInfo *m_moduleIndexed = nullptr;
+    mutable size_t m_moduleCount = 0;
     void linkBefore(Node *n, Node *before);
     void unlink(Node *n);
     void addUses(Node *n, bool fresh = false);

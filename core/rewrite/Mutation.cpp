@@ -33,10 +33,7 @@ const ir::ModuleInfo *moduleOf(const Node *n)
 {
     if (n->op() != OpKind::CallModule || !n->graph())
         return nullptr;
-    for (const auto &m : n->graph()->modules)
-        if (m.path == n->target())
-            return &m;
-    return nullptr;
+    return n->graph()->module(n->target());
 }
 
 std::string_view shortType(const std::string &t)
@@ -254,6 +251,24 @@ AliasInfo::AliasInfo(const ir::Graph &g)
             if (mayAliasInput(u))
                 mark(u);
     }
+}
+
+bool mutationSafe(const AliasInfo &alias, const std::vector<Node *> &matched, MatchFailure &why)
+{
+    if (!alias.any())
+        return true;
+    for (Node *n : matched) {
+        if (alias.tainted(n)) {
+            why = {"mutation", n->name(), "no in-place write to a matched value or a view of it", "storage written in place"};
+            return false;
+        }
+        for (Node *in : n->inputNodes())
+            if (alias.tainted(in)) {
+                why = {"mutation", n->name(), "no in-place write to a matched value or a view of it", "reads storage written in place"};
+                return false;
+            }
+    }
+    return true;
 }
 
 const Node *aliasedInput(const Node *n)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ir/Graph.h"
+#include "rewrite/Pattern.h"
 
 #include <cstdint>
 #include <vector>
@@ -36,6 +37,10 @@ private:
     bool m_any = false;
     std::vector<uint8_t> m_tainted;
 };
+
+/// The engine's mutation rule for one match: false (with why) when a matched node is, or reads,
+/// storage written in place. `Pattern::mutationAware` patterns are exempt; the caller checks that.
+bool mutationSafe(const AliasInfo &alias, const std::vector<Node *> &matched, MatchFailure &why);
 
 /// The graph input (placeholder or get_attr) whose storage the value of `n` may share, following
 /// aliasing calls back; nullptr when the value is fresh.

@@ -2,6 +2,8 @@
 // PatternRegistry: unique names, presets and name lists.
 #include "rewrite/Pattern.h"
 
+#include "rewrite/Mutation.h"
+
 #include <algorithm>
 #include <set>
 
@@ -120,6 +122,9 @@ Explanation explain(const Pattern &p, const ir::Graph &g, Node *node)
     GraphMatchContext ctx(g);
     e.match.context = &ctx;
     e.matched = p.match(node, e.match, e.failure);
+    // The engine's mutation rule, as the session applies it.
+    if (e.matched && !p.mutationAware)
+        e.matched = mutationSafe(AliasInfo(g), e.match.nodes, e.failure);
     e.match.context = nullptr; // the context ends here
     return e;
 }

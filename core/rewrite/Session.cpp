@@ -87,17 +87,23 @@ void Session::reindex(Node *n)
 
 void Session::trackMutation(Node *n)
 {
-    const size_t before = m_mutators.size();
     if (!n->isErased() && mutatesInput(n))
         m_mutators.insert(n);
     else
-        m_mutators.erase(n);
-    if (m_mutators.size() < before) {
-        // Matches refused because of this write may be safe now.
-        for (Node *r : m_refusedForMutation)
-            enqueue(r);
-        m_refusedForMutation.clear();
-    }
+        forgetMutator(n);
+}
+
+void Session::forgetMutator(Node *n)
+{
+    if (!m_mutators.erase(n))
+        return;
+    // Matches refused because of this write may be safe now: visited again, in node order (the
+    // set's own order would make the driver's order depend on addresses).
+    std::vector<Node *> again(m_refusedForMutation.begin(), m_refusedForMutation.end());
+    std::sort(again.begin(), again.end(), [](const Node *a, const Node *b) { return a->id() < b->id(); });
+    m_refusedForMutation.clear();
+    for (Node *r : again)
+        enqueue(r);
 }
 
 bool Session::mutationSafe(const Pattern &p, const Match &m, MatchFailure &why)
@@ -108,20 +114,11 @@ bool Session::mutationSafe(const Pattern &p, const Match &m, MatchFailure &why)
         m_alias = std::make_unique<AliasInfo>(m_g);
         m_aliasEdits = m_edits;
     }
-    auto refuse = [&](const Node *n, const char *what) {
-        why = {"mutation", n->name(), "no in-place write to a matched value or a view of it", what};
-        if (m.anchor)
-            m_refusedForMutation.push_back(m.anchor);
-        return false;
-    };
-    for (Node *n : m.nodes) {
-        if (m_alias->tainted(n))
-            return refuse(n, "storage written in place");
-        for (Node *in : n->inputNodes())
-            if (m_alias->tainted(in))
-                return refuse(n, "reads storage written in place");
-    }
-    return true;
+    if (rewrite::mutationSafe(*m_alias, m.nodes, why))
+        return true;
+    if (m.anchor)
+        m_refusedForMutation.insert(m.anchor);
+    return false;
 }
 
 bool Session::matches(const Pattern &p, Node *n, Match &m, MatchFailure &why)
@@ -140,11 +137,7 @@ void Session::notifyNodeInserted(Node *n)
 void Session::notifyNodeErased(Node *n)
 {
     m_edits = ++g_editClock;
-    if (m_mutators.erase(n)) {
-        for (Node *r : m_refusedForMutation)
-            enqueue(r);
-        m_refusedForMutation.clear();
-    }
+    forgetMutator(n);
     // Called before the node is unlinked: drop it from its key by hand.
     if (n->id() < m_entryOf.size() && m_entryOf[n->id()]) {
         m_entryOf[n->id()]->second.erase(n);

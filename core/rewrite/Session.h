@@ -115,6 +115,8 @@ private:
     /// A match passes the pattern and the engine's mutation check.
     bool matches(const Pattern &p, Node *n, Match &m, MatchFailure &why);
     void trackMutation(Node *n);
+    /// `n` no longer writes in place (changed or erased): refused anchors are visited again.
+    void forgetMutator(Node *n);
 
     Graph &m_g;
     std::vector<const Pattern *> m_patterns;
@@ -149,7 +151,7 @@ private:
     std::unique_ptr<AliasInfo> m_alias;
     uint64_t m_aliasEdits = 0;
     /// Anchors refused because of mutation: visited again when a mutation goes away.
-    std::vector<Node *> m_refusedForMutation;
+    std::unordered_set<Node *> m_refusedForMutation;
 };
 
 } // namespace fxlens::rewrite

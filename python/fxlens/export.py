@@ -283,6 +283,32 @@ def _source_name(source: Any) -> str:
     return name if isinstance(name, str) else str(source)
 
 
+def _lift_dynamo_inputs(graph: fx.Graph, dynamo_graph: fx.Graph, values: Sequence[Any]) -> "tuple":
+    """A copy of `graph` whose placeholders that carry parameters or buffers (found through the Dynamo
+    graph's placeholders, in the same order, and the real values passed) are get_attr nodes of their
+    module path, owning those values. Returns (GraphModule, the other inputs' values)."""
+    g = fx.Graph()
+    g.output(g.graph_copy(graph, {}))
+    copy = fx.GraphModule(torch.nn.Module(), g)
+    dyn = [n for n in dynamo_graph.nodes if n.op == "placeholder"]
+    mapping: Dict[str, str] = {}
+    user_inputs = []
+    for i, (node, value) in enumerate(zip([n for n in g.nodes if n.op == "placeholder"], values)):
+        dnode = dyn[i] if i < len(dyn) else None
+        fqn = _dynamo_param_fqn(dnode) if dnode is not None and isinstance(value, torch.Tensor) else None
+        is_param = isinstance(value, torch.nn.Parameter)
+        is_buffer = (fqn is not None and not is_param
+                     and "_buffers" in _source_name(getattr(dnode.meta.get("grapharg"), "source", "")))
+        if fqn and (is_param or is_buffer) and fqn not in mapping.values():
+            mapping[node.name] = fqn
+            _set_attr(copy, fqn, value.detach(), is_param)
+        else:
+            user_inputs.append(value)
+    _lifted_to_get_attr(copy.graph, mapping)
+    copy.recompile()
+    return copy, user_inputs
+
+
 def compile_backend(out_dir: str, *, name: str = "graph", weights: bool = False,
                     inner: Optional[Callable] = None) -> Callable:
     """A torch.compile backend that writes every Dynamo-captured graph (Torch IR) as
@@ -295,25 +321,7 @@ def compile_backend(out_dir: str, *, name: str = "graph", weights: bool = False,
     def backend(gm: fx.GraphModule, example_inputs: List[torch.Tensor]):
         index = len(backend.files)
         path = os.path.join(out_dir, f"{name}_{index}.json")
-        graph = fx.Graph()
-        out = graph.graph_copy(gm.graph, {})
-        graph.output(out)
-        copy = fx.GraphModule(torch.nn.Module(), graph)
-        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-        mapping: Dict[str, str] = {}
-        user_inputs = []
-        for node, value in zip(placeholders, example_inputs):
-            fqn = _dynamo_param_fqn(node) if isinstance(value, torch.Tensor) else None
-            is_param = isinstance(value, torch.nn.Parameter)
-            is_buffer = (fqn is not None and not is_param
-                         and "_buffers" in _source_name(getattr(node.meta.get("grapharg"), "source", "")))
-            if fqn and (is_param or is_buffer):
-                mapping[node.name] = fqn
-                _set_attr(copy, fqn, value.detach(), is_param)
-            else:
-                user_inputs.append(value)
-        _lifted_to_get_attr(copy.graph, mapping)
-        copy.recompile()
+        copy, user_inputs = _lift_dynamo_inputs(gm.graph, gm.graph, example_inputs)
         _write(copy.graph, copy, path, name=f"{name}_{index}", ir="torch", source="dynamo", weights=weights,
                modules=_modules_from_meta(gm.graph), inputs=user_inputs)
         backend.files.append(path)
@@ -380,26 +388,7 @@ class capture_post_grad:
             self.files.append(path)
             return
         dyn_gm, values = call
-        dyn_placeholders = [n for n in dyn_gm.graph.nodes if n.op == "placeholder"]
-        g = fx.Graph()
-        out = g.graph_copy(graph, {})
-        g.output(out)
-        copy = fx.GraphModule(torch.nn.Module(), g)
-        mapping: Dict[str, str] = {}
-        user_inputs = []
-        for node, dnode, value in zip([n for n in g.nodes if n.op == "placeholder"],
-                                      dyn_placeholders + [None] * len(placeholders), values):
-            fqn = _dynamo_param_fqn(dnode) if dnode is not None and isinstance(value, torch.Tensor) else None
-            is_param = isinstance(value, torch.nn.Parameter)
-            is_buffer = (fqn is not None and not is_param
-                         and "_buffers" in _source_name(getattr(dnode.meta.get("grapharg"), "source", "")))
-            if fqn and (is_param or is_buffer) and fqn not in mapping.values():
-                mapping[node.name] = fqn
-                _set_attr(copy, fqn, value.detach(), is_param)
-            else:
-                user_inputs.append(value)
-        _lifted_to_get_attr(copy.graph, mapping)
-        copy.recompile()
+        copy, user_inputs = _lift_dynamo_inputs(graph, dyn_gm.graph, values)
         _write(copy.graph, copy, path, name=gname, ir="aten", source="inductor_post_grad", weights=True,
                modules=_modules_from_meta(graph), inputs=user_inputs)
         self.files.append(path)

@@ -16,6 +16,7 @@ from safetensors.torch import load_file, save_file
 import fxlens
 from fxlens.graph_format import read_dict
 from fxlens.models import Tangle, TransformerLayer
+from clitools import has_executor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EX = os.path.join(ROOT, "resources", "examples")
@@ -25,14 +26,8 @@ EXAMPLES = ["tangle4_fx.json", "tangle50_torch.json", "tangle50_aten.json", "tra
             "transformer_dynamo.json", "transformer_aten.json", "resnet50_fx.json.gz", "resnet50_aten.json.gz"]
 
 
-def _has_executor():
-    if not os.path.exists(CLI):
-        return False
-    return "LibTorch" in subprocess.run([CLI, "doctor"], capture_output=True, text=True).stdout and \
-        "LibTorch: no" not in subprocess.run([CLI, "doctor"], capture_output=True, text=True).stdout
 
-
-pytestmark = pytest.mark.skipif(not _has_executor(), reason="fxlens-cli built without LibTorch")
+pytestmark = pytest.mark.skipif(not has_executor(), reason="fxlens-cli built without LibTorch")
 
 
 def _module_for(name, path):

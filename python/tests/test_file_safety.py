@@ -15,8 +15,7 @@ import torch
 import fxlens
 from fxlens.graph_format import FormatError, read_dict, write_dict
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CLI = os.environ.get("FXLENS_CLI", os.path.join(ROOT, "build", "app", "fxlens-cli"))
+from clitools import CLI, ROOT
 EX = os.path.join(ROOT, "resources", "examples")
 
 pytestmark = pytest.mark.skipif(not os.path.exists(CLI), reason="fxlens-cli not built")

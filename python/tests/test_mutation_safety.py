@@ -15,20 +15,11 @@ from safetensors.torch import save_file
 import fxlens
 from fxlens.graph_format import read_dict
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CLI = os.environ.get("FXLENS_CLI", os.path.join(ROOT, "build", "app", "fxlens-cli"))
+from clitools import CLI, has_executor
 
 torch.set_num_threads(1)
 
-
-def _has_executor():
-    if not os.path.exists(CLI):
-        return False
-    out = subprocess.run([CLI, "doctor"], capture_output=True, text=True).stdout
-    return "LibTorch" in out and "LibTorch: no" not in out
-
-
-pytestmark = pytest.mark.skipif(not _has_executor(), reason="fxlens-cli built without LibTorch")
+pytestmark = pytest.mark.skipif(not has_executor(), reason="fxlens-cli built without LibTorch")
 
 
 def copy_into_piece_after_cat(x, y):
