@@ -29,7 +29,7 @@ FUSIONS = ["batch_linear", "batch_linear_lhs", "batch_layernorm", "batch_tanh", 
 VERTICAL = ["normalization_pass", "merge_splits_pass", "split_cat_pass", "unbind_stack_pass", "unbind_cat_to_view_pass",
             "merge_getitem_cat_pass", "mutate_cat_pass", "merge_stack_tahn_unbind_pass", "split_cat_to_slices_pass",
             "unbind_cat_to_view_pass", "split_stack_to_cats_pass", "unbind_stack_to_slices_pass",
-            "move_reshape_out_of_split_stack_pass", "remove_split_with_size_one_pass"]
+            "move_reshape_out_of_split_stack_pass", "remove_split_with_size_one_pass", "einsum_to_pointwise_pass"]
 
 
 def _flat(o):
@@ -69,12 +69,13 @@ def capture(fn, inputs, tmp, name):
 
     def inner(gm, example_inputs):
         holder["gm"] = gm
+        holder["inputs"] = list(example_inputs)  # parameters Dynamo lifted to inputs come too
         return gm.forward
 
     torch._dynamo.reset()
     be = fxlens.compile_backend(tmp, name=name, weights=True, inner=inner)
     torch.compile(M(), backend=be)(*[t.clone() for t in inputs])
-    return be.files[0], holder["gm"]
+    return be.files[0], holder["gm"], holder["inputs"]
 
 
 def fxlens_count(path):
@@ -123,12 +124,12 @@ def main():
             if a.only not in name:
                 continue
             try:
-                path, gm = capture(fn, inputs, tmp, name)
+                path, gm, gm_inputs = capture(fn, inputs, tmp, name)
             except Exception as e:  # noqa: BLE001
                 print(f"{name}: capture failed: {type(e).__name__}")
                 continue
             before = len(gm.graph.nodes)
-            ind, ind_ok = inductor(gm, inputs)
+            ind, ind_ok = inductor(gm, gm_inputs)
             fx, fx_ok, err = fxlens_count(path)
             wrong += not fx_ok
             bad = ind is not None and fx is not None and fx > ind

@@ -214,6 +214,13 @@ public:
             member(n, mm, k, why);
             out.push_back(mm);
         }
+        // Linears that all read one input are batch_linear_lhs' case: one matmul against the
+        // concatenated weights, without stacking copies of the input.
+        auto source = [](Node *x) { return isViewLike(x) && firstInput(x) ? firstInput(x) : x; };
+        if (kind == Kind::Linear && std::all_of(out.begin(), out.end(), [&](const Member &mm) {
+                return source(mm.operands[0]) == source(out[0].operands[0]);
+            }))
+            return fail(why, anchor, "inputs", "linears on two or more inputs (one input: batch_linear_lhs)", out[0].operands[0]->name());
         // The fused op goes before the first member. Operands defined after it (a block's own weight
         // view, say) move up with everything they read from there on: they sit at a smaller depth than
         // the members, so no member and no member's user is among them.

@@ -8,6 +8,7 @@
 //    in a cat (the other stack inputs unsqueezed).
 #include "PatternUtil.h"
 
+#include "rewrite/Mutation.h"
 #include "rewrite/Schema.h"
 
 #include <algorithm>
@@ -108,6 +109,20 @@ bool readLinear(Node *n, LinearCall &c)
     return false;
 }
 
+/// A parameter or buffer (get_attr), possibly read through views (ATen's permute of a weight).
+bool isWeightOnly(const Node *n)
+{
+    for (int hops = 0; n && hops < 64; ++hops) {
+        if (n->op() == OpKind::GetAttr)
+            return true;
+        if (n->op() == OpKind::Placeholder || n->inputNodes().size() != 1 ||
+            !(isViewLike(n) || n->is(OpKind::CallFunction, "aten.permute.default") || n->is(OpKind::CallFunction, "aten.t.default")))
+            return false;
+        n = n->inputNodes()[0];
+    }
+    return false;
+}
+
 /// W of an ATen mm operand read through permute(W, [1, 0]) (used only there), else nullptr.
 Node *permutedWeight(Node *wt)
 {
@@ -129,7 +144,7 @@ public:
         anchors = {{OpKind::CallFunction, "torch.nn.functional.linear"}, {OpKind::CallModule, ""},
                    {OpKind::CallFunction, "aten.linear.default"}, {OpKind::CallFunction, "aten.addmm.default"},
                    {OpKind::CallFunction, "aten.mm.default"}};
-        benefit = 6;
+        benefit = 4; // after batch_linear: one batched matmul over several inputs beats one per input
         phase = 1;
         labels = {"horizontal"};
         description = "N >= 2 × linear(x, W_i, b_i) on one x -> split(linear(x, cat(W), cat(b)), [M_i], -1) "
@@ -170,6 +185,12 @@ public:
         std::sort(out.begin(), out.end(), [&](const LinearCall &l, const LinearCall &r) { return g.before(l.node, r.node); });
         if (out.size() < 2)
             return fail(why, n, "group", "2 or more linears of one form reading " + a.x->name(), std::to_string(out.size()));
+        // Weights that are graph inputs would be concatenated on every call (a copy of each); the
+        // module's own parameters concatenate once, where weights are frozen or folded.
+        for (const auto &c : out)
+            for (Node *w : {c.w, c.wt, c.b})
+                if (w && !isWeightOnly(w))
+                    return fail(why, w, "weights", "the module's parameters (get_attr), not graph inputs", w->name());
         Node *first = out.front().node;
         for (auto &c : out) {
             c.ownX = c.x;
@@ -572,11 +593,181 @@ public:
     }
 };
 
+/// stack(xs, d) whose equal-shaped inputs hold runs of split or unbind pieces along one dim c of the
+/// pieces: cat(xs', c) viewed as [.., n, S[c], ..] with the new axis moved to d. A run costs nothing
+/// (a whole split's input), a narrow (part of it) or a reshape (an unbind's source, merged at c); the
+/// other inputs cost nothing, where the unsqueeze lowering pays one node for each.
+class StackRunsToCatView : public Pattern {
+public:
+    StackRunsToCatView()
+    {
+        name = "stack_runs_to_cat_view";
+        anchors = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}};
+        benefit = 43;
+        labels = {"vertical"};
+        description = "stack([a, s[0], ..., s[k-1], b], d) with pieces of split(x, w, c) or unbind(x, c) -> "
+                      "movedim(reshape(cat([a, x, b], c), [.., n, w, ..]), c, d)";
+    }
+    struct Run {
+        size_t start = 0, len = 0;
+        Node *src = nullptr;
+        bool unbind = false;
+        int64_t offset = 0; ///< along c (split) or the unbind dim (unbind), in source coordinates
+        bool whole = false; ///< covers the whole source
+    };
+    struct Read {
+        StackView sv;
+        std::vector<int64_t> shape; ///< every input's
+        int64_t c = 0;
+        std::vector<Run> runs;
+    };
+    bool read(Node *n, Read &r, MatchFailure &why) const
+    {
+        auto sv = asStack(n, why);
+        if (!sv)
+            return false;
+        r.sv = *sv;
+        auto first = staticShape(r.sv.inputs.empty() ? nullptr : r.sv.inputs[0]);
+        if (!first || first->empty())
+            return fail(why, n, "stack inputs", "tensors of one static shape, rank >= 1", "unknown or scalar");
+        r.shape = *first;
+        for (Node *x : r.sv.inputs)
+            if (staticShape(x) != r.shape)
+                return fail(why, x, "stack input shape", joinInts(r.shape), "another shape");
+        const int64_t rank = int64_t(r.shape.size());
+        // Runs of each kind, keyed by the piece dim they concatenate along.
+        std::vector<Run> cand;
+        std::vector<int64_t> dims;
+        for (const auto &run : pieceRuns(r.sv.inputs, 0, false))
+            if (run.len >= 2) {
+                cand.push_back({run.start, run.len, run.split.input, false, run.offset, run.full()});
+                dims.push_back(run.split.dim);
+            }
+        for (const auto &run : unbindRuns(r.sv.inputs))
+            if (run.len >= 2 && run.dim < rank) {
+                cand.push_back({run.start, run.len, run.src, true, run.firstIndex, run.full()});
+                dims.push_back(run.dim);
+            }
+        if (cand.empty())
+            return fail(why, n, "stack inputs", "runs of split or unbind pieces", "none");
+        // The dim that removes the most; ties to the stack's own dim (no movedim).
+        int best = -1000000;
+        for (size_t i = 0; i < cand.size(); ++i) {
+            std::vector<Run> runs;
+            for (size_t j = 0; j < cand.size(); ++j)
+                if (dims[j] == dims[i])
+                    runs.push_back(cand[j]);
+            std::sort(runs.begin(), runs.end(), [](const Run &a, const Run &b) { return a.start < b.start; });
+            int gain = saved(n, r.sv, runs) - added(runs, dims[i] != r.sv.dim);
+            if (gain > best || (gain == best && dims[i] == r.sv.dim)) {
+                best = gain;
+                r.c = dims[i];
+                r.runs = runs;
+            }
+        }
+        // The unsqueeze lowering (split_run_in_stack_cat, unbind_run_in_stack) pays one node per other
+        // input and a view chain per run; fire only where this one leaves fewer nodes.
+        size_t inRuns = 0, viewChains = 0;
+        for (const auto &run : r.runs) {
+            inRuns += run.len;
+            viewChains += 1 + (r.c != r.sv.dim);
+        }
+        const int other = 1 + int(r.sv.inputs.size() - inRuns) + int(viewChains);
+        const int mine = added(r.runs, r.c != r.sv.dim);
+        if (best <= 0 || mine >= other)
+            return fail(why, n, "node count", "fewer nodes than the stack and than its unsqueeze lowering",
+                        std::to_string(mine) + " added, " + std::to_string(best + mine) + " removed, unsqueeze lowering " +
+                            std::to_string(other));
+        return true;
+    }
+    static int added(const std::vector<Run> &runs, bool move)
+    {
+        int k = 2 + move; // cat, reshape, movedim
+        for (const auto &run : runs)
+            k += run.unbind ? 1 + !run.whole : !run.whole;
+        return k;
+    }
+    static int saved(Node *n, const StackView &sv, const std::vector<Run> &runs)
+    {
+        int k = 1;
+        for (const auto &run : runs)
+            for (size_t j = run.start; j < run.start + run.len; ++j)
+                k += sv.inputs[j]->users().size() == 1 && sv.inputs[j]->users()[0] == n;
+        return k;
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        Read r;
+        if (!read(n, r, why))
+            return false;
+        m.nodes = {n};
+        for (const auto &run : r.runs)
+            for (size_t j = run.start; j < run.start + run.len; ++j)
+                m.nodes.push_back(r.sv.inputs[j]);
+        m.removes = {n};
+        m.summary = "stack " + n->name() + ": " + std::to_string(r.runs.size()) + " run(s) of pieces along dim " + std::to_string(r.c) +
+                    " -> one cat and a view";
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        Read r;
+        MatchFailure why;
+        if (!read(m.anchor, r, why))
+            return;
+        const bool aten = isAten(m.anchor);
+        Emit e = emitAt(rw, m.anchor, m.anchor, aten, {m.anchor->name()});
+        const int64_t c = r.c, w = r.shape[size_t(c)];
+        std::vector<Node *> parts;
+        size_t next = 0;
+        for (size_t i = 0; i < r.sv.inputs.size(); ++i) {
+            if (next < r.runs.size() && i == r.runs[next].start) {
+                const Run &run = r.runs[next++];
+                const int64_t len = int64_t(run.len);
+                if (run.unbind) {
+                    Node *x = e.narrow(run.src, c, run.offset, len); // unbind dim == c in source coordinates
+                    auto merged = *staticShape(x);
+                    merged[size_t(c)] *= merged[size_t(c) + 1];
+                    merged.erase(merged.begin() + c + 1);
+                    parts.push_back(e.reshape(x, merged));
+                } else {
+                    parts.push_back(e.narrow(run.src, c, run.offset, len * w));
+                }
+                i += run.len - 1;
+                continue;
+            }
+            parts.push_back(r.sv.inputs[i]);
+        }
+        auto catShape = r.shape;
+        catShape[size_t(c)] *= int64_t(r.sv.inputs.size());
+        ir::ValueMeta catVal = tensorLike(m.anchor, catShape);
+        Node *cat = e.call(aten ? "aten.cat.default" : "torch.cat", {Argument::list(nodeList(parts)), Argument::integer(c)}, {}, "cat",
+                           catVal);
+        auto split = r.shape;
+        split.insert(split.begin() + c, int64_t(r.sv.inputs.size()));
+        Node *y = e.movedim(e.reshape(cat, split), c, r.sv.dim);
+        if (y->meta().val.isTensor())
+            y->meta().val = m.anchor->meta().val;
+        rw.replaceAllUsesWith(m.anchor, y);
+        rw.eraseIfDead(m.anchor);
+        for (const auto &run : r.runs) {
+            for (size_t j = run.start; j < run.start + run.len; ++j)
+                rw.eraseIfDead(r.sv.inputs[j]);
+        }
+        for (const auto &run : r.runs)
+            for (Node *u : std::vector<Node *>{run.src->users().begin(), run.src->users().end()})
+                if (u->users().empty() && u->op() == OpKind::CallFunction && !hasSideEffects(u))
+                    rw.eraseIfDead(u);
+    }
+};
+
 } // namespace
 
 std::string registerLinearPatterns(PatternRegistry &r)
 {
     std::string err = r.add(std::make_unique<BatchLinearLhs>());
+    if (err.empty())
+        err = r.add(std::make_unique<StackRunsToCatView>());
     if (err.empty())
         err = r.add(std::make_unique<SplitCatOtherDim>());
     if (err.empty())

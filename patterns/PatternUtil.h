@@ -136,6 +136,7 @@ std::string registerNormalizations(PatternRegistry &r);
 std::string registerCleanupPatterns(PatternRegistry &r);
 std::string registerLinearPatterns(PatternRegistry &r);
 std::string registerEmbeddingPatterns(PatternRegistry &r);
+std::string registerViewChainPatterns(PatternRegistry &r);
 std::string registerSplitCatPatterns(PatternRegistry &r);
 std::string registerAtenPatterns(PatternRegistry &r);
 std::string registerHorizontalPatterns(PatternRegistry &r);

@@ -982,6 +982,8 @@ std::string registerVerticalPatterns(PatternRegistry &r)
         err = registerLinearPatterns(r);
     if (err.empty())
         err = registerEmbeddingPatterns(r);
+    if (err.empty())
+        err = registerViewChainPatterns(r);
     if (err.empty()) {
         // Patterns written in the pattern language (patterns/*.fxpat) join the built-in ones.
         lang::PatternLibrary lib;

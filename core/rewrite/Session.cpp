@@ -24,9 +24,19 @@ const char *stopReasonName(StopReason r)
     return "?";
 }
 
+/// A graph input by identity across steps: a placeholder by name, a get_attr by the attribute it reads
+/// (an erased get_attr and a later one of the same attribute are one storage).
+static std::string aliasKey(const Node *n)
+{
+    return n->op() == ir::OpKind::GetAttr ? "attr:" + n->target() : "input:" + n->name();
+}
+
 Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig cfg)
     : m_g(g), m_patterns(std::move(patterns)), m_cfg(cfg), m_edits(++g_editClock)
 {
+    for (const Node *a : outputAliases(g))
+        if (a)
+            m_startAliases.push_back(aliasKey(a));
     // A pattern written for one IR level never runs on a graph of the other.
     const bool aten = g.irLevel == "aten";
     m_patterns.erase(std::remove_if(m_patterns.begin(), m_patterns.end(),
@@ -272,17 +282,19 @@ std::string Session::checkStep(const Step &s) const
     return {};
 }
 
-/// A step must not make a graph output alias a graph input it did not alias before (a caller that
-/// writes to the output would write to its input): such an output gets its own copy, a clone, as a
-/// part of the same step.
-static void keepOutputsFresh(Graph &g, Rewriter &rw, const std::vector<const Node *> &before)
+/// A step must not make a graph output alias a graph input that no output aliased before, in the
+/// previous version or when the session started (a caller that writes to the output would write to
+/// its input): such an output gets its own copy, a clone, as a part of the same step. An alias the
+/// original graph had is kept: a stack that a step put between an input and an output and a later
+/// step turned back into a view returns to the original's aliasing, not to a new one.
+static void keepOutputsFresh(Graph &g, Rewriter &rw, const std::vector<std::string> &before)
 {
     Node *out = g.outputNode();
     if (!out)
         return;
     for (Node *v : out->inputNodes()) {
         const Node *a = aliasedInput(v);
-        if (!a || std::find(before.begin(), before.end(), a) != before.end())
+        if (!a || std::find(before.begin(), before.end(), aliasKey(a)) != before.end())
             continue;
         const bool aten = g.irLevel == "aten";
         Node *c = rw.create(ir::OpKind::CallFunction, aten ? "aten.clone.default" : "torch.clone", {Argument::node(v)}, {}, "clone", out, v);
@@ -302,7 +314,10 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
     rw.setContext(p.name, int64_t(m_cursor) + 1);
     for (auto *l : m_listeners)
         l->notifyPatternBegin(p.name, m.anchor);
-    const auto aliasesBefore = outputAliases(m_g);
+    auto aliasesBefore = m_startAliases;
+    for (const Node *a : outputAliases(m_g))
+        if (a)
+            aliasesBefore.push_back(aliasKey(a));
     p.rewrite(m, rw);
     if (rw.changed())
         keepOutputsFresh(m_g, rw, aliasesBefore);

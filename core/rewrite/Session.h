@@ -119,6 +119,8 @@ private:
     void forgetMutator(Node *n);
 
     Graph &m_g;
+    /// Graph inputs that outputs alias when the session starts: a later step may alias them again.
+    std::vector<std::string> m_startAliases; ///< aliasKey of each
     std::vector<const Pattern *> m_patterns;
     SessionConfig m_cfg;
     std::vector<RewriteListener *> m_listeners;

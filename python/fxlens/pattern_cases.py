@@ -183,6 +183,18 @@ CASES: List[Case] = [
     Case("stack_unbind_neg", "stack_unbind", lambda x, y: [u * 2 for u in torch.unbind(torch.stack([x, y], 1), 0)], [(B, 3), (B, 3)], ("torch", "aten"), decompose=False,
          reason="the stack dim"),
     Case("fold_view_pos", "fold_view", lambda x: torch.relu(x.reshape(B, 2, 3).reshape(B, 6, 1)), [(B, 6)]),
+    Case("fold_view_chain_pos", "fold_view_chain", lambda x: torch.relu(
+        x.reshape(B, 3, 6).movedim(1, 0).reshape(3, B, 2, 3).permute(1, 0, 2, 3)), [(B, 18)]),
+    Case("fold_view_chain_permute_pos", "fold_view_chain", lambda x: torch.relu(
+        x.reshape(B, 2, 3).unsqueeze(1).transpose(2, 3).squeeze(1).unflatten(0, (2, B // 2))), [(B, 6)]),
+    Case("fold_view_chain_neg", "fold_view_chain", lambda x: torch.relu(x.reshape(B, 2, 3).transpose(1, 2).reshape(B, 6)), [(B, 6)],
+         ("torch",), reason="a view of the chain so far"),
+    Case("stack_runs_to_cat_view_pos", "stack_runs_to_cat_view", lambda x, y: torch.relu(
+        torch.stack([y, *torch.split(x, 3, 1), y * 2], 1)), [(B, 12), (B, 3)], ("torch",)),
+    Case("stack_runs_to_cat_view_unbind_pos", "stack_runs_to_cat_view", lambda x, y: torch.relu(
+        torch.stack([y, *torch.unbind(x, 1), y * 2], 2)), [(B, 4, 3), (B, 3)], ("torch",)),
+    Case("stack_runs_to_cat_view_neg", "stack_runs_to_cat_view", lambda x, y: torch.relu(torch.stack([x, y, x], 1)),
+         [(B, 3), (B, 3)], ("torch",), reason="runs of split or unbind pieces"),
     Case("fold_view_neg", "fold_view", lambda x: torch.relu(x.reshape(B, 2, 3)), [(B, 6)], reason="same shape or another view"),
     Case("remove_dead_views_pos", "remove_dead_views", lambda x: torch.relu(torch.split(x, 2, 1)[1]), [(B, 4)], edit=_dead_getitem),
     Case("dedupe_views_pos", "dedupe_views", lambda x: x.reshape(B, 2, 2) + x.reshape(B, 2, 2).sum(), [(B, 4)]),
@@ -328,6 +340,16 @@ def _qkv(x, wq, wk, wv, bq, bk, bv):
     return F.linear(x, wq, bq) * F.linear(x, wk, bk) + F.linear(x, wv, bv)
 
 
+torch.manual_seed(0)
+_QKV = torch.nn.ModuleList([torch.nn.Linear(8, 8) for _ in range(3)]).eval()
+
+
+def _qkv_params(x):
+    """Q/K/V projections of one input with the module's own weights (get_attr in every IR)."""
+    q, k, v = (lin(x) for lin in _QKV)
+    return q * k + v
+
+
 def _stack_with_unbind_run(a, x, b):
     return torch.stack([a, *torch.unbind(x, 0), b], 0) * 2
 
@@ -366,7 +388,9 @@ CASES += [
          ("torch",), ids=(0,)),
     Case("cast_through_stack_neg", "cast_through_stack", lambda x: torch.stack([x[:, 0].long(), x[:, 2].long() + 1], 1) * 2,
          [(B, 3)], ("torch",), ids=(0,), reason="a dtype conversion"),
-    Case("batch_linear_lhs_pos", "batch_linear_lhs", _qkv, [(2, 3, 8), (8, 8), (8, 8), (8, 8), (8,), (8,), (8,)]),
+    Case("batch_linear_lhs_pos", "batch_linear_lhs", _qkv_params, [(2, 3, 8)]),
+    Case("batch_linear_lhs_inputs_neg", "batch_linear_lhs", _qkv, [(2, 3, 8), (8, 8), (8, 8), (8, 8), (8,), (8,), (8,)],
+         reason="the module's parameters"),
     Case("batch_linear_lhs_neg", "batch_linear_lhs", lambda x, w, b: F.linear(x, w, b) * 2, [(2, 3, 8), (8, 8), (8,)],
          reason="2 or more linears"),
     Case("batch_linear_3d_pos", "batch_linear", lambda x, w, b: [F.linear(x[i], w[i], b[i]) for i in range(K)],
