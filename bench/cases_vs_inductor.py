@@ -69,7 +69,8 @@ def capture(fn, inputs, tmp, name):
 
     def inner(gm, example_inputs):
         holder["gm"] = gm
-        holder["inputs"] = list(example_inputs)  # parameters Dynamo lifted to inputs come too
+        # Parameters Dynamo lifted to inputs come too; copies, since the run may write to its inputs.
+        holder["inputs"] = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in example_inputs]
         return gm.forward
 
     torch._dynamo.reset()
@@ -132,7 +133,7 @@ def main():
             ind, ind_ok = inductor(gm, gm_inputs)
             fx, fx_ok, err = fxlens_count(path)
             wrong += not fx_ok
-            bad = ind is not None and fx is not None and fx > ind
+            bad = ind is not None and ind_ok is True and fx is not None and fx > ind  # fewer nodes by a wrong result do not count
             worse += bad
             rows.append((name, before, ind, ind_ok, fx, fx_ok))
             if not a.show_worse or bad or not fx_ok:
