@@ -2,6 +2,7 @@
 #include "GraphCanvas.h"
 
 #include <QFile>
+#include <QSaveFile>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -648,8 +649,11 @@ void GraphCanvas::keyPressEvent(QKeyEvent *e)
 
 bool GraphCanvas::exportSvg(const QString &path)
 {
+    QSaveFile file(path); // atomic: the previous file stays until the new one is complete
+    if (!file.open(QIODevice::WriteOnly))
+        return false;
     QSvgGenerator gen;
-    gen.setFileName(path);
+    gen.setOutputDevice(&file);
     gen.setSize(QSize(int(std::ceil(m_view.width)) + 40, int(std::ceil(m_view.height)) + 40));
     gen.setViewBox(QRectF(-20, -20, m_view.width + 40, m_view.height + 40));
     gen.setTitle(QStringLiteral("fxlens graph"));
@@ -658,9 +662,13 @@ bool GraphCanvas::exportSvg(const QString &path)
         return false;
     paintScene(p, QRectF(0, 0, m_view.width, m_view.height), 1.0, true);
     p.end();
-    return QFile::exists(path);
+    return file.commit();
 }
 
-bool GraphCanvas::exportPng(const QString &path) { return grab().save(path, "PNG"); }
+bool GraphCanvas::exportPng(const QString &path)
+{
+    QSaveFile file(path);
+    return file.open(QIODevice::WriteOnly) && grab().save(&file, "PNG") && file.commit();
+}
 
 } // namespace fxlens::views

@@ -21,6 +21,7 @@
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFile>
+#include <QSaveFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -491,8 +492,8 @@ bool MainWindow::exportPython(const QString &path)
         statusBar()->showMessage(tr("Cannot export as Python: %1").arg(QString::fromStdString(py.error)), 8000);
         return false;
     }
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(QByteArray::fromStdString(py.code)) < 0) {
+    QSaveFile f(path); // atomic: the previous file stays until the new one is complete
+    if (!f.open(QIODevice::WriteOnly) || f.write(QByteArray::fromStdString(py.code)) < 0 || !f.commit()) {
         statusBar()->showMessage(tr("Cannot write %1: %2").arg(path, f.errorString()));
         return false;
     }

@@ -5,6 +5,7 @@
 #include "lang/PatternLang.h"
 
 #include <QFile>
+#include <QSaveFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -142,8 +143,8 @@ bool PatternEditor::openFile(const QString &path)
 
 bool PatternEditor::saveFile(const QString &path)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(source().toUtf8()) < 0) {
+    QSaveFile f(path); // atomic: the previous file stays until the new one is complete
+    if (!f.open(QIODevice::WriteOnly) || f.write(source().toUtf8()) < 0 || !f.commit()) {
         setStatus(tr("Cannot write %1: %2").arg(path, f.errorString()));
         return false;
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // fxlens-cli: the headless front end (scripts and CI).
 #include "io/DotWriter.h"
+#include "io/AtomicFile.h"
 #include "io/GraphJson.h"
 #include "io/PythonWriter.h"
 #include "ir/GraphInfo.h"
@@ -269,10 +270,8 @@ bool emit(const std::string &data, const std::string &output)
         std::fwrite(data.data(), 1, data.size(), stdout);
         return true;
     }
-    std::ofstream out(output, std::ios::binary | std::ios::trunc);
-    out << data;
-    if (!out) {
-        std::cerr << "fxlens-cli: cannot write '" << output << "'\n";
+    if (auto e = io::writeFileAtomic(output, data); !e.empty()) {
+        std::cerr << "fxlens-cli: cannot write '" << output << "': " << e << "\n";
         return false;
     }
     return true;
@@ -342,8 +341,17 @@ int cmdConvert(const Args &a)
         opts.showMeta = !a.noMeta;
         return emit(ir::printGraph(*g, opts), a.output) ? kOk : kFailed;
     }
-    if (a.to == "json")
-        return emit(io::writeGraphJson(*g), a.output) ? kOk : kFailed;
+    if (a.to == "json") {
+        if (a.output.empty() || a.output == "-")
+            return emit(io::writeGraphJson(*g), a.output) ? kOk : kFailed;
+        // A file: the graph writer (gzip for .gz, atomic).
+        auto w = io::writeGraphFile(*g, a.output);
+        if (!w) {
+            std::cerr << "fxlens-cli: cannot write '" << a.output << "': " << w.error().message << "\n";
+            return kFailed;
+        }
+        return kOk;
+    }
     if (a.to == "python") {
         auto py = io::writePython(*g);
         if (!py.error.empty()) {
@@ -526,10 +534,8 @@ int cmdOptimize(const Args &a)
     }
 #endif
     if (!a.trace.empty()) {
-        std::ofstream out(a.trace);
-        out << trace.toJson(session, r, g->name);
-        if (!out) {
-            std::cerr << "fxlens-cli optimize: cannot write '" << a.trace << "'\n";
+        if (auto e = io::writeFileAtomic(a.trace, trace.toJson(session, r, g->name)); !e.empty()) {
+            std::cerr << "fxlens-cli optimize: cannot write '" << a.trace << "': " << e << "\n";
             return kFailed;
         }
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Graph file reader/writer over nlohmann::json (ordered, so kwargs keep their order).
 #include "io/GraphJson.h"
+#include "io/AtomicFile.h"
 
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
@@ -775,20 +776,24 @@ Result<bool> writeGraphFile(const Graph &g, const std::string &path)
     std::string text = writeGraphJson(g);
     bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
     if (gz) {
-        gzFile f = gzopen(path.c_str(), "wb6");
-        if (!f)
-            return fail("cannot open file for writing");
-        bool ok = gzwrite(f, text.data(), unsigned(text.size())) == int(text.size());
-        ok = gzclose(f) == Z_OK && ok;
-        return ok ? Result<bool>(true) : Result<bool>(fail("write failed"));
+        // gzip in memory (deflate with a gzip wrapper), then one atomic write.
+        z_stream z{};
+        if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+            return fail("cannot start compression");
+        std::string packed(deflateBound(&z, uLong(text.size())), '\0');
+        z.next_in = reinterpret_cast<Bytef *>(text.data());
+        z.avail_in = uInt(text.size());
+        z.next_out = reinterpret_cast<Bytef *>(packed.data());
+        z.avail_out = uInt(packed.size());
+        const int rc = deflate(&z, Z_FINISH);
+        packed.resize(z.total_out);
+        deflateEnd(&z);
+        if (rc != Z_STREAM_END)
+            return fail("compression failed");
+        text.swap(packed);
     }
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out)
-        return fail("cannot open file for writing");
-    out << text;
-    out.flush();
-    if (!out)
-        return fail("write failed");
+    if (auto e = writeFileAtomic(path, text); !e.empty())
+        return fail(e);
     return true;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // safetensors reading and writing.
 #include "io/Safetensors.h"
+#include "io/AtomicFile.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -122,15 +123,15 @@ Result<bool> writeSafetensors(const std::map<std::string, SafeTensor> &tensors, 
     std::string header = h.dump();
     while (header.size() % 8)
         header += ' ';
-    std::ofstream out(path, std::ios::binary);
+    std::string out;
     uint64_t len = header.size();
     for (int i = 0; i < 8; ++i)
-        out.put(char((len >> (8 * i)) & 0xff));
-    out << header;
+        out.push_back(char((len >> (8 * i)) & 0xff));
+    out += header;
     for (const auto &[name, t] : tensors)
-        out.write(reinterpret_cast<const char *>(t.data.data()), std::streamsize(t.data.size()));
-    if (!out)
-        return err(path, "cannot write file");
+        out.append(reinterpret_cast<const char *>(t.data.data()), t.data.size());
+    if (auto e = writeFileAtomic(path, out); !e.empty())
+        return err(path, "cannot write file: " + e);
     return true;
 }
 

@@ -622,6 +622,37 @@ struct Evaluator {
 
     [[noreturn]] void fail(Loc loc, std::string m) { throw EvalError{loc, std::move(m)}; }
 
+    /// Bounds on one evaluation: steps (expressions evaluated) and list elements made, so that no
+    /// pattern file can make `optimize` run out of memory or time.
+    static constexpr int64_t kMaxSteps = 2000000, kMaxCells = 4000000;
+    int64_t steps = 0, cells = 0;
+    void spend(int64_t n, Loc loc)
+    {
+        if (n < 0 || n > kMaxCells || (cells += n) > kMaxCells)
+            fail(loc, "evaluation makes more than " + std::to_string(kMaxCells) + " list elements");
+    }
+    /// Checked integer arithmetic (Python's ints do not overflow; a pattern's int64 reports it).
+    int64_t checked(Loc loc, const std::string &op, int64_t a, int64_t b)
+    {
+        int64_t r = 0;
+        bool bad = false;
+        if (op == "+")
+            bad = __builtin_add_overflow(a, b, &r);
+        else if (op == "-")
+            bad = __builtin_sub_overflow(a, b, &r);
+        else if (op == "*")
+            bad = __builtin_mul_overflow(a, b, &r);
+        else if (b == -1 && a == INT64_MIN)
+            bad = true; // // and % of INT64_MIN by -1
+        else if (op == "//")
+            r = a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+        else
+            r = a - (a / b - ((a % b != 0) && ((a < 0) != (b < 0)))) * b;
+        if (bad)
+            fail(loc, "integer overflow in " + std::to_string(a) + " " + op + " " + std::to_string(b));
+        return r;
+    }
+
     Value shapeValue(Node *n, Loc loc)
     {
         auto s = rewrite::staticShape(n);
@@ -656,6 +687,8 @@ struct Evaluator {
 
     Value eval(const ExprP &e)
     {
+        if (++steps > kMaxSteps)
+            fail(e->loc, "evaluation takes more than " + std::to_string(kMaxSteps) + " steps");
         switch (e->kind) {
         case Expr::Kind::Name: {
             auto it = vars.find(e->s);
@@ -690,6 +723,7 @@ struct Evaluator {
             Value out;
             out.k = Value::K::List;
             auto saved = vars.find(e->s) != vars.end() ? std::optional<Value>(vars[e->s]) : std::nullopt;
+            spend(int64_t(asList(it, e->a[1]->loc).size()), e->loc);
             for (const auto &x : asList(it, e->a[1]->loc)) {
                 vars[e->s] = x;
                 out.list.push_back(eval(e->a[0]));
@@ -715,7 +749,7 @@ struct Evaluator {
                 v.f = -v.f;
                 return v;
             }
-            return Value::integer(-asInt(v, e->loc));
+            return Value::integer(checked(e->loc, "-", 0, asInt(v, e->loc)));
         }
         case Expr::Kind::Compare: return compare(e);
         case Expr::Kind::BinOp: return binop(e);
@@ -766,12 +800,15 @@ struct Evaluator {
         Value l = eval(e->a[0]), r = eval(e->a[1]);
         const std::string &op = e->s;
         if (op == "+" && l.k == Value::K::List && r.k == Value::K::List) {
+            spend(int64_t(r.list.size()), e->loc);
             l.list.insert(l.list.end(), r.list.begin(), r.list.end());
             return l;
         }
         if (op == "*" && l.k == Value::K::List && r.k == Value::K::Int) {
             Value out;
             out.k = Value::K::List;
+            if (r.i > 0 && !l.list.empty())
+                spend(r.i > kMaxCells / int64_t(l.list.size()) ? -1 : r.i * int64_t(l.list.size()), e->loc);
             for (int64_t k = 0; k < r.i; ++k)
                 out.list.insert(out.list.end(), l.list.begin(), l.list.end());
             return out;
@@ -792,8 +829,7 @@ struct Evaluator {
         const int64_t a = l.i, b = r.i;
         if ((op == "//" || op == "%") && b == 0)
             fail(e->loc, "division by zero");
-        auto floordiv = [](int64_t x, int64_t y) { return x / y - ((x % y != 0) && ((x < 0) != (y < 0))); };
-        return Value::integer(op == "+" ? a + b : op == "-" ? a - b : op == "*" ? a * b : op == "//" ? floordiv(a, b) : a - floordiv(a, b) * b);
+        return Value::integer(checked(e->loc, op, a, b));
     }
 
     Value subscript(const ExprP &e)
@@ -957,16 +993,19 @@ struct Evaluator {
                     fail(loc, fn + "() needs numbers, got " + v.str());
                 isFloat = isFloat || v.k == Value::K::Float;
             }
+            if (!isFloat) { // exact, with overflow reported
+                int64_t acc = fn == "sum" ? 0 : l[0].i;
+                for (const auto &v : l)
+                    acc = fn == "sum" ? checked(loc, "+", acc, v.i) : fn == "min" ? std::min(acc, v.i) : std::max(acc, v.i);
+                return Value::integer(acc);
+            }
             double acc = fn == "sum" ? 0 : l[0].num();
             for (const auto &v : l)
                 acc = fn == "sum" ? acc + v.num() : fn == "min" ? std::min(acc, v.num()) : std::max(acc, v.num());
-            if (isFloat) {
-                Value v;
-                v.k = Value::K::Float;
-                v.f = acc;
-                return v;
-            }
-            return Value::integer(int64_t(acc));
+            Value v;
+            v.k = Value::K::Float;
+            v.f = acc;
+            return v;
         }
         if (fn == "abs") {
             need(1);
@@ -975,14 +1014,16 @@ struct Evaluator {
                 v.f = std::fabs(v.f);
                 return v;
             }
-            return Value::integer(std::llabs(asInt(args[0], loc)));
+            const int64_t x = asInt(args[0], loc);
+            return Value::integer(x < 0 ? checked(loc, "-", 0, x) : x);
         }
         if (fn == "range") {
             if (args.empty() || args.size() > 2)
                 fail(loc, "range() takes 1 or 2 arguments");
-            int64_t lo = args.size() == 2 ? asInt(args[0], loc) : 0, hi = asInt(args.back(), loc);
-            if (hi - lo > 1000000)
+            int64_t lo = args.size() == 2 ? asInt(args[0], loc) : 0, hi = asInt(args.back(), loc), len = 0;
+            if (__builtin_sub_overflow(hi, lo, &len) || len > 1000000)
                 fail(loc, "range() too long");
+            spend(std::max<int64_t>(len, 0), loc);
             Value v;
             v.k = Value::K::List;
             for (int64_t k = lo; k < hi; ++k)
@@ -996,7 +1037,13 @@ struct Evaluator {
         }
         if (fn == "int") {
             need(1);
-            return Value::integer(args[0].k == Value::K::Float ? int64_t(args[0].f) : asInt(args[0], loc));
+            if (args[0].k == Value::K::Float) {
+                // int64's range is [-2^63, 2^63): a float outside it (or NaN) has no int.
+                if (!(args[0].f >= -9223372036854775808.0 && args[0].f < 9223372036854775808.0))
+                    fail(loc, "int() of " + args[0].str() + ": out of the int64 range");
+                return Value::integer(int64_t(args[0].f));
+            }
+            return Value::integer(asInt(args[0], loc));
         }
         if (fn == "float") {
             need(1);
@@ -1023,7 +1070,7 @@ struct Evaluator {
             need(1);
             int64_t p = 1;
             for (const auto &d : shapeValue(asNode(args[0], loc, "numel()"), loc).list)
-                p *= d.i;
+                p = checked(loc, "*", p, d.i);
             return Value::integer(p);
         }
         if (fn == "dtype") {

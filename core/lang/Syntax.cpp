@@ -380,6 +380,26 @@ private:
         ~Deeper() { --p.m_depth; }
     };
 
+    /// Height limit of one expression tree: operator chains (`a + b + ...`, `x.a.b...`) grow trees
+    /// without nesting, and checking, unparsing and evaluating recurse over them.
+    static constexpr int kMaxHeight = 300;
+    /// Records the height of a finished node and refuses trees over the limit.
+    ExprP grown(ExprP e)
+    {
+        int h = 0;
+        for (const auto &c : e->a)
+            if (c)
+                h = std::max(h, c->height);
+        for (const auto &kv : e->kw)
+            if (kv.second)
+                h = std::max(h, kv.second->height);
+        e->height = h + 1;
+        if (e->height > kMaxHeight)
+            fail(e->loc, "expression more than " + std::to_string(kMaxHeight) + " levels deep (split a long chain of operators, "
+                         "calls or attributes into named values)");
+        return e;
+    }
+
     ExprP expr()
     {
         Deeper d(*this);
@@ -392,7 +412,7 @@ private:
             Loc loc = next().loc;
             ExprP e = mk(Expr::Kind::Or, loc);
             e->a = {l, andExpr()};
-            l = e;
+            l = grown(e);
         }
         return l;
     }
@@ -403,7 +423,7 @@ private:
             Loc loc = next().loc;
             ExprP e = mk(Expr::Kind::And, loc);
             e->a = {l, notExpr()};
-            l = e;
+            l = grown(e);
         }
         return l;
     }
@@ -414,7 +434,7 @@ private:
             Loc loc = next().loc;
             ExprP e = mk(Expr::Kind::Not, loc);
             e->a = {notExpr()};
-            return e;
+            return grown(e);
         }
         return compare();
     }
@@ -427,6 +447,7 @@ private:
                 ExprP e = mk(Expr::Kind::Compare, loc);
                 e->s = op;
                 e->a = {l, bitor_()};
+                grown(e);
                 for (const char *op2 : {"==", "!=", "<=", ">=", "<", ">"})
                     if (isOp(op2))
                         fail(peek().loc, "chained comparisons are not supported: join them with 'and'");
@@ -437,7 +458,7 @@ private:
             ExprP e = mk(Expr::Kind::Compare, loc);
             e->s = "in";
             e->a = {l, bitor_()};
-            return e;
+            return grown(e);
         }
         return l;
     }
@@ -449,7 +470,7 @@ private:
             ExprP e = mk(Expr::Kind::BinOp, loc);
             e->s = "|";
             e->a = {l, additive()};
-            l = e;
+            l = grown(e);
         }
         return l;
     }
@@ -461,7 +482,7 @@ private:
             ExprP e = mk(Expr::Kind::BinOp, t.loc);
             e->s = t.text;
             e->a = {l, term()};
-            l = e;
+            l = grown(e);
         }
         return l;
     }
@@ -473,7 +494,7 @@ private:
             ExprP e = mk(Expr::Kind::BinOp, t.loc);
             e->s = t.text;
             e->a = {l, unary()};
-            l = e;
+            l = grown(e);
         }
         return l;
     }
@@ -495,7 +516,7 @@ private:
             }
             ExprP e = mk(Expr::Kind::Neg, loc);
             e->a = {inner};
-            return e;
+            return grown(e);
         }
         if (isOp("**") || isOp("@"))
             fail(peek().loc, "'" + peek().text + "' is not supported in patterns");
@@ -511,6 +532,7 @@ private:
                 a->a = {e};
                 a->loc.col = e->loc.col;
                 a->loc.line = e->loc.line;
+                grown(a);
                 a->loc.len = int(unparse(*a).size());
                 e = a;
             } else if (isOp("(")) {
@@ -536,13 +558,13 @@ private:
                         fail(peek().loc, "expected ',' or ')' in the argument list, found " + describe(peek()));
                 }
                 next();
-                e = c;
+                e = grown(c);
             } else if (isOp("[")) {
                 Loc loc = next().loc;
                 ExprP s = mk(Expr::Kind::Subscript, loc);
                 s->a = {e, subscript()};
                 expectOp("]", "to close the subscript");
-                e = s;
+                e = grown(s);
             } else {
                 return e;
             }
@@ -560,7 +582,7 @@ private:
                 hi = expr();
             ExprP s = mk(Expr::Kind::Slice, loc);
             s->a = {lo, hi};
-            return s;
+            return grown(s);
         }
         return lo;
     }
@@ -637,7 +659,7 @@ private:
                     if (isName("if"))
                         fail(peek().loc, "filters ('if') in comprehensions are not supported: use an assert");
                     expectOp("]", "to close the comprehension");
-                    return c;
+                    return grown(c);
                 }
                 l->a.push_back(first);
                 while (isOp(",")) {
@@ -647,7 +669,7 @@ private:
                     l->a.push_back(expr());
                 }
                 expectOp("]", "to close the list opened at " + std::to_string(t.loc.line) + ":" + std::to_string(t.loc.col));
-                return l;
+                return grown(l);
             }
             if (t.text == "{")
                 fail(t.loc, "dicts and sets are not supported in patterns");
@@ -748,7 +770,12 @@ std::string unparse(const Expr &e, const CalleeSpelling &callee)
     case Expr::Kind::And: return u(e.a[0]) + " and " + u(e.a[1]);
     case Expr::Kind::Or: return "(" + u(e.a[0]) + " or " + u(e.a[1]) + ")";
     case Expr::Kind::Not: return "not " + u(e.a[0]);
-    case Expr::Kind::Neg: return "-" + u(e.a[0]);
+    case Expr::Kind::Neg: {
+        const Expr::Kind k = e.a[0] ? e.a[0]->kind : Expr::Kind::Name;
+        const bool paren = k == Expr::Kind::BinOp || k == Expr::Kind::Compare || k == Expr::Kind::And || k == Expr::Kind::Or ||
+                           k == Expr::Kind::Not || k == Expr::Kind::Neg;
+        return paren ? "-(" + u(e.a[0]) + ")" : "-" + u(e.a[0]);
+    }
     }
     return "?";
 }

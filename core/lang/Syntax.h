@@ -46,6 +46,7 @@ struct Expr {
     int64_t ival = 0;
     double fval = 0;
     std::vector<ExprP> a;
+    int height = 1; ///< of the tree under this node (the parser bounds it)
     std::vector<std::pair<std::string, ExprP>> kw;
     Loc loc;
 };

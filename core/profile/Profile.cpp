@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "profile/Profile.h"
+#include "io/AtomicFile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -308,12 +309,8 @@ Result<bool> writeProfile(const Profile &p, const std::string &path)
     j["summary"] = {{"kernels_per_iteration", p.summary.kernelsPerIter}, {"gpu_busy_us", p.summary.gpuBusyUs},
                     {"wall_us", p.summary.wallUs}, {"cpu_launch_us", p.summary.cpuUs},
                     {"unattributed_kernels", p.summary.unattributed}};
-    std::ofstream f(path, std::ios::binary);
-    if (!f)
-        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the profile"};
-    f << j.dump() << '\n';
-    if (!f)
-        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "writing the profile failed"};
+    if (auto e = io::writeFileAtomic(path, j.dump() + "\n"); !e.empty())
+        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the profile: " + e};
     return true;
 }
 
@@ -426,9 +423,8 @@ Result<bool> writeRawEvents(const std::vector<RawEvent> &events, const std::vect
         es.push_back({kindName(e.kind), e.name, e.startNs, e.endNs, e.tid, e.correlation, e.linked, e.device, e.stream, e.node,
                       e.iteration, e.grid, e.block});
     j["events"] = std::move(es);
-    std::ofstream f(path, std::ios::binary);
-    if (!(f << j.dump() << '\n'))
-        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write raw events"};
+    if (auto e = io::writeFileAtomic(path, j.dump() + "\n"); !e.empty())
+        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write raw events: " + e};
     return true;
 }
 
@@ -740,9 +736,8 @@ Result<bool> writeChromeTrace(const std::vector<const Profile *> &profiles, cons
         }
     }
     out += "\n]}\n";
-    std::ofstream f(path, std::ios::binary);
-    if (!f.write(out.data(), std::streamsize(out.size())))
-        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the trace"};
+    if (auto e = io::writeFileAtomic(path, out); !e.empty())
+        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the trace: " + e};
     return true;
 }
 
