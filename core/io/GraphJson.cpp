@@ -3,6 +3,8 @@
 #include "io/GraphJson.h"
 #include "io/AtomicFile.h"
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 #include <zlib.h>
@@ -72,7 +74,14 @@ bool field(simdjson::dom::object o, std::string_view key, Element &out)
     return !o.at_key(key).get(out);
 }
 
-std::string str(Element e) { return std::string(std::string_view(e.get_string().value_unsafe())); }
+std::string str(Element e)
+{
+    std::string_view v = e.get_string().value_unsafe();
+    if (v.size() > readLimits().maxStringBytes)
+        fail("", "a string of " + std::to_string(v.size()) + " bytes (the limit is " + std::to_string(readLimits().maxStringBytes) +
+                     "): \"" + std::string(v.substr(0, 40)) + "...\"");
+    return std::string(v);
+}
 
 std::string stringField(simdjson::dom::object o, std::string_view key, const std::string &dflt = {})
 {
@@ -355,6 +364,8 @@ public:
         if (!field(root, "nodes", nodesEl) || !nodesEl.is_array())
             fail("", "missing array \"nodes\"");
         auto nodes = arrayOf(nodesEl);
+        if (nodes.size() > readLimits().maxNodes)
+            fail("", std::to_string(nodes.size()) + " nodes (the limit is " + std::to_string(readLimits().maxNodes) + ")");
         // Pass 1: create every node, so references may be resolved in pass 2 and cycles reported as such.
         std::vector<Node *> created;
         created.reserve(nodes.size());
@@ -680,22 +691,46 @@ Result<std::unique_ptr<Graph>> parseGraphJson(const std::string &text, const std
     return g;
 }
 
+ReadLimits &readLimits()
+{
+    static ReadLimits limits;
+    return limits;
+}
+
 Result<std::string> readTextFile(const std::string &path)
 {
-    // gzread passes plain files through unchanged, so *.json and *.json.gz read alike.
-    gzFile f = gzopen(path.c_str(), "rb");
-    if (!f) {
+    auto refuse = [&](std::string msg) {
         Diagnostic d;
         d.file = path;
-        d.message = "cannot open file";
+        d.message = std::move(msg);
         return d;
-    }
+    };
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        return refuse("is a directory, not a file");
+    const auto size = std::filesystem::file_size(path, ec);
+    const ReadLimits lim = readLimits();
+    if (!ec && size > lim.maxFileBytes)
+        return refuse("file of " + std::to_string(size) + " bytes (the limit is " + std::to_string(lim.maxFileBytes) + ")");
+    // gzread passes plain files through unchanged, so *.json and *.json.gz read alike.
+    gzFile f = gzopen(path.c_str(), "rb");
+    if (!f)
+        return refuse("cannot open file");
     gzbuffer(f, 1 << 20);
     std::string text;
     char buf[1 << 16];
     int n;
-    while ((n = gzread(f, buf, sizeof buf)) > 0)
+    while ((n = gzread(f, buf, sizeof buf)) > 0) {
         text.append(buf, size_t(n));
+        const uint64_t len = text.size();
+        if (len > lim.maxTextBytes || (len > (uint64_t(64) << 20) && !ec && size > 0 && len / size > lim.maxGzipRatio)) {
+            gzclose(f);
+            return refuse(len > lim.maxTextBytes
+                              ? "decompresses past " + std::to_string(lim.maxTextBytes) + " bytes (the limit)"
+                              : "decompresses to more than " + std::to_string(lim.maxGzipRatio) + " times its " + std::to_string(size) +
+                                    " bytes (a gzip bomb?)");
+        }
+    }
     int err = 0;
     const char *msg = gzerror(f, &err);
     // Z_BUF_ERROR here means the gzip stream ended early (a truncated file).

@@ -331,14 +331,14 @@ Result<Profile> readProfile(const std::string &path)
     json j;
     try {
         j = json::parse(f);
-    } catch (const json::parse_error &e) {
+    } catch (const json::exception &e) { // syntax errors, and numbers out of range (1e400)
         return fail(std::string("not valid JSON: ") + e.what());
     }
     try {
         if (j.value("format", "") != kFormatName)
             return fail("not an fxlens profile (no \"format\": \"fxlens-profile\")");
-        if (j.at("format_version").get<int>() > Profile::kFormatVersion)
-            return fail("profile format version " + std::to_string(j.at("format_version").get<int>()) +
+        if (j.at("format_version").get<int64_t>() > Profile::kFormatVersion)
+            return fail("profile format version " + std::to_string(j.at("format_version").get<int64_t>()) +
                         " is newer than this fxlens reads (" + std::to_string(Profile::kFormatVersion) + ")");
         Profile p;
         p.graph = j.value("graph", "");
@@ -349,15 +349,24 @@ Result<Profile> readProfile(const std::string &path)
         p.deviceName = j.value("device_name", "");
         p.warmup = j.value("warmup", 0);
         p.iterations = j.at("iterations").get<int>();
+        if (p.iterations < 1 || p.iterations > 10'000'000 || p.warmup < 0)
+            return fail("iterations " + std::to_string(p.iterations) + " and warmup " + std::to_string(p.warmup) +
+                        ": expected 1 to 10000000 iterations and a warmup of 0 or more");
         p.baseTimeNs = j.value("base_time_ns", uint64_t(0));
         p.peakMemBytes = j.value("peak_memory_bytes", int64_t(-1));
         p.frozenNodes = j.value("frozen_nodes", int64_t(-1));
         for (const auto &n : j.at("nodes"))
             p.nodes.push_back({n.at(0).get<std::string>(), n.at(1).get<std::string>(), n.at(2).get<std::string>(),
                                n.at(3).get<std::string>()});
-        for (const auto &r : j.at("ranges"))
+        for (const auto &r : j.at("ranges")) {
             p.ranges.push_back({r.at(0).get<int>(), r.at(1).get<int>(), r.at(2).get<double>(), r.at(3).get<double>(),
                                 r.at(4).get<uint64_t>()});
+            const auto &x = p.ranges.back();
+            if (x.node < 0 || size_t(x.node) >= p.nodes.size() || x.iteration < 0 || x.iteration >= p.iterations)
+                return fail("range " + std::to_string(p.ranges.size() - 1) + " names node " + std::to_string(x.node) + " and iteration " +
+                            std::to_string(x.iteration) + ", but the profile has " + std::to_string(p.nodes.size()) + " nodes and " +
+                            std::to_string(p.iterations) + " iterations");
+        }
         for (const auto &i : j.at("iteration_records")) {
             IterationRec it;
             it.index = i.at("index").get<int>();
@@ -382,9 +391,13 @@ Result<Profile> readProfile(const std::string &path)
             r.correlation = k.at(9).get<uint64_t>();
             r.grid = k.at(10).get<std::array<int, 3>>();
             r.block = k.at(11).get<std::array<int, 3>>();
-            if (r.node >= int(p.nodes.size()))
+            if (r.node < -1 || r.node >= int(p.nodes.size()))
                 return fail("kernel '" + r.name + "' names node " + std::to_string(r.node) + ", but the profile has " +
                             std::to_string(p.nodes.size()) + " nodes");
+            if (r.device < -1 || r.device > 65535 || r.iteration < -1 || r.iteration >= p.iterations || r.stream < -1 ||
+                r.stream > (int64_t(1) << 40))
+                return fail("kernel '" + r.name + "': device " + std::to_string(r.device) + ", stream " + std::to_string(r.stream) +
+                            ", iteration " + std::to_string(r.iteration) + " out of range");
             p.kernels.push_back(std::move(r));
         }
         p.finish();
@@ -461,6 +474,10 @@ Result<std::pair<std::vector<RawEvent>, std::vector<NodeInfo>>> readRawEvents(co
             r.iteration = e.at(10).get<int>();
             r.grid = e.at(11).get<std::array<int, 3>>();
             r.block = e.at(12).get<std::array<int, 3>>();
+            if (r.device < -1 || r.device > 65535 || r.iteration < -1 || r.node < -1 || r.endNs < r.startNs)
+                return fail("event " + std::to_string(out.first.size()) + " ('" + r.name + "'): device " + std::to_string(r.device) +
+                            ", node " + std::to_string(r.node) + ", iteration " + std::to_string(r.iteration) +
+                            " or its time span out of range");
             out.first.push_back(std::move(r));
         }
         return out;

@@ -159,6 +159,35 @@ private Q_SLOTS:
         row("no_such_file.json", "", 0, "cannot open file");
         row("number_overflow.json", "", 1, "malformed JSON: number overflow parsing '1e400'");
         row("nested_60000.json", "", 0, "malformed JSON: nesting deeper than 1024 levels");
+        row("gzip_bomb.json.gz", "", 0, "decompresses to more than 1000 times its 71415 bytes (a gzip bomb?)");
+        row("long_string.json.gz", "", 0,
+            "a string of 2097152 bytes (the limit is 1048576): \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\"");
+    }
+
+    /// Every limit refuses with its own message (lowered here so that small inputs reach them).
+    void limits()
+    {
+        const io::ReadLimits saved = io::readLimits();
+        const std::string path = std::string(FXLENS_EXAMPLES) + "/tangle4_fx.json";
+        io::readLimits().maxFileBytes = 100;
+        auto r = io::readGraphFile(path);
+        QVERIFY(!r.ok());
+        QVERIFY2(r.error().message.find("(the limit is 100)") != std::string::npos, r.error().message.c_str());
+        io::readLimits() = saved;
+        io::readLimits().maxTextBytes = 1000;
+        r = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/tangle200_torch.json.gz");
+        QVERIFY(!r.ok());
+        QCOMPARE(QString::fromStdString(r.error().message), QStringLiteral("decompresses past 1000 bytes (the limit)"));
+        io::readLimits() = saved;
+        io::readLimits().maxNodes = 3;
+        r = io::readGraphFile(path);
+        QVERIFY(!r.ok());
+        QVERIFY2(r.error().message.find("nodes (the limit is 3)") != std::string::npos, r.error().message.c_str());
+        io::readLimits() = saved;
+        r = io::readGraphFile(std::string(FXLENS_TEST_DATA) + "/malformed");
+        QVERIFY(!r.ok());
+        QCOMPARE(QString::fromStdString(r.error().message), QStringLiteral("is a directory, not a file"));
+        QVERIFY(io::readGraphFile(path).ok());
     }
 
     void malformed()
