@@ -50,6 +50,11 @@ if [ ! -f build/build.ninja ]; then
     -DFXLENS_PYTHON="$ROOT/.venv/bin/python" >/dev/null
 fi
 cmake --build build -j "$(nproc)"
+# The libFuzzer targets: a clang build of core + patterns with ASan + UBSan (ctest -L fuzz runs them).
+if command -v clang++ >/dev/null; then
+  echo "== building the fuzz targets (build-fuzz)"
+  scripts/fuzz.sh build
+fi
 
 if [ -n "${FXLENS_NO_RUN:-}" ] || [ -n "${CI:-}" ]; then
   exit 0
