@@ -2,7 +2,8 @@
 # The libFuzzer targets: a clang build of core + patterns with ASan + UBSan (build-fuzz/), seed corpora
 # from the bundled files, and bounded runs.
 #   scripts/fuzz.sh build                 configure + build build-fuzz
-#   scripts/fuzz.sh run TARGET SECONDS    one target (graph_reader, profile, safetensors, pattern_lang, engine)
+#   scripts/fuzz.sh run TARGET SECONDS [libFuzzer flags]
+#                                         one target (graph_reader, profile, safetensors, pattern_lang, engine)
 #   scripts/fuzz.sh smoke [SECONDS]       every target for SECONDS each (default 8): what CI runs
 #   scripts/fuzz.sh long [RUNS]           every target for RUNS executions (default 1000000), stats to stdout
 set -euo pipefail
@@ -47,7 +48,7 @@ run() {
 
 case ${1:-smoke} in
   build) build ;;
-  run) build; run "$2" -max_total_time="${3:-60}" ;;
+  run) build; t=$2; secs=${3:-60}; shift 3 || shift $#; run "$t" -max_total_time="$secs" "$@" ;;
   smoke) build; for t in "${TARGETS[@]}"; do echo "== fuzz_$t"; run "$t" -max_total_time="${2:-8}" 2>&1 | grep -E "^stat::|ERROR|SUMMARY|Done" || true; done
          ls "$B"/artifacts/*/crash-* "$B"/artifacts/*/leak-* "$B"/artifacts/*/timeout-* "$B"/artifacts/*/oom-* 2>/dev/null && exit 1 || exit 0 ;;
   long) build; for t in "${TARGETS[@]}"; do echo "== fuzz_$t"; run "$t" -runs="${2:-1000000}" 2>&1 | grep -E "^stat::|ERROR|SUMMARY|Done" || true; done ;;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // fxlens-cli: the headless front end (scripts and CI).
+#include "Version.h"
 #include "io/DotWriter.h"
 #include "io/AtomicFile.h"
 #include "io/GraphJson.h"
@@ -104,6 +105,7 @@ Options:
                                        patterns, explain, check-pattern, export-pattern, profile);
                                        a file that does not compile is reported and skipped
   --no-meta                            text form without shape/dtype comments
+  --version                            print the version
   -h, --help                           this help
 
 Exit codes: 0 success, 1 the check failed (lint errors), 2 usage error, 3 unreadable or invalid input.
@@ -166,6 +168,8 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
         };
         if (s == "-h" || s == "--help")
             a.help = true;
+        else if (s == "--version")
+            a.command = "version";
         else if (s == "-o" || s == "--output") {
             if (!value(a.output))
                 return false;
@@ -972,7 +976,7 @@ int cmdCheckPattern(const Args &a)
 
 int cmdDoctor()
 {
-    std::string s = "fxlens-cli 0.1.0\n";
+    std::string s = "fxlens-cli " FXLENS_VERSION "\n";
 #ifdef FXLENS_HAVE_GRAPHVIZ
     s += "Graphviz: yes\n";
 #else
@@ -1001,6 +1005,10 @@ int main(int argc, char **argv)
     if (a.help || a.command.empty() || a.command == "help") {
         std::cout << kUsageText;
         return a.command.empty() && !a.help ? kUsage : kOk;
+    }
+    if (a.command == "version") {
+        std::cout << "fxlens-cli " FXLENS_VERSION "\n";
+        return kOk;
     }
     if (a.command == "info")
         return cmdInfo(a);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // fxlens: the desktop app.
+#include "Version.h"
 #include "MainWindow.h"
 
 #include <QApplication>
@@ -11,7 +12,7 @@ int main(int argc, char **argv)
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("fxlens"));
     QApplication::setApplicationName(QStringLiteral("fxlens"));
-    QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    QApplication::setApplicationVersion(QStringLiteral(FXLENS_VERSION));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("See and straighten PyTorch FX graphs."));
