@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Main window of the fxlens desktop app.
 #include "MainWindow.h"
+#include "Autosave.h"
 
 #include "NodeTableModel.h"
 #include "GraphCanvas.h"
@@ -16,6 +17,7 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QLocale>
 #include <QMessageBox>
 #include <QApplication>
 #include <QDockWidget>
@@ -161,6 +163,19 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     QDockWidget *rdock = addPanel(tr("Rewrite"), QStringLiteral("rewriteDock"), m_debugger, pdock);
     connect(m_debugger, &RewriteDebugger::aboutToEdit, this, &MainWindow::waitForWorkers);
     connect(m_debugger, &RewriteDebugger::graphEdited, this, &MainWindow::graphEdited);
+    // Unsaved work goes to an autosave a moment after each change (Autosave.h).
+    m_autosaveTimer = new QTimer(this);
+    m_autosaveTimer->setSingleShot(true);
+    m_autosaveTimer->setInterval(800);
+    connect(m_autosaveTimer, &QTimer::timeout, this, &MainWindow::autosaveNow);
+    m_recoveryPrompt = [this](const AutosaveState &s) {
+        return QMessageBox::question(this, tr("Recover unsaved work"),
+                                     tr("%1 has unsaved work from %2 (%n rewrite step(s)) that was not saved when fxlens "
+                                        "last closed. Recover it?",
+                                        nullptr, int(s.steps.size()))
+                                         .arg(QFileInfo(s.file).fileName(), QLocale().toString(s.savedAt.toLocalTime(), QLocale::ShortFormat)),
+                                     QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes) == QMessageBox::Yes;
+    };
     connect(m_debugger, &RewriteDebugger::highlightRequested, this, &MainWindow::showHighlight);
     // While a run is between slices, nothing else may touch the graph or the patterns.
     connect(m_debugger, &RewriteDebugger::busyChanged, this, [this](bool busy) {
@@ -254,6 +269,12 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
 
 MainWindow::~MainWindow()
 {
+    // An orderly teardown (the app quits through closeEvent, which asked about unsaved work; a test or
+    // an embedding program destroys the window) leaves no autosave behind; a crash or a kill does.
+    if (m_autosaveTimer)
+        m_autosaveTimer->stop();
+    if (m_modified && !m_file.isEmpty())
+        Autosave::remove(m_file);
     // Workers read this window's patterns: let them finish first.
     for (const auto &t : m_workers)
         if (t)
@@ -391,8 +412,66 @@ bool MainWindow::openFile(const QString &path)
     settings.setValue(QStringLiteral("recentFiles"), recent);
     updateRecentMenu();
     statusBar()->showMessage(tr("Loaded %1").arg(path), 5000);
+    if (offerRecovery())
+        statusBar()->showMessage(tr("Recovered the unsaved work on %1 (%2 step(s))").arg(path).arg(m_debugger->historySize()), 8000);
     Q_EMIT graphLoaded(path);
     return true;
+}
+
+bool MainWindow::offerRecovery()
+{
+    auto saved = Autosave::read(m_file);
+    if (!saved)
+        return false;
+    if (!m_recoveryPrompt || !m_recoveryPrompt(*saved)) {
+        Autosave::remove(m_file);
+        return false;
+    }
+    if (!saved->preset.isEmpty())
+        m_debugger->setPreset(saved->preset);
+    // The steps again from the file (history and all); if the file changed so that they no longer
+    // apply, the saved version's graph itself (without its history).
+    if (m_debugger->replay(saved->steps)) {
+        m_debugger->checkout(saved->version);
+    } else if (!saved->graph.empty()) {
+        auto g = io::parseGraphJson(saved->graph, Autosave::pathFor(m_file).toStdString());
+        if (g) {
+            detachGraph();
+            m_graph = std::move(g.value());
+            m_model->setGraph(m_graph.get());
+            m_canvas->setGraph(m_graph.get());
+            m_debugger->setGraph(m_graph.get());
+            m_editor->setGraph(m_graph.get());
+            m_profile->setGraph(m_graph.get());
+            refreshPatterns();
+        }
+    }
+    for (const auto &b : saved->breakpoints)
+        m_debugger->addBreakpoint(b.first, b.second);
+    m_modified = true;
+    updateStats();
+    updateTitle();
+    return true;
+}
+
+void MainWindow::autosaveNow()
+{
+    if (m_file.isEmpty())
+        return;
+    if (!m_graph || !m_modified) {
+        Autosave::remove(m_file);
+        return;
+    }
+    AutosaveState s;
+    s.file = m_file;
+    s.preset = m_debugger->preset();
+    s.steps = m_debugger->stepRecord();
+    s.version = m_debugger->version();
+    s.breakpoints = m_debugger->breakpointList();
+    s.graph = io::writeGraphJson(*m_graph);
+    QString error;
+    if (!Autosave::write(s, &error))
+        statusBar()->showMessage(tr("Cannot autosave: %1").arg(error), 8000);
 }
 
 QDockWidget *MainWindow::addPanel(const QString &title, const QString &name, QWidget *content, QDockWidget *tabWith)
@@ -445,6 +524,8 @@ void MainWindow::graphEdited()
     if (!m_graph)
         return;
     m_modified = true;
+    if (m_autosaveTimer)
+        m_autosaveTimer->start();
     m_model->setGraph(m_graph.get());
     m_canvas->graphEdited();
     m_textStale = true;
@@ -476,8 +557,10 @@ bool MainWindow::saveFile(const QString &path)
         statusBar()->showMessage(QString::fromStdString(r.error().toString()));
         return false;
     }
+    Autosave::remove(m_file); // saved: nothing left to recover
     m_file = path;
     m_modified = false;
+    Autosave::remove(m_file);
     updateTitle();
     statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
     return true;
@@ -528,6 +611,10 @@ void MainWindow::closeEvent(QCloseEvent *e)
             }
         }
     }
+    if (m_autosaveTimer)
+        m_autosaveTimer->stop();
+    if (!m_file.isEmpty())
+        Autosave::remove(m_file); // saved or discarded on purpose
     QMainWindow::closeEvent(e);
 }
 

@@ -10,6 +10,7 @@
 #include <QThread>
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -24,12 +25,14 @@ class QListWidget;
 class QProgressBar;
 class QPushButton;
 class QDockWidget;
+class QTimer;
 
 namespace fxlens::views {
 
 class NodeTableModel;
 class GraphCanvas;
 class RewriteDebugger;
+struct AutosaveState;
 class PatternEditor;
 class ProfilePanel;
 
@@ -66,6 +69,12 @@ public:
     bool exportPython(const QString &path);
     /// True when rewrite steps changed the graph since it was loaded or saved.
     bool isModified() const { return m_modified; }
+    /// Asked when a file opens that has an autosave (unsaved work from a crash or a kill): true
+    /// recovers it. The default asks the user; tests and scripts set their own.
+    void setRecoveryPrompt(std::function<bool(const AutosaveState &)> prompt) { m_recoveryPrompt = std::move(prompt); }
+    /// Writes the autosave now (it is also written a moment after every change); removes it when
+    /// nothing is unsaved.
+    void autosaveNow();
 
 Q_SIGNALS:
     void graphLoaded(const QString &path);
@@ -127,6 +136,10 @@ private:
     ProfilePanel *m_profile = nullptr;
     QDockWidget *m_profileDock = nullptr;
     bool m_modified = false;
+    QTimer *m_autosaveTimer = nullptr;
+    std::function<bool(const AutosaveState &)> m_recoveryPrompt;
+    /// Offers the autosave of the file just opened; true when its work was recovered.
+    bool offerRecovery();
 };
 
 } // namespace fxlens::views

@@ -539,6 +539,56 @@ void RewriteDebugger::setBusy(bool busy)
     Q_EMIT busyChanged(busy);
 }
 
+QList<QPair<QString, QString>> RewriteDebugger::breakpointList() const
+{
+    QList<QPair<QString, QString>> out;
+    for (const auto &b : m_breakpoints)
+        out.append({b.kind == rewrite::Breakpoint::Kind::Pattern ? QStringLiteral("pattern")
+                    : b.kind == rewrite::Breakpoint::Kind::Node  ? QStringLiteral("node")
+                                                                 : QStringLiteral("module"),
+                    QString::fromStdString(b.value)});
+    return out;
+}
+
+QStringList RewriteDebugger::stepRecord() const
+{
+    QStringList out;
+    if (m_session)
+        for (const auto &s : m_session->history())
+            out << QString::fromStdString(s.pattern) + QLatin1Char('\t') + QString::fromStdString(s.anchor);
+    return out;
+}
+
+bool RewriteDebugger::replay(const QStringList &steps)
+{
+    if (!m_session)
+        return steps.isEmpty();
+    Q_EMIT aboutToEdit();
+    bool ok = true;
+    for (const QString &line : steps) {
+        const QStringList parts = line.split(QLatin1Char('\t'));
+        if (parts.size() != 2) {
+            ok = false;
+            break;
+        }
+        bool applied = false;
+        for (const auto &m : m_session->candidates()) {
+            if (QString::fromStdString(m.pattern) == parts[0] && m.anchor &&
+                QString::fromStdString(m.anchor->name()) == parts[1]) {
+                applied = m_session->apply(m);
+                break;
+            }
+        }
+        if (!applied) {
+            setStatus(tr("Could not replay %1 at %2").arg(parts[0], parts[1]));
+            ok = false;
+            break;
+        }
+    }
+    afterEdit();
+    return ok;
+}
+
 bool RewriteDebugger::addBreakpoint(const QString &kind, const QString &value)
 {
     const QString v = value.trimmed();

@@ -57,6 +57,13 @@ public:
     bool checkout(int version);
     /// kind: "pattern", "node" or "module".
     bool addBreakpoint(const QString &kind, const QString &value);
+    /// Breakpoints as (kind, value): "pattern", "node" or "module".
+    QList<QPair<QString, QString>> breakpointList() const;
+    /// The steps of the history as "pattern<TAB>anchor" (what an autosave records).
+    QStringList stepRecord() const;
+    /// Applies recorded steps in order from the current version, each the current candidate of that
+    /// pattern at that anchor; false at the first that is not one (the steps before it stay applied).
+    bool replay(const QStringList &steps);
     void clearBreakpoints();
 
     // --- state ---

@@ -2,6 +2,7 @@
 // fxlens: the desktop app.
 #include "Version.h"
 #include "MainWindow.h"
+#include "RewriteDebugger.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -23,6 +24,10 @@ int main(int argc, char **argv)
                                   QStringLiteral("Save a PNG of the window after loading and quit."),
                                   QStringLiteral("file.png"));
     parser.addOption(screenshot);
+    QCommandLineOption applySteps(QStringLiteral("apply-steps"),
+                                  QStringLiteral("After loading, apply the first N rewrite steps (the debugger's top candidate each time)."),
+                                  QStringLiteral("N"));
+    parser.addOption(applySteps);
     parser.process(app);
 
     fxlens::views::MainWindow w;
@@ -31,6 +36,11 @@ int main(int argc, char **argv)
     bool ok = true;
     if (!files.isEmpty())
         ok = w.openFile(files.first());
+    if (ok && parser.isSet(applySteps)) {
+        const int n = parser.value(applySteps).toInt();
+        for (int i = 0; i < n && w.debugger()->applySelected(); ++i) {
+        }
+    }
     if (parser.isSet(screenshot)) {
         const QString out = parser.value(screenshot);
         QTimer::singleShot(0, &w, [&w, out, ok] {

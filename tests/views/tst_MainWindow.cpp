@@ -13,6 +13,7 @@
 #include <QTableView>
 #include <QtTest>
 
+#include "Autosave.h"
 #include "NodeTableModel.h"
 #include "RewriteDebugger.h"
 #include "PatternEditor.h"
@@ -26,6 +27,11 @@
 #include "ir/Printer.h"
 
 #include <QDockWidget>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <csignal>
+#include <optional>
 #include <QMenuBar>
 #include <QTimer>
 #include <QListWidget>
@@ -53,6 +59,9 @@ private Q_SLOTS:
         QCoreApplication::setOrganizationName(QStringLiteral("fxlens-test"));
         QCoreApplication::setApplicationName(QStringLiteral("tst_MainWindow"));
         QStandardPaths::setTestModeEnabled(true);
+        // Autosaves of this run go to a directory of its own.
+        qputenv("FXLENS_AUTOSAVE_DIR", (QDir::tempPath() + QStringLiteral("/fxlens-test-autosave-") +
+                                        QString::number(QCoreApplication::applicationPid())).toLocal8Bit());
     }
 
     void modelPassesTester()
@@ -389,6 +398,65 @@ private Q_SLOTS:
         QCOMPARE(d->run(), QStringLiteral("fixpoint"));
         QCOMPARE(d->historySize(), 5630); // the same steps as one uninterrupted run (bench_debugger)
         QCOMPARE(int(w.graph()->size()), 3221);
+    }
+
+    /// Unsaved rewrite steps survive a SIGKILL of the app: the autosave written after the steps is
+    /// offered when the file opens again and brings back the history, the version and the graph.
+    void autosaveSurvivesKill()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QByteArray previousDir = qgetenv("FXLENS_AUTOSAVE_DIR");
+        qputenv("FXLENS_AUTOSAVE_DIR", dir.filePath(QStringLiteral("autosave")).toLocal8Bit());
+        const QString graph = dir.filePath(QStringLiteral("tangle4_fx.json"));
+        QVERIFY(QFile::copy(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json"), graph));
+        QProcess app;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        app.setProcessEnvironment(env);
+        app.start(QStringLiteral(FXLENS_BUILD_DIR "/app/gui/fxlens"), {graph, QStringLiteral("--apply-steps"), QStringLiteral("3")});
+        QVERIFY(app.waitForStarted());
+        std::optional<fxlens::views::AutosaveState> saved;
+        for (int i = 0; i < 600 && !(saved && saved->steps.size() == 3); ++i) {
+            QTest::qWait(50);
+            saved = fxlens::views::Autosave::read(graph);
+        }
+        QVERIFY2(saved && saved->steps.size() == 3, "the app wrote no autosave of its 3 steps");
+        ::kill(pid_t(app.processId()), SIGKILL);
+        QVERIFY(app.waitForFinished());
+        QCOMPARE(app.exitStatus(), QProcess::CrashExit);
+
+        auto savedGraph = fxlens::io::parseGraphJson(saved->graph, "autosave");
+        QVERIFY(savedGraph.ok());
+        {
+            MainWindow w;
+            int asked = 0;
+            w.setRecoveryPrompt([&](const fxlens::views::AutosaveState &s) {
+                ++asked;
+                return s.steps.size() == 3;
+            });
+            QVERIFY(w.openFile(graph));
+            QCOMPARE(asked, 1);
+            QCOMPARE(w.debugger()->historySize(), 3);
+            QCOMPARE(w.debugger()->version(), 3);
+            QVERIFY(w.isModified());
+            QCOMPARE(w.graph()->size(), savedGraph.value()->size());
+            QCOMPARE(fxlens::io::writeGraphJson(*w.graph()), fxlens::io::writeGraphJson(*savedGraph.value()));
+            // Saving leaves nothing to recover.
+            QVERIFY(w.saveFile(dir.filePath(QStringLiteral("saved.json"))));
+            QVERIFY(!fxlens::views::Autosave::read(graph));
+        }
+        // Declining an autosave removes it and opens the file as it is.
+        QVERIFY(fxlens::views::Autosave::write(*saved));
+        {
+            MainWindow w;
+            w.setRecoveryPrompt([](const fxlens::views::AutosaveState &) { return false; });
+            QVERIFY(w.openFile(graph));
+            QCOMPARE(w.debugger()->historySize(), 0);
+            QVERIFY(!w.isModified());
+            QVERIFY(!fxlens::views::Autosave::read(graph));
+        }
+        qputenv("FXLENS_AUTOSAVE_DIR", previousDir);
     }
 
     void badFileKeepsCurrentGraph()

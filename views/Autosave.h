@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// Autosave: the unsaved work on an open graph (the steps applied to the file, the version shown, the
+// preset, breakpoints, and that version's graph) written beside the user's data every few seconds
+// after a change, so that a crash or a kill loses nothing. Opening the same file again offers it back.
+#pragma once
+
+#include <QDateTime>
+#include <QList>
+#include <QPair>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+#include <string>
+
+namespace fxlens::views {
+
+struct AutosaveState {
+    QString file;        ///< absolute path of the graph file the work started from
+    QString preset;
+    QStringList steps;   ///< "pattern<TAB>anchor", in order (RewriteDebugger::stepRecord)
+    int version = 0;     ///< the version shown (0 .. steps.size())
+    QList<QPair<QString, QString>> breakpoints;
+    std::string graph;   ///< the graph of that version (JSON), for when the file changed since
+    QDateTime savedAt;
+};
+
+class Autosave {
+public:
+    /// $FXLENS_AUTOSAVE_DIR, else <app data>/autosave.
+    static QString directory();
+    /// Where the autosave of `file` lives (one per graph file, by its absolute path).
+    static QString pathFor(const QString &file);
+    /// Writes atomically (the previous autosave stays until the new one is complete).
+    static bool write(const AutosaveState &s, QString *error = nullptr);
+    /// The autosave of `file`, if there is a readable one.
+    static std::optional<AutosaveState> read(const QString &file);
+    static void remove(const QString &file);
+};
+
+} // namespace fxlens::views
