@@ -49,7 +49,7 @@ run() {
 case ${1:-smoke} in
   build) build ;;
   run) build; t=$2; secs=${3:-60}; shift 3 || shift $#; run "$t" -max_total_time="$secs" "$@" ;;
-  smoke) build; for t in "${TARGETS[@]}"; do echo "== fuzz_$t"; run "$t" -max_total_time="${2:-8}" 2>&1 | grep -E "^stat::|ERROR|SUMMARY|Done" || true; done
+  smoke) build; rm -rf "$B/artifacts"; for t in "${TARGETS[@]}"; do echo "== fuzz_$t"; run "$t" -max_total_time="${2:-8}" 2>&1 | grep -E "^stat::|ERROR|SUMMARY|Done" || true; done
          ls "$B"/artifacts/*/crash-* "$B"/artifacts/*/leak-* "$B"/artifacts/*/timeout-* "$B"/artifacts/*/oom-* 2>/dev/null && exit 1 || exit 0 ;;
   long) build; for t in "${TARGETS[@]}"; do echo "== fuzz_$t"; run "$t" -runs="${2:-1000000}" 2>&1 | grep -E "^stat::|ERROR|SUMMARY|Done" || true; done ;;
   *) echo "usage: scripts/fuzz.sh build|run TARGET SECONDS|smoke [SECONDS]|long [RUNS]" >&2; exit 2 ;;

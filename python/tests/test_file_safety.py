@@ -210,3 +210,32 @@ def test_weights_path_confined_to_graph_folder(tmp_path):
         assert r.returncode != 0
         assert "outside the graph's folder" in r.stderr, r.stderr
     assert "TOP-SECRET" not in r.stdout + r.stderr
+
+
+def test_profiles_and_weights_are_data_only(tmp_path):
+    """The profile and safetensors readers take every string as data: payloads in node names, kernel
+    names, tensor names and safetensors metadata are printed or ignored, never run."""
+    import json
+    import struct
+    marker = tmp_path / "ran"
+    payload = _payload(marker)
+    r = subprocess.run([CLI, "profile", os.path.join(EX, "tangle4_fx.json"), "--device", "cpu", "--iters", "1", "--warmup", "0",
+                        "-o", str(tmp_path / "p.json")], capture_output=True, text=True)
+    if r.returncode == 0:
+        p = json.load(open(tmp_path / "p.json"))
+        p["graph"] = payload
+        p["nodes"] = [[payload, "call_function", payload, payload] for _ in p["nodes"]]
+        for k in p["kernels"]:
+            k[0] = payload
+        json.dump(p, open(tmp_path / "p2.json", "w"))
+        r = subprocess.run([CLI, "profile", str(tmp_path / "p2.json"), "--trace", str(tmp_path / "t.json")], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    header = {"__metadata__": {"fxlens.aliases": json.dumps({payload: payload}), "x": payload},
+              payload: {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}
+    h = json.dumps(header).encode()
+    (tmp_path / "w.safetensors").write_bytes(struct.pack("<Q", len(h)) + h + b"\0" * 4)
+    g = json.load(open(os.path.join(EX, "tangle4_fx.json")))
+    g["weights"] = "w.safetensors"
+    json.dump(g, open(tmp_path / "g.json", "w"))
+    subprocess.run([CLI, "run", str(tmp_path / "g.json"), "--random-inputs"], capture_output=True, text=True)
+    assert not marker.exists()
