@@ -481,6 +481,13 @@ int cmdOptimize(const Args &a)
     auto g = load(a, code);
     if (!g)
         return code;
+    // Rewrites assume a well-formed graph: a broken one is reported, node by node, not rewritten.
+    if (auto errors = g->lint(); !errors.empty()) {
+        for (const auto &e : errors)
+            std::cerr << a.positional[0] << ": error: " << e.toString() << "\n";
+        std::cerr << "fxlens-cli optimize: the input fails lint (" << errors.size() << " error(s)); nothing rewritten\n";
+        return kBadInput;
+    }
     size_t before = g->size();
     rewrite::SessionConfig cfg;
     cfg.checked = a.checked;

@@ -101,7 +101,8 @@ public:
         case Kind::NULL_VALUE: return Argument::none();
         case Kind::BOOL: return Argument::boolean(j.get_bool().value_unsafe());
         case Kind::INT64: return Argument::integer(j.get_int64().value_unsafe());
-        case Kind::UINT64: return Argument::integer(int64_t(j.get_uint64().value_unsafe()));
+        case Kind::UINT64: // past INT64_MAX: Python ints are unbounded, fxlens' are int64
+            fail(node, "integer " + std::to_string(j.get_uint64().value_unsafe()) + " is outside the int64 range fxlens keeps");
         case Kind::DOUBLE: return Argument::real(j.get_double().value_unsafe());
         case Kind::STRING: return Argument::string(str(j));
         case Kind::ARRAY: {

@@ -545,6 +545,15 @@ std::vector<LintError> Graph::lint() const
             if (n->m_next)
                 errors.push_back({n->m_name, "output node is not the last node"});
         }
+        // getitem(x, k) of a tuple value with known length: k must name one of its items.
+        if (n->m_op == OpKind::CallFunction && n->m_target == "operator.getitem" && n->m_args.size() == 2 && n->m_args[0].isNode() &&
+            n->m_args[1].isInt() && n->m_args[0].toNode() && n->m_args[0].toNode()->meta().val.kind == ValueMeta::Kind::Sequence) {
+            const auto items = int64_t(n->m_args[0].toNode()->meta().val.items.size());
+            const int64_t k = n->m_args[1].toInt();
+            if (items > 0 && (k >= items || k < -items))
+                errors.push_back({n->m_name, "index " + std::to_string(k) + " is out of range for the " + std::to_string(items) + " values of '" +
+                                                 n->m_args[0].toNode()->m_name + "'"});
+        }
         if (n->m_op == OpKind::CallModule && !modules.empty() && !moduleNames.count(n->m_target))
             errors.push_back({n->m_name, "calls module '" + n->m_target + "', which is not in the module hierarchy"});
         if (n->m_op == OpKind::GetAttr && !params.empty() && !paramNames.count(n->m_target)) {

@@ -159,6 +159,7 @@ private Q_SLOTS:
         row("no_such_file.json", "", 0, "cannot open file");
         row("number_overflow.json", "", 1, "malformed JSON: number overflow parsing '1e400'");
         row("nested_60000.json", "", 0, "malformed JSON: nesting deeper than 1024 levels");
+        row("int_past_int64.json", "split", 0, "integer 18446744073709551615 is outside the int64 range fxlens keeps");
         row("gzip_bomb.json.gz", "", 0, "decompresses to more than 1000 times its 71415 bytes (a gzip bomb?)");
         row("long_string.json.gz", "", 0,
             "a string of 2097152 bytes (the limit is 1048576): \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\"");
