@@ -140,6 +140,16 @@ bool mutatesInput(const Node *n)
     return false;
 }
 
+bool observesLayout(const Node *n)
+{
+    if (n->op() != OpKind::CallFunction && n->op() != OpKind::CallMethod)
+        return false;
+    static const std::unordered_set<std::string_view> observers = {
+        "as_strided", "as_strided_", "as_strided_copy", "as_strided_scatter", "stride", "storage_offset", "data_ptr",
+        "is_contiguous", "untyped_storage", "storage", "_storage", "is_non_overlapping_and_dense", "set_"};
+    return observers.count(baseName(n)) > 0;
+}
+
 bool hasSideEffects(const Node *n)
 {
     switch (n->op()) {
@@ -220,36 +230,42 @@ bool mayAliasInput(const Node *n)
 
 AliasInfo::AliasInfo(const ir::Graph &g)
 {
-    std::vector<const Node *> mutators;
-    for (Node *n = g.first(); n; n = n->next())
+    std::vector<const Node *> mutators, observers;
+    for (Node *n = g.first(); n; n = n->next()) {
         if (mutatesInput(n))
             mutators.push_back(n);
-    m_any = !mutators.empty();
+        else if (observesLayout(n))
+            observers.push_back(n);
+    }
+    m_any = !mutators.empty() || !observers.empty();
     if (!m_any)
         return;
     m_tainted.assign(g.idBound(), 0);
     // Alias classes: connected components over "may alias its input" edges, in both directions.
-    std::vector<const Node *> work;
-    auto mark = [&](const Node *n) {
-        if (n && !m_tainted[n->id()]) {
-            m_tainted[n->id()] = 1;
-            work.push_back(n);
+    // Writes are marked first, so a value both written and observed reads as written.
+    for (const uint8_t reason : {kWrite, kLayout}) {
+        std::vector<const Node *> work;
+        auto mark = [&](const Node *n) {
+            if (n && !m_tainted[n->id()]) {
+                m_tainted[n->id()] = reason;
+                work.push_back(n);
+            }
+        };
+        for (const Node *m : reason == kWrite ? mutators : observers) {
+            mark(m);
+            for (const Node *in : m->inputNodes())
+                mark(in); // conservatively every input: out= targets, index_put_ values
         }
-    };
-    for (const Node *m : mutators) {
-        mark(m);
-        for (const Node *in : m->inputNodes())
-            mark(in); // conservatively every input: out= targets, index_put_ values
-    }
-    while (!work.empty()) {
-        const Node *n = work.back();
-        work.pop_back();
-        if (mayAliasInput(n))
-            for (const Node *in : n->inputNodes())
-                mark(in);
-        for (const Node *u : n->users())
-            if (mayAliasInput(u))
-                mark(u);
+        while (!work.empty()) {
+            const Node *n = work.back();
+            work.pop_back();
+            if (mayAliasInput(n))
+                for (const Node *in : n->inputNodes())
+                    mark(in);
+            for (const Node *u : n->users())
+                if (mayAliasInput(u))
+                    mark(u);
+        }
     }
 }
 
@@ -257,16 +273,21 @@ bool mutationSafe(const AliasInfo &alias, const std::vector<Node *> &matched, Ma
 {
     if (!alias.any())
         return true;
+    auto refuse = [&](const Node *n, const Node *at, bool reads) {
+        if (alias.layoutOnly(at))
+            why = {"layout", n->name(), "no as_strided or stride query on a matched value or a view of it",
+                   reads ? "reads storage whose layout a later call observes" : "storage whose layout a later call observes"};
+        else
+            why = {"mutation", n->name(), "no in-place write to a matched value or a view of it",
+                   reads ? "reads storage written in place" : "storage written in place"};
+        return false;
+    };
     for (Node *n : matched) {
-        if (alias.tainted(n)) {
-            why = {"mutation", n->name(), "no in-place write to a matched value or a view of it", "storage written in place"};
-            return false;
-        }
+        if (alias.tainted(n))
+            return refuse(n, n, false);
         for (Node *in : n->inputNodes())
-            if (alias.tainted(in)) {
-                why = {"mutation", n->name(), "no in-place write to a matched value or a view of it", "reads storage written in place"};
-                return false;
-            }
+            if (alias.tainted(in))
+                return refuse(n, in, true);
     }
     return true;
 }

@@ -17,6 +17,13 @@ namespace fxlens::rewrite {
 /// `inplace=True` (nn.ReLU(inplace=True)).
 bool mutatesInput(const ir::Node *n);
 
+/// The call's result depends on its input's memory layout, not only on its values: `as_strided`
+/// (any spelling) reads raw storage at given strides; `stride()`, `storage_offset()`, `data_ptr()`,
+/// `is_contiguous()` and storage queries return layout facts. A rewrite that changes the layout of
+/// such an input (a fused producer whose pieces are strided views, a folded view chain) changes
+/// what these calls see, so the engine treats their inputs like values written in place.
+bool observesLayout(const ir::Node *n);
+
 /// The call has an effect beyond its value (mutation, assertions, printing, RNG seeding, profiler
 /// ranges, a call_module whose type is not known to be pure): dead-code elimination keeps it.
 bool hasSideEffects(const ir::Node *n);
@@ -30,8 +37,12 @@ class AliasInfo {
 public:
     explicit AliasInfo(const ir::Graph &g);
     bool any() const { return m_any; }
-    /// The node's value may be (a view of) storage written in place, or the node writes in place.
+    /// The node's value may be (a view of) storage written in place or whose layout a call observes,
+    /// or the node writes in place / observes layout.
     bool tainted(const ir::Node *n) const { return n->id() < m_tainted.size() && m_tainted[n->id()]; }
+    /// Tainted by a layout observer only (no write): what explain says.
+    bool layoutOnly(const ir::Node *n) const { return tainted(n) && m_tainted[n->id()] == kLayout; }
+    static constexpr uint8_t kWrite = 1, kLayout = 2;
 
 private:
     bool m_any = false;

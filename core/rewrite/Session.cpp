@@ -97,7 +97,7 @@ void Session::reindex(Node *n)
 
 void Session::trackMutation(Node *n)
 {
-    if (!n->isErased() && mutatesInput(n))
+    if (!n->isErased() && (mutatesInput(n) || observesLayout(n)))
         m_mutators.insert(n);
     else
         forgetMutator(n);

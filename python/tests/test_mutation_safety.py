@@ -109,7 +109,27 @@ def iadd_on_piece_of_stack(x):
     return st + u[1].sum()
 
 
+_QKV = [torch.nn.Linear(16, 16, bias=False).eval() for _ in range(3)]
+
+
+def as_strided_after_projections(x):
+    """Reads raw storage at fixed strides: fusing the projections (their pieces are strided views of
+    one output) or folding the view chains would change what as_strided sees."""
+    q, k, v = (lin(x.permute(1, 0, 2)) for lin in _QKV)
+    L, B, _ = k.shape
+    k = k.view(L, B, 4, 4).permute(2, 1, 0, 3).reshape(4, B * L, 4)
+    k = k.as_strided((4, B * L, 4), (4, 16, 1))
+    return q * 2, k, v + 1
+
+
+def stride_query_on_cat(x):
+    c = torch.cat(torch.split(x, 4, 1), 1)
+    return c * c.stride(0)
+
+
 CASES = [
+    (as_strided_after_projections, [(1, 8, 16)]),
+    (stride_query_on_cat, [(4, 16)]),
     (copy_into_piece_after_cat, [(4, 16), (4, 4)]),
     (add_on_cat_result, [(4, 16)]),
     (write_before_split, [(4, 16)]),
