@@ -197,6 +197,59 @@ bool isChainOp(const Node *n)
     return in && staticShape(n) && staticShape(in) && permutationOf(n, rankOf(in)).has_value();
 }
 
+/// The layout as permute(reshape(x, shape), perm) of x's row-major order (size-1 dims ordered last
+/// among equals); false when no single reshape and permute give it. `perm` empty: no permute.
+bool asReshapePermute(const Layout &l, std::vector<int64_t> &shape, std::vector<int64_t> &perm)
+{
+    std::vector<int64_t> order(l.sizes.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        const bool ua = l.sizes[size_t(a)] == 1, ub = l.sizes[size_t(b)] == 1;
+        if (ua != ub)
+            return ub;
+        return !ua && l.strides[size_t(a)] > l.strides[size_t(b)];
+    });
+    shape.clear();
+    for (auto d : order)
+        shape.push_back(l.sizes[size_t(d)]);
+    auto want = contiguousStrides(shape);
+    for (size_t i = 0; i < order.size(); ++i)
+        if (shape[i] != 1 && l.strides[size_t(order[i])] != want[i])
+            return false;
+    perm.assign(order.size(), 0);
+    bool identity = true;
+    for (size_t i = 0; i < order.size(); ++i) {
+        perm[size_t(order[i])] = int64_t(i);
+        identity = identity && order[i] == int64_t(i);
+    }
+    if (identity)
+        perm.clear();
+    return true;
+}
+
+/// Applies one reshape-like or permute-like node to a layout; false when a reshape would copy.
+bool step(Layout &l, const Node *c)
+{
+    auto out = *staticShape(c);
+    if (isReshapeLike(c)) {
+        auto st = viewStrides(l, out);
+        if (!st)
+            return false;
+        l = {out, *st};
+        return true;
+    }
+    auto perm = permutationOf(c, int(l.sizes.size()));
+    if (!perm)
+        return false;
+    Layout m;
+    for (auto d : *perm) {
+        m.sizes.push_back(l.sizes[size_t(d)]);
+        m.strides.push_back(l.strides[size_t(d)]);
+    }
+    l = m;
+    return true;
+}
+
 class FoldViewChain : public Pattern {
 public:
     FoldViewChain()
@@ -267,31 +320,9 @@ public:
                 l = m;
             }
         }
-        // Order the dims by stride (size-1 dims keep their place among equals at the end); the chain is
-        // reshape(x, sizes in that order) permuted back when that order is contiguous.
-        std::vector<int64_t> order(l.sizes.size());
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-            const bool ua = l.sizes[size_t(a)] == 1, ub = l.sizes[size_t(b)] == 1;
-            if (ua != ub)
-                return ub;
-            return !ua && l.strides[size_t(a)] > l.strides[size_t(b)];
-        });
-        p.shape.clear();
-        for (auto d : order)
-            p.shape.push_back(l.sizes[size_t(d)]);
-        auto want = contiguousStrides(p.shape);
-        for (size_t i = 0; i < order.size(); ++i)
-            if (p.shape[i] != 1 && l.strides[size_t(order[i])] != want[i])
-                return fail(why, n, "chain", "one reshape and one permute of its input", "a strided view");
-        p.perm.assign(order.size(), 0);
-        bool identity = true;
-        for (size_t i = 0; i < order.size(); ++i) {
-            p.perm[size_t(order[i])] = int64_t(i);
-            identity = identity && order[i] == int64_t(i);
-        }
-        if (identity)
-            p.perm.clear();
+        // The chain is reshape(x, sizes in stride order), permuted back, when that order is contiguous.
+        if (!asReshapePermute(l, p.shape, p.perm))
+            return fail(why, n, "chain", "one reshape and one permute of its input", "a strided view");
         const size_t cost = (p.shape != *xs) + !p.perm.empty();
         if (cost >= p.chain.size())
             return fail(why, n, "node count", "fewer nodes than the chain's " + std::to_string(p.chain.size()), std::to_string(cost));
@@ -337,8 +368,178 @@ public:
     }
 };
 
+/// split_view_chains: every piece of an equal split followed by the same chain of reshapes and
+/// permutes (the heads view of fused Q/K/V projections: view(B, L, H, D).transpose(1, 2) per piece)
+/// -> one reshape and permute of the split's input with the pieces on a new leading dim, and an
+/// unbind. The pieces' results are strided views of the input with offsets k * w along the split dim,
+/// so together they are one view with an extra dim of stride w; it is taken only where that view is
+/// a reshape and a permute of the input.
+class SplitViewChains : public Pattern {
+public:
+    SplitViewChains()
+    {
+        name = "split_view_chains";
+        anchors = {{OpKind::CallFunction, "torch.split"}, {OpKind::CallMethod, "split"}, {OpKind::CallFunction, "torch.functional.split"},
+                   {OpKind::CallFunction, "aten.split.Tensor"}, {OpKind::CallFunction, "aten.split_with_sizes.default"},
+                   {OpKind::CallFunction, "torch.chunk"}, {OpKind::CallMethod, "chunk"}};
+        benefit = 34;
+        labels = {"vertical"};
+        description = "[c(s[i]) for s in split(x, w, d)] with one reshape/permute chain c -> unbind(permute(reshape(x, S), P), 0)";
+    }
+    struct Plan {
+        SplitView split;
+        std::vector<Node *> getitems;
+        std::vector<std::vector<Node *>> chains; ///< per piece, from its first op to its last
+        std::vector<int64_t> shape, perm;
+    };
+    bool plan(Node *n, Plan &p, MatchFailure &why) const
+    {
+        auto sv = asSplit(n, &why);
+        if (!sv)
+            return false;
+        p.split = *sv;
+        const size_t pieces = sv->sizes.size();
+        auto xs = staticShape(sv->input);
+        if (pieces < 2 || !xs || !equalSections(*sv))
+            return fail(why, n, "split", "2 or more equal pieces of a static shape", "other");
+        std::vector<std::vector<Node *>> byIndex;
+        if (!getItemUsers(n, byIndex, pieces))
+            return fail(why, n, "split users", "getitems only", "another user");
+        p.getitems.clear();
+        p.chains.assign(pieces, {});
+        for (size_t i = 0; i < pieces; ++i) {
+            if (byIndex[i].size() != 1 || byIndex[i][0]->users().size() != 1)
+                return fail(why, n, "piece " + std::to_string(i), "one getitem with one user", "other");
+            p.getitems.push_back(byIndex[i][0]);
+        }
+        // Each piece's chain of reshapes and permutes (each value used only by the next op), simulated
+        // as a strided view of x; a reshape that would copy ends it.
+        const int64_t d = sv->dim, w = sv->sizes[0];
+        auto pieceShape = *xs;
+        pieceShape[size_t(d)] = w;
+        std::vector<std::vector<Layout>> layouts(pieces);
+        for (size_t i = 0; i < pieces; ++i) {
+            Layout l{pieceShape, contiguousStrides(*xs)};
+            Node *prev = p.getitems[i];
+            for (;;) {
+                if (!p.chains[i].empty() && prev->users().size() != 1)
+                    break;
+                Node *u = prev->users().empty() ? nullptr : prev->users()[0];
+                if (!u || !isChainOp(u) || firstInput(u) != prev || !step(l, u))
+                    break;
+                p.chains[i].push_back(u);
+                layouts[i].push_back(l);
+                prev = u;
+            }
+        }
+        // The deepest layout every piece reaches (view(B, L, H, D) and reshape to the same shape are
+        // one); each piece's chain ends there, what follows stays on its piece.
+        auto same = [](const Layout &a, const Layout &b) {
+            if (a.sizes != b.sizes)
+                return false;
+            for (size_t k = 0; k < a.sizes.size(); ++k)
+                if (a.sizes[k] != 1 && a.strides[k] != b.strides[k])
+                    return false;
+            return true;
+        };
+        Layout l;
+        bool found = false;
+        std::vector<size_t> depth(pieces, 0);
+        for (size_t j0 = layouts[0].size(); j0-- > 0 && !found;) {
+            found = true;
+            depth[0] = j0 + 1;
+            for (size_t i = 1; i < pieces && found; ++i) {
+                found = false;
+                for (size_t j = 0; j < layouts[i].size() && !found; ++j)
+                    if (same(layouts[i][j], layouts[0][j0])) {
+                        depth[i] = j + 1;
+                        found = true;
+                    }
+            }
+            if (found)
+                l = layouts[0][j0];
+        }
+        if (!found)
+            return fail(why, n, "piece users", "reshapes or permutes that bring every piece to one layout", "none");
+        size_t removed = 0;
+        for (size_t i = 0; i < pieces; ++i) {
+            p.chains[i].resize(depth[i]);
+            removed += depth[i];
+        }
+        Layout all{l.sizes, l.strides};
+        all.sizes.insert(all.sizes.begin(), int64_t(pieces));
+        all.strides.insert(all.strides.begin(), w * contiguousStrides(*xs)[size_t(d)]);
+        if (!asReshapePermute(all, p.shape, p.perm))
+            return fail(why, n, "pieces", "one reshape and permute of the split's input", "a strided view");
+        const size_t before = 1 + pieces + removed;
+        const size_t after = (p.shape != *xs) + !p.perm.empty() + 1 + pieces;
+        if (after >= before)
+            return fail(why, n, "node count", "fewer nodes", std::to_string(after) + " against " + std::to_string(before));
+        return true;
+    }
+    bool match(Node *n, Match &m, MatchFailure &why) const override
+    {
+        Plan p;
+        if (!plan(n, p, why))
+            return false;
+        m.nodes = {n};
+        for (size_t i = 0; i < p.getitems.size(); ++i) {
+            m.nodes.push_back(p.getitems[i]);
+            m.nodes.insert(m.nodes.end(), p.chains[i].begin(), p.chains[i].end());
+        }
+        m.removes = {n};
+        m.summary = std::to_string(p.getitems.size()) + " pieces of " + n->name() + " viewed alike -> one view of " +
+                    p.split.input->name() + " and an unbind";
+        return true;
+    }
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        Plan p;
+        MatchFailure why;
+        if (!plan(m.anchor, p, why))
+            return;
+        const bool aten = p.split.aten;
+        Emit e = emitAt(rw, m.anchor, m.anchor, aten, {m.anchor->name()});
+        Node *y = e.reshape(p.split.input, p.shape);
+        if (!p.perm.empty()) {
+            std::vector<int64_t> outShape;
+            for (size_t j = 0; j < p.perm.size(); ++j)
+                outShape.push_back(p.shape[size_t(p.perm[j])]);
+            ir::ValueMeta val = tensorLike(p.split.input, outShape);
+            const auto st = contiguousStrides(p.shape);
+            val.tensor.stride.clear();
+            for (auto d : p.perm)
+                val.tensor.stride.push_back(st[size_t(d)]);
+            y = e.call(aten ? "aten.permute.default" : "torch.permute", {Argument::node(y), Argument::list(intList(p.perm))}, {}, "permute",
+                       val);
+        }
+        ir::ValueMeta seq;
+        seq.kind = ir::ValueMeta::Kind::Sequence;
+        for (const auto &c : p.chains)
+            seq.items.push_back(c.back()->meta().val);
+        Node *u = e.call(aten ? "aten.unbind.int" : "torch.unbind", {Argument::node(y), Argument::integer(0)}, {}, "unbind", seq);
+        for (size_t i = 0; i < p.chains.size(); ++i) {
+            Node *last = p.chains[i].back();
+            Node *g = e.call("operator.getitem", {Argument::node(u), Argument::integer(int64_t(i))}, {}, "getitem", last->meta().val);
+            rw.replaceAllUsesWith(last, g);
+        }
+        for (size_t i = 0; i < p.chains.size(); ++i) {
+            for (auto it = p.chains[i].rbegin(); it != p.chains[i].rend(); ++it)
+                rw.eraseIfDead(*it);
+            rw.eraseIfDead(p.getitems[i]);
+        }
+        rw.eraseIfDead(m.anchor);
+    }
+};
+
 } // namespace
 
-std::string registerViewChainPatterns(PatternRegistry &r) { return r.add(std::make_unique<FoldViewChain>()); }
+std::string registerViewChainPatterns(PatternRegistry &r)
+{
+    std::string err = r.add(std::make_unique<FoldViewChain>());
+    if (err.empty())
+        err = r.add(std::make_unique<SplitViewChains>());
+    return err;
+}
 
 } // namespace fxlens::patterns

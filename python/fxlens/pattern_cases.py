@@ -80,6 +80,15 @@ def _detach_extra_arg(d):
     return d
 
 
+def _heads_of_fused(x):
+    """Q/K/V heads of one fused projection, each spelled its own way (view / reshape, transpose / permute)."""
+    q, k, v = torch.split(x, 4, -1)
+    q = q.view(B, 4, 2, 2).transpose(1, 2)
+    k = torch.reshape(k, [B, 4, 2, 2]).permute(0, 2, 3, 1)
+    v = v.reshape(B, 4, 2, 2).transpose(1, 2)
+    return (q @ k) @ v
+
+
 B = 4
 CASES: List[Case] = [
     # --- normalizations (Torch IR) ---
@@ -189,6 +198,12 @@ CASES: List[Case] = [
         x.reshape(B, 2, 3).unsqueeze(1).transpose(2, 3).squeeze(1).unflatten(0, (2, B // 2))), [(B, 6)]),
     Case("fold_view_chain_neg", "fold_view_chain", lambda x: torch.relu(x.reshape(B, 2, 3).transpose(1, 2).reshape(B, 6)), [(B, 6)],
          ("torch",), reason="a view of the chain so far"),
+    Case("split_view_chains_pos", "split_view_chains", lambda x: [p.view(B, 2, 2, 3).transpose(1, 2) * (i + 1) for i, p in
+                                                                  enumerate(torch.split(x, 6, -1))], [(B, 2, 18)]),
+    Case("split_view_chains_spellings_pos", "split_view_chains", _heads_of_fused, [(B, 4, 12)], ("torch",)),
+    Case("split_view_chains_neg", "split_view_chains", lambda x: (lambda s: [s[0].transpose(1, 2) * 2, s[1] * 2])(
+        torch.split(x, 6, -1)), [(B, 2, 12)],
+         reason="bring every piece to one layout"),
     Case("stack_runs_to_cat_view_pos", "stack_runs_to_cat_view", lambda x, y: torch.relu(
         torch.stack([y, *torch.split(x, 3, 1), y * 2], 1)), [(B, 12), (B, 3)], ("torch",)),
     Case("stack_runs_to_cat_view_unbind_pos", "stack_runs_to_cat_view", lambda x, y: torch.relu(
