@@ -8,11 +8,56 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
+#include <stdexcept>
 #include <sstream>
 #include <unordered_map>
 
 namespace fxlens::prof {
+
+using json = nlohmann::json;
+
+namespace {
+
+/// A field that is not an integer of the expected range (a float, a huge value): refused rather than
+/// converted (a float out of an int's range is undefined behaviour in a cast).
+struct BadField : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+template <class T> T integer(const json &v)
+{
+    using L = std::numeric_limits<T>;
+    if (v.is_number_unsigned()) {
+        const uint64_t u = v.get<uint64_t>();
+        if (u > uint64_t(L::max()))
+            throw BadField("integer " + std::to_string(u) + " out of range");
+        return T(u);
+    }
+    if (v.is_number_integer()) {
+        const int64_t i = v.get<int64_t>();
+        if ((L::is_signed && i < int64_t(L::min())) || (!L::is_signed && i < 0) || (i > 0 && uint64_t(i) > uint64_t(L::max())))
+            throw BadField("integer " + std::to_string(i) + " out of range");
+        return T(i);
+    }
+    throw BadField(std::string("expected an integer, found ") + (v.is_number_float() ? "a fraction" : v.type_name()));
+}
+
+template <class T> T integerOr(const json &j, const char *key, T dflt)
+{
+    auto it = j.find(key);
+    return it == j.end() ? dflt : integer<T>(*it);
+}
+
+std::array<int, 3> int3(const json &v)
+{
+    if (!v.is_array() || v.size() != 3)
+        throw BadField("expected 3 integers");
+    return {integer<int>(v[0]), integer<int>(v[1]), integer<int>(v[2])};
+}
+
+} // namespace
 
 using json = nlohmann::json;
 
@@ -337,30 +382,30 @@ Result<Profile> readProfile(const std::string &path)
     try {
         if (j.value("format", "") != kFormatName)
             return fail("not an fxlens profile (no \"format\": \"fxlens-profile\")");
-        if (j.at("format_version").get<int64_t>() > Profile::kFormatVersion)
-            return fail("profile format version " + std::to_string(j.at("format_version").get<int64_t>()) +
+        if (integer<int64_t>(j.at("format_version")) > Profile::kFormatVersion)
+            return fail("profile format version " + std::to_string(integer<int64_t>(j.at("format_version"))) +
                         " is newer than this fxlens reads (" + std::to_string(Profile::kFormatVersion) + ")");
         Profile p;
         p.graph = j.value("graph", "");
         p.version = j.value("version", "");
-        p.versionId = j.value("version_id", 0);
+        p.versionId = integerOr<int>(j, "version_id", 0);
         p.mode = j.at("mode").get<std::string>();
         p.device = j.value("device", "");
         p.deviceName = j.value("device_name", "");
-        p.warmup = j.value("warmup", 0);
-        p.iterations = j.at("iterations").get<int>();
+        p.warmup = integerOr<int>(j, "warmup", 0);
+        p.iterations = integer<int>(j.at("iterations"));
         if (p.iterations < 1 || p.iterations > 10'000'000 || p.warmup < 0)
             return fail("iterations " + std::to_string(p.iterations) + " and warmup " + std::to_string(p.warmup) +
                         ": expected 1 to 10000000 iterations and a warmup of 0 or more");
-        p.baseTimeNs = j.value("base_time_ns", uint64_t(0));
-        p.peakMemBytes = j.value("peak_memory_bytes", int64_t(-1));
-        p.frozenNodes = j.value("frozen_nodes", int64_t(-1));
+        p.baseTimeNs = integerOr<uint64_t>(j, "base_time_ns", 0);
+        p.peakMemBytes = integerOr<int64_t>(j, "peak_memory_bytes", -1);
+        p.frozenNodes = integerOr<int64_t>(j, "frozen_nodes", -1);
         for (const auto &n : j.at("nodes"))
             p.nodes.push_back({n.at(0).get<std::string>(), n.at(1).get<std::string>(), n.at(2).get<std::string>(),
                                n.at(3).get<std::string>()});
         for (const auto &r : j.at("ranges")) {
-            p.ranges.push_back({r.at(0).get<int>(), r.at(1).get<int>(), r.at(2).get<double>(), r.at(3).get<double>(),
-                                r.at(4).get<uint64_t>()});
+            p.ranges.push_back({integer<int>(r.at(0)), integer<int>(r.at(1)), r.at(2).get<double>(), r.at(3).get<double>(),
+                                integer<uint64_t>(r.at(4))});
             const auto &x = p.ranges.back();
             if (x.node < 0 || size_t(x.node) >= p.nodes.size() || x.iteration < 0 || x.iteration >= p.iterations)
                 return fail("range " + std::to_string(p.ranges.size() - 1) + " names node " + std::to_string(x.node) + " and iteration " +
@@ -369,7 +414,7 @@ Result<Profile> readProfile(const std::string &path)
         }
         for (const auto &i : j.at("iteration_records")) {
             IterationRec it;
-            it.index = i.at("index").get<int>();
+            it.index = integer<int>(i.at("index"));
             it.startUs = i.at("start_us").get<double>();
             it.cpuUs = i.at("cpu_us").get<double>();
             it.wallUs = i.at("wall_us").get<double>();
@@ -381,16 +426,16 @@ Result<Profile> readProfile(const std::string &path)
             KernelRec r;
             r.name = k.at(0).get<std::string>();
             r.kind = k.at(1).get<std::string>();
-            r.device = k.at(2).get<int>();
-            r.stream = k.at(3).get<int64_t>();
+            r.device = integer<int>(k.at(2));
+            r.stream = integer<int64_t>(k.at(3));
             r.startUs = k.at(4).get<double>();
             r.durUs = k.at(5).get<double>();
             r.launchUs = k.at(6).get<double>();
-            r.iteration = k.at(7).get<int>();
-            r.node = k.at(8).get<int>();
-            r.correlation = k.at(9).get<uint64_t>();
-            r.grid = k.at(10).get<std::array<int, 3>>();
-            r.block = k.at(11).get<std::array<int, 3>>();
+            r.iteration = integer<int>(k.at(7));
+            r.node = integer<int>(k.at(8));
+            r.correlation = integer<uint64_t>(k.at(9));
+            r.grid = int3(k.at(10));
+            r.block = int3(k.at(11));
             if (r.node < -1 || r.node >= int(p.nodes.size()))
                 return fail("kernel '" + r.name + "' names node " + std::to_string(r.node) + ", but the profile has " +
                             std::to_string(p.nodes.size()) + " nodes");
@@ -403,6 +448,8 @@ Result<Profile> readProfile(const std::string &path)
         p.finish();
         return p;
     } catch (const json::exception &e) {
+        return fail(std::string("malformed profile: ") + e.what());
+    } catch (const BadField &e) {
         return fail(std::string("malformed profile: ") + e.what());
     }
 }
@@ -463,17 +510,17 @@ Result<std::pair<std::vector<RawEvent>, std::vector<NodeInfo>>> readRawEvents(co
                 return fail("unknown event kind '" + e.at(0).get<std::string>() + "'");
             r.kind = k->second;
             r.name = e.at(1).get<std::string>();
-            r.startNs = e.at(2).get<uint64_t>();
-            r.endNs = e.at(3).get<uint64_t>();
-            r.tid = e.at(4).get<uint64_t>();
-            r.correlation = e.at(5).get<uint64_t>();
-            r.linked = e.at(6).get<uint64_t>();
-            r.device = e.at(7).get<int>();
-            r.stream = e.at(8).get<int64_t>();
-            r.node = e.at(9).get<int>();
-            r.iteration = e.at(10).get<int>();
-            r.grid = e.at(11).get<std::array<int, 3>>();
-            r.block = e.at(12).get<std::array<int, 3>>();
+            r.startNs = integer<uint64_t>(e.at(2));
+            r.endNs = integer<uint64_t>(e.at(3));
+            r.tid = integer<uint64_t>(e.at(4));
+            r.correlation = integer<uint64_t>(e.at(5));
+            r.linked = integer<uint64_t>(e.at(6));
+            r.device = integer<int>(e.at(7));
+            r.stream = integer<int64_t>(e.at(8));
+            r.node = integer<int>(e.at(9));
+            r.iteration = integer<int>(e.at(10));
+            r.grid = int3(e.at(11));
+            r.block = int3(e.at(12));
             if (r.device < -1 || r.device > 65535 || r.iteration < -1 || r.node < -1 || r.endNs < r.startNs)
                 return fail("event " + std::to_string(out.first.size()) + " ('" + r.name + "'): device " + std::to_string(r.device) +
                             ", node " + std::to_string(r.node) + ", iteration " + std::to_string(r.iteration) +
@@ -482,6 +529,8 @@ Result<std::pair<std::vector<RawEvent>, std::vector<NodeInfo>>> readRawEvents(co
         }
         return out;
     } catch (const json::exception &e) {
+        return fail(std::string("malformed raw events: ") + e.what());
+    } catch (const BadField &e) {
         return fail(std::string("malformed raw events: ") + e.what());
     }
 }
