@@ -37,6 +37,8 @@ if command -v appstreamcli >/dev/null; then
 fi
 if [ -x "$R/bin/fxlens" ]; then
   [ -s "$R/share/man/man1/fxlens.1" ] || fail "missing fxlens(1)"
+  APPV=$(env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM "$R/bin/fxlens" --version)  # no display needed
+  [[ $APPV == "fxlens "* ]] || fail "fxlens --version printed '$APPV'"
   QT_QPA_PLATFORM=offscreen "$R/bin/fxlens" "$R/share/fxlens/examples/tangle4_fx.json" --screenshot "$SCRATCH/app.png" 2>/dev/null
   [ -s "$SCRATCH/app.png" ] || fail "the app did not start offscreen"
   echo "fxlens (app) started offscreen: $(stat -c %s "$SCRATCH/app.png") byte screenshot"
