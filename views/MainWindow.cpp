@@ -292,7 +292,7 @@ void MainWindow::createActions()
     QMenu *file = menuBar()->addMenu(tr("&File"));
     QAction *open = file->addAction(tr("&Open…"), this, [this] {
         QString path = QFileDialog::getOpenFileName(this, tr("Open FX graph"), QString(),
-                                                    tr("fxlens graphs (*.json);;All files (*)"));
+                                                    tr("fxlens graphs (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
             openFile(path);
     });
@@ -497,9 +497,9 @@ void MainWindow::detachGraph()
 void MainWindow::updateStats()
 {
     auto info = ir::computeGraphInfo(*m_graph);
-    m_stats->setText(tr("%1 nodes · %2 edges · depth %3 · %4 IR")
-                         .arg(info.nodes)
-                         .arg(info.edges)
+    m_stats->setText(tr("%1 · %2 · depth %3 · %4 IR")
+                         .arg(info.nodes == 1 ? tr("1 node") : tr("%1 nodes").arg(info.nodes))
+                         .arg(info.edges == 1 ? tr("1 edge") : tr("%1 edges").arg(info.edges))
                          .arg(info.depth)
                          .arg(QString::fromStdString(m_graph->irLevel)));
 }
