@@ -325,14 +325,8 @@ public:
         auto pieces = emitSplit(rw, like, y, sizes, int64_t(outShape.size()) - 1, first, replaced);
         for (size_t i = 0; i < calls.size(); ++i) {
             pieces[i]->meta().val = calls[i].node->meta().val;
-            // A piece is a strided view of the fused output: an ATen view of it may need a copy.
-            for (Node *u : std::vector<Node *>(calls[i].node->users()))
-                if (u->is(OpKind::CallFunction, "aten.view.default") || u->is(OpKind::CallFunction, "aten._unsafe_view.default")) {
-                    Node *r = rw.create(OpKind::CallFunction, "aten.reshape.default", u->args(), u->kwargs(), "reshape", u, u, {u->name()});
-                    r->meta().val = u->meta().val;
-                    rw.replaceAllUsesWith(u, r);
-                    rw.erase(u);
-                }
+            // A piece is a strided view of the fused output: views of it (and of its views) may need a copy.
+            relaxViewsOf(rw, calls[i].node);
             rw.replaceAllUsesWith(calls[i].node, pieces[i]);
         }
         for (const auto &c : calls) {

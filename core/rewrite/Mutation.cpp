@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "rewrite/Mutation.h"
+#include "rewrite/Rewriter.h"
 
 #include "rewrite/Schema.h"
 
@@ -148,6 +149,90 @@ bool observesLayout(const Node *n)
         "as_strided", "as_strided_", "as_strided_copy", "as_strided_scatter", "stride", "storage_offset", "data_ptr",
         "is_contiguous", "untyped_storage", "storage", "_storage", "is_non_overlapping_and_dense", "set_"};
     return observers.count(baseName(n)) > 0;
+}
+
+bool isStrictView(const Node *n)
+{
+    if (n->op() == OpKind::CallFunction)
+        return n->target() == "aten.view.default" || n->target() == "aten._unsafe_view.default" || n->target() == "torch.Tensor.view";
+    return n->op() == OpKind::CallMethod && n->target() == "view";
+}
+
+namespace {
+/// A strict view of `n` (its first input) as a reshape; the reshape, or nullptr when `u` stays.
+Node *relaxView(Rewriter &rw, Node *n, Node *u)
+{
+    const bool sameDtype = u->meta().val.isTensor() && n->meta().val.isTensor() &&
+                           u->meta().val.tensor.dtype == n->meta().val.tensor.dtype; // not x.view(dtype)
+    std::vector<Argument> shape;
+    bool fixed = u->meta().val.isTensor();
+    if (fixed)
+        for (const auto &d : u->meta().val.tensor.shape) {
+            fixed = fixed && d.isStatic();
+            shape.push_back(Argument::integer(d.value));
+        }
+    if (!isStrictView(u) || !sameDtype || !fixed)
+        return nullptr;
+    const bool aten = u->target().rfind("aten.", 0) == 0;
+    Node *r = rw.create(OpKind::CallFunction, aten ? "aten.reshape.default" : "torch.reshape", {Argument::node(n), Argument::list(shape)},
+                        {}, "reshape", u, u, {u->name()});
+    r->meta().val = u->meta().val;
+    rw.replaceAllUsesWith(u, r);
+    rw.erase(u);
+    return r;
+}
+} // namespace
+
+size_t relaxViewsAfterStep(Rewriter &rw, const std::vector<Edit> &edits)
+{
+    size_t changed = 0;
+    std::vector<Node *> readers;
+    for (const auto &e : edits) {
+        if (e.kind != Edit::Kind::SetInputs || e.node->isErased() || e.oldArgs.empty() || e.newArgs.empty())
+            continue;
+        const Argument &a = e.oldArgs[0], &b = e.newArgs[0];
+        if (a.isNode() && b.isNode() && a.toNode() != b.toNode())
+            readers.push_back(e.node);
+    }
+    for (Node *u : readers) {
+        if (u->isErased() || u->args().empty() || !u->args()[0].isNode())
+            continue;
+        Node *n = u->args()[0].toNode();
+        if (Node *r = relaxView(rw, n, u)) {
+            ++changed;
+            changed += relaxViewsOf(rw, r);
+        } else if (mayAliasInput(u) && !mutatesInput(u)) {
+            changed += relaxViewsOf(rw, u);
+        }
+    }
+    return changed;
+}
+
+size_t relaxViewsOf(Rewriter &rw, Node *value)
+{
+    size_t changed = 0;
+    std::vector<Node *> work = {value};
+    std::unordered_set<Node *> seen;
+    while (!work.empty()) {
+        Node *n = work.back();
+        work.pop_back();
+        if (!seen.insert(n).second)
+            continue;
+        for (Node *u : std::vector<Node *>(n->users())) {
+            const auto &in = u->args();
+            const bool reads = !in.empty() && in[0].isNode() && in[0].toNode() == n;
+            Node *r = reads ? relaxView(rw, n, u) : nullptr;
+            if (r) {
+                ++changed;
+                work.push_back(r);
+            } else if (reads && mayAliasInput(u) && !mutatesInput(u)) {
+                work.push_back(u); // its value is a view of n: its strides may have changed too
+            } else if (u->op() == OpKind::CallFunction && u->target() == "operator.getitem") {
+                work.push_back(u);
+            }
+        }
+    }
+    return changed;
 }
 
 bool hasSideEffects(const Node *n)

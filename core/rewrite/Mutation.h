@@ -12,6 +12,9 @@
 
 namespace fxlens::rewrite {
 
+class Rewriter;
+struct Edit;
+
 /// The call writes to one of its inputs: an in-place target (`x.add_`, `aten.copy_.default`,
 /// `operator.iadd` on a tensor), `inplace=True`, an `out=` keyword, or a leaf module built with
 /// `inplace=True` (nn.ReLU(inplace=True)).
@@ -23,6 +26,20 @@ bool mutatesInput(const ir::Node *n);
 /// such an input (a fused producer whose pieces are strided views, a folded view chain) changes
 /// what these calls see, so the engine treats their inputs like values written in place.
 bool observesLayout(const ir::Node *n);
+
+/// A `view` call (Tensor.view with a shape, aten.view, aten._unsafe_view): unlike reshape it fails
+/// when its input's strides do not allow the view.
+bool isStrictView(const ir::Node *n);
+
+/// `value` may now have other strides than before (a rewrite replaced what it reads, or it is a piece
+/// of a fused output): every strict view reached from it through aliasing calls becomes a reshape
+/// (the same values: a view where the strides allow one, a copy where `view` would fail). Returns
+/// how many were changed.
+size_t relaxViewsOf(Rewriter &rw, ir::Node *value);
+
+/// After a step: every call whose first input the step replaced reads a value whose strides may
+/// differ; strict views among them and after them become reshapes (relaxViewsOf).
+size_t relaxViewsAfterStep(Rewriter &rw, const std::vector<struct Edit> &edits);
 
 /// The call has an effect beyond its value (mutation, assertions, printing, RNG seeding, profiler
 /// ranges, a call_module whose type is not known to be pure): dead-code elimination keeps it.

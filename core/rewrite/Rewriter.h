@@ -72,6 +72,7 @@ public:
 
     /// Edits since the last takeEdits().
     std::vector<Edit> takeEdits() { return std::move(m_edits); }
+    const std::vector<Edit> &edits() const { return m_edits; }
     bool changed() const { return !m_edits.empty(); }
     /// Nodes created or whose inputs changed, plus inputs of erased nodes: what the driver re-visits.
     std::vector<Node *> takeTouched() { return std::move(m_touched); }

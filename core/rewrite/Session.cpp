@@ -319,8 +319,13 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
         if (a)
             aliasesBefore.push_back(aliasKey(a));
     p.rewrite(m, rw);
-    if (rw.changed())
+    if (rw.changed()) {
         keepOutputsFresh(m_g, rw, aliasesBefore);
+        // A call whose input the step replaced may read other strides: a strict `view` there (or
+        // after it) could fail where it worked, so it becomes a reshape (same values).
+        const std::vector<Edit> edits = rw.edits(); // a copy: relaxing appends edits
+        relaxViewsAfterStep(rw, edits);
+    }
     Step step{p.name, m.anchor->name(), m.summary, rw.takeEdits()};
     auto touched = rw.takeTouched();
     std::string problem;

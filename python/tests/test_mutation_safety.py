@@ -122,6 +122,17 @@ def as_strided_after_projections(x):
     return q * 2, k, v + 1
 
 
+_LHS = [torch.nn.Linear(16, 16).eval() for _ in range(2)]
+
+
+def strict_views_of_fused_projections(x):
+    """Not a mutation but the same hazard: fused projections are strided pieces, and `view` fails on
+    strides it cannot view; every step keeps views valid (they become reshapes where needed)."""
+    B, L, D = x.shape
+    a, b = (lin(x) for lin in _LHS)
+    return a.view(B * L * D), b.view(B, L * D), torch.cat(torch.split(x.transpose(0, 1), 4, 2), 2).view(L, B * D)
+
+
 def stride_query_on_cat(x):
     c = torch.cat(torch.split(x, 4, 1), 1)
     return c * c.stride(0)
@@ -130,6 +141,7 @@ def stride_query_on_cat(x):
 CASES = [
     (as_strided_after_projections, [(1, 8, 16)]),
     (stride_query_on_cat, [(4, 16)]),
+    (strict_views_of_fused_projections, [(2, 5, 16)]),
     (copy_into_piece_after_cat, [(4, 16), (4, 4)]),
     (add_on_cat_result, [(4, 16)]),
     (write_before_split, [(4, 16)]),
