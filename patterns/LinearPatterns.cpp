@@ -567,9 +567,13 @@ public:
         for (size_t i = 0; i < r.inputs.size(); ++i) {
             if (next < r.runs.size() && i == r.runs[next].start) {
                 const PieceRun &run = r.runs[next++];
-                auto concat = *staticShape(r.inputs[run.start]);
-                concat[size_t(r.dim)] *= int64_t(run.len);
-                parts.push_back(piecesAlong(e, run.split, r.dim, r.stack ? nullptr : &concat));
+                if (r.stack) { // a stack's dim may be one past the pieces' rank: no concatenated shape
+                    parts.push_back(piecesAlong(e, run.split, r.dim, nullptr));
+                } else {
+                    auto concat = *staticShape(r.inputs[run.start]);
+                    concat[size_t(r.dim)] *= int64_t(run.len);
+                    parts.push_back(piecesAlong(e, run.split, r.dim, &concat));
+                }
                 i += run.len - 1;
                 continue;
             }

@@ -69,3 +69,18 @@ def test_pattern_files(path, tmp_path):
     shutil.copy(path, tmp_path)
     r = _run(["optimize", graph, "--pattern-dir", str(tmp_path), "--preset", "all"], timeout=30)
     assert r.returncode in (0, 3), r.stderr
+
+
+REGRESS = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "regress", "*.json")))
+
+
+@pytest.mark.parametrize("path", REGRESS, ids=os.path.basename)
+def test_engine_regressions(path, tmp_path):
+    """Well-formed graphs on which the engine fuzzer found a fault: `optimize --preset all` in checked
+    mode lints after every step, and (with the executor) keeps the outputs."""
+    args = ["optimize", path, "--preset", "all", "--checked", "-o", str(tmp_path / "o.json")]
+    if has_executor():
+        args += ["--verify", "--random-inputs"]
+    r = _run(args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "rolled back" not in r.stdout + r.stderr

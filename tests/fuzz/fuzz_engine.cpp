@@ -250,6 +250,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }();
     Bytes b{data, size};
     const std::string text = buildGraph(b);
+    // FXLENS_FUZZ_GRAPH=path writes the generated graph (to keep a finding as a regression file).
+    if (const char *dump = std::getenv("FXLENS_FUZZ_GRAPH"); dump && *dump)
+        if (FILE *f = std::fopen(dump, "w")) {
+            std::fwrite(text.data(), 1, text.size(), f);
+            std::fclose(f);
+        }
     auto r = io::parseGraphJson(text, "fuzz.json");
     if (!r || !r.value()->lint().empty()) {
         std::fprintf(stderr, "generated graph does not load or lint:\n%s\n", text.c_str());
