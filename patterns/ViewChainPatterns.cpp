@@ -251,6 +251,23 @@ bool step(Layout &l, const Node *c)
     return true;
 }
 
+/// permute(reshape(x, shape), perm) (no permute for an empty perm), with the permuted strides in its meta.
+Node *reshapePermute(Emit &e, Node *x, const std::vector<int64_t> &shape, const std::vector<int64_t> &perm)
+{
+    Node *y = e.reshape(x, shape);
+    if (perm.empty())
+        return y;
+    std::vector<int64_t> outShape;
+    for (auto d : perm)
+        outShape.push_back(shape[size_t(d)]);
+    ir::ValueMeta val = tensorLike(x, outShape);
+    const auto st = contiguousStrides(shape);
+    val.tensor.stride.clear();
+    for (auto d : perm)
+        val.tensor.stride.push_back(st[size_t(d)]);
+    return e.call(e.aten ? "aten.permute.default" : "torch.permute", {Argument::node(y), Argument::list(intList(perm))}, {}, "permute", val);
+}
+
 class FoldViewChain : public Pattern {
 public:
     FoldViewChain()
@@ -351,18 +368,7 @@ public:
         for (Node *c : p.chain)
             replaced.push_back(c->name());
         Emit e = emitAt(rw, m.anchor, m.anchor, aten, replaced);
-        Node *y = e.reshape(p.x, p.shape);
-        if (!p.perm.empty()) {
-            ir::ValueMeta val = m.anchor->meta().val;
-            const auto st = contiguousStrides(p.shape);
-            val.tensor.stride.clear();
-            for (auto d : p.perm)
-                val.tensor.stride.push_back(st[size_t(d)]);
-            y = e.call(aten ? "aten.permute.default" : "torch.permute", {Argument::node(y), Argument::list(intList(p.perm))}, {}, "permute",
-                       val);
-        } else if (y->meta().val.isTensor() && y != p.x) {
-            y->meta().val.tensor.shape = m.anchor->meta().val.tensor.shape;
-        }
+        Node *y = reshapePermute(e, p.x, p.shape, p.perm);
         rw.replaceAllUsesWith(m.anchor, y);
         for (auto it = p.chain.rbegin(); it != p.chain.rend(); ++it)
             rw.eraseIfDead(*it);
@@ -501,19 +507,7 @@ public:
             return;
         const bool aten = p.split.aten;
         Emit e = emitAt(rw, m.anchor, m.anchor, aten, {m.anchor->name()});
-        Node *y = e.reshape(p.split.input, p.shape);
-        if (!p.perm.empty()) {
-            std::vector<int64_t> outShape;
-            for (size_t j = 0; j < p.perm.size(); ++j)
-                outShape.push_back(p.shape[size_t(p.perm[j])]);
-            ir::ValueMeta val = tensorLike(p.split.input, outShape);
-            const auto st = contiguousStrides(p.shape);
-            val.tensor.stride.clear();
-            for (auto d : p.perm)
-                val.tensor.stride.push_back(st[size_t(d)]);
-            y = e.call(aten ? "aten.permute.default" : "torch.permute", {Argument::node(y), Argument::list(intList(p.perm))}, {}, "permute",
-                       val);
-        }
+        Node *y = reshapePermute(e, p.split.input, p.shape, p.perm);
         ir::ValueMeta seq;
         seq.kind = ir::ValueMeta::Kind::Sequence;
         for (const auto &c : p.chains)

@@ -46,8 +46,10 @@ fi
 
 echo "== wheel"
 PY=${FXLENS_PYTHON:-$ROOT/.venv/bin/python}
-"$PY" -m pip wheel -q --no-deps --no-build-isolation "$ROOT/python" -w "$OUT" 2>/dev/null ||
-  "$PY" -m pip wheel -q --no-deps "$ROOT/python" -w "$OUT"
+cp -r "$ROOT/python" "$SCRATCH/python"  # the build writes next to the sources: keep them clean
+rm -rf "$SCRATCH/python/build" "$SCRATCH/python"/*.egg-info "$SCRATCH/python/tests"
+"$PY" -m pip wheel -q --no-deps --no-build-isolation "$SCRATCH/python" -w "$OUT" 2>/dev/null ||
+  "$PY" -m pip wheel -q --no-deps "$SCRATCH/python" -w "$OUT"
 WHL=$(ls -t "$OUT"/fxlens-*.whl | head -1)
 python3 -m venv "$SCRATCH/venv"
 "$SCRATCH/venv/bin/pip" install -q --no-deps --no-index "$WHL"
