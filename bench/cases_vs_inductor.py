@@ -40,6 +40,16 @@ def _flat(o):
     return []
 
 
+def _aliased_inputs(mod, inputs):
+    ins = [t.clone() for t in inputs]
+    ptrs = {t.untyped_storage().data_ptr(): i for i, t in enumerate(ins) if isinstance(t, torch.Tensor)}
+    return [ptrs.get(o.untyped_storage().data_ptr()) for o in _flat(mod(*ins))]
+
+
+def _new_input_aliases(before, after, inputs):
+    return any(b is not None and b != a for a, b in zip(_aliased_inputs(before, inputs), _aliased_inputs(after, inputs)))
+
+
 def inductor(gm, inputs):
     """Nodes after Inductor's pre_grad_passes with every Optimus pass on, and whether it still computes."""
     from torch._inductor import config
@@ -54,6 +64,10 @@ def inductor(gm, inputs):
         with torch.no_grad():
             ok = all(torch.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in
                      zip(_flat(g(*[t.clone() for t in inputs])), _flat(gm(*[t.clone() for t in inputs]))))
+            # The issue's aliasing rule: an output that now shares storage with an input the original's
+            # did not share is wrong (a caller writing to it would write to its input).
+            if ok and _new_input_aliases(gm, g, inputs):
+                ok = "output aliases an input"
         return len(g.graph.nodes), ok
     except Exception as e:  # noqa: BLE001 - Inductor's failures are data here
         return None, f"{type(e).__name__}"
