@@ -236,6 +236,11 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     statusBar()->addPermanentWidget(m_stats);
 
     connect(m_search, &QLineEdit::textChanged, this, &MainWindow::setSearch);
+    // Enter jumps to the first match: selected in the table, shown on the canvas and in the inspector.
+    connect(m_search, &QLineEdit::returnPressed, this, [this] {
+        if (m_proxy->rowCount() > 0)
+            selectNode(m_proxy->index(0, 0).data().toString());
+    });
     connect(m_canvas, &GraphCanvas::nodeSelected, m_editor, [this](const QString &name) { m_editor->explainAt(name); });
     // Canvas and table select together.
     connect(m_canvas, &GraphCanvas::nodeSelected, this, [this](const QString &name) {
@@ -397,6 +402,7 @@ bool MainWindow::openFile(const QString &path)
     refreshPatterns();
     m_inspector->clear();
     m_modified = false;
+    setSearch(QString()); // a filter of the previous file would hide this one's nodes
     m_debugger->setGraph(m_graph.get());
     m_editor->setGraph(m_graph.get());
     m_profile->setGraph(m_graph.get());
@@ -628,6 +634,10 @@ void MainWindow::setSearch(const QString &text)
     else
         re = QRegularExpression(QRegularExpression::escape(text), QRegularExpression::CaseInsensitiveOption);
     m_proxy->setFilterRegularExpression(re);
+    if (text.isEmpty())
+        statusBar()->clearMessage();
+    else
+        statusBar()->showMessage(m_proxy->rowCount() == 1 ? tr("1 match") : tr("%1 matches").arg(m_proxy->rowCount()), 4000);
 }
 
 int MainWindow::visibleNodeCount() const { return m_proxy->rowCount(); }

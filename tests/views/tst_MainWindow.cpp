@@ -104,6 +104,10 @@ private Q_SLOTS:
         search->clear();
         QTest::keyClicks(search, QStringLiteral("transpose"));
         QCOMPARE(w.visibleNodeCount(), 5);
+        QCOMPARE(w.statusBar()->currentMessage(), QStringLiteral("5 matches"));
+        // Enter jumps to the first match.
+        QTest::keyClick(search, Qt::Key_Return);
+        QVERIFY2(w.inspectorText().contains(QStringLiteral("transpose")), qPrintable(w.inspectorText()));
 
         // Selecting a filtered-out node clears the filter and shows it in the inspector.
         QVERIFY(w.selectNode(QStringLiteral("softmax")));
@@ -471,6 +475,12 @@ private Q_SLOTS:
         // The graph that was open is still there, untouched.
         QCOMPARE(w.visibleNodeCount(), 108);
         QVERIFY(w.currentFile().endsWith(QStringLiteral("tangle4_fx.json")));
+        // A search does not carry over to the next file.
+        w.setSearch(QStringLiteral("no_such_node_anywhere"));
+        QCOMPARE(w.visibleNodeCount(), 0);
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/transformer_fx.json")));
+        QCOMPARE(w.visibleNodeCount(), 32);
+        QVERIFY(w.findChild<QLineEdit *>(QStringLiteral("search"))->text().isEmpty());
     }
 };
 
