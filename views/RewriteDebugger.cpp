@@ -367,6 +367,13 @@ void RewriteDebugger::refresh()
         }
     }
     showStep(live ? int(m_session->version()) : 0);
+    // The candidate Apply would take is outlined (and the canvas moves to it) after every change:
+    // the list was refilled under a signal blocker, so its selection announced nothing.
+    if (!m_matches.empty() && !m_running && m_outlineNext) {
+        const auto &m = m_matches.front();
+        Q_EMIT highlightRequested(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
+    }
+    m_outlineNext = false;
     m_apply->setEnabled(!m_matches.empty());
     m_skip->setEnabled(!m_matches.empty());
     m_run->setEnabled(!m_matches.empty());
@@ -421,6 +428,7 @@ void RewriteDebugger::afterEdit()
 
 bool RewriteDebugger::applySelected()
 {
+    m_outlineNext = true; // after this action the next candidate is shown
     if (!m_session || m_matches.empty())
         return false;
     int row = m_candidates->currentRow();
@@ -438,18 +446,13 @@ bool RewriteDebugger::applySelected()
     setStatus(tr("Applied %1 at %2%3")
                   .arg(QString::fromStdString(step.pattern), QString::fromStdString(step.anchor),
                        step.verified ? tr(" (outputs unchanged)") : QString()));
-    afterEdit();
-    // Show what the step made.
-    std::vector<const ir::Node *> made;
-    for (const auto &e : step.edits)
-        if (e.kind == rewrite::Edit::Kind::Insert && !e.node->isErased())
-            made.push_back(e.node);
-    Q_EMIT highlightRequested(made, made.empty() ? nullptr : made.back());
+    afterEdit(); // outlines the next candidate; the step's own nodes are in its diff (History)
     return true;
 }
 
 bool RewriteDebugger::skipSelected()
 {
+    m_outlineNext = true; // after this action the next candidate is shown
     if (!m_session || m_matches.empty())
         return false;
     int row = std::max(0, m_candidates->currentRow());
@@ -466,6 +469,7 @@ bool RewriteDebugger::redo() { return m_session && checkout(int(m_session->versi
 
 bool RewriteDebugger::checkout(int version)
 {
+    m_outlineNext = true; // after this action the next candidate is shown
     if (!m_session || version < 0 || size_t(version) > m_session->history().size())
         return false;
     Q_EMIT aboutToEdit();

@@ -105,6 +105,7 @@ private:
     std::vector<rewrite::Breakpoint> m_breakpoints;
     bool m_verify = false;
     bool m_running = false;
+    bool m_outlineNext = false; ///< an action (Apply, Skip, a checkout) asks refresh() to outline the next candidate
     bool m_stop = false;
     std::function<std::string(const ir::Graph &)> m_verifier;
     QString m_status;

@@ -166,6 +166,15 @@ private Q_SLOTS:
         QVERIFY(d->historyList()->item(1)->text().contains(first.section(QStringLiteral(" — "), 0, 0)));
         QVERIFY(w.isModified());
         QVERIFY(w.windowTitle().startsWith(QStringLiteral("tangle4_fx.json *")));
+        // The next candidate is outlined on the canvas and selected there (the view moves to it).
+        if (d->candidateCount() > 0) {
+            const QString next = d->candidateList()->item(0)->text().section(QStringLiteral(" @ "), 1).section(QStringLiteral(" — "), 0, 0);
+            QVERIFY2(w.inspectorText().contains(next), qPrintable(next + " / " + w.inspectorText().left(200)));
+            int anchors = 0;
+            for (size_t i = 0; i < w.canvas()->view().items.size(); ++i)
+                anchors += w.canvas()->highlightOf(int(i)) == 2;
+            QCOMPARE(anchors, 1);
+        }
         auto *model = w.findChild<fxlens::views::NodeTableModel *>();
         QCOMPARE(model->rowCount(), int(w.graph()->size()));
         const QString diff = d->diffText(1);
