@@ -362,7 +362,57 @@ void MainWindow::createActions()
     find->setShortcut(QKeySequence::Find);
     connect(find, &QAction::triggered, this, [this] { m_search->setFocus(); m_search->selectAll(); });
     addAction(find);
+
+    // The rewrite debugger's actions, with keys (they work wherever the focus is in the window).
+    QMenu *rewrite = menuBar()->addMenu(tr("&Rewrite"));
+    auto rewriteAction = [&](const QString &text, const QKeySequence &key, auto fn) {
+        QAction *a = rewrite->addAction(text, this, fn);
+        a->setShortcut(key);
+        a->setShortcutContext(Qt::WindowShortcut);
+        return a;
+    };
+    rewriteAction(tr("&Apply Candidate"), QKeySequence(Qt::CTRL | Qt::Key_Return), [this] { m_debugger->applySelected(); });
+    rewriteAction(tr("&Skip Candidate"), QKeySequence(Qt::CTRL | Qt::Key_K), [this] { m_debugger->skipSelected(); });
+    rewriteAction(tr("&Undo Step"), QKeySequence::Undo, [this] { m_debugger->undo(); });
+    rewriteAction(tr("&Redo Step"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), [this] { m_debugger->redo(); });
+    rewriteAction(tr("Run to &Breakpoint or Fixpoint"), QKeySequence(Qt::Key_F5), [this] { m_debugger->run(); });
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
+        QMessageBox::information(this, tr("Keyboard shortcuts"), shortcutsText());
+    });
+    help->addAction(tr("&Legend"), this, [this] {
+        QMessageBox::information(this, tr("Legend"),
+                                 tr("<p><b>Canvas</b>: a box per node or collapsed module; click to select, double-click a "
+                                    "module to expand it; wheel zooms, drag pans, Ctrl+0 fits.</p>"
+                                    "<p><b>Outlines</b>: the anchor of a match or of the next rewrite candidate is drawn in the "
+                                    "accent colour, the other matched nodes outlined.</p>"
+                                    "<p><b>Profile tint</b>: with a profile open, each node is tinted by its share of the "
+                                    "iteration's time.</p>"
+                                    "<p><b>History</b>: bold is the version shown, grey the steps ahead of it (redo); "
+                                    "✓ marks a step whose outputs were verified.</p>"));
+    });
+    help->addAction(tr("&About fxlens"), this, [this] {
+        QMessageBox::about(this, tr("About fxlens"),
+                           tr("<p><b>fxlens %1</b></p><p>See and straighten PyTorch FX graphs.</p>")
+                               .arg(QCoreApplication::applicationVersion()));
+    });
     updateRecentMenu();
+}
+
+QString MainWindow::shortcutsText() const
+{
+    QString text = QStringLiteral("<table>");
+    for (QAction *menu : menuBar()->actions()) {
+        if (!menu->menu())
+            continue;
+        for (QAction *a : menu->menu()->actions())
+            if (!a->shortcut().isEmpty())
+                text += QStringLiteral("<tr><td><b>%1</b>&nbsp;&nbsp;</td><td>%2</td></tr>")
+                            .arg(a->shortcut().toString(QKeySequence::NativeText), a->text().remove(QLatin1Char('&')));
+    }
+    return text + QStringLiteral("<tr><td><b>%1</b>&nbsp;&nbsp;</td><td>%2</td></tr></table>")
+                      .arg(QKeySequence(QKeySequence::Find).toString(QKeySequence::NativeText), tr("Search nodes"));
 }
 
 QStringList MainWindow::recentFiles() const

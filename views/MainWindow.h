@@ -75,6 +75,8 @@ public:
     /// Writes the autosave now (it is also written a moment after every change); removes it when
     /// nothing is unsaved.
     void autosaveNow();
+    /// Every menu action with a key, as the Help menu lists them (rich text).
+    QString shortcutsText() const;
 
 Q_SIGNALS:
     void graphLoaded(const QString &path);

@@ -159,6 +159,20 @@ private Q_SLOTS:
         QVERIFY2(d->status().contains(QStringLiteral("breakpoint before '") + firstPattern), qPrintable(d->status()));
         d->clearBreakpoints();
 
+        // Keys: Ctrl+Return applies, Ctrl+Z undoes, Ctrl+Shift+Z redoes (wherever the focus is).
+        w.show();
+        QApplication::setActiveWindow(&w);
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QTest::keySequence(&w, QKeySequence(Qt::CTRL | Qt::Key_Return));
+        QCOMPARE(d->version(), 1);
+        QTest::keySequence(&w, QKeySequence::Undo);
+        QCOMPARE(d->version(), 0);
+        QTest::keySequence(&w, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z));
+        QCOMPARE(d->version(), 1);
+        QTest::keySequence(&w, QKeySequence::Undo);
+        QCOMPARE(d->version(), 0);
+        QVERIFY(w.shortcutsText().contains(QStringLiteral("Undo Step")));
+
         // Apply the first candidate: graph, table, title and history follow.
         QVERIFY(d->applySelected());
         QCOMPARE(d->version(), 1);
