@@ -299,7 +299,7 @@ void MainWindow::createActions()
         QString path = QFileDialog::getOpenFileName(this, tr("Open FX graph"), QString(),
                                                     tr("fxlens graphs (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
-            openFile(path);
+            openFileAsked(path);
     });
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
@@ -424,8 +424,32 @@ void MainWindow::updateRecentMenu()
 {
     m_recentMenu->clear();
     for (const QString &f : recentFiles())
-        m_recentMenu->addAction(f, this, [this, f] { openFile(f); });
+        m_recentMenu->addAction(f, this, [this, f] { openFileAsked(f); });
     m_recentMenu->setEnabled(!m_recentMenu->isEmpty());
+}
+
+bool MainWindow::settleUnsaved(const QString &before)
+{
+    if (!m_modified)
+        return true;
+    const int answer = m_unsavedPrompt ? m_unsavedPrompt(before)
+                                       : QMessageBox::question(this, tr("Unsaved rewrites"),
+                                                               tr("The graph has rewrite steps that are not saved. Save it before %1?").arg(before),
+                                                               QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Cancel)
+        return false;
+    if (answer == QMessageBox::Save) {
+        QString path = QFileDialog::getSaveFileName(this, tr("Save Graph"), m_file, tr("fxlens graphs (*.json *.json.gz)"));
+        return !path.isEmpty() && saveFile(path);
+    }
+    Autosave::remove(m_file); // discarded on purpose
+    m_modified = false;
+    return true;
+}
+
+bool MainWindow::openFileAsked(const QString &path)
+{
+    return settleUnsaved(tr("opening %1").arg(QFileInfo(path).fileName())) && openFile(path);
 }
 
 bool MainWindow::openFile(const QString &path)
@@ -651,21 +675,9 @@ void MainWindow::closeEvent(QCloseEvent *e)
         e->ignore();
         return;
     }
-    if (m_modified) {
-        auto answer = QMessageBox::question(this, tr("Unsaved rewrites"),
-                                            tr("The graph has rewrite steps that are not saved. Save it before closing?"),
-                                            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-        if (answer == QMessageBox::Cancel) {
-            e->ignore();
-            return;
-        }
-        if (answer == QMessageBox::Save) {
-            QString path = QFileDialog::getSaveFileName(this, tr("Save Graph"), m_file, tr("fxlens graphs (*.json *.json.gz)"));
-            if (path.isEmpty() || !saveFile(path)) {
-                e->ignore();
-                return;
-            }
-        }
+    if (!settleUnsaved(tr("closing"))) {
+        e->ignore();
+        return;
     }
     if (m_autosaveTimer)
         m_autosaveTimer->stop();
@@ -907,7 +919,7 @@ void MainWindow::dropEvent(QDropEvent *e)
     if (prof::isProfileFile(path.toStdString()))
         openProfile(path);
     else
-        openFile(path);
+        openFileAsked(path);
 }
 
 bool MainWindow::openProfile(const QString &path)

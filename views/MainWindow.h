@@ -44,6 +44,12 @@ public:
 
     /// Loads a graph file; on failure the current graph stays and loadFailed() is emitted.
     bool openFile(const QString &path);
+    /// What File → Open, Open Recent and a drop do: with unsaved rewrite steps, asks first (save,
+    /// discard or cancel), then opens.
+    bool openFileAsked(const QString &path);
+    /// The question asked before unsaved steps would be lost ("closing", "opening g.json"); returns a
+    /// QMessageBox::StandardButton (Save, Discard, Cancel). The default asks the user.
+    void setUnsavedPrompt(std::function<int(const QString &)> prompt) { m_unsavedPrompt = std::move(prompt); }
     const ir::Graph *graph() const { return m_graph.get(); }
     QString currentFile() const { return m_file; }
     /// Filters the node table (name, target or module path; a /regex/ is taken as a regular expression).
@@ -140,6 +146,9 @@ private:
     bool m_modified = false;
     QTimer *m_autosaveTimer = nullptr;
     std::function<bool(const AutosaveState &)> m_recoveryPrompt;
+    std::function<int(const QString &)> m_unsavedPrompt;
+    /// True when nothing unsaved is in the way (none, saved, or discarded on purpose).
+    bool settleUnsaved(const QString &before);
     /// Offers the autosave of the file just opened; true when its work was recovered.
     bool offerRecovery();
 };

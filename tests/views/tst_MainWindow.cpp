@@ -27,6 +27,7 @@
 #include "ir/Printer.h"
 
 #include <QDockWidget>
+#include <QMessageBox>
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -484,6 +485,32 @@ private Q_SLOTS:
             QVERIFY(!fxlens::views::Autosave::read(graph));
         }
         qputenv("FXLENS_AUTOSAVE_DIR", previousDir);
+    }
+
+    /// Opening another file with unsaved steps asks first: Cancel keeps everything, Discard opens.
+    void openAsksAboutUnsavedSteps()
+    {
+        MainWindow w;
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+        QVERIFY(w.debugger()->applySelected());
+        QVERIFY(w.isModified());
+        QStringList asked;
+        int answer = QMessageBox::Cancel;
+        w.setUnsavedPrompt([&](const QString &before) {
+            asked << before;
+            return answer;
+        });
+        QVERIFY(!w.openFileAsked(QStringLiteral(FXLENS_EXAMPLES "/transformer_fx.json")));
+        QCOMPARE(asked, QStringList{QStringLiteral("opening transformer_fx.json")});
+        QVERIFY(w.currentFile().endsWith(QStringLiteral("tangle4_fx.json")));
+        QCOMPARE(w.debugger()->historySize(), 1);
+        answer = QMessageBox::Discard;
+        QVERIFY(w.openFileAsked(QStringLiteral(FXLENS_EXAMPLES "/transformer_fx.json")));
+        QVERIFY(w.currentFile().endsWith(QStringLiteral("transformer_fx.json")));
+        QVERIFY(!w.isModified());
+        // Nothing unsaved: no question.
+        QVERIFY(w.openFileAsked(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+        QCOMPARE(asked.size(), 2);
     }
 
     void badFileKeepsCurrentGraph()
