@@ -324,6 +324,7 @@ void MainWindow::createActions()
         if (!path.isEmpty())
             openProfile(path);
     });
+    file->addAction(tr("&Close Profile"), this, [this] { m_profile->closeProfile(); });
     file->addAction(tr("Export View as &SVG…"), this, [this] {
         QString path = QFileDialog::getSaveFileName(this, tr("Export SVG"), QString(), tr("SVG (*.svg)"));
         if (!path.isEmpty() && !m_canvas->exportSvg(path))
@@ -477,6 +478,7 @@ bool MainWindow::openFile(const QString &path)
     m_inspector->clear();
     m_modified = false;
     setSearch(QString()); // a filter of the previous file would hide this one's nodes
+    m_profile->closeProfile(); // a profile belongs to the graph it was recorded on
     m_debugger->setGraph(m_graph.get());
     m_editor->setGraph(m_graph.get());
     m_profile->setGraph(m_graph.get());

@@ -68,6 +68,16 @@ bool ProfilePanel::openProfile(const QString &path)
     return true;
 }
 
+void ProfilePanel::closeProfile()
+{
+    m_profile.reset();
+    m_index.clear();
+    m_bound = false;
+    m_summary->setText(tr("No profile open (File → Open Profile, or drop a profile file on the window)."));
+    m_status = tr("Profile closed");
+    fill();
+}
+
 void ProfilePanel::setGraph(const ir::Graph *g)
 {
     m_graph = g;
@@ -104,6 +114,14 @@ void ProfilePanel::fill()
     }
     const auto &p = *m_profile;
     const auto &s = p.summary;
+    // Bound by identity: every node the profile recorded is in the open graph with the same op and
+    // target. Otherwise it was recorded on another graph or version, and nothing is tinted.
+    size_t mismatched = 0;
+    for (const auto &pn : p.nodes) {
+        const ir::Node *n = m_graph ? m_graph->find(pn.name) : nullptr;
+        mismatched += !n || n->target() != pn.target || std::string(ir::opKindName(n->op())) != pn.op;
+    }
+    m_bound = m_graph && mismatched == 0;
     size_t found = 0, profiled = 0;
     for (size_t i = 0; i < p.nodes.size() && i < p.nodeStats.size(); ++i) {
         const auto &st = p.nodeStats[i];
@@ -113,7 +131,8 @@ void ProfilePanel::fill()
         const ir::Node *n = m_graph ? m_graph->find(p.nodes[i].name) : nullptr;
         if (n) {
             ++found;
-            heat.emplace_back(n, st.gpuUs);
+            if (m_bound)
+                heat.emplace_back(n, st.gpuUs);
         }
         const int row = m_table->rowCount();
         m_table->insertRow(row);
@@ -147,8 +166,11 @@ void ProfilePanel::fill()
                 .arg(s.cpuUs, 0, 'f', 1);
     if (s.peakMemBytes >= 0)
         text += tr(" · peak %1 MiB").arg(double(s.peakMemBytes) / (1 << 20), 0, 'f', 1);
-    if (m_graph)
-        text += tr("<br>%1 of %2 profiled nodes are in the open graph").arg(found).arg(profiled);
+    if (m_graph && !m_bound)
+        text += tr("<br><b>Recorded on another graph or version</b>: %1 of its %2 nodes differ from the open graph, so the "
+                   "canvas is not tinted (open the graph it was recorded on, or close the profile)")
+                    .arg(mismatched)
+                    .arg(p.nodes.size());
     m_summary->setText(text);
     Q_EMIT heatChanged(heat);
 }

@@ -30,6 +30,10 @@ public:
     /// Reads a saved profile; on failure the current one stays and status() says why.
     bool openProfile(const QString &path);
     void setGraph(const ir::Graph *g);
+    /// Drops the profile (table, summary, canvas tint).
+    void closeProfile();
+    /// The profile was recorded on the open graph as it is (every node by name, op and target).
+    bool bound() const { return m_bound; }
     const prof::Profile *profile() const { return m_profile.get(); }
     QString summary() const;
     QString status() const { return m_status; }
@@ -47,6 +51,7 @@ private:
 
     std::unique_ptr<prof::Profile> m_profile;
     const ir::Graph *m_graph = nullptr;
+    bool m_bound = false;
     std::unordered_map<std::string, size_t> m_index; ///< profile node by name
     QString m_status;
     QLabel *m_summary = nullptr;
