@@ -493,6 +493,15 @@ QRect GraphCanvas::minimapRect() const
     return QRect(QPoint(width() - m_minimapImage.width() - 12, height() - m_minimapImage.height() - 12), m_minimapImage.size());
 }
 
+void GraphCanvas::changeEvent(QEvent *e)
+{
+    QWidget::changeEvent(e);
+    if (e->type() == QEvent::PaletteChange) {
+        renderMinimap();
+        update();
+    }
+}
+
 void GraphCanvas::renderMinimap()
 {
     m_minimapImage = QImage();

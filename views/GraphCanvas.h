@@ -96,6 +96,9 @@ protected:
     void mouseReleaseEvent(QMouseEvent *e) override;
     void mouseDoubleClickEvent(QMouseEvent *e) override;
     void keyPressEvent(QKeyEvent *e) override;
+    /// A palette change (the dark theme) repaints in the new colours and keeps the layout, the
+    /// expanded modules, the selection and the highlights.
+    void changeEvent(QEvent *e) override;
 
 private:
     void relayout(bool keepCenter);

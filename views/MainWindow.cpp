@@ -896,14 +896,17 @@ void MainWindow::setDarkTheme(bool dark)
         p.setColor(QPalette::Highlight, QColor(42, 130, 218));
         p.setColor(QPalette::HighlightedText, Qt::white);
         p.setColor(QPalette::Mid, QColor(90, 90, 95));
+        p.setColor(QPalette::Link, QColor(120, 180, 255));
+        p.setColor(QPalette::PlaceholderText, QColor(150, 150, 155));
     } else {
         p = style()->standardPalette();
     }
     qApp->setPalette(p);
     setPalette(p);
-    m_canvas->setPalette(p);
-    if (m_graph)
-        m_canvas->setGraph(m_graph.get()); // minimap and colours follow the palette
+    m_canvas->setPalette(p); // the canvas repaints in the new colours and keeps its state
+    // Links and placeholders follow the palette (readable in both themes).
+    m_search->setPalette(p);
+    m_inspector->document()->setDefaultStyleSheet(QStringLiteral("a { color: %1; }").arg(p.color(QPalette::Link).name()));
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent *e)

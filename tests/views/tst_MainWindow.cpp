@@ -522,6 +522,27 @@ private Q_SLOTS:
         QCOMPARE(asked.size(), 2);
     }
 
+    /// The dark theme keeps the picture's state: expanded modules, the selection, highlights.
+    void darkThemeKeepsState()
+    {
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/transformer_fx.json")));
+        QVERIFY(w.selectNode(QStringLiteral("softmax")));
+        auto *c = w.canvas();
+        const size_t items = c->view().items.size();
+        const QString selected = c->selectedLabel();
+        QVERIFY(!selected.isEmpty());
+        w.setDarkTheme(true);
+        QCOMPARE(c->view().items.size(), items);
+        QCOMPARE(c->selectedLabel(), selected);
+        QVERIFY(c->palette().color(QPalette::Base).lightness() < 100);
+        w.setDarkTheme(false);
+        QCOMPARE(c->view().items.size(), items);
+        QCOMPARE(c->selectedLabel(), selected);
+    }
+
     void badFileKeepsCurrentGraph()
     {
         MainWindow w;
