@@ -450,7 +450,17 @@ bool MainWindow::settleUnsaved(const QString &before)
 
 bool MainWindow::openFileAsked(const QString &path)
 {
-    return settleUnsaved(tr("opening %1").arg(QFileInfo(path).fileName())) && openFile(path);
+    if (!settleUnsaved(tr("opening %1").arg(QFileInfo(path).fileName())))
+        return false;
+    if (openFile(path))
+        return true;
+    // A file the user picked that does not load: said in a dialog (non-modal), not only in the status bar.
+    auto *box = new QMessageBox(QMessageBox::Warning, tr("Cannot open %1").arg(QFileInfo(path).fileName()), statusBar()->currentMessage(),
+                                QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setObjectName(QStringLiteral("openError"));
+    box->open();
+    return false;
 }
 
 bool MainWindow::openFile(const QString &path)

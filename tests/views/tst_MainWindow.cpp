@@ -555,6 +555,12 @@ private Q_SLOTS:
         // The graph that was open is still there, untouched.
         QCOMPARE(w.visibleNodeCount(), 108);
         QVERIFY(w.currentFile().endsWith(QStringLiteral("tangle4_fx.json")));
+        // Picked from File → Open: also said in a dialog that names the file and the node.
+        QVERIFY(!w.openFileAsked(QStringLiteral(FXLENS_TEST_DATA "/malformed/cycle.json")));
+        auto *box = w.findChild<QMessageBox *>(QStringLiteral("openError"));
+        QVERIFY(box);
+        QVERIFY(box->text().contains(QStringLiteral("cycle.json")) && box->text().contains(QStringLiteral("node 'a'")));
+        box->close();
         // A search does not carry over to the next file.
         w.setSearch(QStringLiteral("no_such_node_anywhere"));
         QCOMPARE(w.visibleNodeCount(), 0);
