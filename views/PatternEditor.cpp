@@ -176,6 +176,8 @@ bool PatternEditor::compileNow()
         m_edit->setExtraSelections(marks);
         setStatus(tr("Does not compile: %1").arg(QString::fromStdString(d.message)));
         findMatches();
+        if (!m_explained.isEmpty())
+            explainAt(m_explained);
         return false;
     }
     m_edit->setExtraSelections(marks);
@@ -186,6 +188,8 @@ bool PatternEditor::compileNow()
                              .arg(m_pattern->benefit)
                              .arg(m_pattern->description.empty() ? QString() : QStringLiteral(" — ") + QString::fromStdString(m_pattern->description)));
     findMatches();
+    if (!m_explained.isEmpty())
+        explainAt(m_explained);
     return true;
 }
 
@@ -227,6 +231,7 @@ void PatternEditor::findMatches()
 
 QString PatternEditor::explainAt(const QString &node)
 {
+    m_explained = node; // explained again after each compile, so the answer never describes an old text
     if (!m_graph)
         return {};
     ir::Node *n = m_graph->find(node.toStdString());

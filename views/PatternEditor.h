@@ -75,6 +75,7 @@ private:
     std::vector<rewrite::Match> m_matches;
     std::vector<std::string> m_added; ///< names this editor registered
     QString m_file;
+    QString m_explained; ///< the node the "why" panel explains (re-explained after each compile)
     QString m_status;
     std::vector<int> m_marked;
 

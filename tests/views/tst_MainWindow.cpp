@@ -27,6 +27,7 @@
 #include "ir/Printer.h"
 
 #include <QDockWidget>
+#include <QTextBrowser>
 #include <QMessageBox>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -312,6 +313,17 @@ private Q_SLOTS:
                      why.contains(QStringLiteral("found: ")),
                  qPrintable(why));
         QVERIFY(e->explainAt(QStringLiteral("l_x_")).contains(QStringLiteral("is not an anchor of my_unbind_cat_full")));
+        // The explanation follows the text: after an edit that breaks the pattern it says so.
+        e->explainAt(anchor);
+        auto *whyPanel = e->findChild<QTextBrowser *>();
+        const QString good = e->source();
+        e->setSource(good + QStringLiteral("\ndef broken(:\n"));
+        QVERIFY(e->compileNow() == false);
+        QVERIFY2(whyPanel && whyPanel->toPlainText().contains(QStringLiteral("does not compile")),
+                 qPrintable(whyPanel ? whyPanel->toPlainText() : QString()));
+        e->setSource(good);
+        QVERIFY(e->compileNow());
+        QVERIFY2(whyPanel->toPlainText().contains(QStringLiteral(": match: ")), qPrintable(whyPanel->toPlainText()));
 
         // Into the engine: the debugger gets a `user` preset whose candidates include it.
         QVERIFY2(e->addToEngine(), qPrintable(e->status()));
