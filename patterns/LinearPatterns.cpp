@@ -325,8 +325,8 @@ public:
         auto pieces = emitSplit(rw, like, y, sizes, int64_t(outShape.size()) - 1, first, replaced);
         for (size_t i = 0; i < calls.size(); ++i) {
             pieces[i]->meta().val = calls[i].node->meta().val;
-            // A piece is a strided view of the fused output: views of it (and of its views) may need a copy.
-            relaxViewsOf(rw, calls[i].node);
+            // A piece is a strided view of the fused output: the session turns strict views of it into
+            // reshapes after the step (relaxViewsAfterStep).
             rw.replaceAllUsesWith(calls[i].node, pieces[i]);
         }
         for (const auto &c : calls) {

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Helpers shared by the built-in pattern files: emitters, input readers and run finders.
 #include "PatternUtil.h"
-#include "rewrite/Mutation.h"
 
 #include <algorithm>
 

@@ -5,7 +5,6 @@
 // order (sizes and strides, as torch computes a view's strides); a chain that no single strided view
 // can express (a reshape that would copy mid-chain) is left alone.
 #include "PatternUtil.h"
-#include "rewrite/Mutation.h"
 
 #include <algorithm>
 #include <numeric>
@@ -516,7 +515,6 @@ public:
         for (size_t i = 0; i < p.chains.size(); ++i) {
             Node *last = p.chains[i].back();
             Node *g = e.call("operator.getitem", {Argument::node(u), Argument::integer(int64_t(i))}, {}, "getitem", last->meta().val);
-            relaxViewsOf(rw, last); // the result has the fused input's strides, not the piece's
             rw.replaceAllUsesWith(last, g);
         }
         for (size_t i = 0; i < p.chains.size(); ++i) {
