@@ -560,7 +560,10 @@ void MainWindow::autosaveNow()
     s.steps = m_debugger->stepRecord();
     s.version = m_debugger->version();
     s.breakpoints = m_debugger->breakpointList();
-    s.graph = io::writeGraphJson(*m_graph);
+    // The version's graph is the fallback for a file changed since; it is serialized here, on the GUI
+    // thread, so a very large graph relies on the steps alone (replayed from the file).
+    if (m_graph->size() <= 20000)
+        s.graph = io::writeGraphJson(*m_graph);
     QString error;
     if (!Autosave::write(s, &error))
         statusBar()->showMessage(tr("Cannot autosave: %1").arg(error), 8000);
