@@ -7,6 +7,7 @@
 #include "io/PythonWriter.h"
 #include "ir/GraphInfo.h"
 #include "ir/Printer.h"
+#include "rewrite/Freeze.h"
 #include "rewrite/PatternGraph.h"
 #ifdef FXLENS_HAVE_TORCH
 #include "exec/Executor.h"
@@ -57,23 +58,30 @@ Commands:
                                        FORMAT: text (print(graph) form), json, python (a runnable
                                        torch.nn.Module), dot, svg, png
   optimize <graph.json> [-o OUT] [--preset vertical|all] [--patterns a,b] [--steps K]
-           [--trace TRACE.json] [--checked] [--verify] [--verify-each] [--device D]
+           [--trace TRACE.json] [--checked] [--verify] [--verify-each] [--device D] [--freeze]
                                        apply rewrite patterns greedily to a fixpoint; --verify
                                        compares the result with the input graph by running both,
-                                       --verify-each checks (and rolls back) every step
+                                       --verify-each checks (and rolls back) every step; --freeze
+                                       (with -o OUT.json) folds weight-only nodes (stacked,
+                                       transposed weights) into new weights OUT.frozen.safetensors
+                                       and writes OUT.fold.json, which computes them from the
+                                       original weights (fxlens.load_graph(..., state_dict=))
   run <graph.json> [--device D] [--seed S] [--inputs F] [--weights F] [--expect F] [-o OUT]
-      [--repeat K] [--random-inputs]   execute the graph with LibTorch; inputs/weights from
+      [--repeat K] [--random-inputs] [--freeze] [--cuda-graph]
+                                       execute the graph with LibTorch; inputs/weights from
                                        safetensors files, else the example inputs saved with
                                        the graph, else seeded random (--random-inputs: always;
                                        ids stay below the tables they index); --expect compares with
                                        tensors output:0.. of a file; -o saves the outputs;
                                        --repeat runs K times (later runs use the compiled plan),
                                        checks every run gives the first run's outputs, and
-                                       prints the times
+                                       prints the times; --freeze folds weight-only nodes once;
+                                       --cuda-graph captures one run as a CUDA graph and replays it
   verify <a.json> <b.json> [--device D] [--seed S] [--inputs F] [--weights F]
                                        run both on the same inputs and weights, compare outputs
   profile <graph.json|profile.json> [--compare H] [--optimize] [--iters K] [--warmup W]
-          [--device cuda|cpu] [--freeze] [--trace TRACE.json] [-o PROFILE.json] [--compare-output F]
+          [--device cuda|cpu] [--freeze] [--cuda-graph] [--trace TRACE.json] [-o PROFILE.json]
+          [--compare-output F]
                                        run warm-up + K timed iterations with NVTX ranges per
                                        node and kernel capture (Kineto/CUPTI); prints kernels,
                                        GPU busy, wall, CPU launch time, peak memory and the top
@@ -81,7 +89,8 @@ Commands:
                                        profile) and prints the change, --optimize compares with
                                        the graph optimized by --preset; --freeze folds weight-only
                                        nodes once before timing (inference with frozen weights,
-                                       as Inductor's freezing); --trace writes a Chrome
+                                       as Inductor's freezing); --cuda-graph times replays
+                                       of one captured run (no node ranges); --trace writes a Chrome
                                        trace (Perfetto); -o saves the profile. Without CUDA it
                                        says so and profiles on the CPU (ATen ops as kernels)
   explain --pattern P --node NODE <graph.json>
@@ -130,6 +139,7 @@ struct Args {
     std::string patternDir, pattern, node;
     int trials = 200;
     bool freeze = false;
+    bool cudaGraph = false;
     bool hostOps = false;
     int iters = 10, warmup = 3, repeat = 1;
     std::string inputs, weights, expect;
@@ -217,6 +227,8 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
             a.optimize = true;
         } else if (s == "--freeze") {
             a.freeze = true;
+        } else if (s == "--cuda-graph") {
+            a.cudaGraph = true;
         } else if (s == "--host-ops") {
             a.hostOps = true;
         } else if (s == "--iters") {
@@ -448,6 +460,80 @@ exec::ExecOptions execOptions(const Args &a, const std::string &graphPath)
     o.graphDir = std::filesystem::path(graphPath).parent_path().string();
     return o;
 }
+
+/// optimize --freeze: folds the weight-only nodes of `g` into new weights `_frozen.<node>` and writes
+/// the frozen graph to `out`, its weights to `<stem>.frozen.safetensors` and the fold graph (the
+/// folded nodes, reading the original weights) to `<stem>.fold.json`, all in `out`'s folder.
+int writeFrozen(const Args &a, const ir::Graph &g, const std::string &out)
+{
+    namespace fs = std::filesystem;
+    auto runner = exec::Runner::create(g, execOptions(a, a.positional[0]));
+    if (!runner) {
+        std::cerr << "fxlens-cli optimize: --freeze: " << runner.error().toString() << "\n";
+        return kFailed;
+    }
+    if (g.weightsFile.empty() && a.weights.empty())
+        std::cerr << "fxlens-cli optimize: --freeze: warning: " << a.positional[0]
+                  << " has no weights file; the frozen values come from seeded random weights\n";
+    const auto folded = rewrite::weightOnlyNodes(g);
+    std::vector<std::string> names;
+    for (const ir::Node *n : rewrite::freezeBoundary(g, folded))
+        names.push_back(n->name());
+    auto values = runner.value()->evaluateWeightNodes(g, names);
+    if (!values) {
+        std::cerr << "fxlens-cli optimize: --freeze: " << values.error().toString() << "\n";
+        return kFailed;
+    }
+    std::vector<std::string> chosen;
+    for (const auto &n : names)
+        if (values.value().count(n))
+            chosen.push_back(n);
+    auto split = rewrite::splitFrozen(g, chosen);
+    std::vector<std::string> kept;
+    for (const auto &p : split.frozen->params)
+        kept.push_back(p.name);
+    auto tensors = runner.value()->weightValues(kept);
+    for (size_t i = 0; i < chosen.size(); ++i) {
+        const io::SafeTensor &t = values.value().at(chosen[i]);
+        ir::ParamInfo p;
+        p.name = split.targets[i];
+        p.isBuffer = true;
+        p.shape = t.shape;
+        p.dtype = io::fxlensDtype(t.dtype);
+        split.frozen->params.push_back(p);
+        tensors[p.name] = t;
+    }
+    std::string stem = fs::path(out).filename().string();
+    for (const char *ext : {".json.gz", ".json"})
+        if (stem.size() > std::strlen(ext) && stem.compare(stem.size() - std::strlen(ext), std::string::npos, ext) == 0) {
+            stem.resize(stem.size() - std::strlen(ext));
+            break;
+        }
+    const fs::path dir = fs::path(out).parent_path();
+    split.frozen->weightsFile = stem + ".frozen.safetensors";
+    split.frozen->foldFile = split.targets.empty() ? "" : stem + ".fold.json";
+    if (auto w = io::writeSafetensors(tensors, (dir / split.frozen->weightsFile).string()); !w) {
+        std::cerr << w.error().toString() << "\n";
+        return kFailed;
+    }
+    if (!split.frozen->foldFile.empty())
+        if (auto w = io::writeGraphFile(*split.fold, (dir / split.frozen->foldFile).string()); !w) {
+            std::cerr << w.error().toString() << "\n";
+            return kFailed;
+        }
+    if (auto w = io::writeGraphFile(*split.frozen, out); !w) {
+        std::cerr << w.error().toString() << "\n";
+        return kFailed;
+    }
+    size_t bytes = 0;
+    for (const auto &[name, t] : tensors)
+        bytes += t.data.size();
+    std::printf("freeze: %zu value(s) folded from %zu node(s); nodes %zu -> %zu; weights %s (%zu tensors, %.1f MB)%s%s\n",
+                chosen.size(), size_t(std::count(folded.begin(), folded.end(), true)), g.size(), split.frozen->size(),
+                split.frozen->weightsFile.c_str(), tensors.size(), double(bytes) / 1e6,
+                split.frozen->foldFile.empty() ? "" : "; fold graph ", split.frozen->foldFile.c_str());
+    return kOk;
+}
 #endif
 
 /// A graph written to another folder takes its weights and example inputs along (side files are
@@ -477,6 +563,17 @@ int cmdOptimize(const Args &a)
     if (!err.empty()) {
         std::cerr << "fxlens-cli optimize: " << err << " (see `fxlens-cli patterns`)\n";
         return kUsage;
+    }
+    if (a.freeze) {
+#ifdef FXLENS_HAVE_TORCH
+        if (a.output.empty()) {
+            std::cerr << "fxlens-cli optimize: --freeze needs -o OUT.json (the frozen weights are written next to it)\n";
+            return kUsage;
+        }
+#else
+        std::cerr << "fxlens-cli optimize: this build has no LibTorch; --freeze needs the executor\n";
+        return kFailed;
+#endif
     }
     auto g = load(a, code);
     if (!g)
@@ -550,6 +647,14 @@ int cmdOptimize(const Args &a)
             return kFailed;
         }
     }
+    if (a.freeze) {
+#ifdef FXLENS_HAVE_TORCH
+        copySideFiles(*g, a.positional[0], a.output); // the fold graph reads the original weights
+        if (int c = writeFrozen(a, *g, a.output); c != kOk)
+            return c;
+        return code;
+#endif
+    }
     if (!a.output.empty()) {
         copySideFiles(*g, a.positional[0], a.output);
         auto w = io::writeGraphFile(*g, a.output);
@@ -573,6 +678,22 @@ int cmdRun(const Args &a)
         std::cerr << "fxlens-cli run: " << runner.error().toString() << "\n";
         return kFailed;
     }
+    if (a.freeze) {
+        auto f = runner.value()->freeze(*g);
+        if (!f) {
+            std::cerr << "fxlens-cli run: --freeze: " << f.error().toString() << "\n";
+            return kFailed;
+        }
+        std::printf("frozen: %zu weight-only node(s) folded\n", f.value());
+    }
+    if (a.cudaGraph) {
+        auto c = runner.value()->captureCudaGraph(*g);
+        if (!c) {
+            std::cerr << "fxlens-cli run: --cuda-graph: " << c.error().toString() << "\n";
+            return kFailed;
+        }
+        std::printf("cuda graph: captured (runs replay it)\n");
+    }
     // The first run compiles the graph into a plan (and binds each call's overload); later runs
     // reuse it. Every later run must reproduce the first run's outputs.
     std::vector<double> ms;
@@ -591,7 +712,8 @@ int cmdRun(const Args &a)
             return kFailed;
         }
         if (k == 0) {
-            first = out.value();
+            // A replayed CUDA graph overwrites its outputs: keep the first run's values.
+            first = a.cudaGraph && a.repeat > 1 ? runner.value()->snapshot(*out.value()) : out.value();
             continue;
         }
         auto same = runner.value()->compare(*first, *out.value());
@@ -758,6 +880,7 @@ int cmdProfile(const Args &a)
                         : profiles.size() > 1 ? (i == 0 ? "A" : "B") : "";
             o.versionId = int(i);
             o.freezeWeights = a.freeze;
+            o.cudaGraph = a.cudaGraph;
             o.hostOps = a.hostOps;
             if (i == 0)
                 o.rawEventsPath = a.rawEvents;

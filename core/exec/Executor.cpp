@@ -6,12 +6,15 @@
 // (torch.split, F.batch_norm, F.embedding, ...), operator.*, getitem and common leaf modules are
 // handled here. The only file that includes ATen.
 #include "exec/Executor.h"
+#include "exec/CudaGraph.h"
 
 #include "io/Safetensors.h"
+#include "rewrite/Freeze.h"
 #include "rewrite/Mutation.h"
 #include "rewrite/Schema.h"
 
 #include <ATen/ATen.h>
+#include <ATen/DeviceAccelerator.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/InferenceMode.h>
@@ -1612,10 +1615,57 @@ struct Plan {
     uint64_t revision = 0;
     std::vector<Step> steps;
     std::vector<uint32_t> release;
-    std::vector<IValue> env; ///< by node id, reused across runs (empty between runs)
+    std::vector<IValue> env; ///< by node id, reused across runs (only pinned values between runs)
     std::vector<IValue> stack;
+    /// The steps a run executes, in order: not the pinned values nor what freezing skipped.
+    std::vector<uint32_t> hot;
+    /// By node id: a value set once and kept across runs (a weight read as it is, a frozen value).
+    std::vector<char> pinned;
     bool frozen = false;
 };
+
+/// After compiling or freezing: weights that no call writes and frozen values stay in `env` across
+/// runs (set once here, never released), so a run does no work at all for them; the other steps are
+/// the hot list.
+void settle(Plan &p)
+{
+    p.hot.clear();
+    p.pinned.assign(p.env.size(), 0);
+    for (uint32_t i = 0; i < p.steps.size(); ++i) {
+        Step &s = p.steps[i];
+        if (s.kind == Step::Kind::Skip)
+            continue;
+        if (s.kind == Step::Kind::Value && !s.fresh) {
+            p.pinned[s.id] = 1;
+            p.env[s.id] = s.value;
+            continue;
+        }
+        p.hot.push_back(i);
+    }
+    std::vector<uint32_t> release;
+    release.reserve(p.release.size());
+    for (Step &s : p.steps) {
+        const auto begin = uint32_t(release.size());
+        for (uint32_t k = s.releaseBegin; k < s.releaseEnd; ++k)
+            if (!p.pinned[p.release[k]])
+                release.push_back(p.release[k]);
+        s.releaseBegin = begin;
+        s.releaseEnd = uint32_t(release.size());
+    }
+    p.release = std::move(release);
+}
+
+/// Steps whose node computes something (worth a profiler range): not inputs, weights or getitem.
+bool measured(const Step &s)
+{
+    switch (s.kind) {
+    case Step::Kind::Input:
+    case Step::Kind::Value:
+    case Step::Kind::Skip:
+    case Step::Kind::Getitem: return false;
+    default: return s.node->op() == OpKind::CallFunction || s.node->op() == OpKind::CallMethod || s.node->op() == OpKind::CallModule;
+    }
+}
 
 /// The Python-level knobs that keywords() drops, so that kwarg positions match its list.
 bool droppedKeyword(const std::string &k, const Argument &)
@@ -1928,6 +1978,7 @@ void compilePlan(Plan &p, const ir::Graph &g, const Interp &it)
         }
         p.steps.push_back(std::move(s));
     }
+    settle(p);
 }
 
 /// Runs a specialized step; false when the values at hand do not fit it (e.g. a number where a
@@ -2141,6 +2192,15 @@ struct Runner::Impl {
     /// Compiled versions, most recently used first (a verification alternates two graphs; the
     /// debugger runs each new version once).
     std::vector<std::unique_ptr<Plan>> plans;
+    /// A captured run (captureCudaGraph), replayed for its graph at its revision; destroyed before
+    /// the weights and plans it reads (declared last).
+    struct Captured {
+        std::unique_ptr<CudaGraph> graph;
+        const ir::Graph *of = nullptr;
+        uint64_t revision = 0;
+        std::shared_ptr<Outputs> outputs;
+    };
+    std::optional<Captured> captured;
 
     Interp interp(const ir::Graph &g, std::vector<IValue> &env) { return Interp{g, params, inputs, env, slots}; }
 
@@ -2424,15 +2484,20 @@ static std::optional<Diagnostic> runOne(Plan &p, Step &s, Interp &it)
 Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g, NodeObserver *observer)
 {
     DeviceScope deviceScope(m_impl->device);
+    if (auto &c = m_impl->captured; c && c->of == &g && c->revision == g.revision()) {
+        c->graph->replay();
+        return c->outputs;
+    }
     Plan &p = m_impl->planFor(g);
     Interp it = m_impl->interp(g, p.env);
     // Inference mode: no autograd bookkeeping (version counters, view metadata) on any value.
     c10::InferenceMode inference;
     auto out = std::make_shared<Outputs>();
     std::optional<Diagnostic> err;
-    size_t index = 0;
-    for (Step &s : p.steps) {
-        if (observer)
+    for (uint32_t index : p.hot) {
+        Step &s = p.steps[index];
+        const bool observed = observer && measured(s);
+        if (observed)
             observer->before(index, *s.node);
         if (s.node->op() == OpKind::Output) {
             err = evalOne(it, s.node);
@@ -2443,14 +2508,13 @@ Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g, NodeObserver *o
         }
         for (uint32_t k = s.releaseBegin; k < s.releaseEnd; ++k)
             p.env[p.release[k]] = IValue();
-        if (observer)
+        if (observed)
             observer->after(index, *s.node);
         if (err)
             break;
-        ++index;
     }
-    for (auto &v : p.env) // what an error left behind, and the output
-        v = IValue();
+    for (uint32_t index : p.hot) // what an error left behind, and the output
+        p.env[p.steps[index].id] = IValue();
     if (err)
         return *err;
     return out;
@@ -2458,32 +2522,11 @@ Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g, NodeObserver *o
 
 std::string Runner::device() const { return m_impl->device.str(); }
 
-/// Ops whose result may differ between calls on equal inputs, or that write to an input.
-static bool impureTarget(const std::string &t)
-{
-    for (const char *w : {"dropout", "rand", "bernoulli", "normal", "uniform", "multinomial", "empty", "seed"})
-        if (t.find(w) != std::string::npos)
-            return true;
-    return rewrite::writesInPlace(t);
-}
-
 Result<size_t> Runner::freeze(const ir::Graph &g)
 {
     DeviceScope deviceScope(m_impl->device);
     unfreeze();
-    std::vector<bool> folded(g.idBound(), false);
-    for (Node *n = g.first(); n; n = n->next()) {
-        bool c = false;
-        if (n->op() == OpKind::GetAttr) {
-            c = true;
-        } else if (n->op() == OpKind::CallFunction || n->op() == OpKind::CallMethod) {
-            auto ins = n->inputNodes();
-            c = !ins.empty() && !impureTarget(n->target());
-            for (Node *in : ins)
-                c = c && folded[in->id()];
-        }
-        folded[n->id()] = c;
-    }
+    const std::vector<bool> folded = rewrite::weightOnlyNodes(g);
     // Evaluate the folded nodes in program order (in an environment of their own); the steps of the
     // values that unfolded nodes read become those values, the others are skipped.
     Plan &p = m_impl->planFor(g);
@@ -2510,12 +2553,83 @@ Result<size_t> Runner::freeze(const ir::Graph &g)
         s.kind = keep[s.id].isNone() ? Step::Kind::Skip : Step::Kind::Value;
         s.value = std::move(keep[s.id]);
     }
+    settle(p);
     p.frozen = true;
     return count;
 }
 
+Result<std::map<std::string, io::SafeTensor>> Runner::evaluateWeightNodes(const ir::Graph &g, const std::vector<std::string> &names)
+{
+    DeviceScope deviceScope(m_impl->device);
+    const std::vector<bool> folded = rewrite::weightOnlyNodes(g);
+    std::vector<IValue> env(g.idBound());
+    Interp it = m_impl->interp(g, env);
+    c10::InferenceMode inference;
+    std::map<std::string, io::SafeTensor> out;
+    std::unordered_set<std::string> wanted(names.begin(), names.end());
+    try {
+        for (Node *n = g.first(); n; n = n->next()) {
+            if (!folded[n->id()])
+                continue;
+            if (auto err = evalOne(it, n))
+                return *err;
+            if (wanted.count(n->name()) && env[n->id()].isTensor())
+                out[n->name()] = toSafe(env[n->id()].toTensor());
+        }
+    } catch (const std::exception &e) {
+        return diag("freezing: " + firstLine(e.what()));
+    }
+    return out;
+}
+
+std::map<std::string, io::SafeTensor> Runner::weightValues(const std::vector<std::string> &names) const
+{
+    std::map<std::string, io::SafeTensor> out;
+    for (const auto &name : names)
+        if (auto f = m_impl->params.find(name); f != m_impl->params.end())
+            out[name] = toSafe(f->second);
+    return out;
+}
+
+Result<bool> Runner::captureCudaGraph(const ir::Graph &g)
+{
+    releaseCudaGraph();
+    if (!m_impl->device.is_cuda())
+        return diag("--cuda-graph needs a CUDA device (this runner executes on " + m_impl->device.str() + ")");
+    std::shared_ptr<Outputs> outputs;
+    auto body = [&]() -> std::string {
+        auto r = run(g);
+        if (!r)
+            return r.error().toString();
+        outputs = r.value();
+        return {};
+    };
+    std::string error;
+    DeviceScope deviceScope(m_impl->device);
+    const int index = m_impl->device.has_index() ? m_impl->device.index() : int(at::accelerator::getDeviceIndex());
+    auto graph = fxlens::exec::captureCudaGraph(index, 2, body, error);
+    if (!graph)
+        return diag(error);
+    m_impl->captured = Impl::Captured{std::move(graph), &g, g.revision(), std::move(outputs)};
+    return true;
+}
+
+void Runner::releaseCudaGraph()
+{
+    m_impl->captured.reset();
+}
+
+std::shared_ptr<Outputs> Runner::snapshot(const Outputs &o) const
+{
+    auto copy = std::make_shared<Outputs>();
+    for (const auto &t : o.tensors)
+        copy->tensors.push_back(t.clone());
+    return copy;
+}
+
 void Runner::unfreeze()
 {
+    releaseCudaGraph();
     auto &plans = m_impl->plans;
     plans.erase(std::remove_if(plans.begin(), plans.end(), [](const auto &p) { return p->frozen; }), plans.end());
 }

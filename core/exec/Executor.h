@@ -3,6 +3,7 @@
 // that two versions compute the same outputs. No LibTorch type appears in this header.
 #pragma once
 
+#include "io/Safetensors.h"
 #include "ir/Graph.h"
 #include "util/Diagnostic.h"
 
@@ -80,6 +81,22 @@ public:
     /// folded. Valid until unfreeze() or until `g` is edited; random and in-place ops are never folded.
     Result<size_t> freeze(const ir::Graph &g);
     void unfreeze();
+    /// Values of the named nodes of `g`, which depend on weights and constants only
+    /// (rewrite::weightOnlyNodes), evaluated once from this runner's weights; a node whose value is
+    /// not a tensor is left out (optimize --freeze writes these as new weights).
+    Result<std::map<std::string, io::SafeTensor>> evaluateWeightNodes(const ir::Graph &g, const std::vector<std::string> &names);
+    /// This runner's weights of these names (loaded, or seeded random); unknown names are left out.
+    std::map<std::string, io::SafeTensor> weightValues(const std::vector<std::string> &names) const;
+    /// CUDA graph capture (run/profile --cuda-graph): runs `g` on a side stream, then captures one
+    /// run; later runs of `g` (same revision) replay it, with no per-node host work: their outputs
+    /// are the same tensors, overwritten by each replay (snapshot() keeps a copy), and an observer
+    /// sees no node. Freeze first so that weight-only work is not replayed. A graph that cannot be
+    /// captured (an op that synchronizes with the host), a CPU runner or a build without CUDA give a
+    /// Diagnostic and runs stay as they were.
+    Result<bool> captureCudaGraph(const ir::Graph &g);
+    void releaseCudaGraph();
+    /// A copy of outputs that later runs do not overwrite.
+    std::shared_ptr<Outputs> snapshot(const Outputs &o) const;
     /// Waits for the device's queued work (timing on CUDA).
     void synchronize() const;
     std::vector<OutputInfo> describe(const Outputs &o) const;

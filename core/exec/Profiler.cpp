@@ -229,10 +229,14 @@ Result<prof::Profile> profileGraph(Runner &runner, const ir::Graph &g, const Pro
         bool on;
         ~Unfreeze()
         {
+            r.releaseCudaGraph();
             if (on)
                 r.unfreeze();
         }
     } unfreeze{runner, opts.freezeWeights};
+    if (opts.cudaGraph)
+        if (auto c = runner.captureCudaGraph(g); !c)
+            return c.error();
 
     // Warm-up: caches, allocator pools, cuBLAS handles; not recorded.
     for (int i = 0; i < opts.warmup; ++i) {

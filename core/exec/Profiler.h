@@ -19,6 +19,9 @@ struct ProfileOptions {
     bool nvtx = true;
     /// Fold weight-only nodes before timing (Runner::freeze): inference with frozen weights.
     bool freezeWeights = false;
+    /// Capture one run as a CUDA graph and time its replays (Runner::captureCudaGraph): no per-node
+    /// host work, so no node ranges either (kernels count per iteration, not per node).
+    bool cudaGraph = false;
     /// Also record the ATen ops on the host when profiling CUDA (CPU profiles always do): the
     /// executor-overhead benchmark subtracts their time from each iteration.
     bool hostOps = false;

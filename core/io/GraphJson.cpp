@@ -317,6 +317,7 @@ public:
         m_g.source = stringField(root, "source");
         m_g.weightsFile = stringField(root, "weights");
         m_g.inputsFile = stringField(root, "inputs");
+        m_g.foldFile = stringField(root, "fold");
         if (field(root, "modules", e)) {
             if (!e.is_array())
                 fail("", "\"modules\" must be an array");
@@ -770,6 +771,8 @@ std::string writeGraphJson(const Graph &g)
         head["weights"] = g.weightsFile;
     if (!g.inputsFile.empty())
         head["inputs"] = g.inputsFile;
+    if (!g.foldFile.empty())
+        head["fold"] = g.foldFile;
     json mods = json::array();
     for (const auto &m : g.modules) {
         json jm = {{"path", m.path}, {"type", m.type}};

@@ -92,6 +92,7 @@ std::unique_ptr<Graph> Graph::clone() const
     g->source = source;
     g->weightsFile = weightsFile;
     g->inputsFile = inputsFile;
+    g->foldFile = foldFile;
     g->sourcePath = sourcePath;
     g->modules = modules;
     g->params = params;

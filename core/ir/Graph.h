@@ -78,6 +78,9 @@ public:
     std::string weightsFile; ///< optional side file with parameter values (safetensors), relative to the graph file
     /// Optional side file with the example inputs the exporter saw (safetensors, "input:<i>"), relative to the graph file.
     std::string inputsFile;
+    /// Optional fold graph of a frozen graph (optimize --freeze), relative to the graph file: it
+    /// computes the `_frozen.*` weights from the original ones, so an original checkpoint still loads.
+    std::string foldFile;
     std::string sourcePath;  ///< the file this graph was read from ("" if built in memory); not written
     std::vector<ModuleInfo> modules;
     std::vector<ParamInfo> params;

@@ -117,9 +117,33 @@ def _modules_from_meta(graph: fx.Graph) -> List[Dict[str, str]]:
     return [{"path": p, "type": t} for p, t in sorted(seen.items())]
 
 
+def _fold_path_for(path: str) -> str:
+    """graph.json / graph.json.gz -> graph.fold.json"""
+    return weights_path_for(path)[:-len(".safetensors")] + ".fold.json"
+
+
 def _write(graph: fx.Graph, root: torch.nn.Module, path: str, *, name: str, ir: str, source: str,
            weights: bool, modules: Optional[List[Dict[str, str]]] = None,
-           inputs: Optional[Sequence[Any]] = None) -> str:
+           inputs: Optional[Sequence[Any]] = None, freeze: bool = False) -> str:
+    if freeze:
+        # The frozen graph (weight-only values as new weights) and its fold graph, which computes
+        # them from the original weights (fxlens-cli optimize --freeze writes the same pair).
+        from .freeze import freeze as _freeze
+        if not weights:
+            raise FormatError(f"{path}: freeze=True needs weights=True (the frozen values are weights)")
+        frozen, fold = _freeze(fx.GraphModule(root, graph))
+        fold_path = _fold_path_for(path)
+        if any(n.op == "get_attr" and n.target.startswith("_frozen.") for n in frozen.graph.nodes):
+            _write(fold.graph, fold, fold_path, name=(name or "graph") + ".fold", ir=ir, source=source, weights=True)
+        else:
+            fold_path = None
+        _write(frozen.graph, frozen, path, name=name, ir=ir, source=source, weights=True, modules=modules,
+               inputs=inputs)
+        if fold_path:
+            data = read_dict(path)
+            data["fold"] = os.path.basename(fold_path)
+            write_dict(data, path)
+        return path
     wpath = None
     if weights:
         tensors = {}
@@ -145,9 +169,11 @@ def _write(graph: fx.Graph, root: torch.nn.Module, path: str, *, name: str, ir: 
 
 
 def export_graph_module(gm: fx.GraphModule, path: str, *, name: str = "", ir: str = "torch",
-                        source: str = "fx", weights: bool = False) -> str:
-    """Writes an existing GraphModule (shapes come from node.meta: val, example_value or tensor_meta)."""
-    return _write(gm.graph, gm, path, name=name or type(gm).__name__, ir=ir, source=source, weights=weights)
+                        source: str = "fx", weights: bool = False, freeze: bool = False) -> str:
+    """Writes an existing GraphModule (shapes come from node.meta: val, example_value or tensor_meta).
+    `freeze` (needs `weights`): weight-only nodes become weights, see fxlens.freeze."""
+    return _write(gm.graph, gm, path, name=name or type(gm).__name__, ir=ir, source=source, weights=weights,
+                  freeze=freeze)
 
 
 def _is_transformers_model(module: torch.nn.Module) -> bool:
@@ -179,10 +205,12 @@ def _trace(module: torch.nn.Module, example_inputs: Sequence[Any],
 
 
 def export_module(module: torch.nn.Module, example_inputs: Sequence[Any], path: str, *, name: str = "",
-                  weights: bool = False, concrete_args: Optional[Dict[str, Any]] = None) -> fx.GraphModule:
+                  weights: bool = False, concrete_args: Optional[Dict[str, Any]] = None,
+                  freeze: bool = False) -> fx.GraphModule:
     """symbolic_trace + shape propagation on example inputs, then export. Returns the traced module.
     `concrete_args` fixes optional arguments (torch.fx.symbolic_trace's parameter of that name).
-    With `weights`, the weights and the example inputs are saved next to the graph."""
+    With `weights`, the weights and the example inputs are saved next to the graph; `freeze` also
+    folds weight-only nodes into new weights (graph.fold.json maps them back, see fxlens.freeze)."""
     from torch.fx.passes.shape_prop import ShapeProp
 
     class _Prop(ShapeProp):
@@ -199,7 +227,7 @@ def export_module(module: torch.nn.Module, example_inputs: Sequence[Any], path: 
     _Prop(gm).propagate(*example_inputs)
     modules = module_entries(module)
     _write(gm.graph, gm, path, name=name or type(module).__name__, ir="torch", source="symbolic_trace",
-           weights=weights, modules=modules, inputs=list(example_inputs))
+           weights=weights, modules=modules, inputs=list(example_inputs), freeze=freeze)
     return gm
 
 
@@ -215,11 +243,12 @@ def _lifted_to_get_attr(graph: fx.Graph, placeholder_to_fqn: Dict[str, str]) -> 
 
 
 def export_program(ep: "torch.export.ExportedProgram", path: str, *, name: str = "program",
-                   weights: bool = False, decompose: bool = True) -> fx.GraphModule:
+                   weights: bool = False, decompose: bool = True, freeze: bool = False) -> fx.GraphModule:
     """Exports a torch.export program (ATen IR). With `decompose` (default) the program is first
     lowered to functional core ATen (``run_decompositions``): the IR Inductor's post-grad passes see
     (no stack/unbind/in-place ops). Lifted parameters/buffers/constants become get_attr nodes;
-    returns the GraphModule that was written (inputs = the program's user inputs)."""
+    returns the GraphModule that was written (inputs = the program's user inputs). `freeze` (needs
+    `weights`): weight-only nodes become weights (see fxlens.freeze); the unfrozen module is returned."""
     from torch.export.graph_signature import InputKind, OutputKind
     if decompose:
         try:
@@ -262,7 +291,7 @@ def export_program(ep: "torch.export.ExportedProgram", path: str, *, name: str =
         if len(flat) == n_user:
             user_inputs = flat
     _write(gm.graph, gm, path, name=name, ir="aten", source="export", weights=weights,
-           modules=_modules_from_meta(gm.graph), inputs=user_inputs)
+           modules=_modules_from_meta(gm.graph), inputs=user_inputs, freeze=freeze)
     return gm
 
 
@@ -412,17 +441,69 @@ def _confined(graph_path: str, name: str) -> str:
     return full
 
 
+def _load_frozen(path: str, data: Dict[str, Any], graph: fx.Graph, state: Dict[str, torch.Tensor],
+                 allow_any_target: bool, module: Optional[torch.nn.Module] = None) -> fx.GraphModule:
+    """A frozen graph with its `_frozen.*` weights computed by its fold graph from `state`."""
+    fold_path = _confined(path, data["fold"])
+    fold_graph = dict_to_graph(read_dict(fold_path), fold_path, allow_any_target=allow_any_target)
+    fold_root = torch.nn.Module()
+    for n in fold_graph.nodes:
+        if n.op == "get_attr":
+            if n.target not in state:
+                raise FormatError(f"{fold_path}: the state_dict has no '{n.target}' (the fold graph reads it)")
+            _set_attr(fold_root, n.target, state[n.target], False)
+    with torch.no_grad():
+        values = fx.GraphModule(fold_root, fold_graph)()
+    out = next(n for n in fold_graph.nodes if n.op == "output")
+    names = [a.name for a in out.args[0]]
+    root = torch.nn.Module()
+    for name, v in zip(names, values):
+        _set_attr(root, "_frozen." + name, v, False)
+    for n in graph.nodes:
+        if n.op == "get_attr" and not _has_attr(root, n.target):
+            if n.target not in state:
+                raise FormatError(f"{path}: the state_dict has no '{n.target}'")
+            _set_attr(root, n.target, state[n.target], False)
+        elif n.op == "call_module":
+            if module is None:
+                raise FormatError(f"{path}: node '{n.name}' calls module '{n.target}'; pass module=")
+            *parents, leaf = n.target.split(".")
+            holder = root
+            for p in parents:
+                if not hasattr(holder, p):
+                    holder.add_module(p, _ParamHolder())
+                holder = getattr(holder, p)
+            holder.add_module(leaf, _fetch_attr(module, n.target))
+    return fx.GraphModule(root, graph)
+
+
 def load_graph(path: str, module: Optional[torch.nn.Module] = None, weights: Optional[str] = None,
-               random_weights: bool = False, seed: int = 0, allow_any_target: bool = False) -> fx.GraphModule:
+               random_weights: bool = False, seed: int = 0, allow_any_target: bool = False,
+               state_dict: Optional[Dict[str, torch.Tensor]] = None) -> fx.GraphModule:
     """Loads an fxlens graph file as a runnable GraphModule.
 
     Parameters come from `module` (the original model: needed for call_module nodes), else from the
     safetensors file `weights` (default: the file named in the graph, which must lie in the graph's
     folder), else, with `random_weights`, from seeded random values of the recorded shapes.
     call_function targets resolve only from torch, operator, math and a few builtins;
-    `allow_any_target=True` lets a trusted file name any importable function."""
+    `allow_any_target=True` lets a trusted file name any importable function.
+
+    A frozen graph (optimize --freeze, export with freeze=True) loads its own weights file; given the
+    original model's `state_dict` (or `module`), its `_frozen.*` weights are recomputed by the fold
+    graph it names, so an original checkpoint still loads."""
     data = read_dict(path)
     graph = dict_to_graph(data, path, allow_any_target=allow_any_target)
+    if data.get("fold") and (state_dict is not None or module is not None):
+        state = dict(state_dict if state_dict is not None else module.state_dict())
+        return _load_frozen(path, data, graph, state, allow_any_target, module)
+    if state_dict is not None and module is None:
+        root = torch.nn.Module()
+        for n in graph.nodes:
+            if n.op == "get_attr":
+                if n.target not in state_dict:
+                    raise FormatError(f"{path}: the state_dict has no '{n.target}'")
+                _set_attr(root, n.target, state_dict[n.target], False)
+        return fx.GraphModule(root, graph)
     if module is not None:
         return fx.GraphModule(module, graph)
     needs_modules = [n.target for n in graph.nodes if n.op == "call_module"]

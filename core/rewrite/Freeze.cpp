@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+#include "rewrite/Freeze.h"
+
+#include "rewrite/Mutation.h"
+#include "rewrite/Schema.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace fxlens::rewrite {
+
+using ir::Node;
+using ir::OpKind;
+
+bool impureForFreezing(const std::string &t)
+{
+    for (const char *w : {"dropout", "rand", "bernoulli", "normal", "uniform", "multinomial", "empty", "seed"})
+        if (t.find(w) != std::string::npos)
+            return true;
+    return writesInPlace(t);
+}
+
+std::vector<bool> weightOnlyNodes(const ir::Graph &g)
+{
+    std::vector<bool> folded(g.idBound(), false);
+    for (Node *n = g.first(); n; n = n->next()) {
+        bool c = false;
+        if (n->op() == OpKind::GetAttr) {
+            c = true;
+        } else if (n->op() == OpKind::CallFunction || n->op() == OpKind::CallMethod) {
+            auto ins = n->inputNodes();
+            c = !ins.empty() && !impureForFreezing(n->target()) && !mutatesInput(n) && !hasSideEffects(n);
+            for (Node *in : ins)
+                c = c && folded[in->id()];
+        }
+        folded[n->id()] = c;
+    }
+    return folded;
+}
+
+std::vector<Node *> freezeBoundary(const ir::Graph &g, const std::vector<bool> &folded)
+{
+    std::vector<Node *> out;
+    for (Node *n = g.first(); n; n = n->next()) {
+        if (!folded[n->id()] || n->op() == OpKind::GetAttr)
+            continue;
+        bool read = false;
+        for (Node *u : n->users())
+            read = read || !folded[u->id()];
+        if (read)
+            out.push_back(n);
+    }
+    return out;
+}
+
+size_t eliminateDeadCode(ir::Graph &g)
+{
+    size_t removed = 0;
+    for (Node *n = g.last(); n;) {
+        Node *prev = n->prev();
+        if (n->users().empty() && n->op() != OpKind::Output && n->op() != OpKind::Placeholder && !hasSideEffects(n)) {
+            g.erase(n);
+            ++removed;
+        }
+        n = prev;
+    }
+    return removed;
+}
+
+/// Keeps the params entries that `g` still reads: get_attr targets, and the weights of the modules
+/// its call_module nodes call (`<module>.<name>`).
+static void pruneParams(ir::Graph &g)
+{
+    std::unordered_set<std::string> read, modules;
+    for (Node *n = g.first(); n; n = n->next()) {
+        if (n->op() == OpKind::GetAttr)
+            read.insert(n->target());
+        else if (n->op() == OpKind::CallModule)
+            modules.insert(n->target());
+    }
+    auto used = [&](const ir::ParamInfo &p) {
+        if (read.count(p.name))
+            return true;
+        for (size_t dot = p.name.rfind('.'); dot != std::string::npos && dot > 0; dot = p.name.rfind('.', dot - 1))
+            if (modules.count(p.name.substr(0, dot)))
+                return true;
+        return false;
+    };
+    g.params.erase(std::remove_if(g.params.begin(), g.params.end(), [&](const ir::ParamInfo &p) { return !used(p); }),
+                   g.params.end());
+}
+
+FrozenSplit splitFrozen(const ir::Graph &g, const std::vector<std::string> &chosen)
+{
+    FrozenSplit s;
+    s.frozen = g.clone();
+    s.fold = g.clone();
+    s.fold->name = g.name.empty() ? "fold" : g.name + ".fold";
+    s.fold->inputsFile.clear();
+
+    // The frozen graph: every chosen value is read from a new weight, declared after the last
+    // placeholder (where exporters put get_attr nodes).
+    Node *anchor = s.frozen->first();
+    while (anchor && anchor->op() == OpKind::Placeholder)
+        anchor = anchor->next();
+    std::vector<ir::Argument> outs;
+    for (const std::string &name : chosen) {
+        Node *n = s.frozen->find(name);
+        if (!n)
+            continue;
+        std::string target = std::string(kFrozenPrefix) + name;
+        Node *attr = s.frozen->create(OpKind::GetAttr, target, {}, {}, "_frozen_" + name, anchor);
+        attr->meta() = n->meta();
+        s.frozen->replaceAllUsesWith(n, attr);
+        s.targets.push_back(target);
+        outs.push_back(ir::Argument::node(s.fold->find(name)));
+    }
+    eliminateDeadCode(*s.frozen);
+    pruneParams(*s.frozen);
+
+    // The fold graph: the chosen values as its outputs, nothing else.
+    Node *oldOut = s.fold->outputNode();
+    Node *newOut = s.fold->create(OpKind::Output, "output", {ir::Argument::tuple(std::move(outs))}, {}, "output_fold", nullptr);
+    if (oldOut && s.fold->erase(oldOut))
+        s.fold->rename(newOut, "output");
+    eliminateDeadCode(*s.fold);
+    for (Node *n = s.fold->first(); n;) {
+        Node *next = n->next();
+        if (n->op() == OpKind::Placeholder && n->users().empty())
+            s.fold->erase(n);
+        n = next;
+    }
+    pruneParams(*s.fold);
+    return s;
+}
+
+} // namespace fxlens::rewrite
