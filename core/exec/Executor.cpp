@@ -2636,10 +2636,9 @@ void Runner::unfreeze()
 
 void Runner::synchronize() const
 {
-    if (m_impl->device.is_cuda()) {
-        // A tiny copy to the host waits for everything queued before it on the current stream.
-        (void)at::zeros({1}, at::TensorOptions().device(m_impl->device)).cpu();
-    }
+    if (m_impl->device.is_cuda())
+        at::accelerator::synchronizeDevice(m_impl->device.has_index() ? m_impl->device.index()
+                                                                     : at::accelerator::getDeviceIndex());
 }
 
 std::vector<OutputInfo> Runner::describe(const Outputs &o) const

@@ -28,8 +28,10 @@ std::vector<bool> weightOnlyNodes(const ir::Graph &g)
         if (n->op() == OpKind::GetAttr) {
             c = true;
         } else if (n->op() == OpKind::CallFunction || n->op() == OpKind::CallMethod) {
+            // A call without node inputs is a constant (torch.tensor(...), arange(n)): folded too, so
+            // that it is made once, not on every run (nor copied to the device inside a CUDA graph).
             auto ins = n->inputNodes();
-            c = !ins.empty() && !impureForFreezing(n->target()) && !mutatesInput(n) && !hasSideEffects(n);
+            c = !impureForFreezing(n->target()) && !mutatesInput(n) && !hasSideEffects(n);
             for (Node *in : ins)
                 c = c && folded[in->id()];
         }

@@ -17,7 +17,7 @@ namespace fxlens::rewrite {
 /// to an input: never folded.
 bool impureForFreezing(const std::string &target);
 
-/// By node id: get_attr nodes, and pure calls whose inputs are all such nodes (program order).
+/// By node id: get_attr nodes, and pure calls whose inputs are all such nodes (none: a constant).
 std::vector<bool> weightOnlyNodes(const ir::Graph &g);
 
 /// Folded calls (not get_attr) that an unfolded node reads: the values freezing keeps.

@@ -54,12 +54,13 @@ def _foldable(node: fx.Node) -> bool:
 
 
 def weight_only_nodes(graph: fx.Graph) -> set:
-    """get_attr nodes, and pure calls whose inputs are all such nodes (at least one)."""
+    """get_attr nodes, and pure calls whose inputs are all such nodes (none: a constant such as
+    torch.tensor(...), made once instead of on every call)."""
     folded: set = set()
     for n in graph.nodes:
         if n.op == "get_attr":
             folded.add(n)
-        elif _foldable(n) and n.all_input_nodes and all(i in folded for i in n.all_input_nodes):
+        elif _foldable(n) and all(i in folded for i in n.all_input_nodes):
             folded.add(n)
     return folded
 
@@ -151,6 +152,11 @@ def freeze(gm: fx.GraphModule) -> Tuple[fx.GraphModule, fx.GraphModule]:
     as buffers `_frozen.<node>`; the fold module recomputes them from the original weights."""
     folded = weight_only_nodes(gm.graph)
     chosen = boundary(gm.graph, folded)
+    # Only tensor values become weights (a folded Python number or shape stays computed).
+    _, probe, _ = split_graph(gm.graph, chosen)
+    with torch.no_grad():
+        probe_values = fx.GraphModule(_root_for(probe, gm), probe)() if chosen else ()
+    chosen = [n for n, v in zip(chosen, probe_values) if isinstance(v, torch.Tensor)]
     frozen_graph, fold_graph, targets = split_graph(gm.graph, chosen)
     fold = fx.GraphModule(_root_for(fold_graph, gm), fold_graph)
     root = _root_for(frozen_graph, gm)
