@@ -156,9 +156,20 @@ def _rel(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a.float() - b.float()).abs().max() / b.float().abs().max().clamp_min(1e-30))
 
 
+class _Rows(list):
+    """Rows printed as they come (a case that fails half-way still shows what it measured)."""
+
+    def append(self, row: Tuple[str, str]) -> None:
+        super().append(row)
+        print(f"| {row[0]} | {row[1]} |", flush=True)
+
+
 def run_case(name: str, cli: str, device: str, out: str, iters: int) -> List[Tuple[str, str]]:
-    rows: List[Tuple[str, str]] = []
+    rows: List[Tuple[str, str]] = _Rows()
     model, inputs = CASES[name]()
+    # Exported on the device it runs on: factories in the graph (masks, position ids) name it.
+    model = model.to(device)
+    inputs = tuple(x.to(device) for x in inputs)
     src = _export(name, model, inputs, out)
     opt, frz = os.path.join(out, f"{name}.opt.json"), os.path.join(out, f"{name}.frozen.json")
     o = _cli(cli, "optimize", src, "-o", opt)
@@ -219,10 +230,10 @@ def run_case(name: str, cli: str, device: str, out: str, iters: int) -> List[Tup
     base = fxlens.load_graph(src).to(device)
     for p in base.parameters():
         p.requires_grad_(p.is_floating_point())
-    train_opt = fxlens.load_graph(opt)
+    train_opt = fxlens.load_graph(opt).to(device)
     for p in train_opt.parameters():
         p.requires_grad_(p.is_floating_point())
-    rep = fxlens.reparameterize(train_opt).to(device)
+    rep = fxlens.reparameterize(train_opt)
     x = dev_inputs
 
     def step(m):
@@ -265,8 +276,7 @@ def main() -> int:
     for name in args.cases.split(","):
         print(f"## {name}\n\n| what | figures |\n|---|---|", flush=True)
         try:
-            for what, fig in run_case(name, args.cli, args.device, args.out, args.iters):
-                print(f"| {what} | {fig} |", flush=True)
+            run_case(name, args.cli, args.device, args.out, args.iters)
         except Exception as e:  # one case failing still prints the others
             failed += 1
             print(f"| FAILED | {type(e).__name__}: {str(e)[:300]} |", flush=True)

@@ -2548,6 +2548,14 @@ Result<size_t> Runner::freeze(const ir::Graph &g)
         count += n->op() != OpKind::GetAttr;
     }
     for (Step &s : p.steps) {
+        // Dead calls (no reader, no effect) are dropped as well, as PyTorch's dead-code elimination would.
+        const Node *n = s.node;
+        if (!folded[s.id] && n->users().empty() && (n->op() == OpKind::CallFunction || n->op() == OpKind::CallMethod) &&
+            !rewrite::hasSideEffects(n)) {
+            s.kind = Step::Kind::Skip;
+            ++count;
+            continue;
+        }
         if (!folded[s.id])
             continue;
         s.kind = keep[s.id].isNone() ? Step::Kind::Skip : Step::Kind::Value;

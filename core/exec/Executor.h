@@ -78,7 +78,8 @@ public:
     /// Weight freezing (inference): evaluates once the nodes of `g` that depend on weights and
     /// constants only (e.g. the stacks of per-layer weights a batched linear reads) and makes later
     /// runs of `g` reuse those values, as Inductor's freezing does. Returns how many nodes were
-    /// folded. Valid until unfreeze() or until `g` is edited; random and in-place ops are never folded.
+    /// folded (and dead calls, which later runs skip). Valid until unfreeze() or until `g` is edited;
+    /// random and in-place ops are never folded.
     Result<size_t> freeze(const ir::Graph &g);
     void unfreeze();
     /// Values of the named nodes of `g`, which depend on weights and constants only

@@ -59,6 +59,15 @@ def test_cli_freeze_writes_frozen_graph_weights_and_fold(tangle):
     # The executor runs the frozen file on its own weights and agrees with PyTorch.
     r = _cli("run", out, "--repeat", "3")
     assert r.returncode == 0 and "all outputs equal" in r.stdout, r.stdout + r.stderr
+    # The generated Python module loads the frozen weights file.
+    py = str(d / "frozen_model.py")
+    r = _cli("convert", out, "--to", "python", "-o", py)
+    assert r.returncode == 0, r.stderr
+    ns = {}
+    exec(compile(open(py).read(), py, "exec"), ns)
+    pm = ns["Model"]()
+    pm.load_weights(str(d / "frozen.frozen.safetensors"))
+    torch.testing.assert_close(_first(pm(x)), model(x), rtol=1e-5, atol=1e-5)
     # An original checkpoint (another model's state_dict) loads through the fold graph.
     other = Tangle(8).eval()
     gm2 = fxlens.load_graph(out, state_dict=other.state_dict())
