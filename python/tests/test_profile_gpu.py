@@ -54,3 +54,28 @@ def test_optimized_kernel_count_does_not_grow_with_n(tmp_path):
         out, a, b, _ = _profile(tmp_path, f"tangle{n}_torch.json" + (".gz" if n == 200 else ""), "--freeze")
         counts.append(b["summary"]["kernels_per_iteration"])
     assert counts[0] == counts[1], counts
+
+
+def test_cuda_graph_replays_the_frozen_graph(tmp_path):
+    """optimize --freeze, then run --cuda-graph: every replay gives the first run's outputs, which
+    are the plain run's; profile --cuda-graph captures the same kernels per iteration."""
+    frozen = str(tmp_path / "frozen.json")
+    r = subprocess.run([CLI, "optimize", os.path.join(EX, "tangle50_torch.json"), "-o", frozen, "--freeze"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    plain, graph = str(tmp_path / "plain.safetensors"), str(tmp_path / "graph.safetensors")
+    r = subprocess.run([CLI, "run", frozen, "--device", "cuda", "-o", plain], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([CLI, "run", frozen, "--device", "cuda", "--cuda-graph", "--repeat", "5", "-o", graph],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "cuda graph: captured" in r.stdout and "all outputs equal" in r.stdout, r.stdout + r.stderr
+    from safetensors.torch import load_file
+    torch.testing.assert_close(load_file(graph)["output:0"], load_file(plain)["output:0"])
+    counts = []
+    for extra in ((), ("--cuda-graph",)):
+        p = str(tmp_path / f"p{len(extra)}.json")
+        r = subprocess.run([CLI, "profile", frozen, "--iters", "3", "--warmup", "1", "-o", p, *extra],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        counts.append(json.load(open(p))["summary"]["kernels_per_iteration"])
+    assert counts[0] == counts[1] and counts[0] > 0, counts
