@@ -339,12 +339,13 @@ def _lift_dynamo_inputs(graph: fx.Graph, dynamo_graph: fx.Graph, values: Sequenc
 
 
 def compile_backend(out_dir: str, *, name: str = "graph", weights: bool = False,
-                    inner: Optional[Callable] = None) -> Callable:
+                    inner: Optional[Callable] = None, freeze: bool = False) -> Callable:
     """A torch.compile backend that writes every Dynamo-captured graph (Torch IR) as
     ``{out_dir}/{name}_{i}.json`` and then runs it with `inner` (default: eager).
 
     Parameters that Dynamo lifts to graph inputs are written as get_attr nodes with their module path.
-    The list of written files is in ``backend.files``; their example inputs in ``backend.inputs``."""
+    The list of written files is in ``backend.files``; their example inputs in ``backend.inputs``.
+    `freeze` (needs `weights`): weight-only nodes become weights (see fxlens.freeze)."""
     os.makedirs(out_dir, exist_ok=True)
 
     def backend(gm: fx.GraphModule, example_inputs: List[torch.Tensor]):
@@ -352,7 +353,7 @@ def compile_backend(out_dir: str, *, name: str = "graph", weights: bool = False,
         path = os.path.join(out_dir, f"{name}_{index}.json")
         copy, user_inputs = _lift_dynamo_inputs(gm.graph, gm.graph, example_inputs)
         _write(copy.graph, copy, path, name=f"{name}_{index}", ir="torch", source="dynamo", weights=weights,
-               modules=_modules_from_meta(gm.graph), inputs=user_inputs)
+               modules=_modules_from_meta(gm.graph), inputs=user_inputs, freeze=freeze)
         backend.files.append(path)
         backend.inputs.append(user_inputs)
         if inner is not None:

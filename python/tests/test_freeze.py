@@ -163,3 +163,26 @@ def test_reparameterize_keeps_a_fold_that_is_not_a_permutation():
     g = rep.original_grads()
     for n, p in m.named_parameters():
         torch.testing.assert_close(g[n], p.grad)
+
+
+def test_compile_backend_freeze(tmp_path):
+    """The Dynamo exporter's freeze=: a model whose forward stacks its weights is written frozen."""
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ws = torch.nn.ParameterList(torch.nn.Parameter(torch.randn(4, 4)) for _ in range(3))
+
+        def forward(self, x):
+            return torch.bmm(x, torch.stack(list(self.ws)).transpose(1, 2))
+
+    m, x = M(), torch.randn(3, 2, 4)
+    torch._dynamo.reset()
+    be = fxlens.compile_backend(str(tmp_path), name="m", weights=True, freeze=True)
+    with torch.no_grad():
+        torch.compile(m, backend=be, fullgraph=True)(x)
+    gm = fxlens.load_graph(be.files[0])
+    assert [n.target for n in gm.graph.nodes if n.op == "get_attr"] == ["_frozen.transpose"]
+    torch.testing.assert_close(_first(gm(x)), m(x))
+    other = M()
+    # The fold graph reads the model's own state_dict names: its checkpoint loads as it is.
+    torch.testing.assert_close(_first(fxlens.load_graph(be.files[0], state_dict=other.state_dict())(x)), other(x))
