@@ -39,6 +39,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -81,7 +82,7 @@ Commands:
                                        run both on the same inputs and weights, compare outputs
   profile <graph.json|profile.json> [--compare H] [--optimize] [--iters K] [--warmup W]
           [--device cuda|cpu] [--freeze] [--cuda-graph] [--trace TRACE.json] [-o PROFILE.json]
-          [--compare-output F]
+          [--compare-output F] [--raw-events F] [--host-ops]
                                        run warm-up + K timed iterations with NVTX ranges per
                                        node and kernel capture (Kineto/CUPTI); prints kernels,
                                        GPU busy, wall, CPU launch time, peak memory and the top
@@ -91,7 +92,9 @@ Commands:
                                        nodes once before timing (inference with frozen weights,
                                        as Inductor's freezing); --cuda-graph times replays
                                        of one captured run (no node ranges); --trace writes a Chrome
-                                       trace (Perfetto); -o saves the profile. Without CUDA it
+                                       trace (Perfetto); -o saves the profile; --raw-events
+                                       writes the recorded events (tests reopen them); --host-ops
+                                       also records the ATen ops on the host on CUDA. Without CUDA it
                                        says so and profiles on the CPU (ATen ops as kernels)
   explain --pattern P --node NODE <graph.json>
                                        why pattern P (a name or a .fxpat file) does or does not
@@ -140,6 +143,7 @@ struct Args {
     int trials = 200;
     bool freeze = false;
     bool cudaGraph = false;
+    std::vector<std::string> given; ///< options as given ("-o" for --output), checked per command
     bool hostOps = false;
     int iters = 10, warmup = 3, repeat = 1;
     std::string inputs, weights, expect;
@@ -176,6 +180,8 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
             dst = static_cast<std::remove_reference_t<decltype(dst)>>(x);
             return true;
         };
+        if (s.size() > 1 && s[0] == '-' && s != "-h" && s != "--help" && s != "--version")
+            a.given.push_back(s == "--output" ? "-o" : s);
         if (s == "-h" || s == "--help")
             a.help = true;
         else if (s == "--version")
@@ -276,6 +282,47 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
             a.command = s;
         else
             a.positional.push_back(s);
+    }
+    return true;
+}
+
+/// The options each command reads; any other is a usage error instead of being silently ignored.
+bool optionsApply(const Args &a, std::string &err)
+{
+    static const std::vector<std::string> exec = {"--device", "--seed", "--inputs", "--weights", "--random-inputs"};
+    static const std::map<std::string, std::vector<std::string>> table = {
+        {"info", {"-o"}},
+        {"lint", {}},
+        {"convert", {"-o", "--to", "--no-meta"}},
+        {"optimize", {"-o", "--preset", "--patterns", "--steps", "--trace", "--checked", "--verify", "--verify-each",
+                      "--pattern-dir", "--freeze"}},
+        {"run", {"-o", "--expect", "--repeat", "--freeze", "--cuda-graph"}},
+        {"verify", {}},
+        {"profile", {"-o", "--compare", "--compare-output", "--optimize", "--iters", "--warmup", "--freeze", "--cuda-graph",
+                     "--trace", "--raw-events", "--host-ops", "--preset", "--patterns", "--pattern-dir"}},
+        {"explain", {"--pattern", "--node", "--pattern-dir"}},
+        {"lint-patterns", {}},
+        {"check-pattern", {"--trials", "--seed", "--device", "--pattern-dir"}},
+        {"export-pattern", {"-o", "--pattern-dir"}},
+        {"patterns", {"--pattern-dir"}},
+        {"doctor", {}},
+    };
+    auto found = table.find(a.command);
+    if (found == table.end())
+        return true; // unknown commands are reported by main()
+    const bool usesExec = a.command == "optimize" || a.command == "run" || a.command == "verify" || a.command == "profile";
+    for (const std::string &o : a.given) {
+        const auto &own = found->second;
+        if (std::find(own.begin(), own.end(), o) != own.end() || (usesExec && std::find(exec.begin(), exec.end(), o) != exec.end()))
+            continue;
+        std::string list;
+        for (const auto &x : own)
+            list += (list.empty() ? "" : " ") + x;
+        if (usesExec)
+            for (const auto &x : exec)
+                list += " " + x;
+        err = "option " + o + " does not apply to '" + a.command + "' (its options: " + (list.empty() ? "none" : list) + ")";
+        return false;
     }
     return true;
 }
@@ -1139,6 +1186,10 @@ int main(int argc, char **argv)
     if (a.command == "version") {
         std::cout << "fxlens-cli " FXLENS_VERSION "\n";
         return kOk;
+    }
+    if (!optionsApply(a, err)) {
+        std::cerr << "fxlens-cli " << a.command << ": " << err << "\n";
+        return kUsage;
     }
     if (a.command == "info")
         return cmdInfo(a);

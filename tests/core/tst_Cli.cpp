@@ -150,6 +150,14 @@ private Q_SLOTS:
         Run o = cli({QStringLiteral("info"), QStringLiteral("--bogus")});
         QCOMPARE(o.code, 2);
         QVERIFY(o.err.contains(QStringLiteral("unknown option '--bogus'")));
+        // An option of another command is refused, naming the command's own options.
+        Run other = cli({QStringLiteral("info"), example("tangle4_fx.json"), QStringLiteral("--freeze")});
+        QCOMPARE(other.code, 2);
+        QVERIFY2(other.err.contains(QStringLiteral("option --freeze does not apply to 'info' (its options: -o)")), qPrintable(other.err));
+        Run conv = cli({QStringLiteral("convert"), example("tangle4_fx.json"), QStringLiteral("--to"), QStringLiteral("text"),
+                        QStringLiteral("--repeat"), QStringLiteral("3")});
+        QCOMPARE(conv.code, 2);
+        QVERIFY(conv.err.contains(QStringLiteral("option --repeat does not apply to 'convert'")));
         Run missing = cli({QStringLiteral("info"), QStringLiteral("/nonexistent/g.json")});
         QCOMPARE(missing.code, 3);
         QVERIFY(missing.err.contains(QStringLiteral("/nonexistent/g.json: error: cannot open file")));
