@@ -210,6 +210,39 @@ class Reparameterized(torch.nn.Module):
         object.__setattr__(self, "_fold", fold)  # not a submodule: its weights are not trained
         self.targets = list(targets)
         self.origins = origins
+        # Checkpoints keep the original model's names and shapes (per-block weights, not the stacks).
+        self.register_state_dict_post_hook(Reparameterized._save_as_original)
+        self.register_load_state_dict_pre_hook(Reparameterized._load_from_original)
+
+    @staticmethod
+    def _save_as_original(module: "Reparameterized", state_dict: Dict[str, Any], prefix: str, local_metadata: Any) -> None:
+        inner = prefix + "graph_module."
+        for k in [k for k in state_dict if k.startswith(inner)]:
+            del state_dict[k]
+        for k, v in module.original_state_dict().items():
+            state_dict[prefix + k] = v
+
+    @staticmethod
+    def _load_from_original(module: "Reparameterized", state_dict: Dict[str, Any], prefix: str, local_metadata: Any,
+                            strict: bool, missing_keys: List[str], unexpected_keys: List[str],
+                            error_msgs: List[str]) -> None:
+        own = {k for k in module.graph_module.state_dict() if not k.startswith(FROZEN_PREFIX)}
+        folded = {n for t in module.targets for n in module.origins[t]}
+        original = {k[len(prefix):]: state_dict.pop(k) for k in list(state_dict)
+                    if k.startswith(prefix) and k[len(prefix):] in own | folded}
+        if not original:
+            return  # a checkpoint of this module itself
+        missing = sorted(folded - set(original))
+        if missing:
+            error_msgs.append(f"original checkpoint lacks {missing[:3]} (read by folded parameters)")
+            return
+        with torch.no_grad():
+            values = torch.func.functional_call(module._fold, {n: original[n] for n in folded}, ()) if module.targets else ()
+        for t, v in zip(module.targets, values):
+            state_dict[prefix + "graph_module." + t] = v
+        for k, v in original.items():
+            if k in own:
+                state_dict[prefix + "graph_module." + k] = v
 
     def forward(self, *args: Any) -> Any:
         return self.graph_module(*args)
@@ -272,7 +305,8 @@ def reparameterize(gm: fx.GraphModule) -> Reparameterized:
         names = reads[n]
         if not names or any(t in direct or claimed[t] > 1 for t in names):
             continue
-        if not all(isinstance(_fetch(gm, t), torch.Tensor) and _fetch(gm, t).is_floating_point() for t in names):
+        # Only trained weights: a fold of buffers (running statistics, masks) stays what it is.
+        if not all(isinstance(_fetch(gm, t), torch.nn.Parameter) and _fetch(gm, t).is_floating_point() for t in names):
             continue
         if _permutation_fold(probe_module, k, names):
             chosen.append(n)

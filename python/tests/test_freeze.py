@@ -133,6 +133,14 @@ def test_reparameterized_gradients_are_the_original_models(tangle):
             other_sd[key] = v
     rep.load_original_state_dict(other_sd)
     torch.testing.assert_close(_first(rep(x)), other(x), rtol=1e-5, atol=1e-5)
+    # state_dict() / load_state_dict() speak the original names (checkpoint compatibility).
+    saved = rep.state_dict()
+    assert set(saved) == set(base.state_dict())
+    for n, v in other_sd.items():
+        torch.testing.assert_close(saved[n], v)
+    rep2 = fxlens.reparameterize(fxlens.load_graph(opt))
+    rep2.load_state_dict(saved)
+    torch.testing.assert_close(_first(rep2(x)), other(x), rtol=1e-5, atol=1e-5)
 
 
 def test_reparameterize_keeps_a_fold_that_is_not_a_permutation():
