@@ -460,11 +460,15 @@ def _load_frozen(path: str, data: Dict[str, Any], graph: fx.Graph, state: Dict[s
     root = torch.nn.Module()
     for name, v in zip(names, values):
         _set_attr(root, "_frozen." + name, v, False)
+    own: Optional[Dict[str, torch.Tensor]] = None  # the graph's weights file: constants a state_dict lacks
     for n in graph.nodes:
         if n.op == "get_attr" and not _has_attr(root, n.target):
             if n.target not in state:
-                raise FormatError(f"{path}: the state_dict has no '{n.target}'")
-            _set_attr(root, n.target, state[n.target], False)
+                if own is None:
+                    own = load_weights_file(_confined(path, data["weights"])) if data.get("weights") else {}
+                if n.target not in own:
+                    raise FormatError(f"{path}: the state_dict has no '{n.target}' (nor the graph's weights file)")
+            _set_attr(root, n.target, state[n.target] if n.target in state else own[n.target], False)
         elif n.op == "call_module":
             if module is None:
                 raise FormatError(f"{path}: node '{n.name}' calls module '{n.target}'; pass module=")

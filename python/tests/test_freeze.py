@@ -194,3 +194,39 @@ def test_compile_backend_freeze(tmp_path):
     other = M()
     # The fold graph reads the model's own state_dict names: its checkpoint loads as it is.
     torch.testing.assert_close(_first(fxlens.load_graph(be.files[0], state_dict=other.state_dict())(x)), other(x))
+
+
+@needs_cli
+def test_cli_freeze_edge_cases(tmp_path):
+    """A weight-only value that is itself a graph output, a folded list read through getitem and by
+    an unfolded call, a constant made in the graph, and a .json.gz output in another folder."""
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(4, 3))
+            self.v = torch.nn.Parameter(torch.randn(2, 3))
+
+        def forward(self, x):
+            wt = self.w.t()                                   # folded, also an output
+            parts = torch.unbind(self.v)                      # folded list
+            c = torch.tensor([1.0, 2.0, 3.0])                 # a constant
+            y = x @ wt + parts[0].sum() + c.sum()
+            return y, wt, torch.stack([parts[0], parts[1], x[0, :3]])
+
+    m = M()
+    x = torch.randn(5, 3)
+    src = str(tmp_path / "m.json")
+    fxlens.export_module(m, (x,), src, weights=True)
+    os.makedirs(tmp_path / "out")
+    out = str(tmp_path / "out" / "m.json.gz")
+    r = _cli("optimize", src, "--steps", "0", "-o", out, "--freeze")
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(tmp_path / "out" / "m.frozen.safetensors") and os.path.exists(tmp_path / "out" / "m.fold.json")
+    gm = fxlens.load_graph(out)
+    for a, b in zip(gm(x), m(x)):
+        torch.testing.assert_close(a, b)
+    r = _cli("run", out, "--repeat", "2")
+    assert r.returncode == 0, r.stderr
+    other = M()
+    for a, b in zip(fxlens.load_graph(out, state_dict=other.state_dict())(x), other(x)):
+        torch.testing.assert_close(a, b)
