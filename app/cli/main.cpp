@@ -508,7 +508,7 @@ exec::ExecOptions execOptions(const Args &a, const std::string &graphPath)
     return o;
 }
 
-/// optimize --freeze: folds the weight-only nodes of `g` into new weights `_frozen.<node>` and writes
+/// optimize --freeze: folds the weight-only nodes of `g` into new weights `_frozen_<node>` and writes
 /// the frozen graph to `out`, its weights to `<stem>.frozen.safetensors` and the fold graph (the
 /// folded nodes, reading the original weights) to `<stem>.fold.json`, all in `out`'s folder.
 int writeFrozen(const Args &a, const ir::Graph &g, const std::string &out)

@@ -79,7 +79,7 @@ public:
     /// Optional side file with the example inputs the exporter saw (safetensors, "input:<i>"), relative to the graph file.
     std::string inputsFile;
     /// Optional fold graph of a frozen graph (optimize --freeze), relative to the graph file: it
-    /// computes the `_frozen.*` weights from the original ones, so an original checkpoint still loads.
+    /// computes the `_frozen_*` weights from the original ones, so an original checkpoint still loads.
     std::string foldFile;
     std::string sourcePath;  ///< the file this graph was read from ("" if built in memory); not written
     std::vector<ModuleInfo> modules;

@@ -111,7 +111,7 @@ FrozenSplit splitFrozen(const ir::Graph &g, const std::vector<std::string> &chos
         if (!n)
             continue;
         std::string target = std::string(kFrozenPrefix) + name;
-        Node *attr = s.frozen->create(OpKind::GetAttr, target, {}, {}, "_frozen_" + name, anchor);
+        Node *attr = s.frozen->create(OpKind::GetAttr, target, {}, {}, target, anchor);
         attr->meta() = n->meta();
         s.frozen->replaceAllUsesWith(n, attr);
         s.targets.push_back(target);

@@ -23,11 +23,11 @@ std::vector<bool> weightOnlyNodes(const ir::Graph &g);
 /// Folded calls (not get_attr) that an unfolded node reads: the values freezing keeps.
 std::vector<ir::Node *> freezeBoundary(const ir::Graph &g, const std::vector<bool> &folded);
 
-/// The prefix of the weights a frozen graph reads instead of a folded value: `_frozen.<fold node>`.
-inline constexpr const char *kFrozenPrefix = "_frozen.";
+/// The prefix of the weights a frozen graph reads instead of a folded value: `_frozen_<fold node>`.
+inline constexpr const char *kFrozenPrefix = "_frozen_"; // flat: `_frozen.to` would clash with Module.to
 
 struct FrozenSplit {
-    /// `g` with each chosen boundary node replaced by get_attr `_frozen.<name>` and what became
+    /// `g` with each chosen boundary node replaced by get_attr `_frozen_<name>` and what became
     /// dead removed; its params list the original weights it still reads (new ones are added by the
     /// caller, who knows their shapes).
     std::unique_ptr<ir::Graph> frozen;

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import torch
 import torch.fx as fx
 
+from .freeze import FROZEN_PREFIX
 from .graph_format import (FormatError, _fetch_attr, _type_name, module_entries, dict_to_graph, graph_to_dict,
                            normalize_module_path, read_dict, write_dict)
 
@@ -133,7 +134,7 @@ def _write(graph: fx.Graph, root: torch.nn.Module, path: str, *, name: str, ir: 
             raise FormatError(f"{path}: freeze=True needs weights=True (the frozen values are weights)")
         frozen, fold = _freeze(fx.GraphModule(root, graph))
         fold_path = _fold_path_for(path)
-        if any(n.op == "get_attr" and n.target.startswith("_frozen.") for n in frozen.graph.nodes):
+        if any(n.op == "get_attr" and n.target.startswith(FROZEN_PREFIX) for n in frozen.graph.nodes):
             _write(fold.graph, fold, fold_path, name=(name or "graph") + ".fold", ir=ir, source=source, weights=True)
         else:
             fold_path = None
@@ -444,7 +445,7 @@ def _confined(graph_path: str, name: str) -> str:
 
 def _load_frozen(path: str, data: Dict[str, Any], graph: fx.Graph, state: Dict[str, torch.Tensor],
                  allow_any_target: bool, module: Optional[torch.nn.Module] = None) -> fx.GraphModule:
-    """A frozen graph with its `_frozen.*` weights computed by its fold graph from `state`."""
+    """A frozen graph with its `_frozen_*` weights computed by its fold graph from `state`."""
     fold_path = _confined(path, data["fold"])
     fold_graph = dict_to_graph(read_dict(fold_path), fold_path, allow_any_target=allow_any_target)
     fold_root = torch.nn.Module()
@@ -459,7 +460,7 @@ def _load_frozen(path: str, data: Dict[str, Any], graph: fx.Graph, state: Dict[s
     names = [a.name for a in out.args[0]]
     root = torch.nn.Module()
     for name, v in zip(names, values):
-        _set_attr(root, "_frozen." + name, v, False)
+        _set_attr(root, FROZEN_PREFIX + name, v, False)
     own: Optional[Dict[str, torch.Tensor]] = None  # the graph's weights file: constants a state_dict lacks
     for n in graph.nodes:
         if n.op == "get_attr" and not _has_attr(root, n.target):
@@ -494,7 +495,7 @@ def load_graph(path: str, module: Optional[torch.nn.Module] = None, weights: Opt
     `allow_any_target=True` lets a trusted file name any importable function.
 
     A frozen graph (optimize --freeze, export with freeze=True) loads its own weights file; given the
-    original model's `state_dict` (or `module`), its `_frozen.*` weights are recomputed by the fold
+    original model's `state_dict` (or `module`), its `_frozen_*` weights are recomputed by the fold
     graph it names, so an original checkpoint still loads."""
     data = read_dict(path)
     graph = dict_to_graph(data, path, allow_any_target=allow_any_target)

@@ -5,7 +5,7 @@ An optimized graph computes, on every call, values that depend on weights only: 
 per-block weights a batched linear reads, its transpose, a concatenated Q/K/V weight. fxlens cuts
 such a graph in two (the same cut as ``fxlens-cli optimize --freeze``):
 
-* the *frozen* graph reads each such value as a new weight ``_frozen.<node>``;
+* the *frozen* graph reads each such value as a new weight ``_frozen_<node>``;
 * the *fold* graph holds the folded nodes and returns those values from the original weights, so
   an original checkpoint (``state_dict``) still loads.
 
@@ -25,7 +25,7 @@ import torch.fx as fx
 
 from .graph_format import target_name
 
-FROZEN_PREFIX = "_frozen."
+FROZEN_PREFIX = "_frozen_"  # a flat attribute: "_frozen.to" would clash with Module.to
 _IMPURE_WORDS = ("dropout", "rand", "bernoulli", "normal", "uniform", "multinomial", "empty", "seed")
 
 
@@ -92,7 +92,7 @@ def _set(root: torch.nn.Module, qualname: str, value: torch.Tensor, as_param: bo
 
 def split_graph(graph: fx.Graph, chosen: Sequence[fx.Node]) -> Tuple[fx.Graph, fx.Graph, List[str]]:
     """(frozen graph, fold graph, new targets): each chosen node of `graph` read as get_attr
-    `_frozen.<name>` in the frozen graph; the fold graph returns the chosen values in that order."""
+    `_frozen_<name>` in the frozen graph; the fold graph returns the chosen values in that order."""
     names = [n.name for n in chosen]
     # Fold graph: the chosen nodes and what they read.
     needed: set = set()
@@ -149,7 +149,7 @@ def _root_for(graph: fx.Graph, source: torch.nn.Module) -> torch.nn.Module:
 
 def freeze(gm: fx.GraphModule) -> Tuple[fx.GraphModule, fx.GraphModule]:
     """(frozen module, fold module) for inference: the weight-only values are computed once and kept
-    as buffers `_frozen.<node>`; the fold module recomputes them from the original weights."""
+    as buffers `_frozen_<node>`; the fold module recomputes them from the original weights."""
     folded = weight_only_nodes(gm.graph)
     chosen = boundary(gm.graph, folded)
     # Only tensor values become weights (a folded Python number or shape stays computed).
@@ -199,7 +199,7 @@ def _attr_reads(graph: fx.Graph) -> Dict[fx.Node, List[str]]:
 class Reparameterized(torch.nn.Module):
     """A graph module whose weight-only data movement was folded into its parameters (training).
 
-    `graph_module` runs the frozen graph; its `_frozen.*` parameters replace the original weights
+    `graph_module` runs the frozen graph; its `_frozen_*` parameters replace the original weights
     named in `origins`. The original names map through `original_state_dict()`,
     `original_grads()` and `load_original_state_dict()`."""
 
