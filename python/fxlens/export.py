@@ -443,19 +443,25 @@ def _confined(graph_path: str, name: str) -> str:
     return full
 
 
+def _root_from_state(graph: fx.Graph, state: Dict[str, torch.Tensor], missing: str) -> torch.nn.Module:
+    """A root holding the get_attr values of `graph` from `state`; `missing` ({} = the name) when one lacks."""
+    root = torch.nn.Module()
+    for n in graph.nodes:
+        if n.op == "get_attr":
+            if n.target not in state:
+                raise FormatError(missing.replace("{}", n.target, 1))
+            _set_attr(root, n.target, state[n.target], False)
+    return root
+
+
 def _load_frozen(path: str, data: Dict[str, Any], graph: fx.Graph, state: Dict[str, torch.Tensor],
                  allow_any_target: bool, module: Optional[torch.nn.Module] = None) -> fx.GraphModule:
     """A frozen graph with its `_frozen_*` weights computed by its fold graph from `state`."""
     fold_path = _confined(path, data["fold"])
     fold_graph = dict_to_graph(read_dict(fold_path), fold_path, allow_any_target=allow_any_target)
-    fold_root = torch.nn.Module()
-    for n in fold_graph.nodes:
-        if n.op == "get_attr":
-            if n.target not in state:
-                raise FormatError(f"{fold_path}: the state_dict has no '{n.target}' (the fold graph reads it)")
-            _set_attr(fold_root, n.target, state[n.target], False)
     with torch.no_grad():
-        values = fx.GraphModule(fold_root, fold_graph)()
+        values = fx.GraphModule(_root_from_state(fold_graph, state, f"{fold_path}: the state_dict has no '{{}}' "
+                                                 "(the fold graph reads it)"), fold_graph)()
     out = next(n for n in fold_graph.nodes if n.op == "output")
     names = [a.name for a in out.args[0]]
     root = torch.nn.Module()
@@ -503,13 +509,7 @@ def load_graph(path: str, module: Optional[torch.nn.Module] = None, weights: Opt
         state = dict(state_dict if state_dict is not None else module.state_dict())
         return _load_frozen(path, data, graph, state, allow_any_target, module)
     if state_dict is not None and module is None:
-        root = torch.nn.Module()
-        for n in graph.nodes:
-            if n.op == "get_attr":
-                if n.target not in state_dict:
-                    raise FormatError(f"{path}: the state_dict has no '{n.target}'")
-                _set_attr(root, n.target, state_dict[n.target], False)
-        return fx.GraphModule(root, graph)
+        return fx.GraphModule(_root_from_state(graph, state_dict, f"{path}: the state_dict has no '{{}}'"), graph)
     if module is not None:
         return fx.GraphModule(module, graph)
     needs_modules = [n.target for n in graph.nodes if n.op == "call_module"]

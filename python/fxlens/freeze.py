@@ -157,14 +157,22 @@ def freeze(gm: fx.GraphModule) -> Tuple[fx.GraphModule, fx.GraphModule]:
     with torch.no_grad():
         probe_values = fx.GraphModule(_root_for(probe, gm), probe)() if chosen else ()
     chosen = [n for n, v in zip(chosen, probe_values) if isinstance(v, torch.Tensor)]
+    frozen, fold, _ = _cut(gm, chosen, as_parameters=False)
+    return frozen, fold
+
+
+def _cut(gm: fx.GraphModule, chosen: Sequence[fx.Node],
+         as_parameters: bool) -> Tuple[fx.GraphModule, fx.GraphModule, List[str]]:
+    """(frozen module, fold module, targets) for the chosen nodes of `gm`: their values computed
+    once by the fold and held by the frozen module as buffers or parameters."""
     frozen_graph, fold_graph, targets = split_graph(gm.graph, chosen)
     fold = fx.GraphModule(_root_for(fold_graph, gm), fold_graph)
     root = _root_for(frozen_graph, gm)
     with torch.no_grad():
         values = fold() if targets else ()
     for t, v in zip(targets, values):
-        _set(root, t, v.detach().clone(), False)
-    return fx.GraphModule(root, frozen_graph), fold
+        _set(root, t, v.detach().clone().contiguous() if as_parameters else v.detach().clone(), as_parameters)
+    return fx.GraphModule(root, frozen_graph), fold, targets
 
 
 def _permutation_fold(fold: fx.GraphModule, k: int, names: List[str]) -> bool:
@@ -310,12 +318,6 @@ def reparameterize(gm: fx.GraphModule) -> Reparameterized:
             continue
         if _permutation_fold(probe_module, k, names):
             chosen.append(n)
-    frozen_graph, fold_graph, targets = split_graph(gm.graph, chosen)
-    fold = fx.GraphModule(_root_for(fold_graph, gm), fold_graph)
-    root = _root_for(frozen_graph, gm)
-    with torch.no_grad():
-        values = fold() if targets else ()
-    for t, v in zip(targets, values):
-        _set(root, t, v.detach().clone().contiguous(), True)
+    frozen, fold, targets = _cut(gm, chosen, as_parameters=True)
     origins = {t: list(reads[n]) for t, n in zip(targets, chosen)}
-    return Reparameterized(fx.GraphModule(root, frozen_graph), fold, targets, origins)
+    return Reparameterized(frozen, fold, targets, origins)
