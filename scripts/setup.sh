@@ -46,8 +46,8 @@ echo "== building"
 export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1
 TORCH_PREFIX=$(.venv/bin/python -c 'import torch;print(torch.utils.cmake_prefix_path)')
 if [ ! -f build/build.ninja ]; then
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" \
-    -DFXLENS_PYTHON="$ROOT/.venv/bin/python" >/dev/null
+  # The `dev` preset of CMakePresets.json (Ninja, RelWithDebInfo, ccache, the .venv's Python).
+  cmake --preset dev -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" >/dev/null
 fi
 cmake --build build -j "$(nproc)"
 # The libFuzzer targets: a clang build of core + patterns with ASan + UBSan (ctest -L fuzz runs them).
