@@ -82,15 +82,24 @@ QString stepDiff(const rewrite::Step &step)
     return QString::fromStdString(out);
 }
 
-/// Records the diff of every step as the session applies it (a run applies many).
+/// Records the diff of every step as the session applies it (a run applies many); the diffs of
+/// steps a new step replaced go with the branch the session keeps them in.
 class DiffRecorder : public rewrite::RewriteListener {
 public:
-    DiffRecorder(rewrite::Session &s, std::vector<QString> &diffs) : m_session(s), m_diffs(diffs) {}
+    DiffRecorder(rewrite::Session &s, std::vector<QString> &diffs, std::vector<std::vector<QString>> &branchDiffs)
+        : m_session(s), m_diffs(diffs), m_branchDiffs(branchDiffs)
+    {
+    }
     void notifyPatternEnd(const std::string &, bool applied) override
     {
         if (!applied)
             return;
         const auto &h = m_session.history();
+        const auto &branches = m_session.branches();
+        if (branches.size() > m_branchDiffs.size()) { // this step left a line: its diffs go with it
+            const size_t fork = branches.back().fork;
+            m_branchDiffs.emplace_back(m_diffs.begin() + long(std::min(fork, m_diffs.size())), m_diffs.end());
+        }
         m_diffs.resize(h.size());
         m_diffs.back() = stepDiff(h.back());
     }
@@ -98,6 +107,7 @@ public:
 private:
     rewrite::Session &m_session;
     std::vector<QString> &m_diffs;
+    std::vector<std::vector<QString>> &m_branchDiffs;
 };
 
 QString esc(const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); }
@@ -197,8 +207,17 @@ RewriteDebugger::RewriteDebugger(const rewrite::PatternRegistry &registry, QWidg
         }
     });
     connect(m_candidates, &QListWidget::itemDoubleClicked, this, [this] { applySelected(); });
-    connect(m_history, &QListWidget::currentRowChanged, this, [this](int row) { showStep(row); });
-    connect(m_history, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem *item) { checkout(m_history->row(item)); });
+    connect(m_history, &QListWidget::currentRowChanged, this, [this](int row) {
+        if (m_session && row >= 0 && size_t(row) <= m_session->history().size())
+            showStep(row);
+    });
+    connect(m_history, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem *item) {
+        const QVariant branch = item->data(Qt::UserRole);
+        if (branch.isValid())
+            switchBranch(branch.toInt());
+        else
+            checkout(m_history->row(item));
+    });
     refresh();
 }
 
@@ -299,6 +318,7 @@ void RewriteDebugger::restart()
     m_session.reset();
     m_recorder.reset();
     m_diffs.clear();
+    m_branchDiffs.clear();
     m_matches.clear();
     if (m_graph) {
         std::string error;
@@ -308,7 +328,7 @@ void RewriteDebugger::restart()
         if (m_verify && m_verifier)
             cfg.verify = m_verifier;
         m_session = std::make_unique<rewrite::Session>(*m_graph, patterns, cfg);
-        m_recorder = std::make_unique<DiffRecorder>(*m_session, m_diffs);
+        m_recorder = std::make_unique<DiffRecorder>(*m_session, m_diffs, m_branchDiffs);
         m_session->addListener(m_recorder.get());
         for (const auto &b : m_breakpoints)
             m_session->addBreakpoint(b);
@@ -364,6 +384,21 @@ void RewriteDebugger::refresh()
                     m_history->item(r)->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
             }
             m_history->setCurrentRow(int(m_session->version()));
+            // Lines a step replaced (applied after going back): kept, one row each.
+            const auto &branches = m_session->branches();
+            for (size_t b = 0; b < branches.size(); ++b) {
+                const auto &br = branches[b];
+                auto *item = new QListWidgetItem(tr("↳ branch from version %1: %n step(s), last %2 @ %3", nullptr, int(br.steps.size()))
+                                                     .arg(br.fork)
+                                                     .arg(QString::fromStdString(br.steps.back().pattern),
+                                                          QString::fromStdString(br.steps.back().anchor)),
+                                                 m_history);
+                item->setData(Qt::UserRole, int(b));
+                item->setToolTip(tr("Double-click to make this line current (its last version); the current line is kept as a branch"));
+                QFont f = item->font();
+                f.setItalic(true);
+                item->setFont(f);
+            }
         }
     }
     showStep(live ? int(m_session->version()) : 0);
@@ -476,6 +511,30 @@ bool RewriteDebugger::checkout(int version)
     if (!m_session->checkout(size_t(version)))
         return false;
     setStatus(tr("At version %1 of %2").arg(version).arg(m_session->history().size()));
+    afterEdit();
+    return true;
+}
+
+int RewriteDebugger::branchCount() const { return m_session ? int(m_session->branches().size()) : 0; }
+
+bool RewriteDebugger::switchBranch(int index)
+{
+    m_outlineNext = true;
+    if (!m_session || index < 0 || size_t(index) >= m_session->branches().size())
+        return false;
+    Q_EMIT aboutToEdit();
+    const size_t fork = m_session->branches()[size_t(index)].fork;
+    std::vector<QString> theirs = std::move(m_branchDiffs[size_t(index)]);
+    m_branchDiffs.erase(m_branchDiffs.begin() + index);
+    const size_t had = m_session->branches().size();
+    if (!m_session->switchBranch(size_t(index)))
+        return false;
+    // The session keeps the line it left as a branch (when it had steps after the fork).
+    if (m_session->branches().size() == had)
+        m_branchDiffs.emplace_back(m_diffs.begin() + long(std::min(fork, m_diffs.size())), m_diffs.end());
+    m_diffs.resize(std::min(fork, m_diffs.size()));
+    m_diffs.insert(m_diffs.end(), theirs.begin(), theirs.end());
+    setStatus(tr("Switched to the branch from version %1: at version %2").arg(fork).arg(m_session->version()));
     afterEdit();
     return true;
 }

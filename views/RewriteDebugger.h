@@ -55,6 +55,10 @@ public:
     bool isRunning() const { return m_running; }
     /// Moves to version v (0 = the graph as loaded or as the session found it).
     bool checkout(int version);
+    /// Makes branch `index` of the session current (see rewrite::Session::switchBranch); the
+    /// history list shows branches after the versions and switches on double-click.
+    bool switchBranch(int index);
+    int branchCount() const;
     /// kind: "pattern", "node" or "module".
     bool addBreakpoint(const QString &kind, const QString &value);
     /// Breakpoints as (kind, value): "pattern", "node" or "module".
@@ -102,6 +106,7 @@ private:
     std::unique_ptr<rewrite::RewriteListener> m_recorder;
     std::vector<rewrite::Match> m_matches;
     std::vector<QString> m_diffs; ///< by step (0-based), written when the step was applied
+    std::vector<std::vector<QString>> m_branchDiffs; ///< the diffs of each session branch
     std::vector<rewrite::Breakpoint> m_breakpoints;
     bool m_verify = false;
     bool m_running = false;

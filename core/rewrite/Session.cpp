@@ -345,9 +345,12 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
             l->notifyPatternEnd(p.name, false);
         return false;
     }
-    // A new step after an undo discards the redo branch.
-    if (m_cursor < m_history.size())
+    // A new step after going back: the steps it replaces are kept as a branch.
+    if (m_cursor < m_history.size()) {
+        m_branches.push_back({m_cursor, {std::make_move_iterator(m_history.begin() + long(m_cursor)),
+                                         std::make_move_iterator(m_history.end())}});
         m_history.resize(m_cursor);
+    }
     m_history.push_back(std::move(step));
     ++m_cursor;
     // Patterns look a couple of edges around their anchor: re-visit the neighbourhood of every edit.
@@ -434,6 +437,24 @@ bool Session::checkout(size_t v)
     while (m_cursor < v)
         redo();
     return true;
+}
+
+bool Session::switchBranch(size_t index)
+{
+    if (index >= m_branches.size())
+        return false;
+    Branch b = std::move(m_branches[index]);
+    m_branches.erase(m_branches.begin() + long(index));
+    checkout(b.fork);
+    if (m_cursor < m_history.size()) {
+        m_branches.push_back({m_cursor, {std::make_move_iterator(m_history.begin() + long(m_cursor)),
+                                         std::make_move_iterator(m_history.end())}});
+        m_history.resize(m_cursor);
+    }
+    // The branch's steps were recorded from this very version (undo restores nodes as they were).
+    for (auto &step : b.steps)
+        m_history.push_back(std::move(step));
+    return checkout(m_history.size());
 }
 
 bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bool &hitBreakpoint)

@@ -27,6 +27,13 @@ struct Step {
     bool verified = false; ///< SessionConfig::verify ran on this version and it passed
 };
 
+/// A line of steps that left the current history at version `fork`: kept when a step is applied
+/// after going back, so no applied (or verified) work is lost; Session::switchBranch makes it current.
+struct Branch {
+    size_t fork = 0;
+    std::vector<Step> steps; ///< versions fork+1 .. fork+steps.size() of that line
+};
+
 struct Breakpoint {
     enum class Kind { Pattern, Node, Module };
     Kind kind;
@@ -79,6 +86,11 @@ public:
     bool checkout(size_t version);
     size_t version() const { return m_cursor; }
     const std::vector<Step> &history() const { return m_history; }
+    /// Lines that left the history (a step applied after going back keeps the steps it replaced).
+    const std::vector<Branch> &branches() const { return m_branches; }
+    /// Makes branch `index` the current line and moves to its last version; the current line's steps
+    /// after the branch's fork become a branch in its place. False for a bad index.
+    bool switchBranch(size_t index);
 
     void addBreakpoint(Breakpoint b) { m_breakpoints.push_back(std::move(b)); }
     /// Sets (or, with nullptr, removes) the semantic check of later steps (SessionConfig::verify).
@@ -143,6 +155,7 @@ private:
     std::vector<uint8_t> m_queued; ///< by node id
     std::set<std::pair<const Pattern *, uint32_t>> m_skipped; ///< (pattern, anchor id); ids survive undo
     std::vector<Step> m_history;
+    std::vector<Branch> m_branches;
     size_t m_cursor = 0;
     std::vector<Breakpoint> m_breakpoints;
     std::string m_lastError;

@@ -437,6 +437,50 @@ private Q_SLOTS:
         QCOMPARE(g.size(), size_t(28));
     }
 
+    /// A step applied after going back keeps the replaced steps as a branch; switching to it gives
+    /// back the very graph of its last version, and the line it replaces becomes a branch in turn.
+    void branchingHistory()
+    {
+        auto r = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/tangle4_fx.json");
+        ir::Graph &g = *r.value();
+        std::string err;
+        Session s(g, registry().preset("vertical", err));
+        s.run();
+        const size_t n = s.history().size();
+        QVERIFY(n >= 4);
+        const std::string optimized = printed(g);
+        const std::string lastPattern = s.history().back().pattern;
+        QVERIFY(s.checkout(2));
+        const std::string atTwo = printed(g);
+        // A different step at version 2: skip the candidate the first line took.
+        auto c = s.candidates();
+        QVERIFY(c.size() >= 2);
+        s.skip(c[0]);
+        QVERIFY(s.apply(c[1]));
+        QCOMPARE(s.version(), size_t(3));
+        QCOMPARE(s.history().size(), size_t(3));
+        QCOMPARE(s.branches().size(), size_t(1));
+        QCOMPARE(s.branches()[0].fork, size_t(2));
+        QCOMPARE(s.branches()[0].steps.size(), n - 2);
+        QCOMPARE(s.branches()[0].steps.back().pattern, lastPattern);
+        const std::string other = printed(g);
+        QVERIFY(other != optimized);
+        // Back to the first line: its last version exactly, and the new line is kept.
+        QVERIFY(s.switchBranch(0));
+        QCOMPARE(s.version(), n);
+        QCOMPARE(s.history().size(), n);
+        QCOMPARE(printed(g), optimized);
+        QVERIFY(g.lint().empty());
+        QCOMPARE(s.branches().size(), size_t(1));
+        QCOMPARE(s.branches()[0].fork, size_t(2));
+        QCOMPARE(s.branches()[0].steps.size(), size_t(1));
+        QVERIFY(s.checkout(2));
+        QCOMPARE(printed(g), atTwo);
+        QVERIFY(s.switchBranch(0));
+        QCOMPARE(printed(g), other);
+        QVERIFY(!s.switchBranch(5));
+    }
+
     void undoAfterRunReproposes()
     {
         // Undo restores erased nodes; the driver must see them again and redo the same rewrite.

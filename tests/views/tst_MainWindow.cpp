@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPlainTextEdit>
 #include <QTabWidget>
 #include <QSignalSpy>
@@ -427,6 +428,46 @@ private Q_SLOTS:
 
     /// A run goes in slices with the window held still meanwhile; Stop ends it between slices with
     /// a consistent graph, and the next Run goes on to the fixpoint.
+    /// Apply after going back keeps the replaced steps as a branch in the history list (issue: no
+    /// lost work); double-clicking it makes that line current again with its own diffs.
+    void branchingHistory()
+    {
+        using fxlens::views::RewriteDebugger;
+        MainWindow w;
+        QVERIFY(showWith(w, "tangle4_fx.json", "rewriteDock"));
+        RewriteDebugger *d = w.debugger();
+        d->setPreset(QStringLiteral("vertical"));
+        for (int i = 0; i < 4; ++i)
+            QVERIFY(d->applySelected());
+        const std::string four = fxlens::ir::printGraph(*w.graph());
+        const QString diffFour = d->diffText(4);
+        QVERIFY(d->checkout(1));
+        QVERIFY(d->candidateCount() >= 2);
+        d->candidateList()->setCurrentRow(1);
+        QVERIFY(d->applySelected());
+        QCOMPARE(d->version(), 2);
+        QCOMPARE(d->historySize(), 2);
+        QCOMPARE(d->branchCount(), 1);
+        // Versions 0..2, then the branch row.
+        QListWidget *h = d->historyList();
+        QCOMPARE(h->count(), 4);
+        QListWidgetItem *branch = h->item(3);
+        QVERIFY2(branch->text().contains(QStringLiteral("branch from version 1: 3 step(s)")), qPrintable(branch->text()));
+        const std::string other = fxlens::ir::printGraph(*w.graph());
+        Q_EMIT h->itemDoubleClicked(branch);
+        QCOMPARE(d->version(), 4);
+        QCOMPARE(fxlens::ir::printGraph(*w.graph()), four);
+        QCOMPARE(d->diffText(4), diffFour);
+        QCOMPARE(d->branchCount(), 1);
+        QVERIFY(h->item(h->count() - 1)->text().contains(QStringLiteral("branch from version 1: 1 step(s)")));
+        QDir().mkpath(QStringLiteral("screenshots"));
+        QVERIFY(w.grab().save(QStringLiteral("screenshots/debugger_branches.png")));
+        QCOMPARE(int(w.graph()->size()), w.findChild<fxlens::views::NodeTableModel *>()->rowCount());
+        QVERIFY(d->switchBranch(0));
+        QCOMPARE(fxlens::ir::printGraph(*w.graph()), other);
+        QCOMPARE(d->version(), 2);
+    }
+
     void runCanBeStopped()
     {
         MainWindow w;
