@@ -206,7 +206,13 @@ RewriteDebugger::RewriteDebugger(const rewrite::PatternRegistry &registry, QWidg
             Q_EMIT highlightRequested(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
         }
     });
-    connect(m_candidates, &QListWidget::itemDoubleClicked, this, [this] { applySelected(); });
+    connect(m_candidates, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem *item) {
+        const QStringList skipped = item->data(Qt::UserRole).toStringList();
+        if (skipped.size() == 2)
+            unskip(skipped[0], skipped[1]);
+        else
+            applySelected();
+    });
     connect(m_history, &QListWidget::currentRowChanged, this, [this](int row) {
         if (m_session && row >= 0 && size_t(row) <= m_session->history().size())
             showStep(row);
@@ -357,6 +363,15 @@ void RewriteDebugger::refresh()
             m_candidates->addItem(QStringLiteral("%1 @ %2 — %3")
                                       .arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name()),
                                            QString::fromStdString(m.summary)));
+        // Skipped (and rolled-back) candidates stay visible, greyed, after the live ones.
+        if (live)
+            for (const auto &[pattern, anchor] : m_session->skipped()) {
+                auto *item = new QListWidgetItem(tr("skipped: %1 @ %2 (double-click to propose it again)")
+                                                     .arg(QString::fromStdString(pattern), QString::fromStdString(anchor)),
+                                                 m_candidates);
+                item->setData(Qt::UserRole, QStringList{QString::fromStdString(pattern), QString::fromStdString(anchor)});
+                item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+            }
         if (!m_matches.empty())
             m_candidates->setCurrentRow(0);
     }
@@ -514,6 +529,18 @@ bool RewriteDebugger::checkout(int version)
     afterEdit();
     return true;
 }
+
+bool RewriteDebugger::unskip(const QString &pattern, const QString &anchor)
+{
+    if (!m_session || !m_session->unskip(pattern.toStdString(), anchor.toStdString()))
+        return false;
+    setStatus(tr("%1 at %2 is proposed again").arg(pattern, anchor));
+    m_outlineNext = true;
+    refresh();
+    return true;
+}
+
+int RewriteDebugger::skippedCount() const { return m_session ? int(m_session->skipped().size()) : 0; }
 
 int RewriteDebugger::branchCount() const { return m_session ? int(m_session->branches().size()) : 0; }
 

@@ -58,6 +58,10 @@ public:
     /// Makes branch `index` of the session current (see rewrite::Session::switchBranch); the
     /// history list shows branches after the versions and switches on double-click.
     bool switchBranch(int index);
+    /// Proposes a skipped candidate again; skipped ones are listed (greyed) after the candidates,
+    /// and double-clicking one calls this.
+    bool unskip(const QString &pattern, const QString &anchor);
+    int skippedCount() const;
     int branchCount() const;
     /// kind: "pattern", "node" or "module".
     bool addBreakpoint(const QString &kind, const QString &value);

@@ -397,6 +397,33 @@ void Session::skip(const Match &m)
         m_skipped.insert({p, m.anchor->id()});
 }
 
+std::vector<std::pair<std::string, std::string>> Session::skipped() const
+{
+    std::vector<std::pair<const Pattern *, Node *>> live;
+    for (const auto &[p, id] : m_skipped)
+        if (Node *n = m_g.byId(id); n && !n->isErased())
+            live.emplace_back(p, n);
+    m_g.renumber();
+    std::sort(live.begin(), live.end(), [](const auto &a, const auto &b) {
+        return a.first->name != b.first->name ? a.first->name < b.first->name : a.second->order() < b.second->order();
+    });
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto &[p, n] : live)
+        out.emplace_back(p->name, n->name());
+    return out;
+}
+
+bool Session::unskip(const std::string &pattern, const std::string &anchor)
+{
+    const Pattern *p = patternNamed(pattern);
+    Node *n = m_g.find(anchor);
+    if (!p || !n || !m_skipped.erase({p, n->id()}))
+        return false;
+    enqueue(n); // the driver may have passed the anchor already: visit it again
+
+    return true;
+}
+
 static void enqueueEdits(const std::vector<Edit> &edits, const std::function<void(Node *)> &enq)
 {
     for (const auto &e : edits) {

@@ -80,6 +80,11 @@ public:
     bool apply(const Match &m);
     /// Marks (pattern, anchor) so that neither the driver nor candidates() proposes it again.
     void skip(const Match &m);
+    /// The (pattern, anchor node) pairs skipped (by skip(), or refused by a check), anchors alive now,
+    /// in pattern-then-program order.
+    std::vector<std::pair<std::string, std::string>> skipped() const;
+    /// Proposes (pattern, anchor) again; false when it was not skipped.
+    bool unskip(const std::string &pattern, const std::string &anchor);
     bool undo();
     bool redo();
     /// Moves to version v (0 = original, history().size() = latest) by undo/redo.

@@ -481,6 +481,40 @@ private Q_SLOTS:
         QVERIFY(!s.switchBranch(5));
     }
 
+    /// Skips are listed and can be taken back: the candidate comes back, and the driver applies it.
+    void skipsAreVisibleAndUndoable()
+    {
+        auto r = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/tangle4_fx.json");
+        ir::Graph &g = *r.value();
+        std::string err;
+        Session s(g, registry().preset("vertical", err));
+        auto c = s.candidates();
+        QVERIFY(!c.empty());
+        const std::string pattern = c[0].pattern, anchor = c[0].anchor->name();
+        s.skip(c[0]);
+        QCOMPARE(s.skipped().size(), size_t(1));
+        QCOMPARE(s.skipped()[0].first, pattern);
+        QCOMPARE(s.skipped()[0].second, anchor);
+        auto has = [&](const std::vector<Match> &ms) {
+            return std::any_of(ms.begin(), ms.end(), [&](const Match &m) { return m.pattern == pattern && m.anchor->name() == anchor; });
+        };
+        QVERIFY(!has(s.candidates()));
+        QVERIFY(!s.unskip("no_such_pattern", anchor));
+        QVERIFY(s.unskip(pattern, anchor));
+        QVERIFY(!s.unskip(pattern, anchor));
+        QVERIFY(s.skipped().empty());
+        QVERIFY(has(s.candidates()));
+        // Skipped again, run to the fixpoint (the driver leaves it), then unskipped: run applies it.
+        s.skip(c[0]);
+        s.run();
+        const size_t steps = s.history().size();
+        if (g.find(anchor) && s.unskip(pattern, anchor)) {
+            s.run();
+            QVERIFY(s.history().size() >= steps);
+        }
+        QVERIFY(g.lint().empty());
+    }
+
     void undoAfterRunReproposes()
     {
         // Undo restores erased nodes; the driver must see them again and redo the same rewrite.

@@ -468,6 +468,27 @@ private Q_SLOTS:
         QCOMPARE(d->version(), 2);
     }
 
+    /// Skip is visible (a greyed row after the candidates) and can be taken back by double-click.
+    void skipsAreListed()
+    {
+        MainWindow w;
+        QVERIFY(showWith(w, "tangle4_fx.json", "rewriteDock"));
+        auto *d = w.debugger();
+        d->setPreset(QStringLiteral("vertical"));
+        const int before = d->candidateCount();
+        const QString first = d->candidateList()->item(0)->text().section(QStringLiteral(" — "), 0, 0);
+        QVERIFY(d->skipSelected());
+        QCOMPARE(d->skippedCount(), 1);
+        QCOMPARE(d->candidateCount(), before - 1);
+        QListWidget *list = d->candidateList();
+        QListWidgetItem *row = list->item(list->count() - 1);
+        QVERIFY2(row->text().startsWith(QStringLiteral("skipped: ") + first), qPrintable(row->text()));
+        Q_EMIT list->itemDoubleClicked(row);
+        QCOMPARE(d->skippedCount(), 0);
+        QCOMPARE(d->candidateCount(), before);
+        QCOMPARE(d->version(), 0); // taking a skip back applies nothing
+    }
+
     void runCanBeStopped()
     {
         MainWindow w;
