@@ -16,12 +16,16 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProgressBar>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QTextBrowser>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <climits>
 
 #include <set>
 
@@ -178,6 +182,11 @@ RewriteDebugger::RewriteDebugger(const rewrite::PatternRegistry &registry, QWidg
     split->setStretchFactor(1, 2);
     split->setStretchFactor(2, 3);
     layout->addWidget(split, 1);
+    m_progress = new QProgressBar(this);
+    m_progress->setObjectName(QStringLiteral("runProgress"));
+    m_progress->setTextVisible(true);
+    m_progress->hide();
+    layout->addWidget(m_progress);
     m_statusLabel = new QLabel(this);
     m_statusLabel->setWordWrap(true);
     m_statusLabel->setObjectName(QStringLiteral("debuggerStatus"));
@@ -585,16 +594,31 @@ QString RewriteDebugger::run()
     m_session->setMaxSteps(m_verify ? 5 : 500);
     rewrite::RunResult r;
     double seconds = 0;
+    QElapsedTimer clock;
+    clock.start();
+    m_progress->setRange(0, 0); // busy until the first slice says how far it got
+    m_progress->show();
     for (;;) {
         r = m_session->run();
         seconds += r.seconds;
         if (r.reason != rewrite::StopReason::StepLimit)
             break;
-        setStatus(tr("Running… %1 step(s)").arg(m_session->version() - before));
+        // The candidates left are a lower bound of the steps to come (a step may make new ones).
+        constexpr size_t kCount = 1000;
+        const size_t done = m_session->version() - before, left = m_session->candidates(kCount).size();
+        const double eta = done ? double(clock.elapsed()) / 1000.0 / double(done) * double(left) : 0;
+        m_progress->setRange(0, int(std::min<size_t>(done + left, INT_MAX)));
+        m_progress->setValue(int(std::min<size_t>(done, INT_MAX)));
+        m_lastProgress = tr("%1 of ≥%2 steps, %3 s; about %4 s left").arg(done).arg(done + left).arg(clock.elapsed() / 1000.0, 0, 'f', 1).arg(eta, 0, 'f', 0);
+        if (left == kCount)
+            m_lastProgress += tr(" (over %1 candidates)").arg(kCount);
+        m_progress->setFormat(m_lastProgress);
+        setStatus(tr("Running… %1").arg(m_lastProgress));
         QCoreApplication::processEvents();
         if (m_stop)
             break;
     }
+    m_progress->hide();
     m_session->setMaxSteps(SIZE_MAX);
     m_session->setChecked(true);
     const auto lint = m_graph->lint();
@@ -618,7 +642,7 @@ void RewriteDebugger::setBusy(bool busy)
     m_stop = false;
     // Everything but the Run/Stop button holds still while a run is between slices.
     for (QWidget *w : findChildren<QWidget *>(QString(), Qt::FindDirectChildrenOnly))
-        if (w != m_run)
+        if (w != m_run && w != m_progress)
             w->setEnabled(!busy);
     m_verifyBox->setEnabled(!busy && verifyAvailable());
     m_run->setText(busy ? tr("Stop") : tr("Run"));

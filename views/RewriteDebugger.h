@@ -21,6 +21,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
+class QProgressBar;
 class QPushButton;
 class QTextBrowser;
 
@@ -62,6 +63,8 @@ public:
     /// and double-clicking one calls this.
     bool unskip(const QString &pattern, const QString &anchor);
     int skippedCount() const;
+    /// The progress line of the last run slice ("12 steps of ~40 … ETA …"), "" before any run.
+    QString lastProgress() const { return m_lastProgress; }
     int branchCount() const;
     /// kind: "pattern", "node" or "module".
     bool addBreakpoint(const QString &kind, const QString &value);
@@ -125,6 +128,8 @@ private:
     QListWidget *m_history = nullptr;
     QTextBrowser *m_diff = nullptr;
     QLabel *m_statusLabel = nullptr;
+    QProgressBar *m_progress = nullptr; ///< shown while a run goes: steps done of done + candidates left
+    QString m_lastProgress;
     QComboBox *m_breakKind = nullptr;
     QLineEdit *m_breakValue = nullptr;
     QLabel *m_breakList = nullptr;

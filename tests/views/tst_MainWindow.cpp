@@ -8,6 +8,8 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QRegularExpression>
 #include <QTabWidget>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -494,13 +496,22 @@ private Q_SLOTS:
         MainWindow w;
         QVERIFY(showWith(w, "tangle800_torch.json.gz", "rewriteDock"));
         auto *d = w.debugger();
-        bool heldStill = false;
+        bool heldStill = false, progressShown = false;
+        auto *bar = d->findChild<QProgressBar *>(QStringLiteral("runProgress"));
+        QVERIFY(bar && !bar->isVisible());
         QTimer::singleShot(0, &w, [&] {
             heldStill = d->isRunning() && !w.menuBar()->isEnabled() && !w.canvas()->isEnabled() && !d->candidateList()->isEnabled();
+            progressShown = bar->isVisible() && bar->isEnabled() && bar->maximum() > bar->value() && bar->value() > 0;
+            QDir().mkpath(QStringLiteral("screenshots"));
+            w.grab().save(QStringLiteral("screenshots/debugger_running.png"));
             d->run(); // the Run button reads Stop now
         });
         QCOMPARE(d->run(), QStringLiteral("stopped"));
         QVERIFY(heldStill);
+        QVERIFY(progressShown);
+        QVERIFY(!bar->isVisible());
+        QVERIFY2(QRegularExpression(QStringLiteral("^\\d+ of ≥\\d+ steps, [\\d.]+ s; about \\d+ s left")).match(d->lastProgress()).hasMatch(),
+                 qPrintable(d->lastProgress()));
         QVERIFY(!d->isRunning());
         QVERIFY(w.menuBar()->isEnabled() && w.canvas()->isEnabled());
         QVERIFY2(d->version() > 0 && d->version() < 5630, qPrintable(QString::number(d->version())));
