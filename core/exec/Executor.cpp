@@ -2522,6 +2522,21 @@ Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g, NodeObserver *o
 
 std::string Runner::device() const { return m_impl->device.str(); }
 
+/// Evaluates the weight-only nodes of `g` (`folded`, rewrite::weightOnlyNodes) once, in program
+/// order, into `env` (by node id): what freeze() keeps and optimize --freeze writes.
+static std::optional<Diagnostic> evalWeightOnly(Runner::Impl &impl, const ir::Graph &g, const std::vector<bool> &folded,
+                                                std::vector<IValue> &env)
+{
+    env.assign(g.idBound(), IValue());
+    Interp it = impl.interp(g, env);
+    c10::InferenceMode inference;
+    for (Node *n = g.first(); n; n = n->next())
+        if (folded[n->id()])
+            if (auto err = evalOne(it, n))
+                return err;
+    return std::nullopt;
+}
+
 Result<size_t> Runner::freeze(const ir::Graph &g)
 {
     DeviceScope deviceScope(m_impl->device);
@@ -2530,16 +2545,14 @@ Result<size_t> Runner::freeze(const ir::Graph &g)
     // Evaluate the folded nodes in program order (in an environment of their own); the steps of the
     // values that unfolded nodes read become those values, the others are skipped.
     Plan &p = m_impl->planFor(g);
-    std::vector<IValue> env(g.idBound());
-    Interp it = m_impl->interp(g, env);
-    c10::InferenceMode inference;
+    std::vector<IValue> env;
+    if (auto err = evalWeightOnly(*m_impl, g, folded, env))
+        return *err;
     size_t count = 0;
     std::vector<IValue> keep(g.idBound());
     for (Node *n = g.first(); n; n = n->next()) {
         if (!folded[n->id()])
             continue;
-        if (auto err = evalOne(it, n))
-            return *err;
         bool read = false;
         for (Node *u : n->users())
             read = read || !folded[u->id()];
@@ -2570,20 +2583,14 @@ Result<std::map<std::string, io::SafeTensor>> Runner::evaluateWeightNodes(const 
 {
     DeviceScope deviceScope(m_impl->device);
     const std::vector<bool> folded = rewrite::weightOnlyNodes(g);
-    std::vector<IValue> env(g.idBound());
-    Interp it = m_impl->interp(g, env);
-    c10::InferenceMode inference;
+    std::vector<IValue> env;
+    if (auto err = evalWeightOnly(*m_impl, g, folded, env))
+        return *err;
     std::map<std::string, io::SafeTensor> out;
-    std::unordered_set<std::string> wanted(names.begin(), names.end());
     try {
-        for (Node *n = g.first(); n; n = n->next()) {
-            if (!folded[n->id()])
-                continue;
-            if (auto err = evalOne(it, n))
-                return *err;
-            if (wanted.count(n->name()) && env[n->id()].isTensor())
-                out[n->name()] = toSafe(env[n->id()].toTensor());
-        }
+        for (const std::string &name : names)
+            if (const Node *n = g.find(name); n && folded[n->id()] && env[n->id()].isTensor())
+                out[name] = toSafe(env[n->id()].toTensor());
     } catch (const std::exception &e) {
         return diag("freezing: " + firstLine(e.what()));
     }
