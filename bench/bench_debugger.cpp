@@ -26,7 +26,9 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "usage: bench_debugger FILE [PRESET]\n");
         return 2;
     }
-    views::MainWindow w;
+    views::Services services;
+    services.patternDir = FXLENS_PATTERN_SOURCE_DIR;
+    views::MainWindow w(services);
     w.resize(1600, 1000);
     w.show();
     auto t0 = Clock::now();

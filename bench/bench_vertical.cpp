@@ -2,7 +2,7 @@
 // bench_vertical: time of a pattern preset to its fixpoint on one graph (graph loading and the
 // per-repeat copy are not timed). Usage: bench_vertical FILE [REPEAT] [PRESET]
 // Prints one line: file, IR, nodes before/after, rewrites, best and median seconds.
-#include "VerticalPatterns.h"
+#include "BuiltinPatterns.h"
 #include "io/GraphJson.h"
 #include "rewrite/Session.h"
 
@@ -27,7 +27,7 @@ int main(int argc, char **argv)
         return 3;
     }
     fxlens::rewrite::PatternRegistry reg;
-    std::string err = fxlens::patterns::registerVerticalPatterns(reg);
+    std::string err = fxlens::patterns::registerBuiltinPatterns(reg, FXLENS_PATTERN_SOURCE_DIR);
     auto patterns = reg.preset(preset, err);
     if (!err.empty()) {
         std::fprintf(stderr, "%s\n", err.c_str());

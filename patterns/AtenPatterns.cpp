@@ -17,7 +17,6 @@ public:
     {
         name = "move_view_after_cat";
         anchors = {{OpKind::CallFunction, "aten.cat.default"}, {OpKind::CallFunction, "torch.cat"}};
-        benefit = 33;
         labels = {"vertical"};
         description = "v_i = view(s[i], shp_i); y = cat(v, d) -> y = view(x, cat shape) (all pieces, split dim == cat dim, "
                       "views keep the leading dims)";
@@ -85,15 +84,10 @@ public:
 
 } // namespace
 
-std::string registerAtenPatterns(PatternRegistry &r)
+void registerAtenPatterns(Registrar &r)
 {
-    std::string err;
-    auto add = [&](std::unique_ptr<Pattern> p) {
-        if (err.empty())
-            err = r.add(std::move(p));
-    };
+    auto add = [&](std::unique_ptr<Pattern> p) { r.add(std::move(p)); };
     add(std::make_unique<MoveViewAfterCat>());
-    return err;
 }
 
 } // namespace fxlens::patterns

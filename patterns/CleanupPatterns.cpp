@@ -7,6 +7,7 @@
 //    which refuses to match across mutated values, sees plain dataflow.
 #include "PatternUtil.h"
 
+#include "ir/Target.h"
 #include "rewrite/Mutation.h"
 #include "rewrite/Schema.h"
 
@@ -22,7 +23,6 @@ public:
     {
         name = "dead_code";
         anchors = {{OpKind::CallFunction, ""}, {OpKind::CallMethod, ""}, {OpKind::CallModule, ""}, {OpKind::GetAttr, ""}};
-        benefit = 100;
         labels = {"cleanup"};
         mutationAware = true; // erasing a dead reader of a mutated value is always safe
         description = "a call whose value is unused and that has no side effect (no in-place write, assert, print, "
@@ -85,7 +85,6 @@ public:
     {
         name = "functionalize_inplace";
         anchors = {{OpKind::CallFunction, ""}, {OpKind::CallMethod, ""}};
-        benefit = 99;
         labels = {"cleanup"};
         mutationAware = true;
         description = "y = f_(x) (inplace=True, x.add_(..), operator.iadd) on a fresh value x -> y = f(x); readers of x after "
@@ -184,11 +183,7 @@ public:
             redirect(rw, later, x, n);
             return;
         }
-        std::string base = p.target;
-        if (base.rfind("aten.", 0) == 0)
-            base = base.substr(5, base.find('.', 5) - 5);
-        else if (auto d = base.rfind('.'); d != std::string::npos)
-            base = base.substr(d + 1);
+        const std::string base = ir::Target::parse(p.target).base();
         Node *c = rw.create(n->op(), p.target, args, kwargs, base, n, n, {n->name()});
         c->meta().val = n->meta().val;
         rw.replaceAllUsesWith(n, c);
@@ -212,12 +207,10 @@ public:
 
 } // namespace
 
-std::string registerCleanupPatterns(PatternRegistry &r)
+void registerCleanupPatterns(Registrar &r)
 {
-    std::string err = r.add(std::make_unique<FunctionalizeInplace>());
-    if (err.empty())
-        err = r.add(std::make_unique<DeadCode>());
-    return err;
+    r.add(std::make_unique<FunctionalizeInplace>());
+    r.add(std::make_unique<DeadCode>());
 }
 
 } // namespace fxlens::patterns

@@ -68,7 +68,6 @@ public:
     {
         name = "cast_through_stack";
         anchors = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}};
-        benefit = 41;
         labels = {"vertical"};
         description = "stack([cast(a_0), ..., cast(a_n)], d) -> cast(stack([a_0, ..., a_n], d)) (one conversion for n; the stacked "
                       "slices of one tensor then collapse into one slice)";
@@ -217,7 +216,6 @@ public:
         name = "batch_embedding";
         anchors = {{OpKind::CallFunction, "torch.nn.functional.embedding"}, {OpKind::CallFunction, "aten.embedding.default"},
                    {OpKind::CallModule, ""}};
-        benefit = 5;
         phase = 1;
         labels = {"horizontal"};
         description = "N × embedding(ids_i, T_i), equal dims and id shapes -> embedding(stack(ids) + offsets, cat(T)) -> unbind "
@@ -398,12 +396,10 @@ public:
 
 } // namespace
 
-std::string registerEmbeddingPatterns(PatternRegistry &r)
+void registerEmbeddingPatterns(Registrar &r)
 {
-    std::string err = r.add(std::make_unique<BatchEmbedding>());
-    if (err.empty())
-        err = r.add(std::make_unique<CastThroughStack>());
-    return err;
+    r.add(std::make_unique<BatchEmbedding>());
+    r.add(std::make_unique<CastThroughStack>());
 }
 
 } // namespace fxlens::patterns

@@ -75,7 +75,6 @@ public:
         name = std::move(n);
         level = aten ? IrLevel::Aten : IrLevel::Torch;
         anchors = std::move(a);
-        benefit = 5;
         phase = 1;
         labels = {"horizontal"};
         description = std::move(desc);
@@ -432,13 +431,9 @@ public:
 
 } // namespace
 
-std::string registerHorizontalPatterns(PatternRegistry &r)
+void registerHorizontalPatterns(Registrar &r)
 {
-    std::string err;
-    auto add = [&](std::unique_ptr<Pattern> p) {
-        if (err.empty())
-            err = r.add(std::move(p));
-    };
+    auto add = [&](std::unique_ptr<Pattern> p) { r.add(std::move(p)); };
     using K = Kind;
     auto fn = [](std::initializer_list<const char *> ts) {
         std::vector<AnchorKey> v;
@@ -479,7 +474,6 @@ std::string registerHorizontalPatterns(PatternRegistry &r)
     add(std::make_unique<BatchFusion>(K::Binary, true, "batch_aten_sub", fn({"aten.sub.Tensor"}), "N × aten.sub(a_i, b_i) -> one on stacks"));
     add(std::make_unique<BatchFusion>(K::Binary, true, "batch_aten_mul", fn({"aten.mul.Tensor"}), "N × aten.mul(a_i, b_i) -> one on stacks"));
     add(std::make_unique<BatchFusion>(K::Binary, true, "batch_aten_div", fn({"aten.div.Tensor"}), "N × aten.div(a_i, b_i) -> one on stacks"));
-    return err;
 }
 
 } // namespace fxlens::patterns

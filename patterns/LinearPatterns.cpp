@@ -144,7 +144,6 @@ public:
         anchors = {{OpKind::CallFunction, "torch.nn.functional.linear"}, {OpKind::CallModule, ""},
                    {OpKind::CallFunction, "aten.linear.default"}, {OpKind::CallFunction, "aten.addmm.default"},
                    {OpKind::CallFunction, "aten.mm.default"}};
-        benefit = 4; // after batch_linear: one batched matmul over several inputs beats one per input
         phase = 1;
         labels = {"horizontal"};
         description = "N >= 2 × linear(x, W_i, b_i) on one x -> split(linear(x, cat(W), cat(b)), [M_i], -1) "
@@ -347,7 +346,6 @@ public:
     {
         name = "split_cat_other_dim";
         anchors = {{OpKind::CallFunction, "torch.cat"}, {OpKind::CallFunction, "torch.concat"}, {OpKind::CallFunction, "aten.cat.default"}};
-        benefit = 31;
         labels = {"vertical"};
         description = "y = cat(split(x, k, d), e), equal pieces, e != d -> y = reshape(movedim(unflatten(x, d, [n, k]), d, e), y.shape)";
     }
@@ -408,7 +406,6 @@ public:
     {
         name = "unbind_run_in_stack";
         anchors = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}};
-        benefit = 42;
         labels = {"vertical"};
         description = "stack([a, u[0], ..., u[n-1], b], e) with u = unbind(x, d) -> cat([unsqueeze(a, e), movedim(x, d, e), unsqueeze(b, e)], e)";
     }
@@ -484,7 +481,6 @@ public:
         name = "split_run_in_stack_cat";
         anchors = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}, {OpKind::CallFunction, "torch.cat"},
                    {OpKind::CallFunction, "torch.concat"}, {OpKind::CallFunction, "aten.cat.default"}};
-        benefit = 30;
         labels = {"vertical"};
         description = "stack/cat([a, s[0], ..., s[n-1], b], e) with s = split(x, k, d) (equal pieces; a cat on another dim) -> "
                       "cat([a', view of x, b'], e); every such run of the list at once";
@@ -601,7 +597,6 @@ public:
     {
         name = "stack_runs_to_cat_view";
         anchors = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}};
-        benefit = 43;
         labels = {"vertical"};
         description = "stack([a, s[0], ..., s[k-1], b], d) with pieces of split(x, w, c) or unbind(x, c) -> "
                       "movedim(reshape(cat([a, x, b], c), [.., n, w, ..]), c, d)";
@@ -761,18 +756,13 @@ public:
 
 } // namespace
 
-std::string registerLinearPatterns(PatternRegistry &r)
+void registerLinearPatterns(Registrar &r)
 {
-    std::string err = r.add(std::make_unique<BatchLinearLhs>());
-    if (err.empty())
-        err = r.add(std::make_unique<StackRunsToCatView>());
-    if (err.empty())
-        err = r.add(std::make_unique<SplitCatOtherDim>());
-    if (err.empty())
-        err = r.add(std::make_unique<UnbindRunInStack>());
-    if (err.empty())
-        err = r.add(std::make_unique<SplitRunInStackCat>());
-    return err;
+    r.add(std::make_unique<BatchLinearLhs>());
+    r.add(std::make_unique<StackRunsToCatView>());
+    r.add(std::make_unique<SplitCatOtherDim>());
+    r.add(std::make_unique<UnbindRunInStack>());
+    r.add(std::make_unique<SplitRunInStackCat>());
 }
 
 } // namespace fxlens::patterns

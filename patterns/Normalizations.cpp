@@ -50,7 +50,6 @@ protected:
         name = std::move(n);
         level = lvl;
         anchors = std::move(a);
-        benefit = 100;
         labels = {"normalization"};
         description = std::move(desc);
     }
@@ -269,7 +268,6 @@ public:
     {
         name = "normalize_detach";
         level = IrLevel::Torch;
-        benefit = 100;
         labels = {"normalization"};
         description = "x.detach() -> torch.detach(x)";
         PatternBuilder b;
@@ -292,7 +290,6 @@ public:
         name = "numpy_compat";
         level = IrLevel::Torch;
         anchors = {{OpKind::CallFunction, ""}};
-        benefit = 110;
         labels = {"normalization"};
         description = "torch.f(..., axis=, keepdims=, x=, a=, x1=, x2=) -> dim=, keepdim=, input=, other=";
     }
@@ -361,13 +358,9 @@ public:
 
 } // namespace
 
-std::string registerNormalizations(PatternRegistry &r)
+void registerNormalizations(Registrar &r)
 {
-    std::string err;
-    auto add = [&](std::unique_ptr<Pattern> p) {
-        if (err.empty())
-            err = r.add(std::move(p));
-    };
+    auto add = [&](std::unique_ptr<Pattern> p) { r.add(std::move(p)); };
     add(std::make_unique<NormalizeSplit>());
     add(std::make_unique<NormalizeUnbind>());
     add(std::make_unique<NormalizeCat>());
@@ -382,7 +375,6 @@ std::string registerNormalizations(PatternRegistry &r)
                                              "aten.split.Tensor(x, 4, -1) -> aten.split_with_sizes(x, [4, 4, 2], D>=0), sections from meta"));
     add(std::make_unique<NormalizeSplitAten>("normalize_split_with_size_aten", "aten.split_with_sizes.default",
                                              "aten.split_with_sizes(x, sizes, dim=-1) -> aten.split_with_sizes(x, sizes, D>=0)"));
-    return err;
 }
 
 } // namespace fxlens::patterns

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Helpers shared by the built-in pattern files: emitters, input readers and run finders.
 #include "PatternUtil.h"
+#include "BuiltinPatterns.h"
+
+#include "ir/Target.h"
 
 #include <algorithm>
 
@@ -60,11 +63,7 @@ void canonicalize(Rewriter &rw, Node *n, const std::string &target, std::vector<
         rw.setInputs(n, std::move(args), std::move(kwargs));
         return;
     }
-    std::string base = target.substr(target.rfind('.') + 1);
-    if (target.rfind("aten.", 0) == 0) {
-        base = target.substr(5);
-        base = base.substr(0, base.find('.'));
-    }
+    const std::string base = ir::Target::parse(target).base();
     Node *c = rw.create(OpKind::CallFunction, target, std::move(args), std::move(kwargs), base, n, n, {n->name()});
     c->meta().val = n->meta().val;
     rw.replaceAllUsesWith(n, c);
@@ -229,6 +228,47 @@ std::vector<UnbindRun> unbindRuns(const std::vector<Node *> &inputs)
         a = b;
     }
     return runs;
+}
+
+const std::vector<AnchorKey> kSplitKeys = {{OpKind::CallFunction, "torch.split"},
+                                           {OpKind::CallMethod, "split"},
+                                           {OpKind::CallFunction, "aten.split.Tensor"},
+                                           {OpKind::CallFunction, "aten.split_with_sizes.default"}};
+const std::vector<AnchorKey> kCatKeys = {{OpKind::CallFunction, "torch.cat"},
+                                         {OpKind::CallFunction, "torch.concat"},
+                                         {OpKind::CallFunction, "aten.cat.default"}};
+const std::vector<AnchorKey> kStackKeys = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}};
+
+bool sameSizes(const SplitView &s, size_t first, size_t len)
+{
+    for (size_t i = first; i < first + len; ++i)
+        if (s.sizes[i] != s.sizes[first])
+            return false;
+    return true;
+}
+
+void replaceRun(Rewriter &rw, Node *cat, const std::vector<Node *> &inputs, size_t start, size_t len, Node *with)
+{
+    std::vector<Node *> next(inputs.begin(), inputs.begin() + long(start));
+    if (with)
+        next.push_back(with);
+    next.insert(next.end(), inputs.begin() + long(start + len), inputs.end());
+    setCatInputs(rw, cat, next);
+    for (size_t j = start; j < start + len; ++j)
+        rw.eraseIfDead(inputs[j]);
+}
+
+void Registrar::add(std::unique_ptr<Pattern> p)
+{
+    if (!m_error.empty())
+        return;
+    const int benefit = builtinBenefit(p->name);
+    if (benefit < 0) {
+        m_error = "built-in pattern '" + p->name + "' has no entry in the benefit table (patterns/BuiltinPatterns.cpp)";
+        return;
+    }
+    p->benefit = benefit;
+    m_error = m_registry.add(std::move(p));
 }
 
 } // namespace fxlens::patterns

@@ -132,13 +132,37 @@ constexpr size_t kThresholdToCat = 10;
 /// narrow(x) to an equal-size run of split pieces, unflattened at the split dim into [len, width].
 Node *unflattenRun(Emit &e, const PieceRun &run);
 
-std::string registerNormalizations(PatternRegistry &r);
-std::string registerCleanupPatterns(PatternRegistry &r);
-std::string registerLinearPatterns(PatternRegistry &r);
-std::string registerEmbeddingPatterns(PatternRegistry &r);
-std::string registerViewChainPatterns(PatternRegistry &r);
-std::string registerSplitCatPatterns(PatternRegistry &r);
-std::string registerAtenPatterns(PatternRegistry &r);
-std::string registerHorizontalPatterns(PatternRegistry &r);
+/// Anchors of the split, cat and stack patterns (Torch and ATen spellings).
+extern const std::vector<AnchorKey> kSplitKeys, kCatKeys, kStackKeys;
+/// Pieces [first, first + len) of a split have one size.
+bool sameSizes(const SplitView &s, size_t first, size_t len);
+/// Replaces cat inputs [start, start+len) by `with` (nullptr: drop them) and erases dead pieces.
+void replaceRun(Rewriter &rw, Node *cat, const std::vector<Node *> &inputs, size_t start, size_t len, Node *with);
+
+/// Adds the built-in C++ patterns to a registry, each with the benefit the benefit table
+/// (BuiltinPatterns.cpp) gives its name. The first problem (a duplicate name, a name the table
+/// lacks) is kept and later patterns are not added.
+class Registrar {
+public:
+    explicit Registrar(PatternRegistry &r) : m_registry(r) {}
+    void add(std::unique_ptr<Pattern> p);
+    const std::string &error() const { return m_error; }
+
+private:
+    PatternRegistry &m_registry;
+    std::string m_error;
+};
+
+// The families, one file each, in the order registerBuiltinPatterns calls them.
+void registerNormalizations(Registrar &r);
+void registerCleanupPatterns(Registrar &r);
+void registerSplitPatterns(Registrar &r);
+void registerStackPatterns(Registrar &r);
+void registerViewPatterns(Registrar &r);
+void registerAtenPatterns(Registrar &r);
+void registerHorizontalPatterns(Registrar &r);
+void registerLinearPatterns(Registrar &r);
+void registerEmbeddingPatterns(Registrar &r);
+void registerViewChainPatterns(Registrar &r);
 
 } // namespace fxlens::patterns

@@ -6,6 +6,8 @@
 // can express (a reshape that would copy mid-chain) is left alone.
 #include "PatternUtil.h"
 
+#include "ir/Target.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -86,16 +88,11 @@ std::string opName(const Node *n)
 {
     std::string t = n->target();
     if (n->op() == OpKind::CallFunction) {
-        if (t.rfind("aten.", 0) == 0) {
-            t = t.substr(5);
-            t = t.substr(0, t.find('.'));
-        } else if (t.rfind("torch.", 0) == 0 && t.find('.', 6) == std::string::npos) {
-            t = t.substr(6);
-        } else if (t.rfind("torch.Tensor.", 0) == 0) {
-            t = t.substr(13);
-        } else {
+        // aten.<op>.<overload>, torch.<op> and torch.Tensor.<op>; not torch.nn.functional.* etc.
+        const ir::Target target = ir::Target::parse(t);
+        if (!target.isAten() && target.ns != "torch" && target.ns != "torch.Tensor")
             return {};
-        }
+        t = target.base();
     } else if (n->op() != OpKind::CallMethod) {
         return {};
     }
@@ -281,7 +278,6 @@ public:
         for (const char *t : {"reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "movedim", "moveaxis",
                               "transpose", "swapaxes", "swapdims", "t", "contiguous"})
             anchors.push_back({OpKind::CallMethod, t});
-        benefit = 35;
         labels = {"vertical"};
         description = "a chain of reshapes and permutes of x (any of reshape/view/flatten/unflatten/squeeze/unsqueeze/"
                       "permute/movedim/transpose) -> reshape(x, s) or permute(reshape(x, s), p)";
@@ -388,7 +384,6 @@ public:
         anchors = {{OpKind::CallFunction, "torch.split"}, {OpKind::CallMethod, "split"}, {OpKind::CallFunction, "torch.functional.split"},
                    {OpKind::CallFunction, "aten.split.Tensor"}, {OpKind::CallFunction, "aten.split_with_sizes.default"},
                    {OpKind::CallFunction, "torch.chunk"}, {OpKind::CallMethod, "chunk"}};
-        benefit = 34;
         labels = {"vertical"};
         description = "[c(s[i]) for s in split(x, w, d)] with one reshape/permute chain c -> unbind(permute(reshape(x, S), P), 0)";
     }
@@ -528,12 +523,10 @@ public:
 
 } // namespace
 
-std::string registerViewChainPatterns(PatternRegistry &r)
+void registerViewChainPatterns(Registrar &r)
 {
-    std::string err = r.add(std::make_unique<FoldViewChain>());
-    if (err.empty())
-        err = r.add(std::make_unique<SplitViewChains>());
-    return err;
+    r.add(std::make_unique<FoldViewChain>());
+    r.add(std::make_unique<SplitViewChains>());
 }
 
 } // namespace fxlens::patterns

@@ -8,7 +8,7 @@
 #include "RewriteDebugger.h"
 #include "PatternEditor.h"
 #include "ProfilePanel.h"
-#include "VerticalPatterns.h"
+#include "BuiltinPatterns.h"
 #include "rewrite/Session.h"
 #include "io/GraphJson.h"
 #include "io/PythonWriter.h"
@@ -73,7 +73,7 @@ public:
 };
 } // namespace
 
-MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
+MainWindow::MainWindow(Services services, QWidget *parent) : QMainWindow(parent)
 {
     setWindowTitle(QStringLiteral("fxlens"));
     setAcceptDrops(true);
@@ -154,12 +154,12 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
             showMatches(m_patternList->item(row)->data(Qt::UserRole).toString());
     });
     connect(m_matchList, &QListWidget::currentRowChanged, this, &MainWindow::showMatch);
-    std::string err = patterns::registerVerticalPatterns(m_registry);
+    std::string err = patterns::registerBuiltinPatterns(m_registry, services.patternDir);
     if (!err.empty())
         statusBar()->showMessage(QString::fromStdString(err), 10000);
 
     // The rewrite debugger: steps of the greedy engine on this graph.
-    m_debugger = new RewriteDebugger(m_registry, this);
+    m_debugger = new RewriteDebugger(m_registry, std::move(services), this);
     QDockWidget *rdock = addPanel(tr("Rewrite"), QStringLiteral("rewriteDock"), m_debugger, pdock);
     connect(m_debugger, &RewriteDebugger::aboutToEdit, this, &MainWindow::waitForWorkers);
     connect(m_debugger, &RewriteDebugger::graphEdited, this, &MainWindow::graphEdited);

@@ -2,6 +2,7 @@
 // MainWindow: opens a graph file and shows its nodes, its text form and an inspector.
 #pragma once
 
+#include "Services.h"
 #include "ir/Graph.h"
 #include "rewrite/Pattern.h"
 
@@ -39,7 +40,7 @@ class ProfilePanel;
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    explicit MainWindow(QWidget *parent = nullptr);
+    explicit MainWindow(Services services = {}, QWidget *parent = nullptr);
     ~MainWindow() override;
 
     /// Loads a graph file; on failure the current graph stays and loadFailed() is emitted.

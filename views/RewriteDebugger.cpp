@@ -4,9 +4,7 @@
 
 #include "ir/Printer.h"
 #include "rewrite/Session.h"
-#ifdef FXLENS_HAVE_TORCH
-#include "exec/Executor.h"
-#endif
+#include "rewrite/StepDiff.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -33,58 +31,8 @@ namespace fxlens::views {
 
 namespace {
 
-/// Printed form of a node as it is now, without meta comments.
-std::string nodeText(const ir::Node &n)
-{
-    ir::PrintOptions o;
-    o.showMeta = false;
-    std::string s = ir::printNode(n, o);
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
-        s.pop_back();
-    size_t lead = s.find_first_not_of(' ');
-    return lead == std::string::npos ? s : s.substr(lead);
-}
-
-std::string argsText(const std::vector<ir::Argument> &args, const std::vector<std::pair<std::string, ir::Argument>> &kwargs)
-{
-    std::string s = "(";
-    for (size_t i = 0; i < args.size(); ++i)
-        s += (i ? ", " : "") + args[i].toString();
-    for (size_t i = 0; i < kwargs.size(); ++i)
-        s += (i || !args.empty() ? ", " : "") + kwargs[i].first + " = " + kwargs[i].second.toString();
-    return s + ")";
-}
-
 /// The diff of one step, written right after it was applied (so nodes print as the step left them).
-QString stepDiff(const rewrite::Step &step)
-{
-    std::string out;
-    std::set<const ir::Node *> inserted;
-    for (const auto &e : step.edits)
-        if (e.kind == rewrite::Edit::Kind::Insert)
-            inserted.insert(e.node);
-    for (const auto &e : step.edits) {
-        switch (e.kind) {
-        case rewrite::Edit::Kind::Insert:
-            if (!e.node->isErased())
-                out += "+ " + nodeText(*e.node) + "\n";
-            break;
-        case rewrite::Edit::Kind::Erase:
-            if (!inserted.count(e.node)) // an erased node keeps its inputs
-                out += "- " + nodeText(*e.node) + "\n";
-            break;
-        case rewrite::Edit::Kind::SetInputs:
-            if (!inserted.count(e.node))
-                out += "~ " + e.node->name() + " = " + e.node->target() + argsText(e.oldArgs, e.oldKwargs) + "  ->  " +
-                       argsText(e.newArgs, e.newKwargs) + "\n";
-            break;
-        case rewrite::Edit::Kind::Move:
-            out += "~ " + e.node->name() + " moved before " + (e.movedBefore ? e.movedBefore->name() : std::string("the end")) + "\n";
-            break;
-        }
-    }
-    return QString::fromStdString(out);
-}
+QString stepDiff(const rewrite::Step &step) { return QString::fromStdString(rewrite::diffStep(step.edits).toString()); }
 
 /// Records the diff of every step as the session applies it (a run applies many); the diffs of
 /// steps a new step replaced go with the branch the session keeps them in.
@@ -118,7 +66,8 @@ QString esc(const std::string &s) { return QString::fromStdString(s).toHtmlEscap
 
 } // namespace
 
-RewriteDebugger::RewriteDebugger(const rewrite::PatternRegistry &registry, QWidget *parent) : QWidget(parent), m_registry(registry)
+RewriteDebugger::RewriteDebugger(const rewrite::PatternRegistry &registry, Services services, QWidget *parent)
+    : QWidget(parent), m_registry(registry), m_services(std::move(services))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
@@ -238,14 +187,7 @@ RewriteDebugger::RewriteDebugger(const rewrite::PatternRegistry &registry, QWidg
 
 RewriteDebugger::~RewriteDebugger() = default;
 
-bool RewriteDebugger::verifyAvailable()
-{
-#ifdef FXLENS_HAVE_TORCH
-    return true;
-#else
-    return false;
-#endif
-}
+bool RewriteDebugger::verifyAvailable() const { return bool(m_services.makeVerifier); }
 
 void RewriteDebugger::setGraph(ir::Graph *g)
 {
@@ -297,13 +239,15 @@ bool RewriteDebugger::setVerify(bool on)
     m_verify = false;
     m_verifier = nullptr;
     if (on) {
-#ifdef FXLENS_HAVE_TORCH
+        if (!verifyAvailable()) {
+            setStatus(tr("Cannot verify: this build has no LibTorch executor"));
+            return false;
+        }
         if (m_graph) {
             // The reference is this version as it is now: later steps must keep its outputs.
             QApplication::setOverrideCursor(Qt::WaitCursor);
             std::string error;
-            exec::ExecOptions o;
-            m_verifier = exec::makeStepVerifier(*m_graph, o, error);
+            m_verifier = m_services.makeVerifier(*m_graph, error);
             QApplication::restoreOverrideCursor();
             if (!m_verifier) {
                 setStatus(tr("Cannot verify: the graph does not run: %1").arg(QString::fromStdString(error)));
@@ -311,10 +255,6 @@ bool RewriteDebugger::setVerify(bool on)
             }
         }
         m_verify = true;
-#else
-        setStatus(tr("Cannot verify: this build has no LibTorch executor"));
-        return false;
-#endif
     }
     {
         QSignalBlocker block(m_verifyBox);

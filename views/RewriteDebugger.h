@@ -6,6 +6,7 @@
 // executor (its verification badge) in builds that have it.
 #pragma once
 
+#include "Services.h"
 #include "ir/Graph.h"
 #include "rewrite/Pattern.h"
 #include "rewrite/Session.h"
@@ -30,13 +31,14 @@ namespace fxlens::views {
 class RewriteDebugger : public QWidget {
     Q_OBJECT
 public:
-    RewriteDebugger(const rewrite::PatternRegistry &registry, QWidget *parent = nullptr);
+    RewriteDebugger(const rewrite::PatternRegistry &registry, Services services = {}, QWidget *parent = nullptr);
     ~RewriteDebugger() override;
 
     /// The graph to straighten (edited in place; nullptr detaches). Starts a new session.
     void setGraph(ir::Graph *g);
     /// Whether steps can be checked numerically (the executor is built in).
-    static bool verifyAvailable();
+    /// Whether the app gave a step verifier (Services::makeVerifier).
+    bool verifyAvailable() const;
 
     // --- actions (the buttons call these; so do tests and scripts) ---
     void setPreset(const QString &preset);
@@ -108,6 +110,7 @@ private:
     void setBusy(bool busy);
 
     const rewrite::PatternRegistry &m_registry;
+    Services m_services;
     ir::Graph *m_graph = nullptr;
     std::unique_ptr<rewrite::Session> m_session;
     std::unique_ptr<rewrite::RewriteListener> m_recorder;

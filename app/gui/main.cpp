@@ -2,7 +2,11 @@
 // fxlens: the desktop app.
 #include "Version.h"
 #include "MainWindow.h"
+#include "PatternDir.h"
 #include "RewriteDebugger.h"
+#ifdef FXLENS_HAVE_TORCH
+#include "exec/Executor.h"
+#endif
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -46,7 +50,14 @@ int main(int argc, char **argv)
     describe(parser, screenshot, applySteps);
     parser.process(app);
 
-    fxlens::views::MainWindow w;
+    fxlens::views::Services services;
+    services.patternDir = fxlens::app::defaultPatternDir();
+#ifdef FXLENS_HAVE_TORCH
+    services.makeVerifier = [](const fxlens::ir::Graph &original, std::string &error) {
+        return fxlens::exec::makeStepVerifier(original, fxlens::exec::ExecOptions{}, error);
+    };
+#endif
+    fxlens::views::MainWindow w(std::move(services));
     w.show();
     const QStringList files = parser.positionalArguments();
     bool ok = true;

@@ -193,6 +193,139 @@ std::string nvidiaModelName(int index)
 
 std::string firstLine(const std::string &s) { return s.substr(0, s.find('\n')); }
 
+/// Kineto events -> raw events. The executor runs on this thread, so every host event shares one
+/// thread id (Kineto reports its own ops and CUPTI's runtime calls with different thread ids).
+/// `memPeak`: the CPU allocation peak from memory events (CPU profiles).
+std::vector<RawEvent> rawEvents(const torch::autograd::profiler::ProfilerResult &result, bool cuda, int64_t &memPeak)
+{
+    std::vector<RawEvent> raw;
+    int64_t memNow = 0;
+    raw.reserve(result.events().size());
+    for (const auto &e : result.events()) {
+        RawEvent r;
+        r.name = e.name();
+        r.startNs = e.startNs();
+        r.endNs = e.endNs();
+        r.tid = 1;
+        r.correlation = e.correlationId();
+        r.linked = e.linkedCorrelationId();
+        if (!cuda && e.name() == "[memory]" && e.deviceType() == c10::DeviceType::CPU) {
+            memNow += e.nBytes();
+            memPeak = std::max(memPeak, memNow);
+            continue;
+        }
+        const auto type = libkineto::ActivityType(e.activityType());
+        int a = 0, b = 0;
+        switch (type) {
+        case libkineto::ActivityType::CONCURRENT_KERNEL:
+        case libkineto::ActivityType::GPU_MEMCPY:
+        case libkineto::ActivityType::GPU_MEMSET: {
+            r.kind = type == libkineto::ActivityType::CONCURRENT_KERNEL ? RawEvent::Kind::Kernel
+                     : type == libkineto::ActivityType::GPU_MEMCPY     ? RawEvent::Kind::Memcpy
+                                                                        : RawEvent::Kind::Memset;
+            r.device = e.deviceIndex();
+            r.stream = e.deviceResourceId();
+            const std::string meta = e.metadataJson();
+            parseDim(meta, "\"grid\"", r.grid);
+            parseDim(meta, "\"block\"", r.block);
+            break;
+        }
+        case libkineto::ActivityType::CUDA_RUNTIME:
+        case libkineto::ActivityType::CUDA_DRIVER: r.kind = RawEvent::Kind::Launch; break;
+        case libkineto::ActivityType::CPU_OP:
+        case libkineto::ActivityType::USER_ANNOTATION:
+            if (parseRangeName(r.name, kNodePrefix, a, b)) {
+                r.kind = RawEvent::Kind::NodeRange;
+                r.iteration = a;
+                r.node = b;
+            } else if (parseRangeName(r.name, kIterPrefix, a, b)) {
+                r.kind = RawEvent::Kind::IterRange;
+                r.iteration = a;
+            } else {
+                r.kind = RawEvent::Kind::CpuOp;
+            }
+            break;
+        default: continue;
+        }
+        raw.push_back(std::move(r));
+    }
+    return raw;
+}
+
+/// The timed iterations under the Kineto profiler; `wallUs` gets each iteration's wall time (CUDA
+/// events on a GPU).
+Result<std::unique_ptr<torch::autograd::profiler::ProfilerResult>> recordIterations(Runner &runner, const ir::Graph &g,
+                                                                                   const ProfileOptions &opts, RangeObserver &observer,
+                                                                                   c10::DeviceIndex dev, std::vector<double> &wallUs)
+{
+    namespace tp = torch::profiler::impl;
+    namespace ap = torch::autograd::profiler;
+    const bool cuda = dev >= 0;
+    auto fail = [](const std::string &m) { return Diagnostic{Diagnostic::Severity::Error, {}, 0, 0, {}, m}; };
+    auto sync = [&]() {
+        if (cuda)
+            at::accelerator::synchronizeDevice(dev);
+    };
+    try {
+        tp::ExperimentalConfig exp;
+        exp.expose_kineto_event_metadata = true;
+        // Memory events give the CPU profile its peak (the CUDA allocator keeps its own statistics).
+        tp::ProfilerConfig config(tp::ProfilerState::KINETO, false, /*profile_memory=*/!cuda, false, false, false, exp);
+        std::set<tp::ActivityType> activities{tp::ActivityType::CPU};
+        if (cuda)
+            activities.insert(tp::ActivityType::CUDA);
+        // On CUDA only the executor's ranges are recorded on the host (the runtime launches and the
+        // device activity come from CUPTI); on CPU the ATen ops are the measured work.
+        std::unordered_set<at::RecordScope> scopes{at::RecordScope::USER_SCOPE};
+        if (!cuda || opts.hostOps)
+            scopes.insert(at::RecordScope::FUNCTION);
+        // Kineto reports a missing GPU as an error even for a CPU profile; keep a CPU profile quiet.
+        if (!cuda)
+            ::setenv("KINETO_LOG_LEVEL", "5", 0);
+        ap::prepareProfiler(config, activities);
+        ap::enableProfiler(config, activities, scopes);
+        observer.setRecord(true);
+        std::optional<c10::Event> begin, end;
+        if (cuda) {
+            begin.emplace(c10::DeviceType::CUDA, c10::EventFlag::BACKEND_DEFAULT);
+            end.emplace(c10::DeviceType::CUDA, c10::EventFlag::BACKEND_DEFAULT);
+        }
+        for (int i = 0; i < opts.iterations; ++i) {
+            observer.setIteration(i);
+            const auto t0 = std::chrono::steady_clock::now();
+            {
+                IterationRange nvtxIter(opts.nvtx, opts.versionId, i, false);
+                at::RecordFunction iter(at::RecordScope::USER_SCOPE);
+                if (iter.isActive())
+                    iter.before(kIterPrefix + std::to_string(i));
+                if (cuda)
+                    begin->record(at::accelerator::getCurrentStream(dev));
+                auto out = runner.run(g, &observer);
+                if (cuda)
+                    end->record(at::accelerator::getCurrentStream(dev));
+                if (!out) {
+                    observer.setRecord(false);
+                    iter.end();
+                    (void)ap::disableProfiler();
+                    return out.error();
+                }
+            }
+            sync();
+            if (cuda)
+                wallUs.push_back(begin->elapsedTime(*end) * 1000.0);
+            else
+                wallUs.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        }
+        observer.setRecord(false);
+        return ap::disableProfiler();
+    } catch (const std::exception &e) {
+        observer.setRecord(false);
+        if (ap::profilerEnabled())
+            (void)ap::disableProfiler();
+        return fail("the profiler failed: " + firstLine(e.what()));
+    }
+}
+
 } // namespace
 
 Result<prof::Profile> profileGraph(Runner &runner, const ir::Graph &g, const ProfileOptions &opts)
@@ -250,119 +383,13 @@ Result<prof::Profile> profileGraph(Runner &runner, const ir::Graph &g, const Pro
         at::accelerator::resetPeakStats(dev);
 
     std::vector<double> wallUs;
-    std::unique_ptr<ap::ProfilerResult> result;
-    try {
-        tp::ExperimentalConfig exp;
-        exp.expose_kineto_event_metadata = true;
-        // Memory events give the CPU profile its peak (the CUDA allocator keeps its own statistics).
-        tp::ProfilerConfig config(tp::ProfilerState::KINETO, false, /*profile_memory=*/!cuda, false, false, false, exp);
-        std::set<tp::ActivityType> activities{tp::ActivityType::CPU};
-        if (cuda)
-            activities.insert(tp::ActivityType::CUDA);
-        // On CUDA only the executor's ranges are recorded on the host (the runtime launches and the
-        // device activity come from CUPTI); on CPU the ATen ops are the measured work.
-        std::unordered_set<at::RecordScope> scopes{at::RecordScope::USER_SCOPE};
-        if (!cuda || opts.hostOps)
-            scopes.insert(at::RecordScope::FUNCTION);
-        // Kineto reports a missing GPU as an error even for a CPU profile; keep a CPU profile quiet.
-        if (!cuda)
-            ::setenv("KINETO_LOG_LEVEL", "5", 0);
-        ap::prepareProfiler(config, activities);
-        ap::enableProfiler(config, activities, scopes);
-        observer.setRecord(true);
-        std::optional<c10::Event> begin, end;
-        if (cuda) {
-            begin.emplace(c10::DeviceType::CUDA, c10::EventFlag::BACKEND_DEFAULT);
-            end.emplace(c10::DeviceType::CUDA, c10::EventFlag::BACKEND_DEFAULT);
-        }
-        for (int i = 0; i < opts.iterations; ++i) {
-            observer.setIteration(i);
-            const auto t0 = std::chrono::steady_clock::now();
-            {
-                IterationRange nvtxIter(opts.nvtx, opts.versionId, i, false);
-                at::RecordFunction iter(at::RecordScope::USER_SCOPE);
-                if (iter.isActive())
-                    iter.before(kIterPrefix + std::to_string(i));
-                if (cuda)
-                    begin->record(at::accelerator::getCurrentStream(dev));
-                auto out = runner.run(g, &observer);
-                if (cuda)
-                    end->record(at::accelerator::getCurrentStream(dev));
-                if (!out) {
-                    observer.setRecord(false);
-                    iter.end();
-                    (void)ap::disableProfiler();
-                    return out.error();
-                }
-            }
-            sync();
-            if (cuda)
-                wallUs.push_back(begin->elapsedTime(*end) * 1000.0);
-            else
-                wallUs.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-        }
-        observer.setRecord(false);
-        result = ap::disableProfiler();
-    } catch (const std::exception &e) {
-        observer.setRecord(false);
-        if (ap::profilerEnabled())
-            (void)ap::disableProfiler();
-        return fail("the profiler failed: " + firstLine(e.what()));
-    }
+    auto recorded = recordIterations(runner, g, opts, observer, dev, wallUs);
+    if (!recorded)
+        return recorded.error();
+    std::unique_ptr<ap::ProfilerResult> result = std::move(recorded.value());
 
-    // Kineto events -> raw events. The executor runs on this thread, so every host event shares one
-    // thread id (Kineto reports its own ops and CUPTI's runtime calls with different thread ids).
-    std::vector<RawEvent> raw;
-    int64_t memNow = 0, memPeak = 0;
-    raw.reserve(result->events().size());
-    for (const auto &e : result->events()) {
-        RawEvent r;
-        r.name = e.name();
-        r.startNs = e.startNs();
-        r.endNs = e.endNs();
-        r.tid = 1;
-        r.correlation = e.correlationId();
-        r.linked = e.linkedCorrelationId();
-        if (!cuda && e.name() == "[memory]" && e.deviceType() == c10::DeviceType::CPU) {
-            memNow += e.nBytes();
-            memPeak = std::max(memPeak, memNow);
-            continue;
-        }
-        const auto type = libkineto::ActivityType(e.activityType());
-        int a = 0, b = 0;
-        switch (type) {
-        case libkineto::ActivityType::CONCURRENT_KERNEL:
-        case libkineto::ActivityType::GPU_MEMCPY:
-        case libkineto::ActivityType::GPU_MEMSET: {
-            r.kind = type == libkineto::ActivityType::CONCURRENT_KERNEL ? RawEvent::Kind::Kernel
-                     : type == libkineto::ActivityType::GPU_MEMCPY     ? RawEvent::Kind::Memcpy
-                                                                        : RawEvent::Kind::Memset;
-            r.device = e.deviceIndex();
-            r.stream = e.deviceResourceId();
-            const std::string meta = e.metadataJson();
-            parseDim(meta, "\"grid\"", r.grid);
-            parseDim(meta, "\"block\"", r.block);
-            break;
-        }
-        case libkineto::ActivityType::CUDA_RUNTIME:
-        case libkineto::ActivityType::CUDA_DRIVER: r.kind = RawEvent::Kind::Launch; break;
-        case libkineto::ActivityType::CPU_OP:
-        case libkineto::ActivityType::USER_ANNOTATION:
-            if (parseRangeName(r.name, kNodePrefix, a, b)) {
-                r.kind = RawEvent::Kind::NodeRange;
-                r.iteration = a;
-                r.node = b;
-            } else if (parseRangeName(r.name, kIterPrefix, a, b)) {
-                r.kind = RawEvent::Kind::IterRange;
-                r.iteration = a;
-            } else {
-                r.kind = RawEvent::Kind::CpuOp;
-            }
-            break;
-        default: continue;
-        }
-        raw.push_back(std::move(r));
-    }
+    int64_t memPeak = 0;
+    std::vector<RawEvent> raw = rawEvents(*result, cuda, memPeak);
     if (!opts.rawEventsPath.empty())
         if (auto w = prof::writeRawEvents(raw, nodes, opts.rawEventsPath); !w)
             return w.error();

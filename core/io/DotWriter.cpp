@@ -2,6 +2,7 @@
 // DOT writer.
 #include "io/DotWriter.h"
 
+#include "ir/Target.h"
 #include "util/Text.h"
 
 #include <map>
@@ -33,11 +34,11 @@ std::string shortTarget(const Node &n)
     const std::string &t = n.target();
     if (n.op() == OpKind::CallModule || n.op() == OpKind::GetAttr || n.op() == OpKind::Placeholder)
         return t;
-    auto dot = t.rfind('.');
     // "aten.cat.default" reads best as "cat.default"; "torch.nn.functional.linear" as "linear".
-    if (t.rfind("aten.", 0) == 0)
+    const ir::Target target = ir::Target::parse(t);
+    if (target.isAten())
         return t.substr(5);
-    return dot == std::string::npos ? t : t.substr(dot + 1);
+    return target.base();
 }
 
 struct Cluster {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The graph as runnable Python (see PythonWriter.h).
 #include "io/PythonWriter.h"
+#include "ir/Target.h"
 
 #include <cctype>
 #include <map>
@@ -59,7 +60,8 @@ bool safeDotted(const std::string &s)
 /// as torchvision.ops.stochastic_depth does).
 std::string callee(const std::string &t, std::map<std::string, std::string> &imports)
 {
-    if (t.rfind("aten.", 0) == 0 || t.rfind("prims.", 0) == 0)
+    const ir::Target target = ir::Target::parse(t);
+    if (target.isOpOverload())
         return "torch.ops." + t;
     if (t.rfind("builtins.", 0) == 0)
         return t.substr(9);
@@ -67,12 +69,11 @@ std::string callee(const std::string &t, std::map<std::string, std::string> &imp
         return t;
     if (t.find("_log_api_usage_once") != std::string::npos)
         return "torch._C._log_api_usage_once";
-    auto dot = t.rfind('.');
-    if (dot != std::string::npos) {
-        const std::string module = t.substr(0, dot);
+    if (!target.ns.empty()) {
+        const std::string module(target.ns);
         if (module != "torch" && module.rfind("torch.", 0) != 0) {
             auto [it, fresh] = imports.try_emplace(module, "_m" + std::to_string(imports.size()));
-            return it->second + "." + t.substr(dot + 1);
+            return it->second + "." + target.base();
         }
     }
     return t;

@@ -2,6 +2,7 @@
 #include "rewrite/Mutation.h"
 #include "rewrite/Rewriter.h"
 
+#include "ir/Target.h"
 #include "rewrite/Schema.h"
 
 #include <string_view>
@@ -17,15 +18,9 @@ namespace {
 /// The op's base name: "aten.view.default" -> "view", "torch.nn.functional.relu" -> "relu", a method as is.
 std::string_view baseName(const Node *n)
 {
-    std::string_view t = n->target();
     if (n->op() == OpKind::CallMethod)
-        return t;
-    if (t.rfind("aten.", 0) == 0 || t.rfind("prims.", 0) == 0) {
-        t.remove_prefix(t.find('.') + 1);
-        return t.substr(0, t.find('.'));
-    }
-    auto dot = t.rfind('.');
-    return dot == std::string_view::npos ? t : t.substr(dot + 1);
+        return n->target();
+    return ir::Target::parse(n->target()).name;
 }
 
 bool isTrue(const ir::Argument *a) { return a && a->isBool() && a->toBool(); }
@@ -39,9 +34,7 @@ const ir::ModuleInfo *moduleOf(const Node *n)
 
 std::string_view shortType(const std::string &t)
 {
-    std::string_view s = t;
-    auto dot = s.rfind('.');
-    return dot == std::string_view::npos ? s : s.substr(dot + 1);
+    return ir::lastComponent(t);
 }
 
 /// Whether a tensor of `shape`/`stride` can be viewed as `to` without a copy (PyTorch's stride rule).

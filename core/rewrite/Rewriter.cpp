@@ -33,6 +33,8 @@ void Rewriter::setInputs(Node *n, std::vector<Argument> args, std::vector<std::p
     m_g.setInputs(n, std::move(args), std::move(kwargs));
     m_edits.push_back(std::move(e));
     m_touched.push_back(n);
+    for (auto *l : m_listeners)
+        l->notifyNodeModified(n);
 }
 
 void Rewriter::replaceAllUsesWith(Node *from, Node *to)
@@ -47,6 +49,8 @@ void Rewriter::replaceAllUsesWith(Node *from, Node *to)
         e.newKwargs = u->kwargs();
         m_edits.push_back(std::move(e));
         m_touched.push_back(u);
+        for (auto *l : m_listeners)
+            l->notifyNodeModified(u);
     }
     m_touched.push_back(to);
     m_touched.push_back(from);
@@ -95,6 +99,8 @@ void Rewriter::replaceAllUsesWith(const std::vector<std::pair<Node *, Node *>> &
         m_g.setInputs(u, std::move(args), std::move(kwargs));
         m_edits.push_back(std::move(e));
         m_touched.push_back(u);
+        for (auto *l : m_listeners)
+            l->notifyNodeModified(u);
     }
     for (const auto &[from, to] : pairs) {
         m_touched.push_back(to);

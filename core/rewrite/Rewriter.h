@@ -26,17 +26,29 @@ struct Edit {
     Node *movedBefore = nullptr; ///< Move: the node `node` was moved in front of (nullptr = end)
 };
 
-/// Observes what the engine does (the debugger's event log, the CLI trace, tests).
+struct MatchFailure;
+
+/// Observes what the engine does (the debugger's event log, the CLI trace, tests). Every attempt of
+/// a pattern at an anchor is bracketed by notifyPatternBegin / notifyPatternEnd; in between come
+/// notifyMatchFailure (with the structured reason) or notifyMatchFound, then the edits of the
+/// rewrite and, when its check refuses it, notifyRolledBack (the edits are undone before End).
 class RewriteListener {
 public:
     virtual ~RewriteListener() = default;
     virtual void notifyPatternBegin(const std::string & /*pattern*/, Node * /*anchor*/) {}
     virtual void notifyPatternEnd(const std::string & /*pattern*/, bool /*applied*/) {}
-    virtual void notifyMatchFailure(const std::string & /*pattern*/, Node * /*anchor*/, const std::string & /*reason*/) {}
+    virtual void notifyMatchFailure(const std::string & /*pattern*/, Node * /*anchor*/, const MatchFailure & /*why*/) {}
     virtual void notifyMatchFound(const struct Match & /*match*/) {}
     virtual void notifyNodeInserted(Node *) {}
     virtual void notifyNodeErased(Node *) {}
     virtual void notifyNodeReplaced(Node * /*from*/, Node * /*to*/) {}
+    /// A node's inputs changed in place (setInputs, or a use replaced by replaceAllUsesWith).
+    virtual void notifyNodeModified(Node *) {}
+    /// A step's edits were undone because its check failed; `reason` says which check.
+    virtual void notifyRolledBack(const std::string & /*pattern*/, Node * /*anchor*/, const std::string & /*reason*/) {}
+    /// The session moved one version back (undo) or forward (redo); `version` is the new one.
+    virtual void notifyUndone(size_t /*version*/) {}
+    virtual void notifyRedone(size_t /*version*/) {}
 };
 
 class Rewriter {
@@ -77,6 +89,15 @@ public:
     /// Nodes created or whose inputs changed, plus inputs of erased nodes: what the driver re-visits.
     std::vector<Node *> takeTouched() { return std::move(m_touched); }
 
+    /// A rewrite that cannot complete reports why (instead of throwing): the driver rolls the step
+    /// back and names the reason.
+    void fail(std::string reason)
+    {
+        if (m_failure.empty())
+            m_failure = std::move(reason);
+    }
+    const std::string &failure() const { return m_failure; }
+
     /// Reverts edits (last first) / re-applies them (first first).
     static void undo(Graph &g, const std::vector<Edit> &edits);
     static void redo(Graph &g, const std::vector<Edit> &edits);
@@ -88,6 +109,7 @@ private:
     std::vector<Node *> m_touched;
     std::string m_pattern;
     int64_t m_step = -1;
+    std::string m_failure;
 };
 
 } // namespace fxlens::rewrite

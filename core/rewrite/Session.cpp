@@ -20,6 +20,8 @@ const char *stopReasonName(StopReason r)
     case StopReason::StepLimit: return "step limit";
     case StopReason::TimeLimit: return "time limit";
     case StopReason::Breakpoint: return "breakpoint";
+    case StopReason::Stopped: return "stopped";
+    case StopReason::RolledBack: return "rolled back";
     }
     return "?";
 }
@@ -312,8 +314,6 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
     Rewriter rw(m_g);
     rw.setListeners(m_listeners);
     rw.setContext(p.name, int64_t(m_cursor) + 1);
-    for (auto *l : m_listeners)
-        l->notifyPatternBegin(p.name, m.anchor);
     auto aliasesBefore = m_startAliases;
     for (const Node *a : outputAliases(m_g))
         if (a)
@@ -329,7 +329,9 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
     Step step{p.name, m.anchor->name(), m.summary, rw.takeEdits()};
     auto touched = rw.takeTouched();
     std::string problem;
-    if (step.edits.empty())
+    if (!rw.failure().empty())
+        problem = "the rewrite failed: " + rw.failure();
+    else if (step.edits.empty())
         problem = "pattern '" + p.name + "' matched at '" + step.anchor + "' but changed nothing";
     else if (m_cfg.checked)
         problem = checkStep(step);
@@ -341,8 +343,12 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
         Rewriter::undo(m_g, step.edits);
         m_skipped.insert({&p, m.anchor->id()});
         m_lastError = "pattern '" + p.name + "' at '" + step.anchor + "' rolled back: " + problem;
-        for (auto *l : m_listeners)
+        if (m_rollbacks)
+            m_rollbacks->push_back({p.name, step.anchor, problem});
+        for (auto *l : m_listeners) {
+            l->notifyRolledBack(p.name, m.anchor, problem);
             l->notifyPatternEnd(p.name, false);
+        }
         return false;
     }
     // A new step after going back: the steps it replaces are kept as a branch.
@@ -380,8 +386,14 @@ bool Session::apply(const Match &m)
     Match fresh;
     fresh.context = this;
     MatchFailure why;
+    for (auto *l : m_listeners)
+        l->notifyPatternBegin(p->name, m.anchor);
     if (!matches(*p, m.anchor, fresh, why)) {
         m_lastError = "no longer matches: " + why.toString();
+        for (auto *l : m_listeners) {
+            l->notifyMatchFailure(p->name, m.anchor, why);
+            l->notifyPatternEnd(p->name, false);
+        }
         return false;
     }
     fresh.pattern = p->name;
@@ -442,6 +454,8 @@ bool Session::undo()
     Rewriter::undo(m_g, m_history[m_cursor - 1].edits);
     --m_cursor;
     enqueueEdits(m_history[m_cursor].edits, [this](Node *n) { enqueue(n); });
+    for (auto *l : m_listeners)
+        l->notifyUndone(m_cursor);
     return true;
 }
 
@@ -452,6 +466,8 @@ bool Session::redo()
     Rewriter::redo(m_g, m_history[m_cursor].edits);
     enqueueEdits(m_history[m_cursor].edits, [this](Node *n) { enqueue(n); });
     ++m_cursor;
+    for (auto *l : m_listeners)
+        l->notifyRedone(m_cursor);
     return true;
 }
 
@@ -493,9 +509,13 @@ bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bo
         m.context = this;
         MatchFailure why;
         ++stats->attempts;
+        for (auto *l : m_listeners)
+            l->notifyPatternBegin(p->name, n);
         if (!matches(*p, n, m, why)) {
-            for (auto *l : m_listeners)
-                l->notifyMatchFailure(p->name, n, why.toString());
+            for (auto *l : m_listeners) {
+                l->notifyMatchFailure(p->name, n, why);
+                l->notifyPatternEnd(p->name, false);
+            }
             continue;
         }
         m.pattern = p->name;
@@ -505,6 +525,8 @@ bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bo
         if (respectBreakpoints && breaksAt(*p, m)) {
             hitBreakpoint = true;
             stats->message = "breakpoint before '" + p->name + "' at '" + n->name() + "'";
+            for (auto *l : m_listeners)
+                l->notifyPatternEnd(p->name, false);
             return false;
         }
         if (applyMatch(*p, m)) {
@@ -512,6 +534,8 @@ bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bo
             return true;
         }
         stats->message = m_lastError;
+        if (m_cfg.stopOnRollback)
+            return false;
     }
     return false;
 }
@@ -531,6 +555,7 @@ bool Session::nextPhase()
 RunResult Session::run()
 {
     RunResult r;
+    m_rollbacks = &r.rollbacks;
     auto t0 = std::chrono::steady_clock::now();
     size_t iter = 0;
     while (!m_sweep.empty() || !m_revisit.empty() || nextPhase()) {
@@ -538,6 +563,10 @@ RunResult Session::run()
             continue; // a phase with no anchor in the graph (e.g. horizontal patterns, no call left)
         if (r.steps >= m_cfg.maxSteps) {
             r.reason = StopReason::StepLimit;
+            break;
+        }
+        if (m_stopRequested.load()) {
+            r.reason = StopReason::Stopped;
             break;
         }
         if ((++iter & 255) == 0 &&
@@ -560,9 +589,18 @@ RunResult Session::run()
         bool hit = false;
         bool respect = !m_resumeFromBreakpoint;
         m_resumeFromBreakpoint = false;
+        const auto s0 = std::chrono::steady_clock::now();
+        const size_t rolledBack = r.rollbacks.size();
         if (tryPatterns(n, &r, respect, hit)) {
             ++r.steps;
+            const Step &s = m_history.back();
+            r.records.push_back({s.pattern, s.anchor, s.edits.size(),
+                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count()});
             enqueue(n); // the anchor may match again (e.g. another run of the same cat)
+        } else if (m_cfg.stopOnRollback && r.rollbacks.size() > rolledBack) {
+            enqueue(n); // other patterns may still apply at this anchor when the run goes on
+            r.reason = StopReason::RolledBack;
+            break;
         } else if (hit) {
             if (fromSweep)
                 m_sweep.push_back(n);
@@ -575,6 +613,8 @@ RunResult Session::run()
         }
     }
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    m_rollbacks = nullptr;
+    m_stopRequested.store(false);
     return r;
 }
 

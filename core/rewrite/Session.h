@@ -5,6 +5,7 @@
 #include "rewrite/Mutation.h"
 #include "rewrite/Pattern.h"
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <deque>
@@ -40,8 +41,26 @@ struct Breakpoint {
     std::string value;
 };
 
-enum class StopReason { Fixpoint, StepLimit, TimeLimit, Breakpoint };
+/// Why run() returned: a fixpoint (nothing left to apply), a limit, a breakpoint, a stop request
+/// (Session::requestStop, e.g. the debugger's Stop button), or a rolled-back step when
+/// SessionConfig::stopOnRollback is set.
+enum class StopReason { Fixpoint, StepLimit, TimeLimit, Breakpoint, Stopped, RolledBack };
 const char *stopReasonName(StopReason r);
+
+/// One step of a run (as egg's iterations): what was applied where, its size and its time.
+struct StepRecord {
+    std::string pattern;
+    std::string anchor;
+    size_t edits = 0;
+    double seconds = 0; ///< matching, rewriting and checking this step
+};
+
+/// A step a check refused (rolled back; the anchor is skipped from then on).
+struct Rollback {
+    std::string pattern;
+    std::string anchor;
+    std::string reason;
+};
 
 struct RunResult {
     StopReason reason = StopReason::Fixpoint;
@@ -49,7 +68,9 @@ struct RunResult {
     std::map<std::string, size_t> rewritesByPattern; ///< real rewrites, not attempts
     size_t attempts = 0;
     double seconds = 0;
-    std::string message; ///< for CheckFailed / Breakpoint: which pattern / node
+    std::string message; ///< Breakpoint / RolledBack: which pattern at which node
+    std::vector<StepRecord> records; ///< the steps this run applied, in order
+    std::vector<Rollback> rollbacks; ///< the steps this run rolled back, in order
 };
 
 struct SessionConfig {
@@ -62,6 +83,9 @@ struct SessionConfig {
     /// outputs with the original's). Returns "" when the version is fine, else why; a failing step is
     /// rolled back like a checked-mode failure.
     std::function<std::string(const Graph &)> verify;
+    /// run() returns with StopReason::RolledBack after a step is rolled back (instead of going on
+    /// with the next candidate).
+    bool stopOnRollback = false;
 };
 
 class Session : public MatchContext, private ir::GraphObserver {
@@ -107,6 +131,10 @@ public:
     void clearBreakpoints() { m_breakpoints.clear(); }
     /// Greedy worklist driver to a fixpoint (or a limit / breakpoint); continues where it stopped.
     RunResult run();
+    /// Asks a run() in progress (on another thread) to return with StopReason::Stopped after the
+    /// step it is on; cleared when run() returns.
+    void requestStop() { m_stopRequested.store(true); }
+    /// Why the last refused apply() / step was refused (RunResult::rollbacks lists a run's).
     const std::string &lastError() const { return m_lastError; }
 
     /// Index (op, target) -> live nodes, kept current under every edit.
@@ -165,6 +193,9 @@ private:
     std::vector<Breakpoint> m_breakpoints;
     std::string m_lastError;
     bool m_resumeFromBreakpoint = false;
+    std::atomic<bool> m_stopRequested{false};
+    /// The rollbacks of the run in progress (applyMatch records them there).
+    std::vector<Rollback> *m_rollbacks = nullptr;
     /// Calls that write in place, kept current under every edit; the alias analysis runs only when
     /// there is one, once per graph version.
     std::unordered_set<Node *> m_mutators;

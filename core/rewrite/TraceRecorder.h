@@ -6,18 +6,20 @@
 
 #include "rewrite/Session.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace fxlens::rewrite {
 
 struct TraceEvent {
-    enum class Kind : uint8_t { PatternBegin, PatternEnd, MatchFound, MatchFailed, Inserted, Erased, Replaced };
+    enum class Kind : uint8_t { PatternBegin, PatternEnd, MatchFound, MatchFailed, Inserted, Erased, Replaced, Modified, RolledBack };
     Kind kind;
     int64_t step;        ///< the step this event belongs to (1-based: the step being attempted)
     std::string pattern; ///< for pattern/match events
     std::string node;    ///< the anchor, or the node inserted/erased, or the replaced node
-    std::string other;   ///< Replaced: the replacement; MatchFailed: the reason; MatchFound: the summary
+    std::string other;   ///< Replaced: the replacement; MatchFailed / RolledBack: the reason; MatchFound: the summary
+    MatchFailure failure; ///< MatchFailed: the structured reason
     bool applied = false; ///< PatternEnd
 };
 
@@ -31,10 +33,12 @@ public:
     void notifyPatternBegin(const std::string &pattern, Node *anchor) override;
     void notifyPatternEnd(const std::string &pattern, bool applied) override;
     void notifyMatchFound(const Match &m) override;
-    void notifyMatchFailure(const std::string &pattern, Node *anchor, const std::string &reason) override;
+    void notifyMatchFailure(const std::string &pattern, Node *anchor, const MatchFailure &why) override;
     void notifyNodeInserted(Node *n) override;
     void notifyNodeErased(Node *n) override;
     void notifyNodeReplaced(Node *from, Node *to) override;
+    void notifyNodeModified(Node *n) override;
+    void notifyRolledBack(const std::string &pattern, Node *anchor, const std::string &reason) override;
 
     const std::vector<TraceEvent> &events() const { return m_events; }
     void clear() { m_events.clear(); }
@@ -45,6 +49,11 @@ public:
 private:
     bool m_failures;
     int64_t m_step = 1;
+    /// The begin of the attempt in progress, written when the attempt is (a failed attempt is left
+    /// out when failures are not recorded).
+    std::optional<TraceEvent> m_pendingBegin;
+    bool m_beginWritten = false;
+    void writeBegin();
     std::vector<TraceEvent> m_events;
 };
 

@@ -108,13 +108,27 @@ private Q_SLOTS:
         QCOMPARE(trace_[QStringLiteral("format")].toString(), QStringLiteral("fxlens-trace"));
         const int steps_ = trace_[QStringLiteral("run")].toObject()[QStringLiteral("steps")].toInt();
         QCOMPARE(trace_[QStringLiteral("steps")].toArray().size(), steps_);
-        // The event log: one begin/found/end per step, failures with reasons, and the node edits.
+        // The event log: every attempt bracketed by begin/end, a match or a failure (with its
+        // structured reason) in between, an applied end per step, and the node edits.
         QMap<QString, int> kinds;
-        for (const auto &e : trace_[QStringLiteral("events")].toArray())
-            ++kinds[e.toObject()[QStringLiteral("kind")].toString()];
-        QCOMPARE(kinds[QStringLiteral("pattern_begin")], steps_);
+        int applied = 0;
+        for (const auto &e : trace_[QStringLiteral("events")].toArray()) {
+            const auto o = e.toObject();
+            ++kinds[o[QStringLiteral("kind")].toString()];
+            applied += o[QStringLiteral("kind")].toString() == QStringLiteral("pattern_end") && o[QStringLiteral("applied")].toBool();
+            if (o[QStringLiteral("kind")].toString() == QStringLiteral("match_failed"))
+                QVERIFY(!o[QStringLiteral("failure")].toObject()[QStringLiteral("expected")].toString().isEmpty());
+        }
         QCOMPARE(kinds[QStringLiteral("match_found")], steps_);
         QVERIFY(kinds[QStringLiteral("match_failed")] > 0);
+        QCOMPARE(kinds[QStringLiteral("pattern_begin")], kinds[QStringLiteral("match_found")] + kinds[QStringLiteral("match_failed")]);
+        QCOMPARE(kinds[QStringLiteral("pattern_end")], kinds[QStringLiteral("pattern_begin")]);
+        QCOMPARE(applied, steps_);
+        QVERIFY(kinds[QStringLiteral("node_modified")] > 0);
+        // Per-step records (pattern, anchor, edits, seconds) for this run.
+        const auto records = trace_[QStringLiteral("run")].toObject()[QStringLiteral("records")].toArray();
+        QCOMPARE(records.size(), steps_);
+        QVERIFY(records[0].toObject()[QStringLiteral("edits")].toInt() > 0);
         QVERIFY(kinds[QStringLiteral("node_erased")] > 0);
         QVERIFY(kinds[QStringLiteral("node_inserted")] > 0);
         Run steps = cli({QStringLiteral("optimize"), example("tangle50_torch.json"), QStringLiteral("--steps"), QStringLiteral("5")});

@@ -2,7 +2,7 @@
 // The executor inside the engine: a deliberately wrong pattern (a cat with its inputs swapped: shapes
 // and lint stay valid, values do not) is caught by the per-step verification and rolled back; a
 // correct preset passes every step. Also the executor's error messages on bad graphs.
-#include "VerticalPatterns.h"
+#include "BuiltinPatterns.h"
 #include "exec/Executor.h"
 #include "exec/PatternCheck.h"
 #include "io/GraphJson.h"
@@ -80,7 +80,7 @@ private Q_SLOTS:
         auto g = example("tangle50_aten.json");
         std::string err;
         PatternRegistry reg;
-        QVERIFY(patterns::registerVerticalPatterns(reg).empty());
+        QVERIFY(patterns::registerBuiltinPatterns(reg, FXLENS_PATTERN_SOURCE_DIR).empty());
         SessionConfig cfg;
         cfg.verify = exec::makeStepVerifier(*g, {}, err);
         QVERIFY(cfg.verify);
@@ -107,7 +107,7 @@ private Q_SLOTS:
         auto g = example(file.toUtf8().constData());
         std::string err;
         PatternRegistry reg;
-        QVERIFY(patterns::registerVerticalPatterns(reg).empty());
+        QVERIFY(patterns::registerBuiltinPatterns(reg, FXLENS_PATTERN_SOURCE_DIR).empty());
         SessionConfig cfg;
         cfg.checked = true;
         cfg.verify = exec::makeStepVerifier(*g, {}, err);
@@ -133,7 +133,7 @@ private Q_SLOTS:
         auto g = example(file.toUtf8().constData());
         std::string err;
         PatternRegistry reg;
-        QVERIFY(patterns::registerVerticalPatterns(reg).empty());
+        QVERIFY(patterns::registerBuiltinPatterns(reg, FXLENS_PATTERN_SOURCE_DIR).empty());
         Session s(*g, reg.preset("all", err), {});
         s.run();
         auto runner = exec::Runner::create(*g, {});
@@ -157,7 +157,7 @@ private Q_SLOTS:
     void patternEquivalenceCheck()
     {
         PatternRegistry reg;
-        QVERIFY(patterns::registerVerticalPatterns(reg).empty());
+        QVERIFY(patterns::registerBuiltinPatterns(reg, FXLENS_PATTERN_SOURCE_DIR).empty());
         for (const char *name : {"mutate_cat_range", "split_cat_full", "unbind_cat_full", "merge_select_cat_aten"}) {
             const auto *p = dynamic_cast<const lang::FilePattern *>(reg.find(name));
             QVERIFY(p);

@@ -202,11 +202,15 @@ private Q_SLOTS:
         b->erase(b->find("split"));
         b->create(OpKind::CallFunction, "torch.relu", {N(bx)}, {}, "relu", b->outputNode());
         auto d = diffGraphs(a.g, *b);
-        QCOMPARE(d.removed, (std::vector<std::string>{"split", "getitem", "getitem_1", "cat"}));
-        QCOMPARE(d.added, (std::vector<std::string>{"relu"}));
-        QCOMPARE(d.changed.size(), size_t(2)); // x (user count) and output (reads x)
-        QCOMPARE(d.changed[0].name, std::string("x"));
-        QCOMPARE(d.changed[1].name, std::string("output"));
+        QCOMPARE(d.removed(), (std::vector<std::string>{"split", "getitem", "getitem_1", "cat"}));
+        QCOMPARE(d.added(), (std::vector<std::string>{"relu"}));
+        QCOMPARE(d.changed().size(), size_t(2)); // x (user count) and output (reads x)
+        QCOMPARE(d.changed()[0].name, std::string("x"));
+        QCOMPARE(d.changed()[1].name, std::string("output"));
+        const std::string text = d.toString();
+        QVERIFY2(text.find("- %cat : ") != std::string::npos, text.c_str());
+        QVERIFY2(text.find("+ %relu : ") != std::string::npos, text.c_str());
+        QVERIFY2(text.find("~ %output : ") != std::string::npos, text.c_str());
     }
 
     void cloneIsDeep()

@@ -6,7 +6,7 @@
 #include "ir/Printer.h"
 #include "rewrite/Pattern.h"
 #include "rewrite/Session.h"
-#include "VerticalPatterns.h"
+#include "BuiltinPatterns.h"
 
 #include <QDir>
 #include <QFile>
@@ -144,7 +144,7 @@ private Q_SLOTS:
     {
         rewrite::PatternRegistry reg;
         lang::PatternLibrary lib;
-        const std::string dir = patterns::builtinPatternDir();
+        const std::string dir = FXLENS_PATTERN_SOURCE_DIR;
         QCOMPARE(lib.loadDirectory(dir, reg), size_t(0));
         QVERIFY2(lib.diagnostics().empty(), lib.diagnostics().c_str());
         QVERIFY(lib.files().size() >= 12);
@@ -209,7 +209,7 @@ private Q_SLOTS:
         write(tmp.filePath(QStringLiteral("dup.fxpat")), "name = \"split_cat\"\n\ndef pattern(x: Tensor):\n    return torch.tanh(x)\n\n"
                                                          "def replacement(x):\n    return x\n");
         rewrite::PatternRegistry reg;
-        QVERIFY(patterns::registerVerticalPatterns(reg).empty());
+        QVERIFY(patterns::registerBuiltinPatterns(reg, FXLENS_PATTERN_SOURCE_DIR).empty());
         lang::PatternLibrary lib;
         QCOMPARE(lib.loadDirectory(tmp.path().toStdString(), reg), size_t(1));
         QVERIFY2(lib.diagnostics().find("duplicate pattern name 'split_cat'") != std::string::npos, lib.diagnostics().c_str());
@@ -220,7 +220,7 @@ private Q_SLOTS:
     void stepUndoBreakpoint()
     {
         rewrite::PatternRegistry reg;
-        QVERIFY(patterns::registerVerticalPatterns(reg).empty());
+        QVERIFY(patterns::registerBuiltinPatterns(reg, FXLENS_PATTERN_SOURCE_DIR).empty());
         const rewrite::Pattern *p = reg.find("mutate_cat_range");
         QVERIFY(p);
         auto r = io::readGraphFile(FXLENS_TEST_DATA "/patterns/mutate_cat_range_pos.torch.json");
@@ -255,7 +255,7 @@ private Q_SLOTS:
     void exportPython()
     {
         rewrite::PatternRegistry reg;
-        QVERIFY(patterns::registerVerticalPatterns(reg).empty());
+        QVERIFY(patterns::registerBuiltinPatterns(reg, FXLENS_PATTERN_SOURCE_DIR).empty());
         const auto *p = dynamic_cast<const lang::FilePattern *>(reg.find("decompose_addmm"));
         QVERIFY(p);
         const std::string py = lang::exportPython(*p);

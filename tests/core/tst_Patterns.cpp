@@ -3,7 +3,7 @@
 // torch.export captures by `python -m fxlens.pattern_cases`): positive cases must rewrite to the
 // golden text (`<case>.<ir>.after.txt`), in checked mode; near misses must not rewrite and must
 // report the expected failure reason. FXLENS_UPDATE_GOLDEN=1 rewrites the golden files.
-#include "VerticalPatterns.h"
+#include "BuiltinPatterns.h"
 #include "io/GraphJson.h"
 #include "ir/Printer.h"
 #include "rewrite/Session.h"
@@ -28,14 +28,14 @@ const std::string kDir = std::string(FXLENS_TEST_DATA) + "/patterns/";
 PatternRegistry &registry()
 {
     static PatternRegistry r;
-    static bool init = [] { return patterns::registerVerticalPatterns(r).empty(); }();
+    static bool init = [] { return patterns::registerBuiltinPatterns(r, FXLENS_PATTERN_SOURCE_DIR).empty(); }();
     Q_ASSERT(init);
     return r;
 }
 
 struct Failures : RewriteListener {
     std::vector<std::pair<std::string, std::string>> seen;
-    void notifyMatchFailure(const std::string &p, Node *, const std::string &reason) override { seen.push_back({p, reason}); }
+    void notifyMatchFailure(const std::string &p, Node *, const rewrite::MatchFailure &why) override { seen.push_back({p, why.toString()}); }
 };
 
 std::string slurp(const std::string &path)

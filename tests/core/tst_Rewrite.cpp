@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Tests of the rewrite engine (session, stepping, undo/redo, breakpoints, checked mode) and of the
 // built-in vertical patterns: golden before/after, near misses with their failure reason.
-#include "VerticalPatterns.h"
+#include "BuiltinPatterns.h"
 #include "io/GraphJson.h"
 #include "ir/Printer.h"
 #include "rewrite/OpUtil.h"
@@ -67,7 +67,7 @@ std::unique_ptr<ir::Graph> parse(const std::string &text)
 PatternRegistry &registry()
 {
     static PatternRegistry r;
-    static bool init = [] { return patterns::registerVerticalPatterns(r).empty(); }();
+    static bool init = [] { return patterns::registerBuiltinPatterns(r, FXLENS_PATTERN_SOURCE_DIR).empty(); }();
     Q_ASSERT(init);
     return r;
 }
@@ -124,8 +124,8 @@ private Q_SLOTS:
     void registryRefusesDuplicates()
     {
         PatternRegistry r;
-        QCOMPARE(QString::fromStdString(patterns::registerVerticalPatterns(r)), QString());
-        QCOMPARE(QString::fromStdString(patterns::registerVerticalPatterns(r)), QStringLiteral("duplicate pattern name 'normalize_split'"));
+        QCOMPARE(QString::fromStdString(patterns::registerBuiltinPatterns(r, FXLENS_PATTERN_SOURCE_DIR)), QString());
+        QCOMPARE(QString::fromStdString(patterns::registerBuiltinPatterns(r, FXLENS_PATTERN_SOURCE_DIR)), QStringLiteral("duplicate pattern name 'normalize_split'"));
         std::string err;
         QVERIFY(r.byNames("merge_splits,nope", err).empty());
         QCOMPARE(QString::fromStdString(err), QStringLiteral("unknown pattern 'nope'"));

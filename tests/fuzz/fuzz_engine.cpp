@@ -6,7 +6,7 @@
 // rolls a failing step back and reports it: a finding), and after the run.
 #include "io/GraphJson.h"
 #include "rewrite/Session.h"
-#include "VerticalPatterns.h"
+#include "BuiltinPatterns.h"
 
 #include <nlohmann/json.hpp>
 
@@ -241,7 +241,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static rewrite::PatternRegistry reg;
     static std::vector<const rewrite::Pattern *> all = [] {
-        std::string err = patterns::registerVerticalPatterns(reg);
+        std::string err = patterns::registerBuiltinPatterns(reg, FXLENS_PATTERN_SOURCE_DIR);
         if (!err.empty()) {
             std::fprintf(stderr, "%s\n", err.c_str());
             std::abort();

@@ -4,7 +4,8 @@
 // Screenshots (fit and zoomed in) go to <build>/screenshots for a person to look at.
 #include "GraphCanvas.h"
 #include "MainWindow.h"
-#include "VerticalPatterns.h"
+#include "TestServices.h"
+#include "BuiltinPatterns.h"
 #include "io/GraphJson.h"
 #include "rewrite/Session.h"
 
@@ -43,7 +44,7 @@ private Q_SLOTS:
     void everyExampleOpens()
     {
         QFETCH(QString, file);
-        views::MainWindow w;
+        views::MainWindow w(testServices());
         w.resize(1400, 900);
         w.show();
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/") + file));
@@ -144,7 +145,7 @@ private Q_SLOTS:
     /// The Patterns panel lists every pattern with its matches; choosing one outlines a match.
     void windowHighlightsMatches()
     {
-        views::MainWindow w;
+        views::MainWindow w(testServices());
         w.resize(1400, 900);
         w.show();
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle50_torch.json")));
@@ -223,7 +224,7 @@ private Q_SLOTS:
 
     void minimapAndTheme()
     {
-        views::MainWindow w;
+        views::MainWindow w(testServices());
         w.resize(1400, 900);
         w.show();
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/resnet50_fx.json.gz")));
@@ -249,7 +250,7 @@ private Q_SLOTS:
         QVERIFY(r.ok());
         ir::Graph &g = *r.value();
         rewrite::PatternRegistry reg;
-        QVERIFY(patterns::registerVerticalPatterns(reg).empty());
+        QVERIFY(patterns::registerBuiltinPatterns(reg, FXLENS_PATTERN_SOURCE_DIR).empty());
         std::string err;
         rewrite::Session s(g, reg.preset("vertical", err));
         auto matches = s.candidates();

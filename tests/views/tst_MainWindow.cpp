@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Drives the main window offscreen: open, search, select, inspect, bad input; saves screenshots.
 #include "MainWindow.h"
+#include "TestServices.h"
 
 #include <QAbstractItemModelTester>
 #include <QDir>
@@ -24,7 +25,7 @@
 #include "GraphCanvas.h"
 #include "profile/Profile.h"
 #include <QTableWidget>
-#include "VerticalPatterns.h"
+#include "BuiltinPatterns.h"
 #include "rewrite/Session.h"
 #include "io/GraphJson.h"
 #include "ir/Printer.h"
@@ -71,7 +72,7 @@ private Q_SLOTS:
 
     void modelPassesTester()
     {
-        MainWindow w;
+        MainWindow w(testServices());
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
         auto *model = w.findChild<fxlens::views::NodeTableModel *>();
         QVERIFY(model);
@@ -82,7 +83,7 @@ private Q_SLOTS:
 
     void openSearchSelect()
     {
-        MainWindow w;
+        MainWindow w(testServices());
         QSignalSpy loaded(&w, &MainWindow::graphLoaded);
         w.show();
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/transformer_fx.json")));
@@ -143,7 +144,7 @@ private Q_SLOTS:
     void rewriteDebugger()
     {
         using fxlens::views::RewriteDebugger;
-        MainWindow w;
+        MainWindow w(testServices());
         QVERIFY(showWith(w, "tangle4_fx.json", "rewriteDock"));
         RewriteDebugger *d = w.debugger();
         QVERIFY(d);
@@ -212,7 +213,7 @@ private Q_SLOTS:
         QCOMPARE(fxlens::ir::printGraph(*w.graph()), afterOne);
 
         // Checked numerically from here on (builds with the executor): every step gets its badge.
-        if (RewriteDebugger::verifyAvailable()) {
+        if (d->verifyAvailable()) {
             QVERIFY(d->setVerify(true));
             QVERIFY(d->applySelected());
             QVERIFY2(d->historyList()->item(2)->text().endsWith(QStringLiteral("✓ verified")), qPrintable(d->historyList()->item(2)->text()));
@@ -225,7 +226,7 @@ private Q_SLOTS:
         QVERIFY(w.graph()->size() < originalSize);
         for (int k = 1; k <= d->historySize(); ++k)
             QVERIFY2(!d->diffText(k).isEmpty(), qPrintable(QString::number(k)));
-        if (RewriteDebugger::verifyAvailable())
+        if (d->verifyAvailable())
             QVERIFY(d->historyList()->item(d->historySize())->text().endsWith(QStringLiteral("✓ verified")));
         d->historyList()->setCurrentRow(2);
         QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/window_debugger_tangle4.png")));
@@ -263,7 +264,7 @@ private Q_SLOTS:
     void patternEditor()
     {
         using fxlens::views::PatternEditor;
-        MainWindow w;
+        MainWindow w(testServices());
         QVERIFY(showWith(w, "tangle50_torch.json", "patternEditorDock"));
         PatternEditor *e = w.patternEditor();
         QVERIFY(e);
@@ -294,7 +295,7 @@ private Q_SLOTS:
         e->setSource(text, QStringLiteral("my_unbind_cat_full.fxpat"));
         QVERIFY2(e->compiled(), qPrintable(e->diagnostics()));
         fxlens::rewrite::PatternRegistry reg;
-        QVERIFY(fxlens::patterns::registerVerticalPatterns(reg).empty());
+        QVERIFY(fxlens::patterns::registerBuiltinPatterns(reg, FXLENS_PATTERN_SOURCE_DIR).empty());
         auto copy = w.graph()->clone();
         fxlens::rewrite::Session s(*copy, {reg.find("unbind_cat_full")});
         const int expected = int(s.candidates().size());
@@ -364,7 +365,7 @@ private Q_SLOTS:
                 top = i;
         const QString topName = QString::fromStdString(profile.nodes[top].name);
 
-        MainWindow w;
+        MainWindow w(testServices());
         w.resize(1500, 950);
         w.show();
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
@@ -435,7 +436,7 @@ private Q_SLOTS:
     void branchingHistory()
     {
         using fxlens::views::RewriteDebugger;
-        MainWindow w;
+        MainWindow w(testServices());
         QVERIFY(showWith(w, "tangle4_fx.json", "rewriteDock"));
         RewriteDebugger *d = w.debugger();
         d->setPreset(QStringLiteral("vertical"));
@@ -473,7 +474,7 @@ private Q_SLOTS:
     /// Skip is visible (a greyed row after the candidates) and can be taken back by double-click.
     void skipsAreListed()
     {
-        MainWindow w;
+        MainWindow w(testServices());
         QVERIFY(showWith(w, "tangle4_fx.json", "rewriteDock"));
         auto *d = w.debugger();
         d->setPreset(QStringLiteral("vertical"));
@@ -493,7 +494,7 @@ private Q_SLOTS:
 
     void runCanBeStopped()
     {
-        MainWindow w;
+        MainWindow w(testServices());
         QVERIFY(showWith(w, "tangle800_torch.json.gz", "rewriteDock"));
         auto *d = w.debugger();
         bool heldStill = false, progressShown = false;
@@ -551,7 +552,7 @@ private Q_SLOTS:
         auto savedGraph = fxlens::io::parseGraphJson(saved->graph, "autosave");
         QVERIFY(savedGraph.ok());
         {
-            MainWindow w;
+            MainWindow w(testServices());
             int asked = 0;
             w.setRecoveryPrompt([&](const fxlens::views::AutosaveState &s) {
                 ++asked;
@@ -571,7 +572,7 @@ private Q_SLOTS:
         // Declining an autosave removes it and opens the file as it is.
         QVERIFY(fxlens::views::Autosave::write(*saved));
         {
-            MainWindow w;
+            MainWindow w(testServices());
             w.setRecoveryPrompt([](const fxlens::views::AutosaveState &) { return false; });
             QVERIFY(w.openFile(graph));
             QCOMPARE(w.debugger()->historySize(), 0);
@@ -584,7 +585,7 @@ private Q_SLOTS:
     /// Opening another file with unsaved steps asks first: Cancel keeps everything, Discard opens.
     void openAsksAboutUnsavedSteps()
     {
-        MainWindow w;
+        MainWindow w(testServices());
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
         QVERIFY(w.debugger()->applySelected());
         QVERIFY(w.isModified());
@@ -610,7 +611,7 @@ private Q_SLOTS:
     /// The dark theme keeps the picture's state: expanded modules, the selection, highlights.
     void darkThemeKeepsState()
     {
-        MainWindow w;
+        MainWindow w(testServices());
         w.resize(1200, 800);
         w.show();
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/transformer_fx.json")));
@@ -630,7 +631,7 @@ private Q_SLOTS:
 
     void badFileKeepsCurrentGraph()
     {
-        MainWindow w;
+        MainWindow w(testServices());
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
         QSignalSpy failed(&w, &MainWindow::loadFailed);
         QVERIFY(!w.openFile(QStringLiteral(FXLENS_TEST_DATA "/malformed/cycle.json")));

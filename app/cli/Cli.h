@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// fxlens-cli's parts: the parsed command line, the command table, and the helpers commands share.
+// Commands live by area (GraphCommands, RewriteCommands, ProfileCommand, ExecCommands); the ones
+// that run graphs are in ExecCommands.cpp, which CMake replaces by NoExec.cpp in a build without
+// LibTorch.
+#pragma once
+
+#include "ir/Graph.h"
+#include "profile/Profile.h"
+#include "rewrite/Pattern.h"
+#include "util/Diagnostic.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fxlens::lang {
+class FilePattern;
+}
+
+namespace fxlens::cli {
+
+/// Exit codes, documented in --help.
+enum Exit { kOk = 0, kFailed = 1, kUsage = 2, kBadInput = 3 };
+
+/// The command line as parsed (Options.cpp). A command reads only the options its table entry
+/// lists; any other is refused before it runs.
+struct Args {
+    std::string command;
+    std::vector<std::string> positional;
+    std::vector<std::string> given; ///< options as given, by their canonical name ("-o" for --output)
+    bool help = false;
+
+    std::string output, to, trace;
+    std::string preset = "all";
+    std::string patterns, patternDir, pattern, node;
+    long steps = -1;
+    bool checked = false, verify = false, verifyEach = false;
+    std::string device = "cpu";
+    bool deviceGiven = false;
+    std::string compare, compareOutput, rawEvents;
+    bool optimize = false, freeze = false, cudaGraph = false, hostOps = false;
+    int trials = 200, iters = 10, warmup = 3, repeat = 1;
+    std::string inputs, weights, expect;
+    uint64_t seed = 0;
+    bool noMeta = false, randomInputs = false;
+};
+
+struct Command {
+    const char *name;
+    const char *synopsis; ///< the arguments after the name, as --help shows them
+    const char *help;     ///< what it does (wrapped by --help)
+    std::vector<const char *> options;
+    int (*run)(const Args &);
+};
+
+/// Every command, in the order --help lists them (Commands.cpp).
+const std::vector<Command> &commands();
+const Command *findCommand(const std::string &name);
+
+/// Options.cpp: parsing, per-command option checks, the generated --help.
+bool parseArgs(int argc, char **argv, Args &a, std::string &err);
+bool optionsApply(const Command &c, const Args &a, std::string &err);
+std::string usageText();
+
+// --- helpers (GraphCommands.cpp) ---
+
+/// Writes to a file (atomically) or to stdout for "" / "-".
+bool emit(const std::string &data, const std::string &output);
+/// The one graph file a command takes; nullptr with `exitCode` set and a message when it does not load.
+std::unique_ptr<ir::Graph> load(const Args &a, int &exitCode);
+/// The built-in patterns plus the pattern files of --pattern-dir. A file that does not compile is
+/// reported on stderr and skipped; the others load.
+bool loadPatterns(const Args &a, rewrite::PatternRegistry &reg, const std::string &cmd);
+/// A pattern named on the command line: a .fxpat file (compiled now) or a registered name.
+const rewrite::Pattern *namedPattern(const std::string &what, rewrite::PatternRegistry &reg, std::unique_ptr<lang::FilePattern> &owned,
+                                     const std::string &cmd, int &code);
+/// The pattern file named by the first positional argument; nullptr with `code` set, and a message,
+/// when it does not load or is a C++ pattern (`cxxNote` says why that matters).
+const lang::FilePattern *filePatternArg(const Args &a, rewrite::PatternRegistry &reg, std::unique_ptr<lang::FilePattern> &owned,
+                                        const std::string &cmd, const char *cxxNote, int &code);
+/// A graph written to another folder takes its weights and example inputs along (side files are
+/// always resolved in the graph's own folder).
+void copySideFiles(const ir::Graph &g, const std::string &from, const std::string &to);
+
+// --- commands ---
+
+int cmdInfo(const Args &a);
+int cmdLint(const Args &a);
+int cmdConvert(const Args &a);
+int cmdPatterns(const Args &a);
+int cmdExplain(const Args &a);
+int cmdLintPatterns(const Args &a);
+int cmdExportPattern(const Args &a);
+int cmdDoctor(const Args &a);
+int cmdOptimize(const Args &a);
+int cmdProfile(const Args &a);
+// ExecCommands.cpp (NoExec.cpp without LibTorch):
+int cmdRun(const Args &a);
+int cmdVerify(const Args &a);
+int cmdCheckPattern(const Args &a);
+
+// --- what torch-free commands ask of the executor (ExecCommands.cpp / NoExec.cpp) ---
+
+/// "" when this build runs graphs, else why not (for `command`'s message).
+std::string executorMissing(const std::string &command);
+/// optimize --verify-each: the per-step check against `original`; nullptr with `err` when the
+/// original does not run.
+std::function<std::string(const ir::Graph &)> stepVerifier(const ir::Graph &original, const Args &a, std::string &err);
+/// optimize --verify: runs both graphs and prints the comparison; kOk, or kFailed when they differ
+/// or cannot run.
+int verifyResult(const ir::Graph &original, const ir::Graph &result, const Args &a);
+/// optimize --freeze: folds the weight-only nodes of `g` into new weights and writes the frozen
+/// graph to `out` with its weights and fold graph next to it.
+int writeFrozen(const Args &a, const ir::Graph &g, const std::string &out);
+/// profile: profiles `graphs` (the versions whose profile slot is empty) on the chosen device.
+int profileGraphs(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &graphs, const std::vector<std::string> &sources,
+                  std::vector<prof::Profile> &profiles);
+/// doctor: what the executor finds (LibTorch, CUDA, NVTX).
+std::string executorReport();
+
+} // namespace fxlens::cli

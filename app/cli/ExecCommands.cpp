@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+// The commands and services that run graphs with LibTorch: run, verify, check-pattern, and what
+// optimize (--verify, --verify-each, --freeze), profile and doctor ask of the executor. A build
+// without LibTorch compiles NoExec.cpp instead.
+#include "Cli.h"
+
+#include "exec/Executor.h"
+#include "exec/PatternCheck.h"
+#include "exec/Profiler.h"
+#include "exec/TorchRuntime.h"
+#include "io/GraphJson.h"
+#include "lang/PatternLang.h"
+#include "rewrite/Freeze.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+namespace fxlens::cli {
+
+namespace {
+
+exec::ExecOptions execOptions(const Args &a, const std::string &graphPath)
+{
+    exec::ExecOptions o;
+    o.device = a.device;
+    o.seed = a.seed;
+    o.inputsFile = a.inputs;
+    o.randomInputs = a.randomInputs;
+    o.weightsFile = a.weights;
+    o.graphDir = std::filesystem::path(graphPath).parent_path().string();
+    return o;
+}
+
+} // namespace
+
+/// optimize --freeze: folds the weight-only nodes of `g` into new weights `_frozen_<node>` and writes
+/// the frozen graph to `out`, its weights to `<stem>.frozen.safetensors` and the fold graph (the
+/// folded nodes, reading the original weights) to `<stem>.fold.json`, all in `out`'s folder.
+int writeFrozen(const Args &a, const ir::Graph &g, const std::string &out)
+{
+    namespace fs = std::filesystem;
+    auto runner = exec::Runner::create(g, execOptions(a, a.positional[0]));
+    if (!runner) {
+        std::cerr << "fxlens-cli optimize: --freeze: " << runner.error().toString() << "\n";
+        return kFailed;
+    }
+    if (g.weightsFile.empty() && a.weights.empty())
+        std::cerr << "fxlens-cli optimize: --freeze: warning: " << a.positional[0]
+                  << " has no weights file; the frozen values come from seeded random weights\n";
+    const auto folded = rewrite::weightOnlyNodes(g);
+    std::vector<std::string> names;
+    for (const ir::Node *n : rewrite::freezeBoundary(g, folded))
+        names.push_back(n->name());
+    auto values = runner.value()->evaluateWeightNodes(g, names);
+    if (!values) {
+        std::cerr << "fxlens-cli optimize: --freeze: " << values.error().toString() << "\n";
+        return kFailed;
+    }
+    std::vector<std::string> chosen;
+    for (const auto &n : names)
+        if (values.value().count(n))
+            chosen.push_back(n);
+    auto split = rewrite::splitFrozen(g, chosen);
+    std::vector<std::string> kept;
+    for (const auto &p : split.frozen->params)
+        kept.push_back(p.name);
+    auto tensors = runner.value()->weightValues(kept);
+    for (size_t i = 0; i < chosen.size(); ++i) {
+        const io::SafeTensor &t = values.value().at(chosen[i]);
+        ir::ParamInfo p;
+        p.name = split.targets[i];
+        p.isBuffer = true;
+        p.shape = t.shape;
+        p.dtype = io::fxlensDtype(t.dtype);
+        split.frozen->params.push_back(p);
+        tensors[p.name] = t;
+    }
+    std::string stem = fs::path(out).filename().string();
+    for (const char *ext : {".json.gz", ".json"})
+        if (stem.size() > std::strlen(ext) && stem.compare(stem.size() - std::strlen(ext), std::string::npos, ext) == 0) {
+            stem.resize(stem.size() - std::strlen(ext));
+            break;
+        }
+    const fs::path dir = fs::path(out).parent_path();
+    split.frozen->weightsFile = stem + ".frozen.safetensors";
+    split.frozen->foldFile = split.targets.empty() ? "" : stem + ".fold.json";
+    if (auto w = io::writeSafetensors(tensors, (dir / split.frozen->weightsFile).string()); !w) {
+        std::cerr << w.error().toString() << "\n";
+        return kFailed;
+    }
+    if (!split.frozen->foldFile.empty())
+        if (auto w = io::writeGraphFile(*split.fold, (dir / split.frozen->foldFile).string()); !w) {
+            std::cerr << w.error().toString() << "\n";
+            return kFailed;
+        }
+    if (auto w = io::writeGraphFile(*split.frozen, out); !w) {
+        std::cerr << w.error().toString() << "\n";
+        return kFailed;
+    }
+    size_t bytes = 0;
+    for (const auto &[name, t] : tensors)
+        bytes += t.data.size();
+    std::printf("freeze: %zu value(s) folded from %zu node(s); nodes %zu -> %zu; weights %s (%zu tensors, %.1f MB)%s%s\n",
+                chosen.size(), size_t(std::count(folded.begin(), folded.end(), true)), g.size(), split.frozen->size(),
+                split.frozen->weightsFile.c_str(), tensors.size(), double(bytes) / 1e6,
+                split.frozen->foldFile.empty() ? "" : "; fold graph ", split.frozen->foldFile.c_str());
+    return kOk;
+}
+
+int cmdRun(const Args &a)
+{
+    int code = kOk;
+    auto g = load(a, code);
+    if (!g)
+        return code;
+    auto runner = exec::Runner::create(*g, execOptions(a, a.positional[0]));
+    if (!runner) {
+        std::cerr << "fxlens-cli run: " << runner.error().toString() << "\n";
+        return kFailed;
+    }
+    if (a.freeze) {
+        auto f = runner.value()->freeze(*g);
+        if (!f) {
+            std::cerr << "fxlens-cli run: --freeze: " << f.error().toString() << "\n";
+            return kFailed;
+        }
+        std::printf("frozen: %zu weight-only node(s) folded\n", f.value());
+    }
+    if (a.cudaGraph) {
+        auto c = runner.value()->captureCudaGraph(*g);
+        if (!c) {
+            std::cerr << "fxlens-cli run: --cuda-graph: " << c.error().toString() << "\n";
+            return kFailed;
+        }
+        std::printf("cuda graph: captured (runs replay it)\n");
+    }
+    // The first run compiles the graph into a plan (and binds each call's overload); later runs
+    // reuse it. Every later run must reproduce the first run's outputs.
+    std::vector<double> ms;
+    Result<std::shared_ptr<exec::Outputs>> out = std::shared_ptr<exec::Outputs>();
+    std::shared_ptr<exec::Outputs> first;
+    for (int k = 0; k < a.repeat; ++k) {
+        auto t0 = std::chrono::steady_clock::now();
+        out = runner.value()->run(*g);
+        if (out)
+            runner.value()->synchronize();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        if (!out) {
+            Diagnostic d = out.error();
+            d.file = a.positional[0];
+            std::cerr << d.toString() << "\n";
+            return kFailed;
+        }
+        if (k == 0) {
+            // A replayed CUDA graph overwrites its outputs: keep the first run's values.
+            first = a.cudaGraph && a.repeat > 1 ? runner.value()->snapshot(*out.value()) : out.value();
+            continue;
+        }
+        auto same = runner.value()->compare(*first, *out.value());
+        if (!same.pass) {
+            std::printf("run %d of %d differs from run 1:\n%s", k + 1, a.repeat, same.summary().c_str());
+            return kFailed;
+        }
+    }
+    if (a.repeat > 1) {
+        std::vector<double> later(ms.begin() + 1, ms.end());
+        std::sort(later.begin(), later.end());
+        std::printf("runs: %d, all outputs equal to run 1; first %.3f ms, later runs median %.3f ms, best %.3f ms\n", a.repeat,
+                    ms[0], later[later.size() / 2], later.front());
+    }
+    auto infos = runner.value()->describe(*out.value());
+    for (size_t i = 0; i < infos.size(); ++i) {
+        std::string shape;
+        for (auto s : infos[i].shape)
+            shape += (shape.empty() ? "" : ", ") + std::to_string(s);
+        std::printf("output %zu: %s[%s] abs sum %.6g\n", i, infos[i].dtype.c_str(), shape.c_str(), infos[i].absSum);
+    }
+    if (!a.output.empty()) {
+        auto w = runner.value()->saveOutputs(*out.value(), a.output);
+        if (!w) {
+            std::cerr << w.error().toString() << "\n";
+            return kFailed;
+        }
+    }
+    if (!a.expect.empty()) {
+        auto rep = runner.value()->compareWithFile(*out.value(), a.expect);
+        if (!rep) {
+            std::cerr << "fxlens-cli run: " << rep.error().toString() << "\n";
+            return kBadInput;
+        }
+        std::printf("expect: %s", rep.value().summary().c_str());
+        return rep.value().pass ? kOk : kFailed;
+    }
+    return kOk;
+}
+
+int cmdVerify(const Args &a)
+{
+    if (a.positional.size() != 2) {
+        std::cerr << "fxlens-cli verify: expected two graph files\n";
+        return kUsage;
+    }
+    auto ga = io::readGraphFile(a.positional[0]), gb = io::readGraphFile(a.positional[1]);
+    for (auto *r : {&ga, &gb})
+        if (!*r) {
+            std::cerr << r->error().toString() << "\n";
+            return kBadInput;
+        }
+    auto rep = exec::verifyGraphs(*ga.value(), *gb.value(), execOptions(a, a.positional[0]));
+    if (!rep) {
+        std::cerr << "fxlens-cli verify: " << rep.error().toString() << "\n";
+        return kFailed;
+    }
+    std::printf("%s", rep.value().summary().c_str());
+    return rep.value().pass ? kOk : kFailed;
+}
+
+int cmdCheckPattern(const Args &a)
+{
+    if (a.positional.size() != 1) {
+        std::cerr << "fxlens-cli check-pattern: expected one pattern name or .fxpat file\n";
+        return kUsage;
+    }
+    rewrite::PatternRegistry reg;
+    std::unique_ptr<lang::FilePattern> owned;
+    int code = kOk;
+    const lang::FilePattern *fp = filePatternArg(a, reg, owned, "check-pattern", "its checks are the corpus tests", code);
+    if (!fp)
+        return code;
+    auto rep = exec::checkPattern(*fp, a.trials, a.seed, a.device);
+    std::printf("%s: %s", fp->name.c_str(), rep.summary().c_str());
+    return rep.ok() ? kOk : kFailed;
+}
+
+std::string executorMissing(const std::string &) { return {}; }
+
+std::function<std::string(const ir::Graph &)> stepVerifier(const ir::Graph &original, const Args &a, std::string &err)
+{
+    return exec::makeStepVerifier(original, execOptions(a, a.positional[0]), err);
+}
+
+int verifyResult(const ir::Graph &original, const ir::Graph &result, const Args &a)
+{
+    auto rep = exec::verifyGraphs(original, result, execOptions(a, a.positional[0]));
+    if (!rep) {
+        std::cerr << "fxlens-cli optimize: --verify: " << rep.error().toString() << "\n"
+                  << "fxlens-cli optimize: warning: the result is unverified" << (a.output.empty() ? "" : " (still written)") << "\n";
+        return kFailed;
+    }
+    std::printf("verify: %s", rep.value().summary().c_str());
+    return rep.value().pass ? kOk : kFailed;
+}
+
+int profileGraphs(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &graphs, const std::vector<std::string> &graphSources,
+                  std::vector<prof::Profile> &profiles)
+{
+    Args b = a;
+    if (!a.deviceGiven) {
+        auto rt = exec::probeRuntime();
+        if (rt.cudaAvailable) {
+            b.device = "cuda";
+        } else {
+            std::cerr << "fxlens-cli profile: CUDA is not available on this machine (no GPU or no driver); "
+                         "profiling on the CPU instead: ATen ops stand for kernels, timed on the host. "
+                         "Pass --device cpu to silence this, or run on a machine with a GPU.\n";
+            b.device = "cpu";
+        }
+    }
+    auto runner = exec::Runner::create(*graphs.front(), execOptions(b, graphSources.front()));
+    if (!runner) {
+        std::cerr << "fxlens-cli profile: " << runner.error().toString() << "\n";
+        return kFailed;
+    }
+    size_t gi = 0;
+    for (size_t i = 0; i < profiles.size(); ++i) {
+        if (!profiles[i].mode.empty())
+            continue;
+        exec::ProfileOptions o;
+        o.iterations = a.iters;
+        o.warmup = a.warmup;
+        o.graph = std::filesystem::path(graphSources[gi]).filename().string();
+        o.version = a.optimize && i == 1 ? "optimized (" + (a.patterns.empty() ? a.preset : a.patterns) + ")"
+                    : profiles.size() > 1 ? (i == 0 ? "A" : "B") : "";
+        o.versionId = int(i);
+        o.freezeWeights = a.freeze;
+        o.cudaGraph = a.cudaGraph;
+        o.hostOps = a.hostOps;
+        if (i == 0)
+            o.rawEventsPath = a.rawEvents;
+        auto p = exec::profileGraph(*runner.value(), *graphs[gi], o);
+        if (!p) {
+            Diagnostic d = p.error();
+            d.file = graphSources[gi];
+            std::cerr << "fxlens-cli profile: " << d.toString() << "\n";
+            return kFailed;
+        }
+        profiles[i] = std::move(p.value());
+        ++gi;
+    }
+    return kOk;
+}
+
+std::string executorReport()
+{
+    return exec::probeRuntime().toString() + "NVTX ranges: " +
+           (exec::nvtxCompiledIn() ? "yes (domain \"fxlens\")" : "no (NVTX v3 headers not found at build time)") + "\n";
+}
+
+} // namespace fxlens::cli
