@@ -66,6 +66,32 @@ struct Member {
     Node *weightT = nullptr;      // ATen linear: the permute(W) node, when the weight is read through one
 };
 
+/// What one batching rewrite works on: the members, where new nodes go, and their names.
+struct Batch {
+    const std::vector<Member> &members;
+    Emit &e;
+    Rewriter &rw;
+    Node *before;
+    Node *n0;
+    const std::vector<std::string> &replaced;
+    int64_t N;
+    /// Operand `k` of every member.
+    std::vector<Node *> column(size_t k) const
+    {
+        std::vector<Node *> v;
+        for (const auto &mm : members)
+            v.push_back(mm.operands[k]);
+        return v;
+    }
+    /// `like`'s shape with the member dim in front.
+    std::vector<int64_t> outShape(const Node *like) const
+    {
+        auto s = *staticShape(like);
+        s.insert(s.begin(), N);
+        return s;
+    }
+};
+
 class BatchFusion : public Pattern {
 public:
     Kind kind;
@@ -258,149 +284,156 @@ public:
                       tensorLike(xs[0], shape));
     }
 
-    void rewrite(const Match &m, Rewriter &rw) const override
+    /// Unary and binary members: the member's own call on stacked operands (same kwargs, target).
+    Node *batchElementwise(Batch &c) const
     {
-        std::vector<Member> members;
-        Node *before = nullptr;
-        std::vector<Node *> toMove;
-        MatchFailure why;
-        if (!collect(m.anchor, m.context, members, before, toMove, why))
-            return;
-        for (Node *x : toMove)
-            rw.moveBefore(x, before);
-        Node *n0 = members[0].node;
-        std::vector<std::string> replaced;
-        for (const auto &mm : members)
-            replaced.push_back(mm.node->name());
-        Emit e = emitAt(rw, before, n0, aten, replaced);
-        const int64_t N = int64_t(members.size());
-        auto column = [&](size_t k) {
-            std::vector<Node *> v;
-            for (const auto &mm : members)
-                v.push_back(mm.operands[k]);
-            return v;
-        };
-        auto outShape = [&](const Node *like) {
-            auto s = *staticShape(like);
-            s.insert(s.begin(), N);
-            return s;
-        };
+        const std::vector<Member> &members = c.members;
+        Emit &e = c.e;
+        Node *n0 = c.n0;
+        const int64_t N = c.N;
+        auto column = [&](size_t k) { return c.column(k); };
+        (void)N;
+        Rewriter &rw = c.rw;
+        Node *before = c.before;
+        const std::vector<std::string> &replaced = c.replaced;
+        auto outShape = [&](const Node *like) { return c.outShape(like); };
+        std::vector<Node *> stacks;
+        for (size_t k = 0; k < members[0].operands.size(); ++k)
+            stacks.push_back(stack(e, column(k), "stack"));
+        // The member's own call with stacked operands (same kwargs, same target).
+        auto args = n0->args();
+        auto kwargs = n0->kwargs();
+        size_t next = 0;
+        for (auto &a : args)
+            if (a.isNode() && next < stacks.size() && a.toNode() == members[0].operands[next])
+                a = Argument::node(stacks[next++]);
+        for (auto &kv : kwargs)
+            if (kv.second.isNode() && next < stacks.size() && kv.second.toNode() == members[0].operands[next])
+                kv.second = Argument::node(stacks[next++]);
+        Node *batched = rw.create(n0->op(), n0->target(), args, kwargs, n0->op() == OpKind::CallMethod ? n0->target() : "batched",
+                                  before, n0, replaced);
+        batched->meta().val = tensorLike(n0, outShape(n0));
+        return batched;
+    }
+
+    /// Layer norms: one norm over the members stacked before the normalized dims, then the stacked
+    /// affine weights; `unbindDim` and `memberOut` say how to take the result apart.
+    Node *batchLayerNorm(Batch &c, int64_t &unbindDim, const Node *&memberOut) const
+    {
+        const std::vector<Member> &members = c.members;
+        Emit &e = c.e;
+        Node *n0 = c.n0;
+        const int64_t N = c.N;
+        auto column = [&](size_t k) { return c.column(k); };
+        (void)N;
         Node *y = nullptr;
-        int64_t unbindDim = 0;      // where the members are stacked in y
-        const Node *memberOut = n0; // what each unbind piece stands for
-        switch (kind) {
-        case Kind::Unary:
-        case Kind::Binary: {
-            std::vector<Node *> stacks;
-            for (size_t k = 0; k < members[0].operands.size(); ++k)
-                stacks.push_back(stack(e, column(k), "stack"));
-            // The member's own call with stacked operands (same kwargs, same target).
-            auto args = n0->args();
-            auto kwargs = n0->kwargs();
-            size_t next = 0;
-            for (auto &a : args)
-                if (a.isNode() && next < stacks.size() && a.toNode() == members[0].operands[next])
-                    a = Argument::node(stacks[next++]);
-            for (auto &kv : kwargs)
-                if (kv.second.isNode() && next < stacks.size() && kv.second.toNode() == members[0].operands[next])
-                    kv.second = Argument::node(stacks[next++]);
-            Node *c = rw.create(n0->op(), n0->target(), args, kwargs, n0->op() == OpKind::CallMethod ? n0->target() : "batched",
-                                before, n0, replaced);
-            c->meta().val = tensorLike(n0, outShape(n0));
-            y = c;
-            break;
+        std::vector<Argument> in;
+        const OpSchema *sch = schemaFor(n0->op(), n0->target());
+        if (!sch || !normalizedArgs(n0, *sch, in) || in.size() < 5)
+            return nullptr; // member() accepted it, so this does not happen
+        const Node *x0 = members[0].operands[0];
+        // Stacked just before the normalized dims ([*batch, N, *normalized]), so that the stacked
+        // weights [N, *normalized] broadcast as they are: no reshape nodes.
+        const size_t rank = staticShape(x0)->size(), k = in[1].items().size();
+        unbindDim = int64_t(rank - k);
+        auto st = *staticShape(x0);
+        st.insert(st.begin() + unbindDim, N);
+        Node *X = e.call(aten ? "aten.stack.default" : "torch.stack", {Argument::list(nodeList(column(0))), Argument::integer(unbindDim)}, {},
+                         "stack", tensorLike(x0, st));
+        Node *ln;
+        if (aten) {
+            Node *t = e.call("aten.native_layer_norm.default", {Argument::node(X), in[1], Argument::none(), Argument::none(), in[4]}, {},
+                             "native_layer_norm", ir::ValueMeta());
+            t->meta().val.kind = ir::ValueMeta::Kind::Sequence;
+            std::vector<int64_t> stats = st;
+            for (size_t i = size_t(unbindDim) + 1; i < stats.size(); ++i)
+                stats[i] = 1;
+            t->meta().val.items = {tensorLike(x0, st), tensorLike(x0, stats), tensorLike(x0, stats)};
+            ln = e.call("operator.getitem", {Argument::node(t), Argument::integer(0)}, {}, "getitem", tensorLike(x0, st));
+            memberOut = x0;
+        } else {
+            ln = e.call(n0->target(), {Argument::node(X), in[1], Argument::none(), Argument::none(), in[4]}, {}, "layer_norm",
+                        tensorLike(x0, st));
         }
-        case Kind::LayerNorm: {
-            std::vector<Argument> in;
-            const OpSchema *sch = schemaFor(n0->op(), n0->target());
-            if (!sch || !normalizedArgs(n0, *sch, in) || in.size() < 5)
-                return; // member() accepted it, so this does not happen
-            const Node *x0 = members[0].operands[0];
-            // Stacked just before the normalized dims ([*batch, N, *normalized]), so that the stacked
-            // weights [N, *normalized] broadcast as they are: no reshape nodes.
-            const size_t rank = staticShape(x0)->size(), k = in[1].items().size();
-            unbindDim = int64_t(rank - k);
-            auto st = *staticShape(x0);
-            st.insert(st.begin() + unbindDim, N);
-            Node *X = e.call(aten ? "aten.stack.default" : "torch.stack", {Argument::list(nodeList(column(0))), Argument::integer(unbindDim)}, {},
-                             "stack", tensorLike(x0, st));
-            Node *ln;
-            if (aten) {
-                Node *t = e.call("aten.native_layer_norm.default", {Argument::node(X), in[1], Argument::none(), Argument::none(), in[4]}, {},
-                                 "native_layer_norm", ir::ValueMeta());
-                t->meta().val.kind = ir::ValueMeta::Kind::Sequence;
-                std::vector<int64_t> stats = st;
-                for (size_t i = size_t(unbindDim) + 1; i < stats.size(); ++i)
-                    stats[i] = 1;
-                t->meta().val.items = {tensorLike(x0, st), tensorLike(x0, stats), tensorLike(x0, stats)};
-                ln = e.call("operator.getitem", {Argument::node(t), Argument::integer(0)}, {}, "getitem", tensorLike(x0, st));
-                memberOut = x0;
-            } else {
-                ln = e.call(n0->target(), {Argument::node(X), in[1], Argument::none(), Argument::none(), in[4]}, {}, "layer_norm",
-                            tensorLike(x0, st));
+        auto affine = [&](size_t col, const char *op) {
+            if (!members[0].operands[col])
+                return;
+            Node *W = stack(e, column(col), "stack"); // [N, *normalized]
+            ln = e.call(aten ? std::string("aten.") + op + ".Tensor" : std::string("torch.") + op, {Argument::node(ln), Argument::node(W)},
+                        {}, op, tensorLike(x0, st));
+        };
+        affine(1, "mul");
+        affine(2, "add");
+        y = ln;
+        return y;
+    }
+
+    /// Linears: one (b)addbmm over stacked inputs and weights ([N, rows, K] x [N, K, M]).
+    Node *batchLinear(Batch &c) const
+    {
+        const std::vector<Member> &members = c.members;
+        Emit &e = c.e;
+        Node *n0 = c.n0;
+        const int64_t N = c.N;
+        auto column = [&](size_t k) { return c.column(k); };
+        (void)N;
+        Node *y = nullptr;
+        Node *X = stack(e, column(0), "stack");
+        const Node *x0 = members[0].operands[0];
+        // Inputs of rank > 2 ([B, T, K]: every transformer) go through bmm as [N, B*T, K].
+        const auto xShape = *staticShape(x0);
+        const int64_t rows = std::accumulate(xShape.begin(), xShape.end() - 1, int64_t(1), std::multiplies<int64_t>());
+        if (xShape.size() > 2)
+            X = e.reshape(X, {N, rows, xShape.back()});
+        Node *Wt;
+        auto mOut = *staticShape(n0);
+        if (!aten) {
+            Node *W = stack(e, column(1), "stack"); // [N, M, K]
+            auto s = *staticShape(W);
+            Wt = e.call("torch.transpose", {Argument::node(W), Argument::integer(1), Argument::integer(2)}, {}, "transpose",
+                        tensorLike(W, {s[0], s[2], s[1]}));
+        } else {
+            // Read through permute(W, [1, 0]) so that the N permutes die: one permute of the stack.
+            bool allPermuted = true;
+            std::vector<Node *> ws;
+            for (const auto &mm : members) {
+                Node *p = mm.operands[1];
+                const Argument *dims = p->arg(1, "dims");
+                bool perm = p->is(OpKind::CallFunction, "aten.permute.default") && p->users().size() == 1 && dims &&
+                            dims->isSequence() && dims->items().size() == 2 && dims->items()[0].toInt() == 1;
+                allPermuted = allPermuted && perm && p->arg(0, "self") && p->arg(0, "self")->isNode();
+                ws.push_back(perm ? p->arg(0, "self")->toNode() : nullptr);
             }
-            auto affine = [&](size_t col, const char *op) {
-                if (!members[0].operands[col])
-                    return;
-                Node *W = stack(e, column(col), "stack"); // [N, *normalized]
-                ln = e.call(aten ? std::string("aten.") + op + ".Tensor" : std::string("torch.") + op, {Argument::node(ln), Argument::node(W)},
-                            {}, op, tensorLike(x0, st));
-            };
-            affine(1, "mul");
-            affine(2, "add");
-            y = ln;
-            break;
-        }
-        case Kind::Linear: {
-            Node *X = stack(e, column(0), "stack");
-            const Node *x0 = members[0].operands[0];
-            // Inputs of rank > 2 ([B, T, K]: every transformer) go through bmm as [N, B*T, K].
-            const auto xShape = *staticShape(x0);
-            const int64_t rows = std::accumulate(xShape.begin(), xShape.end() - 1, int64_t(1), std::multiplies<int64_t>());
-            if (xShape.size() > 2)
-                X = e.reshape(X, {N, rows, xShape.back()});
-            Node *Wt;
-            auto mOut = *staticShape(n0);
-            if (!aten) {
-                Node *W = stack(e, column(1), "stack"); // [N, M, K]
+            if (allPermuted) {
+                Node *W = stack(e, ws, "stack");
                 auto s = *staticShape(W);
-                Wt = e.call("torch.transpose", {Argument::node(W), Argument::integer(1), Argument::integer(2)}, {}, "transpose",
+                Wt = e.call("aten.permute.default", {Argument::node(W), Argument::list(intList({0, 2, 1}))}, {}, "permute",
                             tensorLike(W, {s[0], s[2], s[1]}));
             } else {
-                // Read through permute(W, [1, 0]) so that the N permutes die: one permute of the stack.
-                bool allPermuted = true;
-                std::vector<Node *> ws;
-                for (const auto &mm : members) {
-                    Node *p = mm.operands[1];
-                    const Argument *dims = p->arg(1, "dims");
-                    bool perm = p->is(OpKind::CallFunction, "aten.permute.default") && p->users().size() == 1 && dims &&
-                                dims->isSequence() && dims->items().size() == 2 && dims->items()[0].toInt() == 1;
-                    allPermuted = allPermuted && perm && p->arg(0, "self") && p->arg(0, "self")->isNode();
-                    ws.push_back(perm ? p->arg(0, "self")->toNode() : nullptr);
-                }
-                if (allPermuted) {
-                    Node *W = stack(e, ws, "stack");
-                    auto s = *staticShape(W);
-                    Wt = e.call("aten.permute.default", {Argument::node(W), Argument::list(intList({0, 2, 1}))}, {}, "permute",
-                                tensorLike(W, {s[0], s[2], s[1]}));
-                } else {
-                    Wt = stack(e, column(1), "stack");
-                }
+                Wt = stack(e, column(1), "stack");
             }
-            mOut.insert(mOut.begin(), N);
-            const std::vector<int64_t> flat = {N, rows, mOut.back()};
-            if (members[0].operands[2]) {
-                Node *Bs = stack(e, column(2), "stack"); // [N, M]
-                Node *Bu = e.unsqueeze(Bs, 1);
-                y = e.call(aten ? "aten.baddbmm.default" : "torch.baddbmm", {Argument::node(Bu), Argument::node(X), Argument::node(Wt)}, {},
-                           "baddbmm", tensorLike(x0, flat));
-            } else {
-                y = e.call(aten ? "aten.bmm.default" : "torch.bmm", {Argument::node(X), Argument::node(Wt)}, {}, "bmm", tensorLike(x0, flat));
-            }
-            y = e.reshape(y, mOut);
-            break;
         }
+        mOut.insert(mOut.begin(), N);
+        const std::vector<int64_t> flat = {N, rows, mOut.back()};
+        if (members[0].operands[2]) {
+            Node *Bs = stack(e, column(2), "stack"); // [N, M]
+            Node *Bu = e.unsqueeze(Bs, 1);
+            y = e.call(aten ? "aten.baddbmm.default" : "torch.baddbmm", {Argument::node(Bu), Argument::node(X), Argument::node(Wt)}, {},
+                       "baddbmm", tensorLike(x0, flat));
+        } else {
+            y = e.call(aten ? "aten.bmm.default" : "torch.bmm", {Argument::node(X), Argument::node(Wt)}, {}, "bmm", tensorLike(x0, flat));
         }
+        y = e.reshape(y, mOut);
+        return y;
+    }
+
+    /// Unbinds `y` into the members' values and replaces each member by its piece.
+    void unbindInto(Batch &c, Node *y, int64_t unbindDim, const Node *memberOut) const
+    {
+        const std::vector<Member> &members = c.members;
+        Emit &e = c.e;
+        Rewriter &rw = c.rw;
+        const int64_t N = c.N;
         // Unbind into the members' values.
         Node *u = e.call(aten ? "aten.unbind.int" : "torch.unbind", {Argument::node(y), Argument::integer(unbindDim)}, {}, "unbind", ir::ValueMeta());
         u->meta().val.kind = ir::ValueMeta::Kind::Sequence;
@@ -426,6 +459,35 @@ public:
             rw.eraseIfDead(old);
         for (const auto &mm : members)
             rw.eraseIfDead(mm.node);
+    }
+
+    void rewrite(const Match &m, Rewriter &rw) const override
+    {
+        std::vector<Member> members;
+        Node *before = nullptr;
+        std::vector<Node *> toMove;
+        MatchFailure why;
+        if (!collect(m.anchor, m.context, members, before, toMove, why))
+            return;
+        for (Node *x : toMove)
+            rw.moveBefore(x, before);
+        Node *n0 = members[0].node;
+        std::vector<std::string> replaced;
+        for (const auto &mm : members)
+            replaced.push_back(mm.node->name());
+        Emit e = emitAt(rw, before, n0, aten, replaced);
+        Batch c{members, e, rw, before, n0, replaced, int64_t(members.size())};
+        Node *y = nullptr;
+        int64_t unbindDim = 0;      // where the members are stacked in y
+        const Node *memberOut = n0; // what each unbind piece stands for
+        switch (kind) {
+        case Kind::Unary:
+        case Kind::Binary: y = batchElementwise(c); break;
+        case Kind::LayerNorm: y = batchLayerNorm(c, unbindDim, memberOut); break;
+        case Kind::Linear: y = batchLinear(c); break;
+        }
+        if (y)
+            unbindInto(c, y, unbindDim, memberOut);
     }
 };
 

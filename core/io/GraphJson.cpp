@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Graph file reader/writer over nlohmann::json (ordered, so kwargs keep their order).
+// Graph file reader: simdjson for the common (valid) case, nlohmann::json for the exact position of a
+// syntax error; gzip for .gz files; size and depth limits.
 #include "io/GraphJson.h"
 #include "io/AtomicFile.h"
 
@@ -296,79 +297,59 @@ public:
         }
     }
 
-    void read(Element rootEl)
+    /// "modules": path, type and attributes of each module.
+    void readModules(Element e)
     {
-        if (!rootEl.is_object())
-            fail("", std::string("the top level must be an object, found ") + typeName(rootEl));
-        auto root = objectOf(rootEl);
-        Element e;
-        if (!field(root, "format", e) || !e.is_string() || str(e) != kFormatName)
-            fail("", std::string("not an fxlens graph file (\"format\" must be \"") + kFormatName + "\")");
-        if (!field(root, "version", e) || !e.is_int64())
-            fail("", "missing integer \"version\"");
-        int64_t version = e.get_int64().value_unsafe();
-        if (version != kFormatVersion)
-            fail("", "unsupported schema version " + std::to_string(version) + " (this fxlens reads version " +
-                         std::to_string(kFormatVersion) + ")");
-        m_g.name = stringField(root, "name");
-        m_g.irLevel = stringField(root, "ir", "torch");
-        if (m_g.irLevel != "torch" && m_g.irLevel != "aten")
-            fail("", "\"ir\" must be \"torch\" or \"aten\", found \"" + m_g.irLevel + "\"");
-        m_g.source = stringField(root, "source");
-        m_g.weightsFile = stringField(root, "weights");
-        m_g.inputsFile = stringField(root, "inputs");
-        m_g.foldFile = stringField(root, "fold");
-        if (field(root, "modules", e)) {
-            if (!e.is_array())
-                fail("", "\"modules\" must be an array");
-            for (Element m : arrayOf(e)) {
-                Element path;
-                if (!m.is_object() || !field(objectOf(m), "path", path) || !path.is_string())
-                    fail("", "each entry of \"modules\" needs a \"path\"");
-                ir::ModuleInfo info{str(path), stringField(objectOf(m), "type"), {}};
-                Element attrs;
-                if (field(objectOf(m), "attrs", attrs)) {
-                    if (!attrs.is_object())
-                        fail("", "\"attrs\" of module '" + info.path + "' must be an object");
-                    for (auto kv : objectOf(attrs))
-                        info.attrs.emplace_back(std::string(kv.key), readArg(kv.value, "module " + info.path));
-                }
-                m_g.modules.push_back(std::move(info));
+        if (!e.is_array())
+            fail("", "\"modules\" must be an array");
+        for (Element m : arrayOf(e)) {
+            Element path;
+            if (!m.is_object() || !field(objectOf(m), "path", path) || !path.is_string())
+                fail("", "each entry of \"modules\" needs a \"path\"");
+            ir::ModuleInfo info{str(path), stringField(objectOf(m), "type"), {}};
+            Element attrs;
+            if (field(objectOf(m), "attrs", attrs)) {
+                if (!attrs.is_object())
+                    fail("", "\"attrs\" of module '" + info.path + "' must be an object");
+                for (auto kv : objectOf(attrs))
+                    info.attrs.emplace_back(std::string(kv.key), readArg(kv.value, "module " + info.path));
             }
+            m_g.modules.push_back(std::move(info));
         }
-        if (field(root, "params", e)) {
-            if (!e.is_array())
-                fail("", "\"params\" must be an array");
-            for (Element p : arrayOf(e)) {
-                Element name, shape, dtype, rg;
-                if (!p.is_object() || !field(objectOf(p), "name", name) ||
-                    !field(objectOf(p), "shape", shape) ||
-                    !field(objectOf(p), "dtype", dtype) || !name.is_string() ||
-                    !shape.is_array() || !dtype.is_string())
-                    fail("", "each entry of \"params\" needs \"name\", \"shape\" and \"dtype\"");
-                auto o = objectOf(p);
-                ParamInfo pi;
-                pi.name = str(name);
-                pi.isBuffer = stringField(o, "kind", "parameter") == "buffer";
-                for (Element d : arrayOf(shape)) {
-                    if (!d.is_int64())
-                        fail("", "parameter '" + pi.name + "' has a non-integer dimension");
-                    pi.shape.push_back(d.get_int64().value_unsafe());
-                }
-                pi.dtype = str(dtype);
-                checkDtype("", pi.dtype, "parameter '" + pi.name + "'");
-                if (field(o, "requires_grad", rg) && rg.is_bool())
-                    pi.requiresGrad = rg.get_bool().value_unsafe();
-                m_g.params.push_back(std::move(pi));
+    }
+
+    /// "params": name, shape, dtype, kind and requires_grad of each parameter and buffer.
+    void readParams(Element e)
+    {
+        if (!e.is_array())
+            fail("", "\"params\" must be an array");
+        for (Element p : arrayOf(e)) {
+            Element name, shape, dtype, rg;
+            if (!p.is_object() || !field(objectOf(p), "name", name) ||
+                !field(objectOf(p), "shape", shape) ||
+                !field(objectOf(p), "dtype", dtype) || !name.is_string() ||
+                !shape.is_array() || !dtype.is_string())
+                fail("", "each entry of \"params\" needs \"name\", \"shape\" and \"dtype\"");
+            auto o = objectOf(p);
+            ParamInfo pi;
+            pi.name = str(name);
+            pi.isBuffer = stringField(o, "kind", "parameter") == "buffer";
+            for (Element d : arrayOf(shape)) {
+                if (!d.is_int64())
+                    fail("", "parameter '" + pi.name + "' has a non-integer dimension");
+                pi.shape.push_back(d.get_int64().value_unsafe());
             }
+            pi.dtype = str(dtype);
+            checkDtype("", pi.dtype, "parameter '" + pi.name + "'");
+            if (field(o, "requires_grad", rg) && rg.is_bool())
+                pi.requiresGrad = rg.get_bool().value_unsafe();
+            m_g.params.push_back(std::move(pi));
         }
-        Element nodesEl;
-        if (!field(root, "nodes", nodesEl) || !nodesEl.is_array())
-            fail("", "missing array \"nodes\"");
-        auto nodes = arrayOf(nodesEl);
-        if (nodes.size() > readLimits().maxNodes)
-            fail("", std::to_string(nodes.size()) + " nodes (the limit is " + std::to_string(readLimits().maxNodes) + ")");
-        // Pass 1: create every node, so references may be resolved in pass 2 and cycles reported as such.
+    }
+
+    /// Pass 1: every node, so that references may be resolved in pass 2 and cycles reported as such.
+    std::vector<Node *> createNodes(simdjson::dom::array nodes)
+    {
         std::vector<Node *> created;
         created.reserve(nodes.size());
         size_t index = 0;
@@ -398,8 +379,13 @@ public:
             created.push_back(n);
             ++index;
         }
-        // Pass 2: arguments and meta.
-        index = 0;
+        return created;
+    }
+
+    /// Pass 2: arguments and meta.
+    void readInputs(simdjson::dom::array nodes, const std::vector<Node *> &created)
+    {
+        size_t index = 0;
         for (Element jn : nodes) {
             Node *n = created[index++];
             auto o = objectOf(jn);
@@ -425,6 +411,42 @@ public:
             if (field(o, "meta", meta))
                 readMeta(n, meta);
         }
+    }
+
+    void read(Element rootEl)
+    {
+        if (!rootEl.is_object())
+            fail("", std::string("the top level must be an object, found ") + typeName(rootEl));
+        auto root = objectOf(rootEl);
+        Element e;
+        if (!field(root, "format", e) || !e.is_string() || str(e) != kFormatName)
+            fail("", std::string("not an fxlens graph file (\"format\" must be \"") + kFormatName + "\")");
+        if (!field(root, "version", e) || !e.is_int64())
+            fail("", "missing integer \"version\"");
+        int64_t version = e.get_int64().value_unsafe();
+        if (version != kFormatVersion)
+            fail("", "unsupported schema version " + std::to_string(version) + " (this fxlens reads version " +
+                         std::to_string(kFormatVersion) + ")");
+        m_g.name = stringField(root, "name");
+        m_g.irLevel = stringField(root, "ir", "torch");
+        if (m_g.irLevel != "torch" && m_g.irLevel != "aten")
+            fail("", "\"ir\" must be \"torch\" or \"aten\", found \"" + m_g.irLevel + "\"");
+        m_g.source = stringField(root, "source");
+        m_g.weightsFile = stringField(root, "weights");
+        m_g.inputsFile = stringField(root, "inputs");
+        m_g.foldFile = stringField(root, "fold");
+        if (field(root, "modules", e))
+            readModules(e);
+        if (field(root, "params", e))
+            readParams(e);
+        Element nodesEl;
+        if (!field(root, "nodes", nodesEl) || !nodesEl.is_array())
+            fail("", "missing array \"nodes\"");
+        auto nodes = arrayOf(nodesEl);
+        if (nodes.size() > readLimits().maxNodes)
+            fail("", std::to_string(nodes.size()) + " nodes (the limit is " + std::to_string(readLimits().maxNodes) + ")");
+        const std::vector<Node *> created = createNodes(nodes);
+        readInputs(nodes, created);
         checkCycles(created);
         checkOrder();
     }
@@ -494,115 +516,6 @@ public:
 private:
     Graph &m_g;
 };
-
-// ---------------------------------------------------------------- writer
-
-json writeArg(const Argument &a)
-{
-    using K = Argument::Kind;
-    switch (a.kind()) {
-    case K::None: return nullptr;
-    case K::Bool: return a.toBool();
-    case K::Int: return a.toInt();
-    case K::Float: {
-        double v = a.toFloat();
-        if (std::isnan(v))
-            return json{{"float", "nan"}};
-        if (std::isinf(v))
-            return json{{"float", v > 0 ? "inf" : "-inf"}};
-        return v;
-    }
-    case K::String: return a.text();
-    case K::NodeRef: return json{{"node", a.toNode()->name()}};
-    case K::List: {
-        json arr = json::array();
-        for (const auto &i : a.items())
-            arr.push_back(writeArg(i));
-        return arr;
-    }
-    case K::Tuple:
-    case K::Slice: {
-        json arr = json::array();
-        for (const auto &i : a.items())
-            arr.push_back(writeArg(i));
-        return json{{a.kind() == K::Tuple ? "tuple" : "slice", arr}};
-    }
-    case K::Dict: {
-        json obj = json::object();
-        for (const auto &[k, v] : a.entries())
-            obj[k] = writeArg(v);
-        return json{{"dict", obj}};
-    }
-    case K::Dtype: return json{{"dtype", a.text()}};
-    case K::Device: return json{{"device", a.text()}};
-    case K::Layout: return json{{"layout", a.text()}};
-    case K::MemoryFormat: return json{{"memory_format", a.text()}};
-    case K::Opaque: return json{{"opaque", a.text()}};
-    }
-    return nullptr;
-}
-
-json writeVal(const ValueMeta &v)
-{
-    switch (v.kind) {
-    case ValueMeta::Kind::Unknown: return nullptr;
-    case ValueMeta::Kind::Tensor: {
-        json shape = json::array();
-        for (const auto &d : v.tensor.shape) {
-            if (d.isStatic())
-                shape.push_back(d.value);
-            else
-                shape.push_back(d.symbol);
-        }
-        json t = {{"shape", shape}, {"dtype", v.tensor.dtype}, {"stride", v.tensor.stride},
-                  {"requires_grad", v.tensor.requiresGrad}};
-        return json{{"tensor", t}};
-    }
-    case ValueMeta::Kind::Sequence: {
-        json arr = json::array();
-        for (const auto &i : v.items)
-            arr.push_back(writeVal(i));
-        return json{{"seq", arr}};
-    }
-    case ValueMeta::Kind::Scalar: return json{{"scalar", json::parse(v.scalar)}};
-    }
-    return nullptr;
-}
-
-json writeNode(const Node &n)
-{
-    json j;
-    j["name"] = n.name();
-    j["op"] = opKindName(n.op());
-    j["target"] = n.target();
-    json args = json::array();
-    for (const auto &a : n.args())
-        args.push_back(writeArg(a));
-    j["args"] = args;
-    json kwargs = json::object();
-    for (const auto &[k, v] : n.kwargs())
-        kwargs[k] = writeArg(v);
-    j["kwargs"] = kwargs;
-    json meta = json::object();
-    const Meta &m = n.meta();
-    if (m.val.kind != ValueMeta::Kind::Unknown)
-        meta["val"] = writeVal(m.val);
-    if (!m.moduleStack.empty()) {
-        json st = json::array();
-        for (const auto &f : m.moduleStack)
-            st.push_back({{"key", f.key}, {"path", f.path}, {"type", f.type}});
-        meta["nn_module_stack"] = st;
-    }
-    if (!m.stackTrace.empty())
-        meta["stack_trace"] = m.stackTrace;
-    if (!m.sourceFnName.empty() || !m.sourceFnTarget.empty())
-        meta["source_fn"] = {m.sourceFnName, m.sourceFnTarget};
-    if (m.provenance)
-        meta["provenance"] = {{"pattern", m.provenance->pattern}, {"step", m.provenance->step},
-                              {"replaced", m.provenance->replaced}};
-    j["meta"] = meta;
-    return j;
-}
 
 std::pair<int, int> lineColumn(const std::string &text, size_t byte)
 {
@@ -759,81 +672,5 @@ Result<std::unique_ptr<Graph>> readGraphFile(const std::string &path)
     return g;
 }
 
-std::string writeGraphJson(const Graph &g)
-{
-    json head = json::object();
-    head["format"] = kFormatName;
-    head["version"] = kFormatVersion;
-    head["name"] = g.name;
-    head["ir"] = g.irLevel.empty() ? "torch" : g.irLevel;
-    head["source"] = g.source;
-    if (!g.weightsFile.empty())
-        head["weights"] = g.weightsFile;
-    if (!g.inputsFile.empty())
-        head["inputs"] = g.inputsFile;
-    if (!g.foldFile.empty())
-        head["fold"] = g.foldFile;
-    json mods = json::array();
-    for (const auto &m : g.modules) {
-        json jm = {{"path", m.path}, {"type", m.type}};
-        if (!m.attrs.empty()) {
-            json attrs = json::object();
-            for (const auto &kv : m.attrs)
-                attrs[kv.first] = writeArg(kv.second);
-            jm["attrs"] = attrs;
-        }
-        mods.push_back(std::move(jm));
-    }
-    head["modules"] = mods;
-    json params = json::array();
-    for (const auto &p : g.params)
-        params.push_back({{"name", p.name}, {"kind", p.isBuffer ? "buffer" : "parameter"}, {"shape", p.shape},
-                          {"dtype", p.dtype}, {"requires_grad", p.requiresGrad}});
-    head["params"] = params;
-    std::string out = head.dump();
-    out.pop_back(); // reopen the object to append the node array, one node per line
-    out += ",\n\"nodes\": [\n";
-    bool first = true;
-    for (Node *n = g.first(); n; n = n->next()) {
-        if (!first)
-            out += ",\n";
-        first = false;
-        out += writeNode(*n).dump();
-    }
-    out += "\n]}\n";
-    return out;
-}
-
-Result<bool> writeGraphFile(const Graph &g, const std::string &path)
-{
-    auto fail = [&](const std::string &m) {
-        Diagnostic d;
-        d.file = path;
-        d.message = m;
-        return d;
-    };
-    std::string text = writeGraphJson(g);
-    bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
-    if (gz) {
-        // gzip in memory (deflate with a gzip wrapper), then one atomic write.
-        z_stream z{};
-        if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-            return fail("cannot start compression");
-        std::string packed(deflateBound(&z, uLong(text.size())), '\0');
-        z.next_in = reinterpret_cast<Bytef *>(text.data());
-        z.avail_in = uInt(text.size());
-        z.next_out = reinterpret_cast<Bytef *>(packed.data());
-        z.avail_out = uInt(packed.size());
-        const int rc = deflate(&z, Z_FINISH);
-        packed.resize(z.total_out);
-        deflateEnd(&z);
-        if (rc != Z_STREAM_END)
-            return fail("compression failed");
-        text.swap(packed);
-    }
-    if (auto e = writeFileAtomic(path, text); !e.empty())
-        return fail(e);
-    return true;
-}
-
 } // namespace fxlens::io
+

@@ -193,148 +193,90 @@ bool allowedTarget(const std::string &t)
     return true;
 }
 
-PythonOutput writePython(const ir::Graph &g)
+/// A call_module node as a functional call on the module's parameters; "" for a module type the
+/// export does not know.
+static std::string moduleCall(const ir::Graph &g, const Node &n, const std::string &x, const std::set<std::string> &params)
 {
-    PythonOutput out;
-    out.error = unsafeGraph(g);
-    if (!out.error.empty())
-        return out;
-    std::map<std::string, std::string> imports;
-    std::set<std::string> params;
-    for (const auto &p : g.params)
-        params.insert(p.name);
     auto fetch = [&](const std::string &path) { return "_fetch(self, " + quote(path) + ")"; };
     auto optParam = [&](const std::string &path) { return params.count(path) ? fetch(path) : std::string("None"); };
+    const ir::ModuleInfo *m = nullptr;
+    for (const auto &mi : g.modules)
+        if (mi.path == n.target())
+            m = &mi;
+    const std::string p = n.target();
+    const std::string type = m ? m->type.substr(m->type.rfind('.') + 1) : std::string();
+    auto attr = [&](const char *k, const char *dflt) {
+        const Argument *a = m ? m->attr(k) : nullptr;
+        return a ? a->toPython() : std::string(dflt);
+    };
+    const std::string F = "torch.nn.functional.";
+    std::string call;
+    if (type == "Linear")
+        call = F + "linear(" + x + ", " + fetch(p + ".weight") + ", " + optParam(p + ".bias") + ")";
+    else if (type == "LayerNorm")
+        call = F + "layer_norm(" + x + ", " +
+               attr("normalized_shape", ("tuple(" + fetch(p + ".weight") + ".shape)").c_str()) + ", " + optParam(p + ".weight") +
+               ", " + optParam(p + ".bias") + ", " + attr("eps", "1e-05") + ")";
+    else if (type == "Conv1d" || type == "Conv2d" || type == "Conv3d")
+        call = F + "conv" + type.substr(4, 2) + "(" + x + ", " + fetch(p + ".weight") + ", " + optParam(p + ".bias") + ", " +
+               attr("stride", "1") + ", " + attr("padding", "0") + ", " + attr("dilation", "1") + ", " + attr("groups", "1") + ")";
+    else if (type == "BatchNorm1d" || type == "BatchNorm2d" || type == "BatchNorm3d")
+        call = F + "batch_norm(" + x + ", " + optParam(p + ".running_mean") + ", " + optParam(p + ".running_var") + ", " +
+               optParam(p + ".weight") + ", " + optParam(p + ".bias") + ", False, " + attr("momentum", "0.1") + ", " +
+               attr("eps", "1e-05") + ")";
+    else if (type == "Embedding")
+        call = F + "embedding(" + x + ", " + fetch(p + ".weight") + ", " + attr("padding_idx", "None") + ")";
+    else if (type == "ReLU" || type == "Tanh" || type == "Sigmoid")
+        call = "torch." + std::string(type == "ReLU" ? "relu" : type == "Tanh" ? "tanh" : "sigmoid") + "(" + x + ")";
+    else if (type == "SiLU")
+        call = F + "silu(" + x + ")";
+    else if (type == "GELU")
+        call = F + "gelu(" + x + ", approximate=" + attr("approximate", "'none'") + ")";
+    else if (type == "Softmax")
+        call = F + "softmax(" + x + ", " + attr("dim", "-1") + ")";
+    else if (type == "Dropout" || type == "Identity" || type == "Dropout1d" || type == "Dropout2d" || type == "AlphaDropout")
+        call = x;
+    else if (type == "Hardswish" || type == "Hardsigmoid" || type == "Mish" || type == "SELU")
+        call = F + (type == "SELU" ? std::string("selu") : type == "Mish" ? std::string("mish")
+                    : type == "Hardswish" ? std::string("hardswish") : std::string("hardsigmoid")) + "(" + x + ")";
+    else if (type == "ReLU6")
+        call = F + "relu6(" + x + ")";
+    else if (type == "LeakyReLU")
+        call = F + "leaky_relu(" + x + ", " + attr("negative_slope", "0.01") + ")";
+    else if (type == "ELU")
+        call = F + "elu(" + x + ", " + attr("alpha", "1.0") + ")";
+    else if (type == "Hardtanh")
+        call = F + "hardtanh(" + x + ", " + attr("min_val", "-1.0") + ", " + attr("max_val", "1.0") + ")";
+    else if (type == "Softplus")
+        call = F + "softplus(" + x + ", " + attr("beta", "1.0") + ", " + attr("threshold", "20.0") + ")";
+    else if (type == "LogSoftmax")
+        call = F + "log_softmax(" + x + ", " + attr("dim", "-1") + ")";
+    else if (type == "GroupNorm")
+        call = F + "group_norm(" + x + ", " + attr("num_groups", "1") + ", " + optParam(p + ".weight") + ", " + optParam(p + ".bias") +
+               ", " + attr("eps", "1e-05") + ")";
+    else if (type == "AvgPool2d")
+        call = F + "avg_pool2d(" + x + ", " + attr("kernel_size", "None") + ", " + attr("stride", "None") + ", " + attr("padding", "0") +
+               ", " + attr("ceil_mode", "False") + ", " + attr("count_include_pad", "True") + ")";
+    else if (type == "MultiheadAttention")
+        call = "_mha(" + attr("num_heads", "1") + ", " + attr("batch_first", "False") + ", " + optParam(p + ".in_proj_weight") +
+               ", " + optParam(p + ".in_proj_bias") + ", " + optParam(p + ".q_proj_weight") + ", " + optParam(p + ".k_proj_weight") +
+               ", " + optParam(p + ".v_proj_weight") + ", " + fetch(p + ".out_proj.weight") + ", " + optParam(p + ".out_proj.bias") +
+               ", " + joinArgs(n) + ")";
+    else if (type == "AdaptiveAvgPool1d")
+        call = F + "adaptive_avg_pool1d(" + x + ", " + attr("output_size", "None") + ")";
+    else if (type == "Flatten")
+        call = "torch.flatten(" + x + ", " + attr("start_dim", "1") + ", " + attr("end_dim", "-1") + ")";
+    else if (type == "MaxPool2d")
+        call = F + "max_pool2d(" + x + ", " + attr("kernel_size", "None") + ", " + attr("stride", "None") + ", " +
+               attr("padding", "0") + ", " + attr("dilation", "1") + ", " + attr("ceil_mode", "False") + ")";
+    else if (type == "AdaptiveAvgPool2d")
+        call = F + "adaptive_avg_pool2d(" + x + ", " + attr("output_size", "None") + ")";
+    return call;
+}
 
-    std::ostringstream body;
-    std::vector<std::string> inputs;
-    // Release schedule: a value is dropped after its last reader, as torch.fx's code does.
-    std::unordered_map<const Node *, const Node *> lastUse;
-    for (Node *n = g.first(); n; n = n->next())
-        for (Node *in : n->inputNodes())
-            lastUse[in] = n;
-    std::unordered_map<const Node *, std::vector<std::string>> dropAfter;
-    for (const auto &[v, user] : lastUse)
-        if (user->op() != OpKind::Output)
-            dropAfter[user].push_back(v->name());
-
-    for (Node *n = g.first(); n; n = n->next()) {
-        const std::string &name = n->name();
-        const std::string x = n->args().empty() ? std::string("None") : n->args()[0].toPython();
-        switch (n->op()) {
-        case OpKind::Placeholder: {
-            std::string arg = safeName(n->target()) ? n->target() : "arg" + std::to_string(inputs.size());
-            // A placeholder with a default value (an optional argument) keeps it in the signature.
-            inputs.push_back(n->args().empty() ? arg : arg + "=" + n->args()[0].toPython());
-            if (arg != name)
-                body << "        " << name << " = " << arg << "\n";
-            break;
-        }
-        case OpKind::GetAttr: body << "        " << name << " = " << fetch(n->target()) << "\n"; break;
-        case OpKind::CallFunction: {
-            const std::string f = callee(n->target(), imports);
-            body << "        " << name << " = " << f << "(" << joinArgs(*n) << ")\n";
-            break;
-        }
-        case OpKind::CallMethod: {
-            std::string rest = joinArgs(*n, 1);
-            body << "        " << name << " = " << x << "." << n->target() << "(" << rest << ")\n";
-            break;
-        }
-        case OpKind::CallModule: {
-            const ir::ModuleInfo *m = nullptr;
-            for (const auto &mi : g.modules)
-                if (mi.path == n->target())
-                    m = &mi;
-            const std::string p = n->target();
-            const std::string type = m ? m->type.substr(m->type.rfind('.') + 1) : std::string();
-            auto attr = [&](const char *k, const char *dflt) {
-                const Argument *a = m ? m->attr(k) : nullptr;
-                return a ? a->toPython() : std::string(dflt);
-            };
-            const std::string F = "torch.nn.functional.";
-            std::string call;
-            if (type == "Linear")
-                call = F + "linear(" + x + ", " + fetch(p + ".weight") + ", " + optParam(p + ".bias") + ")";
-            else if (type == "LayerNorm")
-                call = F + "layer_norm(" + x + ", " +
-                       attr("normalized_shape", ("tuple(" + fetch(p + ".weight") + ".shape)").c_str()) + ", " + optParam(p + ".weight") +
-                       ", " + optParam(p + ".bias") + ", " + attr("eps", "1e-05") + ")";
-            else if (type == "Conv1d" || type == "Conv2d" || type == "Conv3d")
-                call = F + "conv" + type.substr(4, 2) + "(" + x + ", " + fetch(p + ".weight") + ", " + optParam(p + ".bias") + ", " +
-                       attr("stride", "1") + ", " + attr("padding", "0") + ", " + attr("dilation", "1") + ", " + attr("groups", "1") + ")";
-            else if (type == "BatchNorm1d" || type == "BatchNorm2d" || type == "BatchNorm3d")
-                call = F + "batch_norm(" + x + ", " + optParam(p + ".running_mean") + ", " + optParam(p + ".running_var") + ", " +
-                       optParam(p + ".weight") + ", " + optParam(p + ".bias") + ", False, " + attr("momentum", "0.1") + ", " +
-                       attr("eps", "1e-05") + ")";
-            else if (type == "Embedding")
-                call = F + "embedding(" + x + ", " + fetch(p + ".weight") + ", " + attr("padding_idx", "None") + ")";
-            else if (type == "ReLU" || type == "Tanh" || type == "Sigmoid")
-                call = "torch." + std::string(type == "ReLU" ? "relu" : type == "Tanh" ? "tanh" : "sigmoid") + "(" + x + ")";
-            else if (type == "SiLU")
-                call = F + "silu(" + x + ")";
-            else if (type == "GELU")
-                call = F + "gelu(" + x + ", approximate=" + attr("approximate", "'none'") + ")";
-            else if (type == "Softmax")
-                call = F + "softmax(" + x + ", " + attr("dim", "-1") + ")";
-            else if (type == "Dropout" || type == "Identity" || type == "Dropout1d" || type == "Dropout2d" || type == "AlphaDropout")
-                call = x;
-            else if (type == "Hardswish" || type == "Hardsigmoid" || type == "Mish" || type == "SELU")
-                call = F + (type == "SELU" ? std::string("selu") : type == "Mish" ? std::string("mish")
-                            : type == "Hardswish" ? std::string("hardswish") : std::string("hardsigmoid")) + "(" + x + ")";
-            else if (type == "ReLU6")
-                call = F + "relu6(" + x + ")";
-            else if (type == "LeakyReLU")
-                call = F + "leaky_relu(" + x + ", " + attr("negative_slope", "0.01") + ")";
-            else if (type == "ELU")
-                call = F + "elu(" + x + ", " + attr("alpha", "1.0") + ")";
-            else if (type == "Hardtanh")
-                call = F + "hardtanh(" + x + ", " + attr("min_val", "-1.0") + ", " + attr("max_val", "1.0") + ")";
-            else if (type == "Softplus")
-                call = F + "softplus(" + x + ", " + attr("beta", "1.0") + ", " + attr("threshold", "20.0") + ")";
-            else if (type == "LogSoftmax")
-                call = F + "log_softmax(" + x + ", " + attr("dim", "-1") + ")";
-            else if (type == "GroupNorm")
-                call = F + "group_norm(" + x + ", " + attr("num_groups", "1") + ", " + optParam(p + ".weight") + ", " + optParam(p + ".bias") +
-                       ", " + attr("eps", "1e-05") + ")";
-            else if (type == "AvgPool2d")
-                call = F + "avg_pool2d(" + x + ", " + attr("kernel_size", "None") + ", " + attr("stride", "None") + ", " + attr("padding", "0") +
-                       ", " + attr("ceil_mode", "False") + ", " + attr("count_include_pad", "True") + ")";
-            else if (type == "MultiheadAttention")
-                call = "_mha(" + attr("num_heads", "1") + ", " + attr("batch_first", "False") + ", " + optParam(p + ".in_proj_weight") +
-                       ", " + optParam(p + ".in_proj_bias") + ", " + optParam(p + ".q_proj_weight") + ", " + optParam(p + ".k_proj_weight") +
-                       ", " + optParam(p + ".v_proj_weight") + ", " + fetch(p + ".out_proj.weight") + ", " + optParam(p + ".out_proj.bias") +
-                       ", " + joinArgs(*n) + ")";
-            else if (type == "AdaptiveAvgPool1d")
-                call = F + "adaptive_avg_pool1d(" + x + ", " + attr("output_size", "None") + ")";
-            else if (type == "Flatten")
-                call = "torch.flatten(" + x + ", " + attr("start_dim", "1") + ", " + attr("end_dim", "-1") + ")";
-            else if (type == "MaxPool2d")
-                call = F + "max_pool2d(" + x + ", " + attr("kernel_size", "None") + ", " + attr("stride", "None") + ", " +
-                       attr("padding", "0") + ", " + attr("dilation", "1") + ", " + attr("ceil_mode", "False") + ")";
-            else if (type == "AdaptiveAvgPool2d")
-                call = F + "adaptive_avg_pool2d(" + x + ", " + attr("output_size", "None") + ")";
-            if (call.empty()) {
-                out.unsupported.push_back(name);
-                body << "        raise NotImplementedError(" << quote("module " + p + " of type " + (m ? m->type : "?") + " (node " + name + ")")
-                     << ")\n";
-            } else {
-                body << "        " << name << " = " << call << "\n";
-            }
-            break;
-        }
-        case OpKind::Output: body << "        return " << x << "\n"; break;
-        }
-        auto drop = dropAfter.find(n);
-        if (drop != dropAfter.end()) {
-            body << "        ";
-            for (size_t i = 0; i < drop->second.size(); ++i)
-                body << (i ? " = " : "") << drop->second[i];
-            body << " = None\n";
-        }
-    }
-
-    std::ostringstream s;
+/// The module's head: imports, helpers (_fetch, _mha, _attach) and the class line.
+static void writePreamble(std::ostringstream &s, const ir::Graph &g, const std::map<std::string, std::string> &imports)
+{
     s << "# Generated by fxlens from " << quote(g.name.empty() ? std::string("graph") : g.name) << " (" << (g.irLevel == "aten" ? "aten" : "torch")
       << " IR, " << g.size() << " nodes): the graph as a runnable torch.nn.Module.\n"
       << "# Parameters and buffers start as zeros with their recorded shapes; fill them with\n"
@@ -372,6 +314,81 @@ PythonOutput writePython(const ir::Graph &g)
       << "class Model(torch.nn.Module):\n"
       << "    def __init__(self):\n"
       << "        super().__init__()\n";
+}
+
+PythonOutput writePython(const ir::Graph &g)
+{
+    PythonOutput out;
+    out.error = unsafeGraph(g);
+    if (!out.error.empty())
+        return out;
+    std::map<std::string, std::string> imports;
+    std::set<std::string> params;
+    for (const auto &p : g.params)
+        params.insert(p.name);
+    auto fetch = [&](const std::string &path) { return "_fetch(self, " + quote(path) + ")"; };
+
+    std::ostringstream body;
+    std::vector<std::string> inputs;
+    // Release schedule: a value is dropped after its last reader, as torch.fx's code does.
+    std::unordered_map<const Node *, const Node *> lastUse;
+    for (Node *n = g.first(); n; n = n->next())
+        for (Node *in : n->inputNodes())
+            lastUse[in] = n;
+    std::unordered_map<const Node *, std::vector<std::string>> dropAfter;
+    for (const auto &[v, user] : lastUse)
+        if (user->op() != OpKind::Output)
+            dropAfter[user].push_back(v->name());
+
+    for (Node *n = g.first(); n; n = n->next()) {
+        const std::string &name = n->name();
+        const std::string x = n->args().empty() ? std::string("None") : n->args()[0].toPython();
+        switch (n->op()) {
+        case OpKind::Placeholder: {
+            std::string arg = safeName(n->target()) ? n->target() : "arg" + std::to_string(inputs.size());
+            // A placeholder with a default value (an optional argument) keeps it in the signature.
+            inputs.push_back(n->args().empty() ? arg : arg + "=" + n->args()[0].toPython());
+            if (arg != name)
+                body << "        " << name << " = " << arg << "\n";
+            break;
+        }
+        case OpKind::GetAttr: body << "        " << name << " = " << fetch(n->target()) << "\n"; break;
+        case OpKind::CallFunction: {
+            const std::string f = callee(n->target(), imports);
+            body << "        " << name << " = " << f << "(" << joinArgs(*n) << ")\n";
+            break;
+        }
+        case OpKind::CallMethod: {
+            std::string rest = joinArgs(*n, 1);
+            body << "        " << name << " = " << x << "." << n->target() << "(" << rest << ")\n";
+            break;
+        }
+        case OpKind::CallModule: {
+            const std::string call = moduleCall(g, *n, x, params);
+            const ir::ModuleInfo *m = g.module(n->target());
+            const std::string &p = n->target();
+            if (call.empty()) {
+                out.unsupported.push_back(name);
+                body << "        raise NotImplementedError(" << quote("module " + p + " of type " + (m ? m->type : "?") + " (node " + name + ")")
+                     << ")\n";
+            } else {
+                body << "        " << name << " = " << call << "\n";
+            }
+            break;
+        }
+        case OpKind::Output: body << "        return " << x << "\n"; break;
+        }
+        auto drop = dropAfter.find(n);
+        if (drop != dropAfter.end()) {
+            body << "        ";
+            for (size_t i = 0; i < drop->second.size(); ++i)
+                body << (i ? " = " : "") << drop->second[i];
+            body << " = None\n";
+        }
+    }
+
+    std::ostringstream s;
+    writePreamble(s, g, imports);
     for (const auto &p : g.params) {
         std::string shape;
         for (size_t i = 0; i < p.shape.size(); ++i)

@@ -444,6 +444,17 @@ Value Evaluator::builtin(const std::string &fn, const std::vector<Value> &args, 
         need(1);
         return Value::boolean(truthy(args[0]));
     }
+    return nodeBuiltin(fn, args, loc);
+}
+
+/// The builtins about nodes and dims: shape, ndim, numel, dtype, users, all_users_getitem, is_node,
+/// all_equal, all_distinct, norm_dim.
+Value Evaluator::nodeBuiltin(const std::string &fn, const std::vector<Value> &args, Loc loc)
+{
+    auto need = [&](size_t n) {
+        if (args.size() != n)
+            fail(loc, fn + "() takes " + std::to_string(n) + " argument" + (n == 1 ? "" : "s") + ", got " + std::to_string(args.size()));
+    };
     if (fn == "shape") {
         need(1);
         return shapeValue(asNode(args[0], loc, "shape()"), loc);

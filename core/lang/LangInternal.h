@@ -153,6 +153,7 @@ struct Evaluator {
     Value call(const ExprP &e);
 
     Value builtin(const std::string &fn, const std::vector<Value> &args, Loc loc);
+    Value nodeBuiltin(const std::string &fn, const std::vector<Value> &args, Loc loc);
 };
 
 } // namespace fxlens::lang::detail

@@ -94,6 +94,60 @@ void inferSequence(Node *n, const std::string &op)
 }
 
 /// Elementwise ops and ops that insert, drop, move or resize dims; false for other ops.
+/// flatten, unflatten, narrow, select; false for other ops.
+bool inferResize(Node *n, const std::string &op, Shape s, const Node *like)
+{
+    auto arg = [&](size_t i, const char *kw) { return n->arg(i, kw); };
+    auto set = [&](const Shape &shape, const Node *l) {
+        if (l)
+            n->meta().val = rewrite::tensorLike(l, shape);
+    };
+    if (op == "flatten") {
+        const Argument *a = arg(1, "start_dim"), *b = arg(2, "end_dim");
+        int64_t lo = nd(a && a->isInt() ? a->toInt() : 0, s.size()), hi = nd(b && b->isInt() ? b->toInt() : -1, s.size());
+        if (lo < 0 || hi < lo || size_t(hi) >= s.size())
+            return true;
+        int64_t p = 1;
+        for (int64_t i = lo; i <= hi; ++i)
+            p *= s[size_t(i)];
+        s.erase(s.begin() + lo, s.begin() + hi + 1);
+        s.insert(s.begin() + lo, p);
+        set(s, like);
+    } else if (op == "unflatten") {
+        const Argument *a = arg(1, "dim");
+        auto sizes = intsArg(arg(2, "sizes"));
+        if (!a || !a->isInt() || !sizes)
+            return true;
+        int64_t d = nd(a->toInt(), s.size());
+        if (d < 0 || size_t(d) >= s.size())
+            return true;
+        s.erase(s.begin() + d);
+        s.insert(s.begin() + d, sizes->begin(), sizes->end());
+        set(s, like);
+    } else if (op == "narrow") {
+        const Argument *d = arg(1, "dim"), *len = arg(3, "length");
+        if (!d || !len || !d->isInt() || !len->isInt())
+            return true;
+        const int64_t k = nd(d->toInt(), s.size());
+        if (k < 0 || size_t(k) >= s.size())
+            return true;
+        s[size_t(k)] = len->toInt();
+        set(s, like);
+    } else if (op == "select") {
+        const Argument *d = arg(1, "dim");
+        if (!d || !d->isInt())
+            return true;
+        const int64_t k = nd(d->toInt(), s.size());
+        if (k < 0 || size_t(k) >= s.size())
+            return true;
+        s.erase(s.begin() + k);
+        set(s, like);
+    } else {
+        return false;
+    }
+    return true;
+}
+
 bool inferLayout(Node *n, const std::string &op, Shape s, const Node *like)
 {
     auto arg = [&](size_t i, const char *kw) { return n->arg(i, kw); };
@@ -175,48 +229,8 @@ bool inferLayout(Node *n, const std::string &op, Shape s, const Node *like)
             return true;
         std::swap(s[size_t(x)], s[size_t(y)]);
         set(s, like);
-    } else if (op == "flatten") {
-        const Argument *a = arg(1, "start_dim"), *b = arg(2, "end_dim");
-        int64_t lo = nd(a && a->isInt() ? a->toInt() : 0, s.size()), hi = nd(b && b->isInt() ? b->toInt() : -1, s.size());
-        if (lo < 0 || hi < lo || size_t(hi) >= s.size())
-            return true;
-        int64_t p = 1;
-        for (int64_t i = lo; i <= hi; ++i)
-            p *= s[size_t(i)];
-        s.erase(s.begin() + lo, s.begin() + hi + 1);
-        s.insert(s.begin() + lo, p);
-        set(s, like);
-    } else if (op == "unflatten") {
-        const Argument *a = arg(1, "dim");
-        auto sizes = intsArg(arg(2, "sizes"));
-        if (!a || !a->isInt() || !sizes)
-            return true;
-        int64_t d = nd(a->toInt(), s.size());
-        if (d < 0 || size_t(d) >= s.size())
-            return true;
-        s.erase(s.begin() + d);
-        s.insert(s.begin() + d, sizes->begin(), sizes->end());
-        set(s, like);
-    } else if (op == "narrow") {
-        const Argument *d = arg(1, "dim"), *len = arg(3, "length");
-        if (!d || !len || !d->isInt() || !len->isInt())
-            return true;
-        const int64_t k = nd(d->toInt(), s.size());
-        if (k < 0 || size_t(k) >= s.size())
-            return true;
-        s[size_t(k)] = len->toInt();
-        set(s, like);
-    } else if (op == "select") {
-        const Argument *d = arg(1, "dim");
-        if (!d || !d->isInt())
-            return true;
-        const int64_t k = nd(d->toInt(), s.size());
-        if (k < 0 || size_t(k) >= s.size())
-            return true;
-        s.erase(s.begin() + k);
-        set(s, like);
     } else {
-        return false;
+        return inferResize(n, op, s, like);
     }
     return true;
 }
