@@ -94,7 +94,7 @@ public:
     /// sees no node. Freeze first so that weight-only work is not replayed. A graph that cannot be
     /// captured (an op that synchronizes with the host), a CPU runner or a build without CUDA give a
     /// Diagnostic and runs stay as they were.
-    Result<bool> captureCudaGraph(const ir::Graph &g);
+    Status captureCudaGraph(const ir::Graph &g);
     void releaseCudaGraph();
     /// A copy of outputs that later runs do not overwrite.
     std::shared_ptr<Outputs> snapshot(const Outputs &o) const;
@@ -107,7 +107,7 @@ public:
     /// Compares with tensors "output:0", ... of a safetensors file (ground truth from PyTorch).
     Result<VerifyReport> compareWithFile(const Outputs &actual, const std::string &path) const;
     /// Writes outputs as "output:i" tensors (float32 etc. as they are) to a safetensors file.
-    Result<bool> saveOutputs(const Outputs &o, const std::string &path) const;
+    Status saveOutputs(const Outputs &o, const std::string &path) const;
 
     struct Impl;
 

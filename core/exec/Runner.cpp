@@ -412,7 +412,7 @@ std::map<std::string, io::SafeTensor> Runner::weightValues(const std::vector<std
     return out;
 }
 
-Result<bool> Runner::captureCudaGraph(const ir::Graph &g)
+Status Runner::captureCudaGraph(const ir::Graph &g)
 {
     releaseCudaGraph();
     if (!m_impl->device.is_cuda())
@@ -432,7 +432,7 @@ Result<bool> Runner::captureCudaGraph(const ir::Graph &g)
     if (!graph)
         return diag(error);
     m_impl->captured = Impl::Captured{std::move(graph), &g, g.revision(), std::move(outputs)};
-    return true;
+    return {};
 }
 
 void Runner::releaseCudaGraph()

@@ -91,7 +91,7 @@ Result<VerifyReport> Runner::compareWithFile(const Outputs &actual, const std::s
     return compare(expected, actual);
 }
 
-Result<bool> Runner::saveOutputs(const Outputs &o, const std::string &path) const
+Status Runner::saveOutputs(const Outputs &o, const std::string &path) const
 {
     std::map<std::string, io::SafeTensor> m;
     for (size_t k = 0; k < o.tensors.size(); ++k)

@@ -40,6 +40,6 @@ Result<std::unique_ptr<ir::Graph>> readGraphFile(const std::string &path);
 /// Serializes a graph: one node per line, so files diff well and line numbers point at nodes.
 std::string writeGraphJson(const ir::Graph &g);
 /// Writes a graph file (gzip-compressed when the path ends in .gz).
-Result<bool> writeGraphFile(const ir::Graph &g, const std::string &path);
+Status writeGraphFile(const ir::Graph &g, const std::string &path);
 
 } // namespace fxlens::io

@@ -171,7 +171,7 @@ std::string writeGraphJson(const Graph &g)
     return out;
 }
 
-Result<bool> writeGraphFile(const Graph &g, const std::string &path)
+Status writeGraphFile(const Graph &g, const std::string &path)
 {
     auto fail = [&](const std::string &m) {
         Diagnostic d;
@@ -200,7 +200,7 @@ Result<bool> writeGraphFile(const Graph &g, const std::string &path)
     }
     if (auto e = writeFileAtomic(path, text); !e.empty())
         return fail(e);
-    return true;
+    return {};
 }
 
 } // namespace fxlens::io

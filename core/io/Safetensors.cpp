@@ -125,7 +125,7 @@ Result<std::map<std::string, SafeTensor>> readSafetensors(const std::string &pat
     return out;
 }
 
-Result<bool> writeSafetensors(const std::map<std::string, SafeTensor> &tensors, const std::string &path)
+Status writeSafetensors(const std::map<std::string, SafeTensor> &tensors, const std::string &path)
 {
     nlohmann::json h = nlohmann::json::object();
     uint64_t offset = 0;
@@ -145,7 +145,7 @@ Result<bool> writeSafetensors(const std::map<std::string, SafeTensor> &tensors, 
         out.append(reinterpret_cast<const char *>(t.data.data()), t.data.size());
     if (auto e = writeFileAtomic(path, out); !e.empty())
         return err(path, "cannot write file: " + e);
-    return true;
+    return {};
 }
 
 } // namespace fxlens::io

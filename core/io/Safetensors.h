@@ -20,7 +20,7 @@ struct SafeTensor {
 
 /// Reads every tensor of a safetensors file; errors name the file and what is wrong.
 Result<std::map<std::string, SafeTensor>> readSafetensors(const std::string &path);
-Result<bool> writeSafetensors(const std::map<std::string, SafeTensor> &tensors, const std::string &path);
+Status writeSafetensors(const std::map<std::string, SafeTensor> &tensors, const std::string &path);
 
 /// fxlens dtype names ("float32") <-> safetensors names ("F32"); "" when unknown.
 std::string safetensorsDtype(const std::string &fxlensDtype);

@@ -578,6 +578,49 @@ std::vector<LintError> Graph::lint() const
     return errors;
 }
 
+std::vector<LintError> Graph::lintNodes(const std::vector<const Node *> &nodes) const
+{
+    std::vector<LintError> errors;
+    for (const Node *n : nodes) {
+        if (!n || n->m_erased)
+            continue;
+        if (n->m_graph != this) {
+            errors.push_back({n->m_name, "is not owned by this graph"});
+            continue;
+        }
+        if (n->m_name.empty() || find(n->m_name) != n)
+            errors.push_back({n->m_name, "its name does not find it (empty or duplicate)"});
+        for (Node *in : n->inputNodes()) {
+            if (in->m_graph != this)
+                errors.push_back({n->m_name, "uses '" + in->m_name + "', which belongs to another graph"});
+            else if (in->m_erased)
+                errors.push_back({n->m_name, "uses '" + in->m_name + "', which was erased"});
+            else if (!before(in, n))
+                errors.push_back({n->m_name, "uses '" + in->m_name + "' before it is defined (not in topological order)"});
+            else if (std::find(in->m_users.begin(), in->m_users.end(), n) == in->m_users.end())
+                errors.push_back({n->m_name, "is missing from the users of its input '" + in->m_name + "'"});
+        }
+        for (Node *u : n->m_users) {
+            const auto ins = u->inputNodes();
+            if (u->m_erased)
+                errors.push_back({n->m_name, "lists erased node '" + u->m_name + "' as a user"});
+            else if (std::find(ins.begin(), ins.end(), n) == ins.end())
+                errors.push_back({n->m_name, "lists '" + u->m_name + "' as a user, which does not use it"});
+        }
+        if (n->m_op == OpKind::Output && n->m_next)
+            errors.push_back({n->m_name, "output node is not the last node"});
+        if (n->m_op == OpKind::CallFunction && n->m_target == "operator.getitem" && n->m_args.size() == 2 && n->m_args[0].isNode() &&
+            n->m_args[1].isInt() && n->m_args[0].toNode() && n->m_args[0].toNode()->meta().val.kind == ValueMeta::Kind::Sequence) {
+            const auto items = int64_t(n->m_args[0].toNode()->meta().val.items.size());
+            const int64_t k = n->m_args[1].toInt();
+            if (items > 0 && (k >= items || k < -items))
+                errors.push_back({n->m_name, "index " + std::to_string(k) + " is out of range for the " + std::to_string(items) +
+                                                 " values of '" + n->m_args[0].toNode()->m_name + "'"});
+        }
+    }
+    return errors;
+}
+
 void Graph::addObserver(GraphObserver *o) { m_observers.push_back(o); }
 
 void Graph::removeObserver(GraphObserver *o)

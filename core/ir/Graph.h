@@ -149,6 +149,10 @@ public:
     /// torch.fx Graph.lint(): references owned by this graph and live, defined before use,
     /// unique names, exactly one output that is last, user lists consistent.
     std::vector<LintError> lint() const;
+    /// lint() of these nodes only (edges to their inputs and users in both directions, order,
+    /// ownership, names, getitem ranges): what checked mode runs after each rewrite step, in time
+    /// proportional to the step instead of the graph.
+    std::vector<LintError> lintNodes(const std::vector<const Node *> &nodes) const;
 
     void addObserver(GraphObserver *o);
     void removeObserver(GraphObserver *o);

@@ -51,6 +51,52 @@ struct Fail {
 
 [[noreturn]] void fail(Loc loc, std::string msg) { throw Fail{{loc, std::move(msg)}}; }
 
+/// The end of the number literal at `i` (digits, a fraction, an exponent); `isFloat` when it has
+/// a fraction or an exponent.
+size_t numberEnd(const std::string &src, size_t i, bool &isFloat)
+{
+    size_t j = i;
+    isFloat = false;
+    while (j < src.size() && (std::isdigit(static_cast<unsigned char>(src[j])) || src[j] == '_'))
+        ++j;
+    if (j < src.size() && src[j] == '.' && !(j + 1 < src.size() && std::isalpha(static_cast<unsigned char>(src[j + 1])))) {
+        isFloat = true;
+        ++j;
+        while (j < src.size() && std::isdigit(static_cast<unsigned char>(src[j])))
+            ++j;
+    }
+    if (j < src.size() && (src[j] == 'e' || src[j] == 'E')) {
+        size_t k = j + 1;
+        if (k < src.size() && (src[k] == '+' || src[k] == '-'))
+            ++k;
+        if (k < src.size() && std::isdigit(static_cast<unsigned char>(src[k]))) {
+            isFloat = true;
+            j = k;
+            while (j < src.size() && std::isdigit(static_cast<unsigned char>(src[j])))
+                ++j;
+        }
+    }
+    return j;
+}
+
+/// The position of the quote closing the string literal at `i` (or where the line or the source
+/// ends first); `text` gets its value, escapes resolved.
+size_t stringEnd(const std::string &src, size_t i, std::string &text)
+{
+    const char quote = src[i];
+    size_t j = i + 1;
+    while (j < src.size() && src[j] != quote && src[j] != '\n') {
+        if (src[j] == '\\' && j + 1 < src.size() && src[j + 1] != '\n') {
+            const char e = src[j + 1];
+            text += e == 'n' ? '\n' : e == 't' ? '\t' : e;
+            j += 2;
+            continue;
+        }
+        text += src[j++];
+    }
+    return j;
+}
+
 std::vector<Tok> lex(const std::string &src)
 {
     std::vector<Tok> out;
@@ -132,27 +178,8 @@ std::vector<Tok> lex(const std::string &src)
             continue;
         }
         if (std::isdigit(static_cast<unsigned char>(c))) {
-            size_t j = i;
             bool isFloat = false;
-            while (j < src.size() && (std::isdigit(static_cast<unsigned char>(src[j])) || src[j] == '_'))
-                ++j;
-            if (j < src.size() && src[j] == '.' && !(j + 1 < src.size() && std::isalpha(static_cast<unsigned char>(src[j + 1])))) {
-                isFloat = true;
-                ++j;
-                while (j < src.size() && std::isdigit(static_cast<unsigned char>(src[j])))
-                    ++j;
-            }
-            if (j < src.size() && (src[j] == 'e' || src[j] == 'E')) {
-                size_t k = j + 1;
-                if (k < src.size() && (src[k] == '+' || src[k] == '-'))
-                    ++k;
-                if (k < src.size() && std::isdigit(static_cast<unsigned char>(src[k]))) {
-                    isFloat = true;
-                    j = k;
-                    while (j < src.size() && std::isdigit(static_cast<unsigned char>(src[j])))
-                        ++j;
-                }
-            }
+            const size_t j = numberEnd(src, i, isFloat);
             if (j < src.size() && (std::isalpha(static_cast<unsigned char>(src[j])) || src[j] == '_'))
                 fail(loc(i, j - i + 1), "malformed number '" + src.substr(i, j - i + 1) + "'");
             out.push_back({isFloat ? Tok::K::Float : Tok::K::Int, src.substr(i, j - i), loc(i, j - i)});
@@ -160,17 +187,8 @@ std::vector<Tok> lex(const std::string &src)
             continue;
         }
         if (c == '"' || c == '\'') {
-            size_t j = i + 1;
             std::string text;
-            while (j < src.size() && src[j] != c && src[j] != '\n') {
-                if (src[j] == '\\' && j + 1 < src.size() && src[j + 1] != '\n') {
-                    const char e = src[j + 1];
-                    text += e == 'n' ? '\n' : e == 't' ? '\t' : e;
-                    j += 2;
-                    continue;
-                }
-                text += src[j++];
-            }
+            const size_t j = stringEnd(src, i, text);
             if (j >= src.size() || src[j] != c)
                 fail(loc(i, j - i), "unterminated string");
             out.push_back({Tok::K::Str, text, loc(i, j - i + 1)});

@@ -59,7 +59,7 @@ Result<std::string> renderDot(const std::string &dot, const std::string &format,
     return out;
 }
 
-Result<bool> graphvizLayout(ViewGraph &v)
+Status graphvizLayout(ViewGraph &v)
 {
     // Items as fixed-size boxes (inches), edges as they are; `plain` output gives the centres.
     std::string dot = "digraph G {\n  graph [rankdir=TB, nodesep=0.2, ranksep=0.45];\n  node [shape=box, fixedsize=true, label=\"\"];\n";
@@ -105,7 +105,7 @@ Result<bool> graphvizLayout(ViewGraph &v)
         it.x = std::max(0.0, it.x);
         it.y = std::max(0.0, it.y);
     }
-    return true;
+    return {};
 }
 
 } // namespace fxlens::layout

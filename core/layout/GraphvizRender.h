@@ -17,6 +17,6 @@ struct ViewGraph;
 /// Lays a canvas view out with Graphviz `dot` instead of the layered layout (small views: dot's
 /// crossing minimisation is better, and it needs seconds at 2k items and minutes at 20k). Item
 /// sizes are kept; positions are replaced.
-Result<bool> graphvizLayout(ViewGraph &v);
+Status graphvizLayout(ViewGraph &v);
 
 } // namespace fxlens::layout

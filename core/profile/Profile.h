@@ -123,13 +123,13 @@ struct Profile {
 Profile buildProfile(const std::vector<RawEvent> &events, std::vector<NodeInfo> nodes, const std::string &mode,
                      const std::vector<double> &iterWallUs = {});
 
-Result<bool> writeProfile(const Profile &p, const std::string &path);
+Status writeProfile(const Profile &p, const std::string &path);
 Result<Profile> readProfile(const std::string &path);
 /// True when `path` holds a saved profile (as opposed to a graph).
 bool isProfileFile(const std::string &path);
 
 /// Raw events as JSON (recorded profiles for tests and bug reports).
-Result<bool> writeRawEvents(const std::vector<RawEvent> &events, const std::vector<NodeInfo> &nodes, const std::string &path);
+Status writeRawEvents(const std::vector<RawEvent> &events, const std::vector<NodeInfo> &nodes, const std::string &path);
 Result<std::pair<std::vector<RawEvent>, std::vector<NodeInfo>>> readRawEvents(const std::string &path);
 
 /// The per-version table `fxlens-cli profile` prints; `topNodes` rows of nodes by device time.
@@ -141,6 +141,6 @@ std::string formatComparison(const Profile &a, const Profile &b);
 /// and node ranges) and a process per device (a track per stream), X events in microseconds relative
 /// to each version's start, FX node / version / iteration in args, flow arrows from node ranges to
 /// their kernels.
-Result<bool> writeChromeTrace(const std::vector<const Profile *> &profiles, const std::string &path);
+Status writeChromeTrace(const std::vector<const Profile *> &profiles, const std::string &path);
 
 } // namespace fxlens::prof

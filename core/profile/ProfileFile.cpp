@@ -71,7 +71,7 @@ static json kernelColumns()
                         "correlation", "grid", "block"});
 }
 
-Result<bool> writeProfile(const Profile &p, const std::string &path)
+Status writeProfile(const Profile &p, const std::string &path)
 {
     json j;
     j["format"] = kFormatName;
@@ -113,7 +113,7 @@ Result<bool> writeProfile(const Profile &p, const std::string &path)
                     {"unattributed_kernels", p.summary.unattributed}};
     if (auto e = io::writeFileAtomic(path, j.dump() + "\n"); !e.empty())
         return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the profile: " + e};
-    return true;
+    return {};
 }
 
 bool isProfileFile(const std::string &path)
@@ -227,7 +227,7 @@ static const char *kindName(Kind k)
     return "?";
 }
 
-Result<bool> writeRawEvents(const std::vector<RawEvent> &events, const std::vector<NodeInfo> &nodes, const std::string &path)
+Status writeRawEvents(const std::vector<RawEvent> &events, const std::vector<NodeInfo> &nodes, const std::string &path)
 {
     json j;
     j["format"] = "fxlens-raw-events";
@@ -242,7 +242,7 @@ Result<bool> writeRawEvents(const std::vector<RawEvent> &events, const std::vect
     j["events"] = std::move(es);
     if (auto e = io::writeFileAtomic(path, j.dump() + "\n"); !e.empty())
         return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write raw events: " + e};
-    return true;
+    return {};
 }
 
 Result<std::pair<std::vector<RawEvent>, std::vector<NodeInfo>>> readRawEvents(const std::string &path)

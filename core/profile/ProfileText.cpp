@@ -330,14 +330,14 @@ private:
 
 } // namespace
 
-Result<bool> writeChromeTrace(const std::vector<const Profile *> &profiles, const std::string &path)
+Status writeChromeTrace(const std::vector<const Profile *> &profiles, const std::string &path)
 {
     TraceWriter w;
     for (size_t v = 0; v < profiles.size(); ++v)
         w.version(*profiles[v], v);
     if (auto e = io::writeFileAtomic(path, w.finish()); !e.empty())
         return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the trace: " + e};
-    return true;
+    return {};
 }
 
 } // namespace fxlens::prof

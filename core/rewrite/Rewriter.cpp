@@ -2,6 +2,7 @@
 // Rewriter and its reversible edit log.
 #include "rewrite/Rewriter.h"
 #include "rewrite/Schema.h"
+#include "util/Assert.h"
 
 #include <unordered_map>
 #include <unordered_set>
@@ -27,6 +28,7 @@ Node *Rewriter::create(ir::OpKind op, std::string target, std::vector<Argument> 
 
 void Rewriter::setInputs(Node *n, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs)
 {
+    FXLENS_ASSERT(n && !n->isErased() && n->graph() == &m_g, "setInputs on a live node of this graph");
     Edit e{Edit::Kind::SetInputs, n, nullptr, n->args(), args, n->kwargs(), kwargs};
     for (Node *in : n->inputNodes())
         m_touched.push_back(in); // an input may have lost its last user
@@ -39,6 +41,7 @@ void Rewriter::setInputs(Node *n, std::vector<Argument> args, std::vector<std::p
 
 void Rewriter::replaceAllUsesWith(Node *from, Node *to)
 {
+    FXLENS_ASSERT(from && to && !to->isErased(), "uses are replaced by a live node");
     std::vector<Node *> users = from->users();
     for (Node *u : users) {
         if (u == to)

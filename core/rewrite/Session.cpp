@@ -274,7 +274,16 @@ bool Session::breaksAt(const Pattern &p, const Match &m) const
 
 std::string Session::checkStep(const Step &s) const
 {
-    auto errors = m_g.lint();
+    // The step's nodes and their neighbours: lint in time proportional to the step.
+    std::vector<const Node *> around;
+    for (const auto &e : s.edits) {
+        around.push_back(e.node);
+        for (const Node *in : e.node->inputNodes())
+            around.push_back(in);
+        for (const Node *u : e.node->users())
+            around.push_back(u);
+    }
+    auto errors = m_g.lintNodes(around);
     if (!errors.empty())
         return "graph fails lint: " + errors.front().toString();
     for (const auto &e : s.edits)
@@ -311,6 +320,8 @@ static void keepOutputsFresh(Graph &g, Rewriter &rw, const std::vector<std::stri
 
 bool Session::applyMatch(const Pattern &p, const Match &m)
 {
+    FXLENS_ASSERT(m.anchor && !m.anchor->isErased(), "a step needs a live anchor");
+    FXLENS_ASSERT(m_cursor <= m_history.size(), "the version is inside the history");
     Rewriter rw(m_g);
     rw.setListeners(m_listeners);
     rw.setContext(p.name, int64_t(m_cursor) + 1);
@@ -451,6 +462,7 @@ bool Session::undo()
 {
     if (m_cursor == 0)
         return false;
+    FXLENS_ASSERT(m_cursor <= m_history.size(), "the version is inside the history");
     Rewriter::undo(m_g, m_history[m_cursor - 1].edits);
     --m_cursor;
     enqueueEdits(m_history[m_cursor].edits, [this](Node *n) { enqueue(n); });

@@ -4,6 +4,7 @@
 
 #include "rewrite/Mutation.h"
 #include "rewrite/Pattern.h"
+#include "util/Assert.h"
 
 #include <atomic>
 #include <chrono>
@@ -78,7 +79,7 @@ struct SessionConfig {
     double maxSeconds = 1e9;
     /// After each rewrite: lint, value meta on new nodes, and "applied <=> changed"; a failing step is
     /// rolled back and reported by pattern name.
-    bool checked = false;
+    bool checked = kExpensiveChecks;
     /// Optional semantic check after each rewrite (the executor's: run the new version, compare its
     /// outputs with the original's). Returns "" when the version is fine, else why; a failing step is
     /// rolled back like a checked-mode failure.

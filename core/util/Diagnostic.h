@@ -55,4 +55,18 @@ private:
     std::variant<T, Diagnostic> m_v;
 };
 
+/// Success, or the diagnostic that explains the failure: what a function that returns no value
+/// returns (Result<T> for one that does).
+class Status {
+public:
+    Status() = default;
+    Status(Diagnostic d) : m_error(std::move(d)) {}
+    bool ok() const { return !m_error; }
+    explicit operator bool() const { return ok(); }
+    const Diagnostic &error() const { return *m_error; }
+
+private:
+    std::optional<Diagnostic> m_error;
+};
+
 } // namespace fxlens

@@ -104,6 +104,13 @@ private Q_SLOTS:
         QVERIFY(!errors.empty());
         QCOMPARE(errors[0].node, std::string("cat"));
         QVERIFY(errors[0].message.find("before it is defined") != std::string::npos);
+        // The local lint (checked mode's, after each step) finds it from the moved node alone, and
+        // nothing around a node the move did not touch.
+        auto local = s.g.lintNodes({s.cat});
+        QCOMPARE(local.size(), size_t(2));
+        QCOMPARE(local[0].node, std::string("cat"));
+        QVERIFY(local[0].message.find("before it is defined") != std::string::npos);
+        QVERIFY(s.g.lintNodes({s.g.find("x")}).empty());
         // The stable topological sort repairs it and keeps the rest in place.
         QVERIFY(s.g.topologicalSort());
         QVERIFY(s.g.lint().empty());
