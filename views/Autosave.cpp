@@ -1,6 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "Autosave.h"
 
+#include "GraphDocument.h"
+#include "RewriteDebugger.h"
+#include "io/GraphJson.h"
+
+#include <QFileInfo>
+#include <QLocale>
+#include <QMessageBox>
+
 #include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
@@ -86,5 +94,44 @@ std::optional<AutosaveState> Autosave::read(const QString &file)
 }
 
 void Autosave::remove(const QString &file) { QFile::remove(pathFor(file)); }
+
+AutosaveState Autosave::capture(const GraphDocument &doc, const RewriteDebugger &debugger)
+{
+    AutosaveState s;
+    s.file = doc.file();
+    s.preset = debugger.preset();
+    s.steps = debugger.stepRecord();
+    s.version = debugger.version();
+    s.breakpoints = debugger.breakpointList();
+    constexpr size_t kSerializeLimit = 20000; // nodes: beyond, the steps alone (replayed from the file)
+    if (doc.graph() && doc.graph()->size() <= kSerializeLimit)
+        s.graph = io::writeGraphJson(*doc.graph());
+    return s;
+}
+
+void Autosave::restore(const AutosaveState &s, GraphDocument &doc, RewriteDebugger &debugger)
+{
+    if (!s.preset.isEmpty())
+        debugger.setPreset(s.preset);
+    if (debugger.replay(s.steps)) {
+        debugger.checkout(s.version);
+    } else if (!s.graph.empty()) {
+        if (auto g = io::parseGraphJson(s.graph, pathFor(doc.file()).toStdString()))
+            doc.replaceGraph(std::move(g.value()));
+    }
+    for (const auto &b : s.breakpoints)
+        debugger.addBreakpoint(b.first, b.second);
+    doc.setModified(true);
+}
+
+bool Autosave::askToRecover(QWidget *parent, const AutosaveState &s)
+{
+    return QMessageBox::question(parent, QObject::tr("Recover unsaved work"),
+                                 QObject::tr("%1 has unsaved work from %2 (%n rewrite step(s)) that was not saved when fxlens "
+                                             "last closed. Recover it?",
+                                             nullptr, int(s.steps.size()))
+                                     .arg(QFileInfo(s.file).fileName(), QLocale().toString(s.savedAt.toLocalTime(), QLocale::ShortFormat)),
+                                 QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes) == QMessageBox::Yes;
+}
 
 } // namespace fxlens::views

@@ -13,7 +13,12 @@
 #include <optional>
 #include <string>
 
+class QWidget;
+
 namespace fxlens::views {
+
+class GraphDocument;
+class RewriteDebugger;
 
 struct AutosaveState {
     QString file;        ///< absolute path of the graph file the work started from
@@ -36,6 +41,14 @@ public:
     /// The autosave of `file`, if there is a readable one.
     static std::optional<AutosaveState> read(const QString &file);
     static void remove(const QString &file);
+    /// The unsaved work on `doc` as the debugger holds it (steps, version, preset, breakpoints, and
+    /// the version's graph when it is small enough to serialize on the GUI thread).
+    static AutosaveState capture(const GraphDocument &doc, const RewriteDebugger &debugger);
+    /// Applies saved work to the document just opened: the steps again (history and all), or, when
+    /// the file changed so that they no longer apply, the saved version's graph.
+    static void restore(const AutosaveState &s, GraphDocument &doc, RewriteDebugger &debugger);
+    /// Asks the user whether to recover `s` (Yes / No).
+    static bool askToRecover(QWidget *parent, const AutosaveState &s);
 };
 
 } // namespace fxlens::views

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "GraphCanvas.h"
 
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStatusBar>
+
 #include <QFile>
 #include <QSaveFile>
 #include <QKeyEvent>
@@ -629,6 +633,8 @@ void GraphCanvas::mouseReleaseEvent(QMouseEvent *e)
     update();
     if (i >= 0 && m_view.items[size_t(i)].node)
         Q_EMIT nodeSelected(QString::fromStdString(m_view.items[size_t(i)].label));
+    else if (i >= 0 && m_view.items[size_t(i)].kind == ViewItem::Kind::Module)
+        Q_EMIT moduleSelected(QString::fromStdString(m_view.items[size_t(i)].module));
 }
 
 void GraphCanvas::mouseDoubleClickEvent(QMouseEvent *e)
@@ -678,6 +684,29 @@ bool GraphCanvas::exportPng(const QString &path)
 {
     QSaveFile file(path);
     return file.open(QIODevice::WriteOnly) && grab().save(&file, "PNG") && file.commit();
+}
+
+void GraphCanvas::addLayoutStatus(QStatusBar *bar)
+{
+    auto *busy = new QProgressBar(bar);
+    busy->setRange(0, 0);
+    busy->setMaximumWidth(120);
+    busy->hide();
+    auto *cancel = new QPushButton(tr("Cancel layout"), bar);
+    cancel->hide();
+    bar->addWidget(busy);
+    bar->addWidget(cancel);
+    connect(cancel, &QPushButton::clicked, this, &GraphCanvas::cancelLayout);
+    connect(this, &GraphCanvas::layoutStarted, bar, [bar, busy, cancel] {
+        busy->show();
+        cancel->show();
+        bar->showMessage(tr("Graphviz layout running…"));
+    });
+    connect(this, &GraphCanvas::layoutFinished, bar, [bar, busy, cancel](bool applied, const QString &error) {
+        busy->hide();
+        cancel->hide();
+        bar->showMessage(applied ? tr("Graphviz layout done") : tr("Graphviz layout: %1").arg(error), 4000);
+    });
 }
 
 } // namespace fxlens::views

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+class QStatusBar;
+
 namespace fxlens::views {
 
 class GraphCanvas : public QWidget {
@@ -25,6 +27,10 @@ public:
 
     /// Shows a graph (nullptr clears), every module collapsed, fitted to the widget.
     void setGraph(const ir::Graph *g);
+    const ir::Graph *graph() const { return m_graph; }
+    /// A busy bar and a Cancel button in `bar` while a Graphviz layout runs off the GUI thread, and
+    /// how it ended.
+    void addLayoutStatus(QStatusBar *bar);
     /// The graph was edited (a rewrite step, undo): lays it out again, keeping expansions and the
     /// point under the centre; highlights are dropped (they may name erased nodes).
     void graphEdited();
@@ -83,6 +89,8 @@ public:
 
 Q_SIGNALS:
     void nodeSelected(const QString &name);
+    /// A collapsed module's box was clicked (its qualified path).
+    void moduleSelected(const QString &path);
     void moduleToggled(const QString &module, bool expanded);
     void layoutStarted();
     /// `applied` is false when the layout was cancelled or superseded.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// MainWindow: opens a graph file and shows its nodes, its text form and an inspector.
+// MainWindow: the panels over one GraphDocument (the open graph): the canvas and the text form, the
+// node list, the inspector, the patterns, the rewrite debugger, the pattern editor and the profile.
 #pragma once
 
 #include "Services.h"
@@ -8,34 +9,29 @@
 
 #include <QMainWindow>
 #include <QPointer>
-#include <QThread>
 
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 
-class QLineEdit;
 class QPlainTextEdit;
-class QSortFilterProxyModel;
-class QTableView;
-class QTextBrowser;
 class QLabel;
 class QTabWidget;
-class QListWidget;
-class QProgressBar;
-class QPushButton;
 class QDockWidget;
 class QTimer;
 
 namespace fxlens::views {
 
-class NodeTableModel;
+class GraphDocument;
+class Inspector;
+class NodeList;
+class PatternsPanel;
 class GraphCanvas;
 class RewriteDebugger;
 struct AutosaveState;
 class PatternEditor;
 class ProfilePanel;
+class WindowMenus;
+class Selection;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -51,8 +47,9 @@ public:
     /// The question asked before unsaved steps would be lost ("closing", "opening g.json"); returns a
     /// QMessageBox::StandardButton (Save, Discard, Cancel). The default asks the user.
     void setUnsavedPrompt(std::function<int(const QString &)> prompt) { m_unsavedPrompt = std::move(prompt); }
-    const ir::Graph *graph() const { return m_graph.get(); }
-    QString currentFile() const { return m_file; }
+    const ir::Graph *graph() const;
+    QString currentFile() const;
+    GraphDocument *document() const { return m_doc; }
     /// Filters the node table (name, target or module path; a /regex/ is taken as a regular expression).
     void setSearch(const QString &text);
     int visibleNodeCount() const;
@@ -75,7 +72,7 @@ public:
     /// Writes the graph as it is now as a runnable Python module (io::writePython).
     bool exportPython(const QString &path);
     /// True when rewrite steps changed the graph since it was loaded or saved.
-    bool isModified() const { return m_modified; }
+    bool isModified() const;
     /// Asked when a file opens that has an autosave (unsaved work from a crash or a kill): true
     /// recovers it. The default asks the user; tests and scripts set their own.
     void setRecoveryPrompt(std::function<bool(const AutosaveState &)> prompt) { m_recoveryPrompt = std::move(prompt); }
@@ -84,6 +81,8 @@ public:
     void autosaveNow();
     /// Every menu action with a key, as the Help menu lists them (rich text).
     QString shortcutsText() const;
+    /// Puts the focus in the node search field (Ctrl+F).
+    void focusSearch();
 
 Q_SIGNALS:
     void graphLoaded(const QString &path);
@@ -95,63 +94,40 @@ protected:
     void closeEvent(QCloseEvent *e) override;
 
 private:
-    void createActions();
-    void showNode(const ir::Node *n);
-    void updateRecentMenu();
-    void refreshPatterns();
+    void createPanels();
+    void connectDocument();
     void fillText();
-    void graphEdited();
     void updateStats();
     void updateTitle();
-    /// Waits for the workers that read the graph (before an edit).
-    void waitForWorkers();
-    /// Drops every pointer into the graph (table, panels, canvas) before it is replaced or freed.
-    void detachGraph();
+    /// While a run is in progress: everything that could edit the graph or the patterns is held;
+    /// the canvas, the node table and the inspector stay browsable.
+    void setRunning(bool running);
     /// A dock on the right holding `content`, tabbed with `tabWith` when given.
     QDockWidget *addPanel(const QString &title, const QString &name, QWidget *content, QDockWidget *tabWith);
-    void showHighlight(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
-
-    /// Shared with the worker that counts pattern matches on a copy it makes itself. Only the
-    /// rewrite debugger edits it, after waiting for such workers (aboutToEdit).
-    std::shared_ptr<ir::Graph> m_graph;
-    QString m_file;
-    NodeTableModel *m_model = nullptr;
-    QSortFilterProxyModel *m_proxy = nullptr;
-    QTableView *m_table = nullptr;
-    QLineEdit *m_search = nullptr;
-    QPlainTextEdit *m_text = nullptr;
-    QTextBrowser *m_inspector = nullptr;
-    QLabel *m_stats = nullptr;
-    GraphCanvas *m_canvas = nullptr;
-    QTabWidget *m_views = nullptr;
-    QListWidget *m_patternList = nullptr, *m_matchList = nullptr;
-    QProgressBar *m_layoutBusy = nullptr;
-    QPushButton *m_layoutCancel = nullptr;
-    rewrite::PatternRegistry m_registry;
-    std::vector<rewrite::Match> m_matches;
-    bool m_textStale = false;
-    uint64_t m_patternJob = 0;
-    std::vector<QPointer<QThread>> m_workers;
-    /// Set by each worker once its copy of the graph is made: an edit waits for that only.
-    struct CopyDone {
-        std::mutex mutex;
-        std::condition_variable cv;
-        bool done = false;
-    };
-    std::vector<std::shared_ptr<CopyDone>> m_copies;
-    QMenu *m_recentMenu = nullptr;
-    RewriteDebugger *m_debugger = nullptr;
-    PatternEditor *m_editor = nullptr;
-    ProfilePanel *m_profile = nullptr;
-    QDockWidget *m_profileDock = nullptr;
-    bool m_modified = false;
-    QTimer *m_autosaveTimer = nullptr;
-    std::function<bool(const AutosaveState &)> m_recoveryPrompt;
-    std::function<int(const QString &)> m_unsavedPrompt;
     /// True when nothing unsaved is in the way (none, saved, or discarded on purpose).
     bool settleUnsaved(const QString &before);
     /// Offers the autosave of the file just opened; true when its work was recovered.
     bool offerRecovery();
+
+    GraphDocument *m_doc = nullptr;
+    NodeList *m_nodes = nullptr;
+    QPlainTextEdit *m_text = nullptr;
+    Inspector *m_inspector = nullptr;
+    QLabel *m_stats = nullptr;
+    GraphCanvas *m_canvas = nullptr;
+    QTabWidget *m_views = nullptr;
+    PatternsPanel *m_patterns = nullptr;
+    QDockWidget *m_patternsDock = nullptr;
+    bool m_textStale = false;
+    WindowMenus *m_menus = nullptr;
+    Selection *m_selection = nullptr;
+    RewriteDebugger *m_debugger = nullptr;
+    PatternEditor *m_editor = nullptr;
+    ProfilePanel *m_profile = nullptr;
+    QDockWidget *m_profileDock = nullptr, *m_rewriteDock = nullptr, *m_editorDock = nullptr;
+    QTimer *m_autosaveTimer = nullptr;
+    std::function<bool(const AutosaveState &)> m_recoveryPrompt;
+    std::function<int(const QString &)> m_unsavedPrompt;
 };
 
 } // namespace fxlens::views

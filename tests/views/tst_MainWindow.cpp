@@ -497,11 +497,16 @@ private Q_SLOTS:
         MainWindow w(testServices());
         QVERIFY(showWith(w, "tangle800_torch.json.gz", "rewriteDock"));
         auto *d = w.debugger();
-        bool heldStill = false, progressShown = false;
+        bool heldStill = false, progressShown = false, browsable = false;
         auto *bar = d->findChild<QProgressBar *>(QStringLiteral("runProgress"));
         QVERIFY(bar && !bar->isVisible());
         QTimer::singleShot(0, &w, [&] {
-            heldStill = d->isRunning() && !w.menuBar()->isEnabled() && !w.canvas()->isEnabled() && !d->candidateList()->isEnabled();
+            // What could edit the graph or the patterns is held; the canvas, the node table and the
+            // inspector stay browsable (a node selected mid-run shows in the inspector).
+            QMenu *file = w.menuBar()->actions().at(0)->menu();
+            heldStill = d->isRunning() && !file->isEnabled() && !d->candidateList()->isEnabled() &&
+                        !w.findChild<QDockWidget *>(QStringLiteral("patternsDock"))->isEnabled();
+            browsable = w.canvas()->isEnabled() && w.selectNode(QStringLiteral("l_x_")) && w.inspectorText().contains(QStringLiteral("placeholder"));
             progressShown = bar->isVisible() && bar->isEnabled() && bar->maximum() > bar->value() && bar->value() > 0;
             QDir().mkpath(QStringLiteral("screenshots"));
             w.grab().save(QStringLiteral("screenshots/debugger_running.png"));
@@ -509,12 +514,13 @@ private Q_SLOTS:
         });
         QCOMPARE(d->run(), QStringLiteral("stopped"));
         QVERIFY(heldStill);
+        QVERIFY(browsable);
         QVERIFY(progressShown);
         QVERIFY(!bar->isVisible());
         QVERIFY2(QRegularExpression(QStringLiteral("^\\d+ of ≥\\d+ steps, [\\d.]+ s; about \\d+ s left")).match(d->lastProgress()).hasMatch(),
                  qPrintable(d->lastProgress()));
         QVERIFY(!d->isRunning());
-        QVERIFY(w.menuBar()->isEnabled() && w.canvas()->isEnabled());
+        QVERIFY(w.menuBar()->actions().at(0)->menu()->isEnabled() && w.canvas()->isEnabled());
         QVERIFY2(d->version() > 0 && d->version() < 5630, qPrintable(QString::number(d->version())));
         QVERIFY(w.graph()->lint().empty());
         QVERIFY(d->candidateCount() > 0);
@@ -627,6 +633,32 @@ private Q_SLOTS:
         w.setDarkTheme(false);
         QCOMPARE(c->view().items.size(), items);
         QCOMPARE(c->selectedLabel(), selected);
+    }
+
+    /// A module box selected on the canvas: the inspector shows the module (class, path, node count,
+    /// inputs and outputs, attributes) and no node row stays selected beside it; a node selected
+    /// after it replaces it, in the table, on the canvas and in the inspector alike.
+    void moduleInspectorAndOneSelection()
+    {
+        MainWindow w(testServices());
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+        QVERIFY(w.selectNode(QStringLiteral("split")));
+        auto *table = w.findChild<QTableView *>(QStringLiteral("nodeTable"));
+        QVERIFY(table->selectionModel()->hasSelection());
+        Q_EMIT w.canvas()->moduleSelected(QStringLiteral("blocks.0.linear"));
+        const QString text = w.inspectorText();
+        QVERIFY2(text.contains(QStringLiteral("blocks.0.linear")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("Linear (torch.nn.modules.linear.Linear)")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("in_features")) && text.contains(QStringLiteral("32")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("nodes")) && text.contains(QStringLiteral("inputs")) && text.contains(QStringLiteral("outputs")),
+                 qPrintable(text));
+        QVERIFY(!table->selectionModel()->hasSelection());
+        QVERIFY(w.selectNode(QStringLiteral("x")));
+        QVERIFY(w.inspectorText().startsWith(QStringLiteral("x")));
+        QCOMPARE(table->selectionModel()->selectedRows().size(), 1);
+        QCOMPARE(w.canvas()->selectedLabel(), QStringLiteral("x"));
     }
 
     void badFileKeepsCurrentGraph()

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+#include "GraphDocument.h"
+
+#include "Autosave.h"
+#include "BuiltinPatterns.h"
+#include "io/GraphJson.h"
+#include "io/PythonWriter.h"
+#include "ir/GraphInfo.h"
+#include "rewrite/Session.h"
+
+#include <QSaveFile>
+
+#include <unordered_map>
+
+namespace fxlens::views {
+
+GraphDocument::GraphDocument(const Services &services, QObject *parent) : QObject(parent)
+{
+    qRegisterMetaType<fxlens::views::MatchCounts>("fxlens::views::MatchCounts");
+    m_registryError = QString::fromStdString(patterns::registerBuiltinPatterns(m_registry, services.patternDir));
+}
+
+GraphDocument::~GraphDocument() { waitForWorkers(); }
+
+bool GraphDocument::open(const QString &path, QString *error)
+{
+    waitForCopies();
+    auto r = io::readGraphFile(path.toStdString());
+    if (!r) {
+        if (error)
+            *error = QString::fromStdString(r.error().toString());
+        return false;
+    }
+    Q_EMIT aboutToReplace();
+    m_graph = std::move(r.value());
+    m_file = path;
+    setModified(false);
+    Q_EMIT replaced(m_graph.get());
+    countMatches();
+    return true;
+}
+
+void GraphDocument::replaceGraph(std::unique_ptr<ir::Graph> g)
+{
+    waitForCopies();
+    Q_EMIT aboutToReplace();
+    m_graph = std::move(g);
+    setModified(true);
+    Q_EMIT replaced(m_graph.get());
+    countMatches();
+}
+
+bool GraphDocument::save(const QString &path, QString *error)
+{
+    if (!m_graph)
+        return false;
+    auto r = io::writeGraphFile(*m_graph, path.toStdString());
+    if (!r) {
+        if (error)
+            *error = QString::fromStdString(r.error().toString());
+        return false;
+    }
+    Autosave::remove(m_file); // saved: nothing left to recover
+    m_file = path;
+    Autosave::remove(m_file);
+    setModified(false);
+    return true;
+}
+
+QString GraphDocument::statsText() const
+{
+    if (!m_graph)
+        return {};
+    const auto info = ir::computeGraphInfo(*m_graph);
+    return tr("%1 · %2 · depth %3 · %4 IR")
+        .arg(info.nodes == 1 ? tr("1 node") : tr("%1 nodes").arg(info.nodes))
+        .arg(info.edges == 1 ? tr("1 edge") : tr("%1 edges").arg(info.edges))
+        .arg(info.depth)
+        .arg(QString::fromStdString(m_graph->irLevel));
+}
+
+bool GraphDocument::exportPython(const QString &path, QString *message) const
+{
+    if (!m_graph)
+        return false;
+    auto py = io::writePython(*m_graph);
+    if (!py.error.empty()) {
+        *message = tr("Cannot export as Python: %1").arg(QString::fromStdString(py.error));
+        return false;
+    }
+    QSaveFile f(path); // atomic: the previous file stays until the new one is complete
+    if (!f.open(QIODevice::WriteOnly) || f.write(QByteArray::fromStdString(py.code)) < 0 || !f.commit()) {
+        *message = tr("Cannot write %1: %2").arg(path, f.errorString());
+        return false;
+    }
+    *message = py.unsupported.empty() ? tr("Wrote %1").arg(path)
+                                      : tr("Wrote %1; %2 call_module node(s) of unknown types raise NotImplementedError")
+                                            .arg(path)
+                                            .arg(py.unsupported.size());
+    return true;
+}
+
+void GraphDocument::setModified(bool modified)
+{
+    if (modified == m_modified)
+        return;
+    m_modified = modified;
+    Q_EMIT modifiedChanged(modified);
+}
+
+void GraphDocument::aboutToEdit() { waitForCopies(); }
+
+void GraphDocument::edited()
+{
+    if (!m_graph)
+        return;
+    setModified(true);
+    Q_EMIT changed(m_graph.get());
+    countMatches();
+}
+
+void GraphDocument::aboutToChangePatterns() { waitForWorkers(); }
+
+void GraphDocument::waitForCopies()
+{
+    // The workers count on their own copies: only the copying reads the document's graph.
+    for (const auto &c : m_copies) {
+        std::unique_lock<std::mutex> lock(c->mutex);
+        c->cv.wait(lock, [&] { return c->done; });
+    }
+    m_copies.clear();
+}
+
+void GraphDocument::waitForWorkers()
+{
+    for (const auto &t : m_workers)
+        if (t)
+            t->wait();
+    m_workers.clear();
+    m_copies.clear();
+}
+
+void GraphDocument::countMatches()
+{
+    if (!m_graph)
+        return;
+    // Candidate matches of every pattern (the engine's own matcher, nothing applied), counted on a
+    // copy of the graph that the worker makes and owns: seconds for a 100k-node graph, and the
+    // window stays live. The worker shares the graph until it has copied it.
+    std::shared_ptr<const ir::Graph> source = m_graph;
+    auto result = std::make_shared<MatchCounts>();
+    result->job = ++m_job;
+    std::string err;
+    auto patterns = m_registry.preset("all", err);
+    auto copied = std::make_shared<CopyDone>();
+    m_copies.push_back(copied);
+    QThread *t = QThread::create([source, result, patterns, copied] {
+        auto copy = source->clone(); // a Session edits its graph's index; the document's graph stays untouched
+        {
+            std::lock_guard<std::mutex> lock(copied->mutex);
+            copied->done = true;
+        }
+        copied->cv.notify_all();
+        std::unordered_map<const ir::Node *, size_t> pos;
+        size_t i = 0;
+        for (ir::Node *n = copy->first(); n; n = n->next())
+            pos[n] = i++;
+        rewrite::Session session(*copy, patterns);
+        for (const auto &m : session.candidates()) {
+            ++result->perPattern[m.pattern];
+            result->anchorPositions.push_back(pos[m.anchor]);
+        }
+    });
+    connect(t, &QThread::finished, t, &QObject::deleteLater);
+    m_workers.erase(std::remove_if(m_workers.begin(), m_workers.end(), [](const QPointer<QThread> &w) { return w.isNull(); }),
+                    m_workers.end());
+    m_workers.push_back(t);
+    connect(t, &QThread::finished, this, [this, result] {
+        if (result->job == m_job) // else another graph or version since
+            Q_EMIT matchesCounted(*result);
+    });
+    t->start();
+}
+
+} // namespace fxlens::views

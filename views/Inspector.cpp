@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+#include "Inspector.h"
+
+#include "ir/Target.h"
+
+#include <QEvent>
+#include <QUrl>
+
+#include <functional>
+#include <set>
+
+namespace fxlens::views {
+
+namespace {
+
+QString esc(const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); }
+QString link(const ir::Node *m) { return QStringLiteral("<a href=\"node:%1\">%1</a>").arg(esc(m->name())); }
+
+QString argHtml(const ir::Argument &a)
+{
+    if (a.isNode())
+        return link(a.toNode());
+    if (a.isSequence()) {
+        QString out = QStringLiteral("[");
+        for (size_t i = 0; i < a.items().size(); ++i)
+            out += (i ? QStringLiteral(", ") : QString()) + argHtml(a.items()[i]);
+        return out + QStringLiteral("]");
+    }
+    return esc(a.toString());
+}
+
+/// Whether `path` is `module` or inside it.
+bool within(const std::string &path, const std::string &module)
+{
+    return path == module || (path.size() > module.size() && path.compare(0, module.size(), module) == 0 && path[module.size()] == '.');
+}
+
+} // namespace
+
+Inspector::Inspector(QWidget *parent) : QTextBrowser(parent)
+{
+    setObjectName(QStringLiteral("inspector"));
+    setOpenLinks(false);
+    connect(this, &QTextBrowser::anchorClicked, this, [this](const QUrl &url) {
+        if (url.scheme() == QLatin1String("node"))
+            Q_EMIT nodeRequested(url.path());
+    });
+    updateLinkColor();
+}
+
+void Inspector::changeEvent(QEvent *e)
+{
+    if (e->type() == QEvent::PaletteChange)
+        updateLinkColor();
+    QTextBrowser::changeEvent(e);
+}
+
+void Inspector::updateLinkColor()
+{
+    document()->setDefaultStyleSheet(QStringLiteral("a { color: %1; }").arg(palette().color(QPalette::Link).name()));
+}
+
+void Inspector::showNode(const ir::Node *n, const QString &profile)
+{
+    if (!n) {
+        clear();
+        return;
+    }
+    QString html = QStringLiteral("<h3>%1</h3><table>").arg(esc(n->name()));
+    auto row = [&](const QString &k, const QString &v) { html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(k, v); };
+    row(tr("op"), QString::fromLatin1(ir::opKindName(n->op())));
+    row(tr("target"), esc(n->target()));
+    QString args;
+    for (const auto &a : n->args())
+        args += argHtml(a) + QStringLiteral("<br>");
+    row(tr("args"), args);
+    QString kwargs;
+    for (const auto &[k, v] : n->kwargs())
+        kwargs += esc(k) + QStringLiteral(" = ") + argHtml(v) + QStringLiteral("<br>");
+    row(tr("kwargs"), kwargs);
+    QString users;
+    for (const auto *u : n->users())
+        users += link(u) + QStringLiteral(" ");
+    row(tr("users"), users);
+    row(tr("value"), esc(n->meta().val.toString()));
+    if (n->meta().val.isTensor()) {
+        QString stride;
+        for (auto s : n->meta().val.tensor.stride)
+            stride += QString::number(s) + QStringLiteral(" ");
+        row(tr("stride"), stride);
+    }
+    row(tr("module"), esc(n->meta().modulePath()));
+    if (!profile.isEmpty())
+        row(tr("profile"), profile.toHtmlEscaped());
+    if (n->meta().provenance)
+        row(tr("provenance"), esc(n->meta().provenance->pattern) + QStringLiteral(" @ step ") + QString::number(n->meta().provenance->step));
+    html += QStringLiteral("</table>");
+    if (!n->meta().stackTrace.empty())
+        html += QStringLiteral("<pre>%1</pre>").arg(esc(n->meta().stackTrace));
+    setHtml(html);
+}
+
+bool Inspector::showModule(const ir::Graph &g, const QString &qpath)
+{
+    const std::string path = qpath.toStdString();
+    std::vector<const ir::Node *> inside;
+    for (const ir::Node *n = g.first(); n; n = n->next())
+        if (within(n->meta().modulePath(), path))
+            inside.push_back(n);
+    if (inside.empty())
+        return false;
+    const std::set<const ir::Node *> in(inside.begin(), inside.end());
+    // Inputs: nodes outside the module that its nodes read; outputs: its nodes read from outside.
+    std::vector<const ir::Node *> inputs, outputs;
+    std::set<const ir::Node *> seenIn;
+    for (const ir::Node *n : inside) {
+        for (const ir::Node *x : n->inputNodes())
+            if (!in.count(x) && seenIn.insert(x).second)
+                inputs.push_back(x);
+        for (const ir::Node *u : n->users())
+            if (!in.count(u)) {
+                outputs.push_back(n);
+                break;
+            }
+    }
+    const ir::ModuleInfo *m = g.module(path);
+    QString html = QStringLiteral("<h3>%1</h3><table>").arg(esc(path.empty() ? std::string("<root>") : path));
+    auto row = [&](const QString &k, const QString &v) { html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(k, v); };
+    row(tr("module"), m && !m->type.empty() ? esc(std::string(ir::lastComponent(m->type))) + QStringLiteral(" (") + esc(m->type) + QStringLiteral(")")
+                                             : tr("(class not recorded)"));
+    row(tr("nodes"), QString::number(inside.size()));
+    auto list = [&](const std::vector<const ir::Node *> &v) {
+        QString s;
+        for (size_t i = 0; i < v.size() && i < 40; ++i)
+            s += link(v[i]) + QStringLiteral(" ");
+        if (v.size() > 40)
+            s += tr("… %1 more").arg(v.size() - 40);
+        return s;
+    };
+    row(tr("inputs"), list(inputs));
+    row(tr("outputs"), list(outputs));
+    if (m)
+        for (const auto &[k, v] : m->attrs)
+            row(esc(k), esc(v.toString()));
+    html += QStringLiteral("</table>");
+    setHtml(html);
+    return true;
+}
+
+} // namespace fxlens::views

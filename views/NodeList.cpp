@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+#include "NodeList.h"
+
+#include "NodeTableModel.h"
+
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QSignalBlocker>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace fxlens::views {
+
+namespace {
+/// Matches a row if the name, target or module column contains the pattern.
+class NodeFilter : public QSortFilterProxyModel {
+public:
+    using QSortFilterProxyModel::QSortFilterProxyModel;
+    bool filterAcceptsRow(int row, const QModelIndex &parent) const override
+    {
+        const auto re = filterRegularExpression();
+        if (re.pattern().isEmpty())
+            return true;
+        for (int col : {NodeTableModel::NameColumn, NodeTableModel::TargetColumn, NodeTableModel::ModuleColumn})
+            if (re.match(sourceModel()->index(row, col, parent).data().toString()).hasMatch())
+                return true;
+        return false;
+    }
+};
+} // namespace
+
+NodeList::NodeList(QWidget *parent) : QWidget(parent)
+{
+    m_model = new NodeTableModel(this);
+    m_proxy = new NodeFilter(this);
+    m_proxy->setSourceModel(m_model);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_search = new QLineEdit(this);
+    m_search->setPlaceholderText(tr("Search name, target or module (/regex/)"));
+    m_search->setClearButtonEnabled(true);
+    m_search->setObjectName(QStringLiteral("search"));
+    layout->addWidget(m_search);
+    m_table = new QTableView(this);
+    m_table->setModel(m_proxy);
+    m_table->setObjectName(QStringLiteral("nodeTable"));
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
+    m_table->setWordWrap(false);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    layout->addWidget(m_table);
+    connect(m_search, &QLineEdit::textChanged, this, &NodeList::setSearch);
+    // Enter jumps to the first match.
+    connect(m_search, &QLineEdit::returnPressed, this, [this] {
+        if (m_proxy->rowCount() > 0)
+            Q_EMIT nodeActivated(select(m_proxy->index(0, 0).data().toString()));
+    });
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &cur) {
+        Q_EMIT nodeActivated(m_model->nodeAt(m_proxy->mapToSource(cur).row()));
+    });
+}
+
+void NodeList::setGraph(const ir::Graph *g) { m_model->setGraph(g); }
+
+int NodeList::setSearch(const QString &text)
+{
+    if (m_search->text() != text) {
+        QSignalBlocker block(m_search);
+        m_search->setText(text);
+    }
+    QRegularExpression re;
+    if (text.size() > 2 && text.startsWith(QLatin1Char('/')) && text.endsWith(QLatin1Char('/')))
+        re = QRegularExpression(text.mid(1, text.size() - 2));
+    else
+        re = QRegularExpression(QRegularExpression::escape(text), QRegularExpression::CaseInsensitiveOption);
+    m_proxy->setFilterRegularExpression(re);
+    Q_EMIT searchChanged(text, m_proxy->rowCount());
+    return m_proxy->rowCount();
+}
+
+int NodeList::visibleCount() const { return m_proxy->rowCount(); }
+
+const ir::Node *NodeList::select(const QString &name)
+{
+    const int row = m_model->rowOf(name);
+    if (row < 0)
+        return nullptr;
+    QModelIndex idx = m_proxy->mapFromSource(m_model->index(row, 0));
+    if (!idx.isValid()) { // filtered out: clear the search so the node can be shown
+        setSearch(QString());
+        idx = m_proxy->mapFromSource(m_model->index(row, 0));
+    }
+    QSignalBlocker block(m_table->selectionModel());
+    m_table->setCurrentIndex(idx);
+    m_table->scrollTo(idx);
+    return m_model->nodeAt(row);
+}
+
+void NodeList::clearSelection()
+{
+    QSignalBlocker block(m_table->selectionModel());
+    m_table->selectionModel()->clear();
+}
+
+const ir::Node *NodeList::follow(const QString &name)
+{
+    const int row = m_model->rowOf(name);
+    if (row < 0)
+        return nullptr;
+    const QModelIndex idx = m_proxy->mapFromSource(m_model->index(row, 0));
+    QSignalBlocker block(m_table->selectionModel());
+    if (idx.isValid()) {
+        m_table->setCurrentIndex(idx);
+        m_table->scrollTo(idx);
+    } else {
+        m_table->clearSelection(); // one selection only: the hidden row is not shown as another
+    }
+    return m_model->nodeAt(row);
+}
+
+} // namespace fxlens::views

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+// NodeList: the node table with its search field (name, target or module; a /regex/ is a regular
+// expression). Enter jumps to the first match; the match count is reported.
+#pragma once
+
+#include "ir/Graph.h"
+
+#include <QWidget>
+
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace fxlens::views {
+
+class NodeTableModel;
+
+class NodeList : public QWidget {
+    Q_OBJECT
+public:
+    explicit NodeList(QWidget *parent = nullptr);
+    void setGraph(const ir::Graph *g);
+    /// Filters the rows; returns how many match.
+    int setSearch(const QString &text);
+    int visibleCount() const;
+    /// Makes `name` the current row (clearing a search that hides it); the node, or nullptr.
+    const ir::Node *select(const QString &name);
+    /// Shows `name` as the current row without emitting nodeActivated (the canvas selected it).
+    const ir::Node *follow(const QString &name);
+    /// No current row (a module box is the selection).
+    void clearSelection();
+    QLineEdit *searchField() const { return m_search; }
+
+Q_SIGNALS:
+    /// The user picked a row (click, keys, Enter in the search field).
+    void nodeActivated(const ir::Node *node);
+    void searchChanged(const QString &text, int matches);
+
+private:
+    NodeTableModel *m_model = nullptr;
+    QSortFilterProxyModel *m_proxy = nullptr;
+    QTableView *m_table = nullptr;
+    QLineEdit *m_search = nullptr;
+};
+
+} // namespace fxlens::views

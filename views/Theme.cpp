@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+#include "Theme.h"
+
+#include <QStyle>
+
+namespace fxlens::views {
+
+QPalette themePalette(bool dark, const QStyle *style)
+{
+    if (!dark)
+        return style->standardPalette();
+    QPalette p;
+    p.setColor(QPalette::Window, QColor(45, 45, 48));
+    p.setColor(QPalette::WindowText, QColor(220, 220, 220));
+    p.setColor(QPalette::Base, QColor(30, 30, 32));
+    p.setColor(QPalette::AlternateBase, QColor(45, 45, 48));
+    p.setColor(QPalette::Text, QColor(220, 220, 220));
+    p.setColor(QPalette::Button, QColor(55, 55, 58));
+    p.setColor(QPalette::ButtonText, QColor(220, 220, 220));
+    p.setColor(QPalette::Highlight, QColor(42, 130, 218));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    p.setColor(QPalette::Mid, QColor(90, 90, 95));
+    p.setColor(QPalette::Link, QColor(120, 180, 255));
+    p.setColor(QPalette::PlaceholderText, QColor(150, 150, 155));
+    return p;
+}
+
+} // namespace fxlens::views

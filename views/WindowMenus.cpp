@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+#include "WindowMenus.h"
+
+#include "GraphCanvas.h"
+#include "MainWindow.h"
+#include "ProfilePanel.h"
+#include "RewriteDebugger.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+
+namespace fxlens::views {
+
+WindowMenus::WindowMenus(MainWindow &w) : QObject(&w), m_w(w)
+{
+    fileMenu();
+    viewMenu();
+    rewriteMenu();
+    helpMenu();
+    updateRecentMenu();
+}
+
+void WindowMenus::fileMenu()
+{
+    m_file = m_w.menuBar()->addMenu(tr("&File"));
+    QAction *open = m_file->addAction(tr("&Open…"), &m_w, [this] {
+        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open FX graph"), QString(), tr("fxlens graphs (*.json *.json.gz);;All files (*)"));
+        if (!path.isEmpty())
+            m_w.openFileAsked(path);
+    });
+    open->setShortcut(QKeySequence::Open);
+    m_recent = m_file->addMenu(tr("Open &Recent"));
+    QAction *save = m_file->addAction(tr("&Save Graph As…"), &m_w, [this] {
+        if (!m_w.graph())
+            return;
+        QString path = QFileDialog::getSaveFileName(&m_w, tr("Save Graph"), m_w.currentFile(), tr("fxlens graphs (*.json *.json.gz)"));
+        if (!path.isEmpty())
+            m_w.saveFile(path);
+    });
+    save->setShortcut(QKeySequence::SaveAs);
+    m_file->addAction(tr("Export Graph as P&ython…"), &m_w, [this] {
+        if (!m_w.graph())
+            return;
+        QString path = QFileDialog::getSaveFileName(&m_w, tr("Export as Python"), QFileInfo(m_w.currentFile()).completeBaseName() + QStringLiteral(".py"),
+                                                    tr("Python (*.py)"));
+        if (!path.isEmpty())
+            m_w.exportPython(path);
+    });
+    m_file->addAction(tr("Open &Profile…"), &m_w, [this] {
+        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open profile"), QString(), tr("fxlens profiles (*.json);;All files (*)"));
+        if (!path.isEmpty())
+            m_w.openProfile(path);
+    });
+    m_file->addAction(tr("&Close Profile"), &m_w, [this] { m_w.profilePanel()->closeProfile(); });
+    for (const bool svg : {true, false})
+        m_file->addAction(svg ? tr("Export View as &SVG…") : tr("Export View as &PNG…"), &m_w, [this, svg] {
+            const QString path = QFileDialog::getSaveFileName(&m_w, svg ? tr("Export SVG") : tr("Export PNG"), QString(),
+                                                              svg ? tr("SVG (*.svg)") : tr("PNG (*.png)"));
+            if (!path.isEmpty() && !(svg ? m_w.canvas()->exportSvg(path) : m_w.canvas()->exportPng(path)))
+                m_w.statusBar()->showMessage(tr("Cannot write %1").arg(path), 5000);
+        });
+    m_file->addSeparator();
+    QAction *quit = m_file->addAction(tr("&Quit"), qApp, &QApplication::quit);
+    quit->setShortcut(QKeySequence::Quit);
+}
+
+void WindowMenus::viewMenu()
+{
+    GraphCanvas *canvas = m_w.canvas();
+    QMenu *view = m_w.menuBar()->addMenu(tr("&View"));
+    QAction *fit = view->addAction(tr("&Fit to Window"), canvas, &GraphCanvas::fitToView);
+    fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    view->addAction(tr("&Expand All Modules"), canvas, &GraphCanvas::expandAll);
+    view->addAction(tr("&Collapse All Modules"), canvas, &GraphCanvas::collapseAll);
+    view->addSeparator();
+    QAction *dotLayout = view->addAction(tr("Graphviz &dot Layout (small views)"));
+    dotLayout->setCheckable(true);
+    connect(dotLayout, &QAction::toggled, canvas, [canvas](bool on) {
+        canvas->setEngine(on ? GraphCanvas::Engine::Graphviz : GraphCanvas::Engine::Layered);
+    });
+    QAction *minimap = view->addAction(tr("&Minimap"));
+    minimap->setCheckable(true);
+    minimap->setChecked(true);
+    connect(minimap, &QAction::toggled, canvas, &GraphCanvas::setMinimapVisible);
+    QAction *dark = view->addAction(tr("D&ark Theme"));
+    dark->setCheckable(true);
+    dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());
+    connect(dark, &QAction::toggled, &m_w, &MainWindow::setDarkTheme);
+    if (dark->isChecked())
+        m_w.setDarkTheme(true);
+    auto *find = new QAction(tr("Find"), &m_w);
+    find->setShortcut(QKeySequence::Find);
+    connect(find, &QAction::triggered, &m_w, &MainWindow::focusSearch);
+    m_w.addAction(find);
+}
+
+void WindowMenus::rewriteMenu()
+{
+    // The rewrite debugger's actions, with keys (they work wherever the focus is in the window).
+    RewriteDebugger *d = m_w.debugger();
+    m_rewrite = m_w.menuBar()->addMenu(tr("&Rewrite"));
+    auto add = [&](const QString &text, const QKeySequence &key, auto fn) {
+        QAction *a = m_rewrite->addAction(text, &m_w, fn);
+        a->setShortcut(key);
+        a->setShortcutContext(Qt::WindowShortcut);
+    };
+    add(tr("&Apply Candidate"), QKeySequence(Qt::CTRL | Qt::Key_Return), [d] { d->applySelected(); });
+    add(tr("&Skip Candidate"), QKeySequence(Qt::CTRL | Qt::Key_K), [d] { d->skipSelected(); });
+    add(tr("&Undo Step"), QKeySequence::Undo, [d] { d->undo(); });
+    add(tr("&Redo Step"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), [d] { d->redo(); });
+    add(tr("Run to &Breakpoint or Fixpoint"), QKeySequence(Qt::Key_F5), [d] { d->run(); });
+}
+
+void WindowMenus::helpMenu()
+{
+    QMenu *help = m_w.menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard Shortcuts"), &m_w, [this] { QMessageBox::information(&m_w, tr("Keyboard shortcuts"), shortcutsText()); });
+    help->addAction(tr("&Legend"), &m_w, [this] {
+        QMessageBox::information(&m_w, tr("Legend"),
+                                 tr("<p><b>Canvas</b>: a box per node or collapsed module; click to select, double-click a "
+                                    "module to expand it; wheel zooms, drag pans, Ctrl+0 fits.</p>"
+                                    "<p><b>Outlines</b>: the anchor of a match or of the next rewrite candidate is drawn in the "
+                                    "accent colour, the other matched nodes outlined.</p>"
+                                    "<p><b>Profile tint</b>: with a profile open, each node is tinted by its share of the "
+                                    "iteration's time.</p>"
+                                    "<p><b>History</b>: bold is the version shown, grey the steps ahead of it (redo); "
+                                    "✓ marks a step whose outputs were verified.</p>"));
+    });
+    help->addAction(tr("&About fxlens"), &m_w, [this] {
+        QMessageBox::about(&m_w, tr("About fxlens"),
+                           tr("<p><b>fxlens %1</b></p><p>See and straighten PyTorch FX graphs.</p>").arg(QCoreApplication::applicationVersion()));
+    });
+}
+
+QString WindowMenus::shortcutsText() const
+{
+    QString text = QStringLiteral("<table>");
+    for (QAction *menu : m_w.menuBar()->actions()) {
+        if (!menu->menu())
+            continue;
+        for (QAction *a : menu->menu()->actions())
+            if (!a->shortcut().isEmpty())
+                text += QStringLiteral("<tr><td><b>%1</b>&nbsp;&nbsp;</td><td>%2</td></tr>")
+                            .arg(a->shortcut().toString(QKeySequence::NativeText), a->text().remove(QLatin1Char('&')));
+    }
+    return text + QStringLiteral("<tr><td><b>%1</b>&nbsp;&nbsp;</td><td>%2</td></tr></table>")
+                      .arg(QKeySequence(QKeySequence::Find).toString(QKeySequence::NativeText), tr("Search nodes"));
+}
+
+QStringList WindowMenus::recentFiles() { return QSettings().value(QStringLiteral("recentFiles")).toStringList(); }
+
+void WindowMenus::rememberRecent(const QString &path)
+{
+    QStringList recent = recentFiles();
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    recent.removeAll(abs);
+    recent.prepend(abs);
+    constexpr int kRecentFiles = 10;
+    while (recent.size() > kRecentFiles)
+        recent.removeLast();
+    QSettings().setValue(QStringLiteral("recentFiles"), recent);
+    updateRecentMenu();
+}
+
+void WindowMenus::updateRecentMenu()
+{
+    m_recent->clear();
+    for (const QString &f : recentFiles())
+        m_recent->addAction(f, &m_w, [this, f] { m_w.openFileAsked(f); });
+    m_recent->setEnabled(!m_recent->isEmpty());
+}
+
+void WindowMenus::setRunning(bool running)
+{
+    m_file->setEnabled(!running);
+    for (QAction *a : m_rewrite->actions())
+        a->setEnabled(!running);
+}
+
+} // namespace fxlens::views

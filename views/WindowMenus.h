@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+// WindowMenus: the main window's menus, their keys and the Help menu (shortcuts, legend), built on
+// the window's public operations; recent files live here too.
+#pragma once
+
+#include <QObject>
+#include <QStringList>
+
+class QMenu;
+
+namespace fxlens::views {
+
+class MainWindow;
+
+class WindowMenus : public QObject {
+    Q_OBJECT
+public:
+    explicit WindowMenus(MainWindow &w);
+    /// Every menu action with a key (rich text), as Help → Keyboard Shortcuts lists them.
+    QString shortcutsText() const;
+    static QStringList recentFiles();
+    void rememberRecent(const QString &path);
+    /// During a run: File and Rewrite are held (View and Help stay).
+    void setRunning(bool running);
+
+private:
+    void fileMenu();
+    void viewMenu();
+    void rewriteMenu();
+    void helpMenu();
+    void updateRecentMenu();
+
+    MainWindow &m_w;
+    QMenu *m_file = nullptr, *m_recent = nullptr, *m_rewrite = nullptr;
+};
+
+} // namespace fxlens::views
