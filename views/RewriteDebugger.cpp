@@ -518,7 +518,7 @@ bool RewriteDebugger::switchBranch(int index)
 QString RewriteDebugger::run()
 {
     if (m_running) { // the button reads Stop now
-        m_stop = true;
+        requestStop();
         return {};
     }
     if (!m_session)
@@ -526,13 +526,11 @@ QString RewriteDebugger::run()
     Q_EMIT aboutToEdit();
     setBusy(true);
     const size_t before = m_session->version();
-    // Checked mode lints the whole graph after every step: right for single steps, quadratic for a
-    // run of thousands (20k nodes: 75 s instead of 0.2 s). A run is linted once at its end.
-    m_session->setChecked(false);
-    // Slices of steps, with the events in between (progress, Stop); verified steps run the graph
+    // Checked mode stays on: it lints each step's neighbourhood, not the graph. Slices of steps, with the events in between (progress, Stop); verified steps run the graph
     // each, so their slices are short.
     m_session->setMaxSteps(m_verify ? 5 : 500);
     rewrite::RunResult r;
+    std::vector<rewrite::Rollback> rollbacks;
     double seconds = 0;
     QElapsedTimer clock;
     clock.start();
@@ -541,6 +539,7 @@ QString RewriteDebugger::run()
     for (;;) {
         r = m_session->run();
         seconds += r.seconds;
+        rollbacks.insert(rollbacks.end(), r.rollbacks.begin(), r.rollbacks.end());
         if (r.reason != rewrite::StopReason::StepLimit)
             break;
         // The candidates left are a lower bound of the steps to come (a step may make new ones).
@@ -554,20 +553,23 @@ QString RewriteDebugger::run()
             m_lastProgress += tr(" (over %1 candidates)").arg(kCount);
         m_progress->setFormat(m_lastProgress);
         setStatus(tr("Running… %1").arg(m_lastProgress));
-        QCoreApplication::processEvents();
-        if (m_stop)
-            break;
+        QCoreApplication::processEvents(); // Stop sets the session's stop request: the next slice returns Stopped
     }
     m_progress->hide();
     m_session->setMaxSteps(SIZE_MAX);
-    m_session->setChecked(true);
+    m_stop = false;
     const auto lint = m_graph->lint();
-    const QString why = m_stop ? QStringLiteral("stopped") : QString::fromLatin1(rewrite::stopReasonName(r.reason));
+    const QString why = QString::fromLatin1(rewrite::stopReasonName(r.reason));
     QString text = tr("%1 step(s) in %2 s; stopped: %3").arg(m_session->version() - before).arg(seconds, 0, 'f', 3).arg(why);
-    if (!r.message.empty() && !m_stop)
+    if (!r.message.empty() && r.reason == rewrite::StopReason::Breakpoint)
         text += QStringLiteral(" (%1)").arg(QString::fromStdString(r.message));
-    if (!m_session->lastError().empty())
-        text += QStringLiteral("\n") + tr("Rolled back: %1").arg(QString::fromStdString(m_session->lastError()));
+    constexpr size_t kShownRollbacks = 5;
+    for (size_t i = 0; i < rollbacks.size() && i < kShownRollbacks; ++i)
+        text += QStringLiteral("\n") + tr("Rolled back: %1 at %2: %3")
+                                           .arg(QString::fromStdString(rollbacks[i].pattern), QString::fromStdString(rollbacks[i].anchor),
+                                                QString::fromStdString(rollbacks[i].reason));
+    if (rollbacks.size() > kShownRollbacks)
+        text += QStringLiteral("\n") + tr("… %1 more rolled back").arg(rollbacks.size() - kShownRollbacks);
     if (!lint.empty())
         text += QStringLiteral("\n") + tr("The graph fails lint: %1").arg(QString::fromStdString(lint.front().toString()));
     setBusy(false);

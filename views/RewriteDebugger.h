@@ -54,7 +54,13 @@ public:
     /// ("stopped" after requestStop()). It runs in slices, keeping the window live: Run turns into
     /// Stop, and busyChanged() asks the window to hold everything else still meanwhile.
     QString run();
-    void requestStop() { m_stop = true; }
+    /// Asks a run in progress to stop after its current slice (StopReason::Stopped).
+    void requestStop()
+    {
+        m_stop = true;
+        if (m_session)
+            m_session->requestStop();
+    }
     bool isRunning() const { return m_running; }
     /// Moves to version v (0 = the graph as loaded or as the session found it).
     bool checkout(int version);
