@@ -71,8 +71,12 @@ int main(int argc, char **argv)
         }
         std::sort(t.begin(), t.end());
         const double med = t[t.size() / 2];
-        std::printf("  zoom=%s frame_median_ms=%.2f fps=%.0f worst_ms=%.2f\n", zoom == 0 ? "fit" : zoom == 1 ? "1.0" : zoom == 0.2 ? "0.2" : "0.05", med * 1e3, 1 / med,
-                    t.back() * 1e3);
+        std::printf("  zoom=%s frame_median_ms=%.2f fps=%.0f worst_ms=%.2f\n",
+                    zoom == 0         ? "fit"
+                        : zoom == 1   ? "1.0"
+                        : zoom == 0.2 ? "0.2"
+                                      : "0.05",
+                    med * 1e3, 1 / med, t.back() * 1e3);
     }
     return 0;
 }

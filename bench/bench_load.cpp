@@ -43,7 +43,7 @@ int main(int argc, char **argv)
         bestLint = std::min(bestLint, std::chrono::duration<double>(t2 - t1).count());
         bestWrite = std::min(bestWrite, std::chrono::duration<double>(t3 - t2).count());
     }
-    std::printf("file=%s bytes=%zu nodes=%zu read_s=%.3f lint_s=%.3f read+lint_s=%.3f write_s=%.3f (best of %d)\n",
-                argv[1], text.size(), nodes, bestRead, bestLint, bestRead + bestLint, bestWrite, repeat);
+    std::printf("file=%s bytes=%zu nodes=%zu read_s=%.3f lint_s=%.3f read+lint_s=%.3f write_s=%.3f (best of %d)\n", argv[1], text.size(),
+                nodes, bestRead, bestLint, bestRead + bestLint, bestWrite, repeat);
     return 0;
 }

@@ -64,7 +64,8 @@ public:
         m.nodes = {n, run.split.node};
         m.nodes.insert(m.nodes.end(), c.inputs.begin(), c.inputs.end());
         m.removes = m.nodes;
-        m.summary = "replace " + n->name() + " of " + std::to_string(c.inputs.size()) + " viewed pieces by a view of " + run.split.input->name();
+        m.summary =
+            "replace " + n->name() + " of " + std::to_string(c.inputs.size()) + " viewed pieces by a view of " + run.split.input->name();
         return true;
     }
     void rewrite(const Match &m, Rewriter &rw) const override

@@ -90,9 +90,9 @@ int builtinBenefit(const std::string &name)
 std::string registerBuiltinPatterns(rewrite::PatternRegistry &r, const std::string &patternDir)
 {
     Registrar reg(r);
-    for (auto family : {registerNormalizations, registerCleanupPatterns, registerSplitPatterns, registerStackPatterns,
-                        registerViewPatterns, registerAtenPatterns, registerHorizontalPatterns, registerLinearPatterns,
-                        registerEmbeddingPatterns, registerViewChainPatterns})
+    for (auto family :
+         {registerNormalizations, registerCleanupPatterns, registerSplitPatterns, registerStackPatterns, registerViewPatterns,
+          registerAtenPatterns, registerHorizontalPatterns, registerLinearPatterns, registerEmbeddingPatterns, registerViewChainPatterns})
         family(reg);
     if (!reg.error().empty() || patternDir.empty())
         return reg.error();

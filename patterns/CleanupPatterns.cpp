@@ -47,8 +47,8 @@ std::string functionalTarget(const Node *n)
 {
     const std::string &t = n->target();
     if (t.rfind("operator.i", 0) == 0) {
-        static const std::unordered_set<std::string> ops = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod",
-                                                            "ipow", "iand", "ior", "ixor", "ilshift", "irshift", "imatmul"};
+        static const std::unordered_set<std::string> ops = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod",   "ipow",
+                                                            "iand", "ior",  "ixor", "ilshift",  "irshift",   "imatmul"};
         std::string op = t.substr(9);
         if (!ops.count(op))
             return {};
@@ -59,10 +59,10 @@ std::string functionalTarget(const Node *n)
     }
     // Calls whose in-place form has no functional twin with the same meaning.
     static const std::unordered_set<std::string> none = {
-        "copy_", "zero_", "fill_", "set_", "resize_", "resize_as_", "requires_grad_", "share_memory_", "uniform_",
-        "normal_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_", "detach_",
-        "squeeze_", "unsqueeze_", "transpose_", "t_", "as_strided_", "swapdims_", "swapaxes_", "index_put_",
-        "put_", "map_", "apply_", "retain_grad", "record_stream"};
+        "copy_",      "zero_",    "fill_",      "set_",       "resize_",      "resize_as_",   "requires_grad_", "share_memory_",
+        "uniform_",   "normal_",  "random_",    "bernoulli_", "exponential_", "geometric_",   "cauchy_",        "log_normal_",
+        "detach_",    "squeeze_", "unsqueeze_", "transpose_", "t_",           "as_strided_",  "swapdims_",      "swapaxes_",
+        "index_put_", "put_",     "map_",       "apply_",     "retain_grad",  "record_stream"};
     if (n->op() == OpKind::CallMethod) {
         if (t.empty() || t.back() != '_' || none.count(t) || (t.size() > 1 && t[t.size() - 2] == '_'))
             return {};

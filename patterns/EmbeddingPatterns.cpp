@@ -122,8 +122,8 @@ public:
         Node *proto = sv.inputs[0];
         auto args = proto->args();
         args[0] = Argument::node(st);
-        Node *c = rw.create(proto->op(), proto->target(), args, proto->kwargs(), proto->op() == OpKind::CallMethod ? proto->target() : "cast",
-                            m.anchor, m.anchor, {m.anchor->name()});
+        Node *c = rw.create(proto->op(), proto->target(), args, proto->kwargs(),
+                            proto->op() == OpKind::CallMethod ? proto->target() : "cast", m.anchor, m.anchor, {m.anchor->name()});
         c->meta().val = m.anchor->meta().val;
         rw.replaceAllUsesWith(m.anchor, c);
         rw.eraseIfDead(m.anchor);
@@ -180,7 +180,7 @@ std::optional<Lookup> asLookup(Node *n)
         for (size_t i = 2; i < in.size(); ++i) {
             const Argument &a = in[i];
             const bool plain = a.isNone() || (a.isBool() && !a.toBool()) || (i == 4 && a.isFloat() && a.toFloat() == 2.0) ||
-                               (i == 4 && a.isInt() && a.toInt() == 2);
+                (i == 4 && a.isInt() && a.toInt() == 2);
             if (!plain)
                 return std::nullopt;
         }
@@ -214,7 +214,8 @@ public:
     BatchEmbedding()
     {
         name = "batch_embedding";
-        anchors = {{OpKind::CallFunction, "torch.nn.functional.embedding"}, {OpKind::CallFunction, "aten.embedding.default"},
+        anchors = {{OpKind::CallFunction, "torch.nn.functional.embedding"},
+                   {OpKind::CallFunction, "aten.embedding.default"},
                    {OpKind::CallModule, ""}};
         phase = 1;
         labels = {"horizontal"};
@@ -244,8 +245,9 @@ public:
         }
         std::sort(out.begin(), out.end(), [&](const Lookup &x, const Lookup &y) { return g.before(x.node, y.node); });
         if (out.size() < kMinLookups)
-            return fail(why, n, "group", std::to_string(kMinLookups) + " or more lookups of dim " + std::to_string(a->dim) +
-                                             " in tables of " + std::to_string(a->rows) + " rows with ids like " + a->ids->name(),
+            return fail(why, n, "group",
+                        std::to_string(kMinLookups) + " or more lookups of dim " + std::to_string(a->dim) + " in tables of " +
+                            std::to_string(a->rows) + " rows with ids like " + a->ids->name(),
                         std::to_string(out.size()));
         // Ids and tables move before the first lookup with what they read; none may read a lookup.
         std::unordered_set<Node *> members;
@@ -341,8 +343,8 @@ public:
                 idList.push_back(l.ids);
         auto stackShape = idShape;
         stackShape.push_back(int64_t(idList.size()));
-        Node *ids = e.call(aten ? "aten.stack.default" : "torch.stack", {Argument::list(nodeList(idList)), Argument::integer(at)}, {}, "stack",
-                           tensorLike(ls[0].ids, stackShape));
+        Node *ids = e.call(aten ? "aten.stack.default" : "torch.stack", {Argument::list(nodeList(idList)), Argument::integer(at)}, {},
+                           "stack", tensorLike(ls[0].ids, stackShape));
         auto fullShape = idShape;
         fullShape.push_back(k);
         if (repeated)
@@ -351,9 +353,9 @@ public:
                          tensorLike(ls[0].ids, fullShape));
         // Offsets: table i starts at row i * V of the concatenated table.
         const std::string idType = ls[0].ids->meta().val.tensor.dtype;
-        Node *offsets = e.call(aten ? "aten.arange.start_step" : "torch.arange",
-                               {Argument::integer(0), Argument::integer(k * V), Argument::integer(V)},
-                               {{"dtype", Argument::tagged(Argument::Kind::Dtype, idType)}}, "arange", tensorLike(ls[0].ids, {k}));
+        Node *offsets =
+            e.call(aten ? "aten.arange.start_step" : "torch.arange", {Argument::integer(0), Argument::integer(k * V), Argument::integer(V)},
+                   {{"dtype", Argument::tagged(Argument::Kind::Dtype, idType)}}, "arange", tensorLike(ls[0].ids, {k}));
         offsets->meta().val.tensor.dtype = idType;
         Node *shifted = e.call(aten ? "aten.add.Tensor" : "torch.add", {Argument::node(ids), Argument::node(offsets)}, {}, "add",
                                tensorLike(ls[0].ids, fullShape));
@@ -374,18 +376,20 @@ public:
                          tensorLike(tables[0], {k * V, D}));
         auto outShape = fullShape;
         outShape.push_back(D);
-        Node *y = aten ? e.call("aten.embedding.default", {Argument::node(T), Argument::node(shifted)}, {}, "embedding",
-                                tensorLike(T, outShape))
-                       : e.call("torch.nn.functional.embedding", {Argument::node(shifted), Argument::node(T)}, {}, "embedding",
-                                tensorLike(T, outShape));
-        Node *u = e.call(aten ? "aten.unbind.int" : "torch.unbind", {Argument::node(y), Argument::integer(at)}, {}, "unbind", ir::ValueMeta());
+        Node *y = aten
+            ? e.call("aten.embedding.default", {Argument::node(T), Argument::node(shifted)}, {}, "embedding", tensorLike(T, outShape))
+            : e.call("torch.nn.functional.embedding", {Argument::node(shifted), Argument::node(T)}, {}, "embedding",
+                     tensorLike(T, outShape));
+        Node *u =
+            e.call(aten ? "aten.unbind.int" : "torch.unbind", {Argument::node(y), Argument::integer(at)}, {}, "unbind", ir::ValueMeta());
         u->meta().val.kind = ir::ValueMeta::Kind::Sequence;
         for (int64_t i = 0; i < k; ++i)
             u->meta().val.items.push_back(ls[size_t(i)].node->meta().val);
         std::vector<std::pair<Node *, Node *>> replace;
         for (int64_t i = 0; i < k; ++i) {
             e.replaced = {ls[size_t(i)].node->name()};
-            Node *piece = e.call("operator.getitem", {Argument::node(u), Argument::integer(i)}, {}, "getitem", ls[size_t(i)].node->meta().val);
+            Node *piece =
+                e.call("operator.getitem", {Argument::node(u), Argument::integer(i)}, {}, "getitem", ls[size_t(i)].node->meta().val);
             replace.push_back({ls[size_t(i)].node, piece});
         }
         rw.replaceAllUsesWith(replace);

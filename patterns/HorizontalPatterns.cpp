@@ -13,8 +13,8 @@
 
 #include <algorithm>
 #include <functional>
-#include <numeric>
 #include <map>
+#include <numeric>
 #include <unordered_set>
 
 namespace fxlens::patterns {
@@ -242,9 +242,8 @@ public:
         // Linears that all read one input are batch_linear_lhs' case: one matmul against the
         // concatenated weights, without stacking copies of the input.
         auto source = [](Node *x) { return isViewLike(x) && firstInput(x) ? firstInput(x) : x; };
-        if (kind == Kind::Linear && std::all_of(out.begin(), out.end(), [&](const Member &mm) {
-                return source(mm.operands[0]) == source(out[0].operands[0]);
-            }))
+        if (kind == Kind::Linear &&
+            std::all_of(out.begin(), out.end(), [&](const Member &mm) { return source(mm.operands[0]) == source(out[0].operands[0]); }))
             return fail(why, anchor, "inputs", "linears on two or more inputs (one input: batch_linear_lhs)", out[0].operands[0]->name());
         // The fused op goes before the first member. Operands defined after it (a block's own weight
         // view, say) move up with everything they read from there on: they sit at a smaller depth than
@@ -310,8 +309,8 @@ public:
         for (auto &kv : kwargs)
             if (kv.second.isNode() && next < stacks.size() && kv.second.toNode() == members[0].operands[next])
                 kv.second = Argument::node(stacks[next++]);
-        Node *batched = rw.create(n0->op(), n0->target(), args, kwargs, n0->op() == OpKind::CallMethod ? n0->target() : "batched",
-                                  before, n0, replaced);
+        Node *batched = rw.create(n0->op(), n0->target(), args, kwargs, n0->op() == OpKind::CallMethod ? n0->target() : "batched", before,
+                                  n0, replaced);
         batched->meta().val = tensorLike(n0, outShape(n0));
         return batched;
     }
@@ -338,8 +337,8 @@ public:
         unbindDim = int64_t(rank - k);
         auto st = *staticShape(x0);
         st.insert(st.begin() + unbindDim, N);
-        Node *X = e.call(aten ? "aten.stack.default" : "torch.stack", {Argument::list(nodeList(column(0))), Argument::integer(unbindDim)}, {},
-                         "stack", tensorLike(x0, st));
+        Node *X = e.call(aten ? "aten.stack.default" : "torch.stack", {Argument::list(nodeList(column(0))), Argument::integer(unbindDim)},
+                         {}, "stack", tensorLike(x0, st));
         Node *ln;
         if (aten) {
             Node *t = e.call("aten.native_layer_norm.default", {Argument::node(X), in[1], Argument::none(), Argument::none(), in[4]}, {},
@@ -399,8 +398,8 @@ public:
             for (const auto &mm : members) {
                 Node *p = mm.operands[1];
                 const Argument *dims = p->arg(1, "dims");
-                bool perm = p->is(OpKind::CallFunction, "aten.permute.default") && p->users().size() == 1 && dims &&
-                            dims->isSequence() && dims->items().size() == 2 && dims->items()[0].toInt() == 1;
+                bool perm = p->is(OpKind::CallFunction, "aten.permute.default") && p->users().size() == 1 && dims && dims->isSequence() &&
+                    dims->items().size() == 2 && dims->items()[0].toInt() == 1;
                 allPermuted = allPermuted && perm && p->arg(0, "self") && p->arg(0, "self")->isNode();
                 ws.push_back(perm ? p->arg(0, "self")->toNode() : nullptr);
             }
@@ -435,7 +434,8 @@ public:
         Rewriter &rw = c.rw;
         const int64_t N = c.N;
         // Unbind into the members' values.
-        Node *u = e.call(aten ? "aten.unbind.int" : "torch.unbind", {Argument::node(y), Argument::integer(unbindDim)}, {}, "unbind", ir::ValueMeta());
+        Node *u = e.call(aten ? "aten.unbind.int" : "torch.unbind", {Argument::node(y), Argument::integer(unbindDim)}, {}, "unbind",
+                         ir::ValueMeta());
         u->meta().val.kind = ir::ValueMeta::Kind::Sequence;
         for (int64_t i = 0; i < N; ++i)
             u->meta().val.items.push_back(tensorLike(memberOut, *staticShape(memberOut)));
@@ -443,7 +443,8 @@ public:
         std::vector<Node *> pieces;
         for (int64_t i = 0; i < N; ++i) {
             e.replaced = {members[size_t(i)].node->name()}; // each piece stands for one member
-            pieces.push_back(e.call("operator.getitem", {Argument::node(u), Argument::integer(i)}, {}, "getitem", u->meta().val.items[size_t(i)]));
+            pieces.push_back(
+                e.call("operator.getitem", {Argument::node(u), Argument::integer(i)}, {}, "getitem", u->meta().val.items[size_t(i)]));
         }
         std::vector<std::pair<Node *, Node *>> replace;
         for (int64_t i = 0; i < N; ++i) {
@@ -504,11 +505,13 @@ void registerHorizontalPatterns(Registrar &r)
                          std::string(t).rfind("method:", 0) == 0 ? std::string(t).substr(7) : std::string(t)});
         return v;
     };
-    add(std::make_unique<BatchFusion>(K::Linear, false, "batch_linear", fn({"torch.nn.functional.linear"}),
-                                      "N × linear(x_i, W_i, b_i) -> baddbmm(stack(b)[:, None], stack(x), stack(W).transpose(1, 2)) -> unbind"));
+    add(std::make_unique<BatchFusion>(
+        K::Linear, false, "batch_linear", fn({"torch.nn.functional.linear"}),
+        "N × linear(x_i, W_i, b_i) -> baddbmm(stack(b)[:, None], stack(x), stack(W).transpose(1, 2)) -> unbind"));
     add(std::make_unique<BatchFusion>(K::LayerNorm, false, "batch_layernorm", fn({"torch.nn.functional.layer_norm"}),
                                       "N × layer_norm(x_i, shape, w_i, b_i, eps) -> layer_norm(stack(x)) * stack(w) + stack(b) -> unbind"));
-    add(std::make_unique<BatchFusion>(K::Unary, false, "batch_tanh", fn({"torch.tanh", "method:tanh"}), "N × tanh(x_i) -> tanh(stack(x)) -> unbind"));
+    add(std::make_unique<BatchFusion>(K::Unary, false, "batch_tanh", fn({"torch.tanh", "method:tanh"}),
+                                      "N × tanh(x_i) -> tanh(stack(x)) -> unbind"));
     add(std::make_unique<BatchFusion>(K::Unary, false, "batch_sigmoid", fn({"torch.sigmoid", "method:sigmoid"}),
                                       "N × sigmoid(x_i) -> sigmoid(stack(x)) -> unbind"));
     add(std::make_unique<BatchFusion>(K::Unary, false, "batch_relu", fn({"torch.relu", "torch.nn.functional.relu", "method:relu"}),
@@ -521,21 +524,29 @@ void registerHorizontalPatterns(Registrar &r)
                                       "N × clamp(x_i, same bounds) -> clamp(stack(x)) -> unbind"));
     add(std::make_unique<BatchFusion>(K::Unary, false, "batch_dropout", fn({"torch.nn.functional.dropout"}),
                                       "N × dropout(x_i, same p/training) -> dropout(stack(x)) -> unbind"));
-    add(std::make_unique<BatchFusion>(K::Binary, false, "batch_add", fn({"operator.add", "torch.add"}),
-                                      "N × (a_i + b_i), equal shapes -> stack(a) + stack(b) -> unbind (Torch IR; Optimus only batches ATen adds)"));
+    add(std::make_unique<BatchFusion>(
+        K::Binary, false, "batch_add", fn({"operator.add", "torch.add"}),
+        "N × (a_i + b_i), equal shapes -> stack(a) + stack(b) -> unbind (Torch IR; Optimus only batches ATen adds)"));
     add(std::make_unique<BatchFusion>(K::Binary, false, "batch_mul", fn({"operator.mul", "torch.mul"}),
                                       "N × (a_i * b_i), equal shapes -> stack(a) * stack(b) -> unbind (Torch IR)"));
-    add(std::make_unique<BatchFusion>(K::Linear, true, "batch_linear_post_grad", fn({"aten.addmm.default", "aten.mm.default"}),
-                                      "N × addmm(b_i, x_i, W_i^T) -> baddbmm(stack(b)[:, None], stack(x), stack(W).permute(0, 2, 1)) -> unbind"));
-    add(std::make_unique<BatchFusion>(K::LayerNorm, true, "batch_layernorm_aten", fn({"aten.native_layer_norm.default"}),
-                                      "N × native_layer_norm(x_i, shape, w_i, b_i, eps)[0] -> native_layer_norm(stack(x))[0] * stack(w) + stack(b)"));
+    add(std::make_unique<BatchFusion>(
+        K::Linear, true, "batch_linear_post_grad", fn({"aten.addmm.default", "aten.mm.default"}),
+        "N × addmm(b_i, x_i, W_i^T) -> baddbmm(stack(b)[:, None], stack(x), stack(W).permute(0, 2, 1)) -> unbind"));
+    add(std::make_unique<BatchFusion>(
+        K::LayerNorm, true, "batch_layernorm_aten", fn({"aten.native_layer_norm.default"}),
+        "N × native_layer_norm(x_i, shape, w_i, b_i, eps)[0] -> native_layer_norm(stack(x))[0] * stack(w) + stack(b)"));
     add(std::make_unique<BatchFusion>(K::Unary, true, "batch_aten_tanh", fn({"aten.tanh.default"}), "N × aten.tanh -> one on stack(x)"));
-    add(std::make_unique<BatchFusion>(K::Unary, true, "batch_aten_sigmoid", fn({"aten.sigmoid.default"}), "N × aten.sigmoid -> one on stack(x)"));
+    add(std::make_unique<BatchFusion>(K::Unary, true, "batch_aten_sigmoid", fn({"aten.sigmoid.default"}),
+                                      "N × aten.sigmoid -> one on stack(x)"));
     add(std::make_unique<BatchFusion>(K::Unary, true, "batch_aten_relu", fn({"aten.relu.default"}), "N × aten.relu -> one on stack(x)"));
-    add(std::make_unique<BatchFusion>(K::Binary, true, "batch_aten_add", fn({"aten.add.Tensor"}), "N × aten.add(a_i, b_i) -> one on stacks"));
-    add(std::make_unique<BatchFusion>(K::Binary, true, "batch_aten_sub", fn({"aten.sub.Tensor"}), "N × aten.sub(a_i, b_i) -> one on stacks"));
-    add(std::make_unique<BatchFusion>(K::Binary, true, "batch_aten_mul", fn({"aten.mul.Tensor"}), "N × aten.mul(a_i, b_i) -> one on stacks"));
-    add(std::make_unique<BatchFusion>(K::Binary, true, "batch_aten_div", fn({"aten.div.Tensor"}), "N × aten.div(a_i, b_i) -> one on stacks"));
+    add(std::make_unique<BatchFusion>(K::Binary, true, "batch_aten_add", fn({"aten.add.Tensor"}),
+                                      "N × aten.add(a_i, b_i) -> one on stacks"));
+    add(std::make_unique<BatchFusion>(K::Binary, true, "batch_aten_sub", fn({"aten.sub.Tensor"}),
+                                      "N × aten.sub(a_i, b_i) -> one on stacks"));
+    add(std::make_unique<BatchFusion>(K::Binary, true, "batch_aten_mul", fn({"aten.mul.Tensor"}),
+                                      "N × aten.mul(a_i, b_i) -> one on stacks"));
+    add(std::make_unique<BatchFusion>(K::Binary, true, "batch_aten_div", fn({"aten.div.Tensor"}),
+                                      "N × aten.div(a_i, b_i) -> one on stacks"));
 }
 
 } // namespace fxlens::patterns

@@ -23,10 +23,10 @@ namespace {
 struct LinearCall {
     Node *node = nullptr;
     Node *x = nullptr;
-    Node *ownX = nullptr;    ///< the member's own input (an identical view of the group's x)
-    Node *w = nullptr;       ///< [M, K] (nullptr for a call_module: its parameter)
-    Node *wt = nullptr;      ///< ATen addmm/mm: the [K, M] operand
-    Node *b = nullptr;       ///< [M] or nullptr
+    Node *ownX = nullptr;       ///< the member's own input (an identical view of the group's x)
+    Node *w = nullptr;          ///< [M, K] (nullptr for a call_module: its parameter)
+    Node *wt = nullptr;         ///< ATen addmm/mm: the [K, M] operand
+    Node *b = nullptr;          ///< [M] or nullptr
     std::string wParam, bParam; ///< call_module Linear: parameter names
     int64_t m = 0, k = 0;
     enum class Form { Functional, Module, AtenLinear, AtenMm } form = Form::Functional;
@@ -130,8 +130,8 @@ Node *permutedWeight(Node *wt)
         return nullptr;
     const Argument *dims = wt->arg(1, "dims");
     const Argument *self = wt->arg(0, "self");
-    if (!dims || !dims->isSequence() || dims->items().size() != 2 || !dims->items()[0].isInt() || dims->items()[0].toInt() != 1 ||
-        !self || !self->isNode())
+    if (!dims || !dims->isSequence() || dims->items().size() != 2 || !dims->items()[0].isInt() || dims->items()[0].toInt() != 1 || !self ||
+        !self->isNode())
         return nullptr;
     return self->toNode();
 }
@@ -141,8 +141,10 @@ public:
     BatchLinearLhs()
     {
         name = "batch_linear_lhs";
-        anchors = {{OpKind::CallFunction, "torch.nn.functional.linear"}, {OpKind::CallModule, ""},
-                   {OpKind::CallFunction, "aten.linear.default"}, {OpKind::CallFunction, "aten.addmm.default"},
+        anchors = {{OpKind::CallFunction, "torch.nn.functional.linear"},
+                   {OpKind::CallModule, ""},
+                   {OpKind::CallFunction, "aten.linear.default"},
+                   {OpKind::CallFunction, "aten.addmm.default"},
                    {OpKind::CallFunction, "aten.mm.default"}};
         phase = 1;
         labels = {"horizontal"};
@@ -203,7 +205,8 @@ public:
         Node *blocker = nullptr;
         auto moved = hoistBefore(first, operands(out), members, blocker);
         if (!moved)
-            return fail(why, blocker, "weights", "defined before the group's first linear (or movable there)", "a graph input or member after it");
+            return fail(why, blocker, "weights", "defined before the group's first linear (or movable there)",
+                        "a graph input or member after it");
         toMove = std::move(*moved);
         return true;
     }
@@ -407,7 +410,8 @@ public:
         name = "unbind_run_in_stack";
         anchors = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}};
         labels = {"vertical"};
-        description = "stack([a, u[0], ..., u[n-1], b], e) with u = unbind(x, d) -> cat([unsqueeze(a, e), movedim(x, d, e), unsqueeze(b, e)], e)";
+        description =
+            "stack([a, u[0], ..., u[n-1], b], e) with u = unbind(x, d) -> cat([unsqueeze(a, e), movedim(x, d, e), unsqueeze(b, e)], e)";
     }
     bool read(Node *n, StackView &sv, UnbindRun &run, MatchFailure &why) const
     {
@@ -466,7 +470,8 @@ public:
         for (size_t i = run.start; i < run.start + run.len; ++i)
             rw.eraseIfDead(sv.inputs[i]);
         for (Node *u : std::vector<Node *>{run.src->users().begin(), run.src->users().end()})
-            if (u->users().empty() && u->op() == OpKind::CallFunction && (u->target() == "torch.unbind" || u->target() == "aten.unbind.int"))
+            if (u->users().empty() && u->op() == OpKind::CallFunction &&
+                (u->target() == "torch.unbind" || u->target() == "aten.unbind.int"))
                 rw.eraseIfDead(u);
     }
 };
@@ -479,8 +484,11 @@ public:
     SplitRunInStackCat()
     {
         name = "split_run_in_stack_cat";
-        anchors = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}, {OpKind::CallFunction, "torch.cat"},
-                   {OpKind::CallFunction, "torch.concat"}, {OpKind::CallFunction, "aten.cat.default"}};
+        anchors = {{OpKind::CallFunction, "torch.stack"},
+                   {OpKind::CallFunction, "aten.stack.default"},
+                   {OpKind::CallFunction, "torch.cat"},
+                   {OpKind::CallFunction, "torch.concat"},
+                   {OpKind::CallFunction, "aten.cat.default"}};
         labels = {"vertical"};
         description = "stack/cat([a, s[0], ..., s[n-1], b], e) with s = split(x, k, d) (equal pieces; a cat on another dim) -> "
                       "cat([a', view of x, b'], e); every such run of the list at once";
@@ -547,7 +555,7 @@ public:
         }
         m.removes = {n};
         m.summary = std::string(r.stack ? "stack " : "cat ") + n->name() + ": " + std::to_string(r.runs.size()) +
-                    " run(s) of split pieces become views of their inputs";
+            " run(s) of split pieces become views of their inputs";
         return true;
     }
     void rewrite(const Match &m, Rewriter &rw) const override
@@ -699,7 +707,7 @@ public:
                 m.nodes.push_back(r.sv.inputs[j]);
         m.removes = {n};
         m.summary = "stack " + n->name() + ": " + std::to_string(r.runs.size()) + " run(s) of pieces along dim " + std::to_string(r.c) +
-                    " -> one cat and a view";
+            " -> one cat and a view";
         return true;
     }
     void rewrite(const Match &m, Rewriter &rw) const override
@@ -734,8 +742,8 @@ public:
         auto catShape = r.shape;
         catShape[size_t(c)] *= int64_t(r.sv.inputs.size());
         ir::ValueMeta catVal = tensorLike(m.anchor, catShape);
-        Node *cat = e.call(aten ? "aten.cat.default" : "torch.cat", {Argument::list(nodeList(parts)), Argument::integer(c)}, {}, "cat",
-                           catVal);
+        Node *cat =
+            e.call(aten ? "aten.cat.default" : "torch.cat", {Argument::list(nodeList(parts)), Argument::integer(c)}, {}, "cat", catVal);
         auto split = r.shape;
         split.insert(split.begin() + c, int64_t(r.sv.inputs.size()));
         Node *y = e.movedim(e.reshape(cat, split), c, r.sv.dim);

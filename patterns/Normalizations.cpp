@@ -76,9 +76,8 @@ protected:
     }
 };
 
-const std::vector<AnchorKey> kSplitAnchors = {{OpKind::CallFunction, "torch.split"},
-                                              {OpKind::CallMethod, "split"},
-                                              {OpKind::CallFunction, "torch.functional.split"}};
+const std::vector<AnchorKey> kSplitAnchors = {
+    {OpKind::CallFunction, "torch.split"}, {OpKind::CallMethod, "split"}, {OpKind::CallFunction, "torch.functional.split"}};
 
 /// #1 normalize_split
 class NormalizeSplit : public Normalization {
@@ -245,7 +244,9 @@ public:
     NormalizeClamp()
     {
         init("normalize_clamp", IrLevel::Torch,
-             {{OpKind::CallMethod, "clamp"}, {OpKind::CallMethod, "clip"}, {OpKind::CallFunction, "torch.clamp"},
+             {{OpKind::CallMethod, "clamp"},
+              {OpKind::CallMethod, "clip"},
+              {OpKind::CallFunction, "torch.clamp"},
               {OpKind::CallFunction, "torch.clip"}},
              "x.clamp(0, 1) / torch.clip(x, min=0) -> torch.clamp(x, min=..., max=...)");
     }
@@ -275,7 +276,9 @@ public:
         int d = b.call("detach", {"method:detach"}, {PArg::ref(x)});
         graph = b.build(d);
         deriveAnchors();
-        summarize = [](const Bindings &bb) { return "normalize " + bb.node("detach")->name() + " to torch.detach(" + bb.node("x")->name() + ")"; };
+        summarize = [](const Bindings &bb) {
+            return "normalize " + bb.node("detach")->name() + " to torch.detach(" + bb.node("x")->name() + ")";
+        };
         apply = [](const Bindings &bb, Rewriter &rw) {
             canonicalize(rw, bb.node("detach"), "torch.detach", {Argument::node(bb.node("x"))}, {});
         };
@@ -323,8 +326,7 @@ class NormalizeCatAten : public Normalization {
 public:
     NormalizeCatAten()
     {
-        init("normalize_cat_aten", IrLevel::Aten, {{OpKind::CallFunction, "aten.cat.default"}},
-             "aten.cat(ts, -1) -> aten.cat(ts, D>=0)");
+        init("normalize_cat_aten", IrLevel::Aten, {{OpKind::CallFunction, "aten.cat.default"}}, "aten.cat(ts, -1) -> aten.cat(ts, D>=0)");
     }
     bool canonical(Node *n, Call &c, MatchFailure &why) const override
     {
@@ -371,8 +373,9 @@ void registerNormalizations(Registrar &r)
     add(std::make_unique<NormalizeDetach>());
     add(std::make_unique<NumpyCompat>());
     add(std::make_unique<NormalizeCatAten>());
-    add(std::make_unique<NormalizeSplitAten>("normalize_split_aten", "aten.split.Tensor",
-                                             "aten.split.Tensor(x, 4, -1) -> aten.split_with_sizes(x, [4, 4, 2], D>=0), sections from meta"));
+    add(std::make_unique<NormalizeSplitAten>(
+        "normalize_split_aten", "aten.split.Tensor",
+        "aten.split.Tensor(x, 4, -1) -> aten.split_with_sizes(x, [4, 4, 2], D>=0), sections from meta"));
     add(std::make_unique<NormalizeSplitAten>("normalize_split_with_size_aten", "aten.split_with_sizes.default",
                                              "aten.split_with_sizes(x, sizes, dim=-1) -> aten.split_with_sizes(x, sizes, D>=0)"));
 }

@@ -18,8 +18,8 @@ Node *firstInput(const Node *n)
 bool isViewLike(const Node *n)
 {
     return n->is(OpKind::CallFunction, "torch.reshape") || n->is(OpKind::CallMethod, "reshape") || n->is(OpKind::CallMethod, "view") ||
-           n->is(OpKind::CallFunction, "aten.view.default") || n->is(OpKind::CallFunction, "aten.reshape.default") ||
-           n->is(OpKind::CallFunction, "aten._unsafe_view.default");
+        n->is(OpKind::CallFunction, "aten.view.default") || n->is(OpKind::CallFunction, "aten.reshape.default") ||
+        n->is(OpKind::CallFunction, "aten._unsafe_view.default");
 }
 
 Node *unflattenRun(Emit &e, const PieceRun &run)
@@ -32,14 +32,14 @@ Node *unflattenRun(Emit &e, const PieceRun &run)
     return e.reshape(t, shape);
 }
 
-std::vector<Node *> emitSplit(Rewriter &rw, const SplitView &like, Node *input, const std::vector<int64_t> &sizes,
-                              int64_t dim, Node *before, std::vector<std::string> replaced)
+std::vector<Node *> emitSplit(Rewriter &rw, const SplitView &like, Node *input, const std::vector<int64_t> &sizes, int64_t dim,
+                              Node *before, std::vector<std::string> replaced)
 {
     Node *s;
     if (like.aten)
         s = rw.create(OpKind::CallFunction, "aten.split_with_sizes.default",
-                      {Argument::node(input), Argument::list(intList(sizes)), Argument::integer(dim)}, {},
-                      "split_with_sizes", before, like.node, replaced);
+                      {Argument::node(input), Argument::list(intList(sizes)), Argument::integer(dim)}, {}, "split_with_sizes", before,
+                      like.node, replaced);
     else
         s = rw.create(OpKind::CallFunction, "torch.split", {Argument::node(input), Argument::list(intList(sizes))},
                       {{"dim", Argument::integer(dim)}}, "split", before, like.node, replaced);
@@ -48,8 +48,8 @@ std::vector<Node *> emitSplit(Rewriter &rw, const SplitView &like, Node *input, 
         s->meta().val.items.push_back(pieceMeta(input, dim, sz));
     std::vector<Node *> pieces;
     for (size_t i = 0; i < sizes.size(); ++i) {
-        Node *g = rw.create(OpKind::CallFunction, "operator.getitem", {Argument::node(s), Argument::integer(int64_t(i))},
-                            {}, "getitem", before, like.node);
+        Node *g = rw.create(OpKind::CallFunction, "operator.getitem", {Argument::node(s), Argument::integer(int64_t(i))}, {}, "getitem",
+                            before, like.node);
         g->meta().val = s->meta().val.items[i];
         pieces.push_back(g);
     }
@@ -154,9 +154,8 @@ std::optional<StackView> asStack(Node *n, MatchFailure &why)
     return v;
 }
 
-
-std::optional<std::vector<Node *>> hoistBefore(Node *first, const std::vector<Node *> &operands,
-                                               const std::unordered_set<Node *> &pinned, Node *&blocker)
+std::optional<std::vector<Node *>> hoistBefore(Node *first, const std::vector<Node *> &operands, const std::unordered_set<Node *> &pinned,
+                                               Node *&blocker)
 {
     Graph &g = *first->graph();
     std::vector<Node *> work, out;
@@ -234,9 +233,8 @@ const std::vector<AnchorKey> kSplitKeys = {{OpKind::CallFunction, "torch.split"}
                                            {OpKind::CallMethod, "split"},
                                            {OpKind::CallFunction, "aten.split.Tensor"},
                                            {OpKind::CallFunction, "aten.split_with_sizes.default"}};
-const std::vector<AnchorKey> kCatKeys = {{OpKind::CallFunction, "torch.cat"},
-                                         {OpKind::CallFunction, "torch.concat"},
-                                         {OpKind::CallFunction, "aten.cat.default"}};
+const std::vector<AnchorKey> kCatKeys = {
+    {OpKind::CallFunction, "torch.cat"}, {OpKind::CallFunction, "torch.concat"}, {OpKind::CallFunction, "aten.cat.default"}};
 const std::vector<AnchorKey> kStackKeys = {{OpKind::CallFunction, "torch.stack"}, {OpKind::CallFunction, "aten.stack.default"}};
 
 bool sameSizes(const SplitView &s, size_t first, size_t len)

@@ -67,8 +67,8 @@ inline Emit emitAt(Rewriter &rw, Node *before, const Node *like, bool aten, std:
 }
 
 /// Creates `split(input, sizes, dim)` in the IR of `like` plus one getitem per piece, before `before`.
-std::vector<Node *> emitSplit(Rewriter &rw, const SplitView &like, Node *input, const std::vector<int64_t> &sizes,
-                              int64_t dim, Node *before, std::vector<std::string> replaced);
+std::vector<Node *> emitSplit(Rewriter &rw, const SplitView &like, Node *input, const std::vector<int64_t> &sizes, int64_t dim,
+                              Node *before, std::vector<std::string> replaced);
 
 /// Replaces a call by a canonical call (same node when only the inputs change; a new node
 /// otherwise, taking over its uses and meta).
@@ -93,8 +93,8 @@ std::optional<StackView> asStack(Node *n, MatchFailure &why);
 /// The nodes that must move before `first` so that `operands` are defined there: every operand after
 /// it, with what it reads from there on, in program order. Null (and `blocker` set) when one of them
 /// is a graph input or in `pinned` (a group's members), which cannot move.
-std::optional<std::vector<Node *>> hoistBefore(Node *first, const std::vector<Node *> &operands,
-                                               const std::unordered_set<Node *> &pinned, Node *&blocker);
+std::optional<std::vector<Node *>> hoistBefore(Node *first, const std::vector<Node *> &operands, const std::unordered_set<Node *> &pinned,
+                                               Node *&blocker);
 
 /// Every section of the split has the size of the first.
 bool equalSections(const SplitView &s);

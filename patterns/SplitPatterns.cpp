@@ -83,7 +83,7 @@ public:
         m.captured = {src};
         m.ints = {i};
         m.summary = "merge " + n->name() + " into " + src->name() + " (" + std::to_string(outer->sizes.size()) + " + " +
-                    std::to_string(inner->sizes.size()) + " - 1 pieces)";
+            std::to_string(inner->sizes.size()) + " - 1 pieces)";
         return true;
     }
     void rewrite(const Match &m, Rewriter &rw) const override
@@ -187,8 +187,8 @@ public:
         pieceShape.erase(pieceShape.begin() + s.dim);
         Node *u = nullptr;
         if (!s.aten) {
-            u = rw.create(OpKind::CallFunction, "torch.unbind", {Argument::node(s.input)}, {{"dim", Argument::integer(s.dim)}},
-                          "unbind", m.anchor, m.anchor, {m.anchor->name()});
+            u = rw.create(OpKind::CallFunction, "torch.unbind", {Argument::node(s.input)}, {{"dim", Argument::integer(s.dim)}}, "unbind",
+                          m.anchor, m.anchor, {m.anchor->name()});
             u->meta().val.kind = ir::ValueMeta::Kind::Sequence;
             for (size_t i = 0; i < s.sizes.size(); ++i)
                 u->meta().val.items.push_back(tensorLike(s.input, pieceShape));
@@ -203,8 +203,8 @@ public:
                 piece->meta().val = u->meta().val.items[i];
             } else {
                 piece = emitAt(rw, m.anchor, m.anchor, true, {m.anchor->name()})
-                            .call("aten.select.int", {Argument::node(s.input), Argument::integer(s.dim), Argument::integer(int64_t(i))},
-                                  {}, "select", tensorLike(s.input, pieceShape));
+                            .call("aten.select.int", {Argument::node(s.input), Argument::integer(s.dim), Argument::integer(int64_t(i))}, {},
+                                  "select", tensorLike(s.input, pieceShape));
             }
             for (Node *g : items[i])
                 for (Node *q : std::vector<Node *>(g->users())) {
@@ -218,8 +218,6 @@ public:
         rw.eraseIfDead(m.anchor);
     }
 };
-
-
 
 enum class RunKind { Full, Regroup, SliceOnly, Threshold };
 
@@ -242,8 +240,9 @@ public:
         const bool single = run.len < 2;
         switch (kind) {
         case RunKind::Full:
-            return run.full() ? "" : "pieces " + std::to_string(run.firstIndex) + ".." + std::to_string(run.firstIndex + int64_t(run.len) - 1) +
-                                         " of " + std::to_string(run.split.sizes.size()) + ", not all of them";
+            return run.full() ? ""
+                              : "pieces " + std::to_string(run.firstIndex) + ".." + std::to_string(run.firstIndex + int64_t(run.len) - 1) +
+                    " of " + std::to_string(run.split.sizes.size()) + ", not all of them";
         case RunKind::Regroup:
             if (run.full())
                 return "every piece of the split (split_cat's case)";
@@ -278,15 +277,16 @@ public:
                 return int(r);
             const PieceRun &run = runs[r];
             seen += (r ? "; " : ": ") + std::string("run ") + std::to_string(r + 1) + " (" + run.split.node->name() + "[" +
-                    std::to_string(run.firstIndex) + ".." + std::to_string(run.firstIndex + int64_t(run.len) - 1) + "] at cat inputs " +
-                    std::to_string(run.start) + ".." + std::to_string(run.start + run.len - 1) + "): " + no;
+                std::to_string(run.firstIndex) + ".." + std::to_string(run.firstIndex + int64_t(run.len) - 1) + "] at cat inputs " +
+                std::to_string(run.start) + ".." + std::to_string(run.start + run.len - 1) + "): " + no;
         }
         switch (kind) {
         case RunKind::Full: fail(why, c.node, "cat inputs", "every piece of one split, in order, along its dim", seen); break;
         case RunKind::Regroup: fail(why, c.node, "cat inputs", "a run of >= 2 consecutive pieces used only by this cat", seen); break;
         case RunKind::SliceOnly: fail(why, c.node, "cat inputs", "only a consecutive sub-range (>= 2) of one split's pieces", seen); break;
         case RunKind::Threshold:
-            fail(why, c.node, "cat inputs", "a run of >= " + std::to_string(kThresholdToCat) + " consecutive pieces among other inputs", seen);
+            fail(why, c.node, "cat inputs", "a run of >= " + std::to_string(kThresholdToCat) + " consecutive pieces among other inputs",
+                 seen);
             break;
         }
         return -1;
@@ -306,7 +306,7 @@ public:
             m.nodes.push_back(c->inputs[j]);
         m.removes = {n};
         std::string pieces = run.split.node->name() + "[" + std::to_string(run.firstIndex) + ".." +
-                             std::to_string(run.firstIndex + int64_t(run.len) - 1) + "]";
+            std::to_string(run.firstIndex + int64_t(run.len) - 1) + "]";
         switch (kind) {
         case RunKind::Full: m.summary = "replace " + pieces + " in " + n->name() + " by " + run.split.input->name(); break;
         case RunKind::Regroup: m.summary = "merge " + pieces + " used by " + n->name() + " into one piece"; break;
@@ -366,17 +366,20 @@ void registerSplitPatterns(Registrar &r)
     r.add(std::make_unique<RemoveSplitWithSizeOne>());
     r.add(std::make_unique<MergeSplits>());
     r.add(std::make_unique<MergeSplitSqueeze>());
-    r.add(std::make_unique<SplitCatFamily>(RunKind::Full, "split_cat", IrLevel::Both,
-                                         "y = cat([s[0], ..., s[n-1]], d) with s = split(x, ..., d) -> y = x (also as a run inside a longer cat)"));
-    r.add(std::make_unique<SplitCatFamily>(RunKind::Regroup, "merge_getitem_cat", IrLevel::Both,
-                                         "s = split(x, [2, 3, 4, 5], 1); y = cat([s[1], s[2]], 1) -> s' = split(x, [2, 7, 5], 1); y = s'[1] "
-                                         "(pieces used only by the cat)"));
-    r.add(std::make_unique<SplitCatFamily>(RunKind::SliceOnly, "mutate_cat", IrLevel::Both,
+    r.add(std::make_unique<SplitCatFamily>(
+        RunKind::Full, "split_cat", IrLevel::Both,
+        "y = cat([s[0], ..., s[n-1]], d) with s = split(x, ..., d) -> y = x (also as a run inside a longer cat)"));
+    r.add(std::make_unique<SplitCatFamily>(
+        RunKind::Regroup, "merge_getitem_cat", IrLevel::Both,
+        "s = split(x, [2, 3, 4, 5], 1); y = cat([s[1], s[2]], 1) -> s' = split(x, [2, 7, 5], 1); y = s'[1] "
+        "(pieces used only by the cat)"));
+    r.add(
+        std::make_unique<SplitCatFamily>(RunKind::SliceOnly, "mutate_cat", IrLevel::Both,
                                          "y = cat([s[i], ..., s[j]], d) -> y = narrow(x, d, offset, width) (pieces may have other users)"));
     r.add(std::make_unique<SplitCatFamily>(RunKind::Threshold, "split_cat_to_slices", IrLevel::Torch,
-                                         "runs of >= 10 consecutive pieces of one split inside a cat -> one slice each"));
+                                           "runs of >= 10 consecutive pieces of one split inside a cat -> one slice each"));
     r.add(std::make_unique<SplitCatFamily>(RunKind::Threshold, "merge_split_cat_aten", IrLevel::Aten,
-                                         "aten.cat with runs of >= 10 consecutive pieces of one split -> aten.slice per run"));
+                                           "aten.cat with runs of >= 10 consecutive pieces of one split -> aten.slice per run"));
 }
 
 } // namespace fxlens::patterns

@@ -89,7 +89,8 @@ public:
         m.nodes = {n};
         m.nodes.insert(m.nodes.end(), sv->inputs.begin(), sv->inputs.end());
         m.removes = {n};
-        m.summary = "replace " + n->name() + " by movedim(" + r.src->name() + ", " + std::to_string(r.dim) + ", " + std::to_string(sv->dim) + ")";
+        m.summary =
+            "replace " + n->name() + " by movedim(" + r.src->name() + ", " + std::to_string(r.dim) + ", " + std::to_string(sv->dim) + ")";
         return true;
     }
     void rewrite(const Match &m, Rewriter &rw) const override
@@ -158,8 +159,8 @@ public:
             return false;
         m.nodes = {n, p.tanh, p.stack};
         m.removes = {n, p.tanh, p.stack};
-        m.summary = "apply tanh to one slice of " + p.run.split.input->name() + " instead of stacking " +
-                    std::to_string(p.run.len) + " pieces";
+        m.summary =
+            "apply tanh to one slice of " + p.run.split.input->name() + " instead of stacking " + std::to_string(p.run.len) + " pieces";
         return true;
     }
     void rewrite(const Match &m, Rewriter &rw) const override
@@ -255,7 +256,8 @@ public:
         name = "split_stack_to_cats";
         anchors = kStackKeys;
         labels = {"vertical"};
-        description = "s = split(x, [w]*n, d); y = stack([s[i..j]], e) -> y = movedim(unflatten(narrow(x, d, off, len*w), d, (len, w)), d, e)";
+        description =
+            "s = split(x, [w]*n, d); y = stack([s[i..j]], e) -> y = movedim(unflatten(narrow(x, d, off, len*w), d, (len, w)), d, e)";
     }
     bool match(Node *n, Match &m, MatchFailure &why) const override
     {
@@ -297,7 +299,8 @@ public:
         level = IrLevel::Torch;
         anchors = kStackKeys;
         labels = {"vertical"};
-        description = "r_i = reshape(s[i], shp); y = stack(r, k) -> y = movedim(reshape(movedim(unflatten(x, d, (n, w)), d, 0), [n, *shp]), 0, k)";
+        description =
+            "r_i = reshape(s[i], shp); y = stack(r, k) -> y = movedim(reshape(movedim(unflatten(x, d, (n, w)), d, 0), [n, *shp]), 0, k)";
     }
     static Node *reshapeInput(Node *r, std::vector<int64_t> &shape)
     {
@@ -343,7 +346,8 @@ public:
         m.nodes = {n};
         m.nodes.insert(m.nodes.end(), sv.inputs.begin(), sv.inputs.end());
         m.removes = {n};
-        m.summary = "replace " + n->name() + " and " + std::to_string(sv.inputs.size()) + " reshapes by one reshape of " + run.split.input->name();
+        m.summary =
+            "replace " + n->name() + " and " + std::to_string(sv.inputs.size()) + " reshapes by one reshape of " + run.split.input->name();
         return true;
     }
     void rewrite(const Match &m, Rewriter &rw) const override

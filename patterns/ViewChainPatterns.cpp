@@ -261,7 +261,8 @@ Node *reshapePermute(Emit &e, Node *x, const std::vector<int64_t> &shape, const 
     val.tensor.stride.clear();
     for (auto d : perm)
         val.tensor.stride.push_back(st[size_t(d)]);
-    return e.call(e.aten ? "aten.permute.default" : "torch.permute", {Argument::node(y), Argument::list(intList(perm))}, {}, "permute", val);
+    return e.call(e.aten ? "aten.permute.default" : "torch.permute", {Argument::node(y), Argument::list(intList(perm))}, {}, "permute",
+                  val);
 }
 
 class FoldViewChain : public Pattern {
@@ -269,11 +270,14 @@ public:
     FoldViewChain()
     {
         name = "fold_view_chain";
-        for (const char *t : {"torch.reshape", "torch.flatten", "torch.unflatten", "torch.squeeze", "torch.unsqueeze", "torch.permute",
-                              "torch.movedim", "torch.moveaxis", "torch.transpose", "torch.swapaxes", "torch.swapdims", "torch.t",
-                              "aten.view.default", "aten.reshape.default", "aten._unsafe_view.default", "aten.permute.default",
-                              "aten.transpose.int", "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
-                              "aten.squeeze.default", "aten.t.default", "aten.flatten.using_ints", "aten.unflatten.int"})
+        for (const char *t : {"torch.reshape",        "torch.flatten",           "torch.unflatten",
+                              "torch.squeeze",        "torch.unsqueeze",         "torch.permute",
+                              "torch.movedim",        "torch.moveaxis",          "torch.transpose",
+                              "torch.swapaxes",       "torch.swapdims",          "torch.t",
+                              "aten.view.default",    "aten.reshape.default",    "aten._unsafe_view.default",
+                              "aten.permute.default", "aten.transpose.int",      "aten.unsqueeze.default",
+                              "aten.squeeze.dim",     "aten.squeeze.dims",       "aten.squeeze.default",
+                              "aten.t.default",       "aten.flatten.using_ints", "aten.unflatten.int"})
             anchors.push_back({OpKind::CallFunction, t});
         for (const char *t : {"reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "movedim", "moveaxis",
                               "transpose", "swapaxes", "swapdims", "t", "contiguous"})
@@ -284,7 +288,7 @@ public:
     }
     struct Plan {
         Node *x = nullptr;
-        std::vector<Node *> chain; ///< from x's user to the anchor
+        std::vector<Node *> chain;  ///< from x's user to the anchor
         std::vector<int64_t> shape; ///< reshape target
         std::vector<int64_t> perm;  ///< empty: no permute
     };
@@ -349,7 +353,7 @@ public:
         m.nodes = p.chain;
         m.removes = {n};
         m.summary = std::to_string(p.chain.size()) + " reshapes/permutes of " + p.x->name() + " -> " +
-                    (p.perm.empty() ? "one reshape" : "a reshape and a permute");
+            (p.perm.empty() ? "one reshape" : "a reshape and a permute");
         return true;
     }
     void rewrite(const Match &m, Rewriter &rw) const override
@@ -381,9 +385,13 @@ public:
     SplitViewChains()
     {
         name = "split_view_chains";
-        anchors = {{OpKind::CallFunction, "torch.split"}, {OpKind::CallMethod, "split"}, {OpKind::CallFunction, "torch.functional.split"},
-                   {OpKind::CallFunction, "aten.split.Tensor"}, {OpKind::CallFunction, "aten.split_with_sizes.default"},
-                   {OpKind::CallFunction, "torch.chunk"}, {OpKind::CallMethod, "chunk"}};
+        anchors = {{OpKind::CallFunction, "torch.split"},
+                   {OpKind::CallMethod, "split"},
+                   {OpKind::CallFunction, "torch.functional.split"},
+                   {OpKind::CallFunction, "aten.split.Tensor"},
+                   {OpKind::CallFunction, "aten.split_with_sizes.default"},
+                   {OpKind::CallFunction, "torch.chunk"},
+                   {OpKind::CallMethod, "chunk"}};
         labels = {"vertical"};
         description = "[c(s[i]) for s in split(x, w, d)] with one reshape/permute chain c -> unbind(permute(reshape(x, S), P), 0)";
     }
@@ -490,7 +498,7 @@ public:
         }
         m.removes = {n};
         m.summary = std::to_string(p.getitems.size()) + " pieces of " + n->name() + " viewed alike -> one view of " +
-                    p.split.input->name() + " and an unbind";
+            p.split.input->name() + " and an unbind";
         return true;
     }
     void rewrite(const Match &m, Rewriter &rw) const override

@@ -16,8 +16,11 @@ public:
     FoldView()
     {
         name = "fold_view";
-        anchors = {{OpKind::CallFunction, "torch.reshape"}, {OpKind::CallMethod, "reshape"}, {OpKind::CallMethod, "view"},
-                   {OpKind::CallFunction, "aten.view.default"}, {OpKind::CallFunction, "aten.reshape.default"},
+        anchors = {{OpKind::CallFunction, "torch.reshape"},
+                   {OpKind::CallMethod, "reshape"},
+                   {OpKind::CallMethod, "view"},
+                   {OpKind::CallFunction, "aten.view.default"},
+                   {OpKind::CallFunction, "aten.reshape.default"},
                    {OpKind::CallFunction, "aten._unsafe_view.default"}};
         labels = {"vertical"};
         description = "view(x, shape(x)) -> x; view(view(x, a), b) -> view(x, b) (reshape/view, both IRs)";
@@ -52,8 +55,8 @@ public:
         Node *src = firstInput(in);
         bool aten = isAten(n);
         // view(view(x)) stays a view; any reshape in the chain makes it a reshape (which never fails).
-        bool bothView = n->target() == in->target() && n->op() == in->op() && n->target() != "reshape" &&
-                        n->target() != "torch.reshape" && n->target() != "aten.reshape.default";
+        bool bothView = n->target() == in->target() && n->op() == in->op() && n->target() != "reshape" && n->target() != "torch.reshape" &&
+            n->target() != "aten.reshape.default";
         std::string target = aten ? (bothView ? n->target() : "aten.reshape.default") : "torch.reshape";
         if (!aten && bothView && n->op() == OpKind::CallMethod) {
             auto args = n->args();
@@ -61,8 +64,8 @@ public:
             rw.setInputs(n, args, n->kwargs());
         } else {
             Node *v = emitAt(rw, n, n, aten, {n->name()})
-                          .call(target, {Argument::node(src), Argument::list(intList(*staticShape(n)))}, {},
-                                aten ? "view" : "reshape", n->meta().val);
+                          .call(target, {Argument::node(src), Argument::list(intList(*staticShape(n)))}, {}, aten ? "view" : "reshape",
+                                n->meta().val);
             rw.replaceAllUsesWith(n, v);
             rw.eraseIfDead(n);
         }
@@ -82,12 +85,31 @@ public:
     }
     static bool pure(const Node *n)
     {
-        static const char *fns[] = {"operator.getitem", "torch.split", "torch.unbind", "torch.cat", "torch.stack", "torch.reshape",
-                                    "torch.narrow", "torch.squeeze", "torch.unsqueeze", "torch.movedim", "torch.permute",
-                                    "torch.flatten", "aten.split_with_sizes.default", "aten.split.Tensor", "aten.unbind.int",
-                                    "aten.cat.default", "aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
-                                    "aten.slice.Tensor", "aten.select.int", "aten.squeeze.dims", "aten.squeeze.dim",
-                                    "aten.unsqueeze.default", "aten.permute.default"};
+        static const char *fns[] = {"operator.getitem",
+                                    "torch.split",
+                                    "torch.unbind",
+                                    "torch.cat",
+                                    "torch.stack",
+                                    "torch.reshape",
+                                    "torch.narrow",
+                                    "torch.squeeze",
+                                    "torch.unsqueeze",
+                                    "torch.movedim",
+                                    "torch.permute",
+                                    "torch.flatten",
+                                    "aten.split_with_sizes.default",
+                                    "aten.split.Tensor",
+                                    "aten.unbind.int",
+                                    "aten.cat.default",
+                                    "aten.view.default",
+                                    "aten.reshape.default",
+                                    "aten._unsafe_view.default",
+                                    "aten.slice.Tensor",
+                                    "aten.select.int",
+                                    "aten.squeeze.dims",
+                                    "aten.squeeze.dim",
+                                    "aten.unsqueeze.default",
+                                    "aten.permute.default"};
         static const char *methods[] = {"split", "unbind", "reshape", "view", "squeeze", "unsqueeze", "permute", "narrow"};
         if (n->op() == OpKind::CallMethod) {
             for (const char *m : methods)

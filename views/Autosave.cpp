@@ -38,7 +38,7 @@ QString Autosave::pathFor(const QString &file)
     const QString abs = QFileInfo(file).absoluteFilePath();
     const QByteArray hash = QCryptographicHash::hash(abs.toUtf8(), QCryptographicHash::Sha1).toHex().left(16);
     return directory() + QLatin1Char('/') + QFileInfo(file).fileName() + QLatin1Char('.') + QString::fromLatin1(hash) +
-           QStringLiteral(".autosave.json");
+        QStringLiteral(".autosave.json");
 }
 
 bool Autosave::write(const AutosaveState &s, QString *error)

@@ -21,12 +21,12 @@ class GraphDocument;
 class RewriteDebugger;
 
 struct AutosaveState {
-    QString file;        ///< absolute path of the graph file the work started from
+    QString file; ///< absolute path of the graph file the work started from
     QString preset;
-    QStringList steps;   ///< "pattern<TAB>anchor", in order (RewriteDebugger::stepRecord)
-    int version = 0;     ///< the version shown (0 .. steps.size())
+    QStringList steps; ///< "pattern<TAB>anchor", in order (RewriteDebugger::stepRecord)
+    int version = 0;   ///< the version shown (0 .. steps.size())
     QList<QPair<QString, QString>> breakpoints;
-    std::string graph;   ///< the graph of that version (JSON), for when the file changed since
+    std::string graph; ///< the graph of that version (JSON), for when the file changed since
     QDateTime savedAt;
 };
 

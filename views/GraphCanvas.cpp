@@ -6,10 +6,10 @@
 #include <QStatusBar>
 
 #include <QFile>
-#include <QSaveFile>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QSaveFile>
 #include <QSvgGenerator>
 #include <QThread>
 #include <QWheelEvent>
@@ -150,8 +150,10 @@ std::vector<int> GraphCanvas::itemsIn(const QRectF &r) const
         std::fill(m_stamp.begin(), m_stamp.end(), 0);
         m_stampNow = 1;
     }
-    const int c0 = std::clamp(int(std::floor(r.left() / m_cell)), 0, m_cols - 1), c1 = std::clamp(int(std::floor(r.right() / m_cell)), 0, m_cols - 1);
-    const int r0 = std::clamp(int(std::floor(r.top() / m_cell)), 0, m_rows - 1), r1 = std::clamp(int(std::floor(r.bottom() / m_cell)), 0, m_rows - 1);
+    const int c0 = std::clamp(int(std::floor(r.left() / m_cell)), 0, m_cols - 1),
+              c1 = std::clamp(int(std::floor(r.right() / m_cell)), 0, m_cols - 1);
+    const int r0 = std::clamp(int(std::floor(r.top() / m_cell)), 0, m_rows - 1),
+              r1 = std::clamp(int(std::floor(r.bottom() / m_cell)), 0, m_rows - 1);
     for (int row = r0; row <= r1; ++row)
         for (int c = c0; c <= c1; ++c)
             for (uint32_t i : m_grid[size_t(row) * size_t(m_cols) + size_t(c)]) {
@@ -252,10 +254,7 @@ void GraphCanvas::setHighlight(const std::vector<const ir::Node *> &nodes, const
     update();
 }
 
-int GraphCanvas::itemOf(const ir::Node *n) const
-{
-    return n && n->id() < m_view.itemOfNode.size() ? m_view.itemOfNode[n->id()] : -1;
-}
+int GraphCanvas::itemOf(const ir::Node *n) const { return n && n->id() < m_view.itemOfNode.size() ? m_view.itemOfNode[n->id()] : -1; }
 
 void GraphCanvas::setHeat(const std::vector<std::pair<const ir::Node *, double>> &values)
 {
@@ -599,7 +598,8 @@ void GraphCanvas::mousePressEvent(QMouseEvent *e)
     if (m_minimap && minimapRect().contains(e->pos())) {
         // Centre the view on the scene point under the click.
         const QRect mr = minimapRect();
-        const QPointF s((e->position().x() - mr.left()) / mr.width() * m_view.width, (e->position().y() - mr.top()) / mr.height() * m_view.height);
+        const QPointF s((e->position().x() - mr.left()) / mr.width() * m_view.width,
+                        (e->position().y() - mr.top()) / mr.height() * m_view.height);
         m_offset = QPointF(width() / 2.0, height() / 2.0) - s * m_scale;
         m_dragging = true; // not a selection click
         update();

@@ -93,10 +93,9 @@ bool GraphDocument::exportPython(const QString &path, QString *message) const
         *message = tr("Cannot write %1: %2").arg(path, f.errorString());
         return false;
     }
-    *message = py.unsupported.empty() ? tr("Wrote %1").arg(path)
-                                      : tr("Wrote %1; %2 call_module node(s) of unknown types raise NotImplementedError")
-                                            .arg(path)
-                                            .arg(py.unsupported.size());
+    *message = py.unsupported.empty()
+        ? tr("Wrote %1").arg(path)
+        : tr("Wrote %1; %2 call_module node(s) of unknown types raise NotImplementedError").arg(path).arg(py.unsupported.size());
     return true;
 }
 

@@ -93,7 +93,8 @@ void Inspector::showNode(const ir::Node *n, const QString &profile)
     if (!profile.isEmpty())
         row(tr("profile"), profile.toHtmlEscaped());
     if (n->meta().provenance)
-        row(tr("provenance"), esc(n->meta().provenance->pattern) + QStringLiteral(" @ step ") + QString::number(n->meta().provenance->step));
+        row(tr("provenance"),
+            esc(n->meta().provenance->pattern) + QStringLiteral(" @ step ") + QString::number(n->meta().provenance->step));
     html += QStringLiteral("</table>");
     if (!n->meta().stackTrace.empty())
         html += QStringLiteral("<pre>%1</pre>").arg(esc(n->meta().stackTrace));
@@ -126,8 +127,9 @@ bool Inspector::showModule(const ir::Graph &g, const QString &qpath)
     const ir::ModuleInfo *m = g.module(path);
     QString html = QStringLiteral("<h3>%1</h3><table>").arg(esc(path.empty() ? std::string("<root>") : path));
     auto row = [&](const QString &k, const QString &v) { html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(k, v); };
-    row(tr("module"), m && !m->type.empty() ? esc(std::string(ir::lastComponent(m->type))) + QStringLiteral(" (") + esc(m->type) + QStringLiteral(")")
-                                             : tr("(class not recorded)"));
+    row(tr("module"),
+        m && !m->type.empty() ? esc(std::string(ir::lastComponent(m->type))) + QStringLiteral(" (") + esc(m->type) + QStringLiteral(")")
+                              : tr("(class not recorded)"));
     row(tr("nodes"), QString::number(inside.size()));
     auto list = [&](const std::vector<const ir::Node *> &v) {
         QString s;

@@ -209,10 +209,11 @@ bool MainWindow::settleUnsaved(const QString &before)
 {
     if (!m_doc->isModified())
         return true;
-    const int answer = m_unsavedPrompt ? m_unsavedPrompt(before)
-                                       : QMessageBox::question(this, tr("Unsaved rewrites"),
-                                                               tr("The graph has rewrite steps that are not saved. Save it before %1?").arg(before),
-                                                               QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    const int answer = m_unsavedPrompt
+        ? m_unsavedPrompt(before)
+        : QMessageBox::question(this, tr("Unsaved rewrites"),
+                                tr("The graph has rewrite steps that are not saved. Save it before %1?").arg(before),
+                                QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
     if (answer == QMessageBox::Cancel)
         return false;
     if (answer == QMessageBox::Save) {
@@ -283,14 +284,12 @@ void MainWindow::autosaveNow()
         statusBar()->showMessage(tr("Cannot autosave: %1").arg(error), 8000);
 }
 
-void MainWindow::updateStats()
-{
-    m_stats->setText(m_doc->statsText());
-}
+void MainWindow::updateStats() { m_stats->setText(m_doc->statsText()); }
 
 void MainWindow::updateTitle()
 {
-    setWindowTitle(QStringLiteral("%1%2 — fxlens").arg(QFileInfo(m_doc->file()).fileName(), m_doc->isModified() ? QStringLiteral(" *") : QString()));
+    setWindowTitle(
+        QStringLiteral("%1%2 — fxlens").arg(QFileInfo(m_doc->file()).fileName(), m_doc->isModified() ? QStringLiteral(" *") : QString()));
 }
 
 bool MainWindow::saveFile(const QString &path)
@@ -342,7 +341,6 @@ int MainWindow::visibleNodeCount() const { return m_nodes->visibleCount(); }
 bool MainWindow::selectNode(const QString &name) { return m_selection->selectNode(name); }
 
 QString MainWindow::inspectorText() const { return m_inspector->toPlainText(); }
-
 
 void MainWindow::fillText()
 {

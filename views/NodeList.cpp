@@ -59,9 +59,8 @@ NodeList::NodeList(QWidget *parent) : QWidget(parent)
         if (m_proxy->rowCount() > 0)
             Q_EMIT nodeActivated(select(m_proxy->index(0, 0).data().toString()));
     });
-    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &cur) {
-        Q_EMIT nodeActivated(m_model->nodeAt(m_proxy->mapToSource(cur).row()));
-    });
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex &cur) { Q_EMIT nodeActivated(m_model->nodeAt(m_proxy->mapToSource(cur).row())); });
 }
 
 void NodeList::setGraph(const ir::Graph *g) { m_model->setGraph(g); }

@@ -18,10 +18,7 @@ void NodeTableModel::setGraph(const ir::Graph *g)
     endResetModel();
 }
 
-const ir::Node *NodeTableModel::nodeAt(int row) const
-{
-    return row >= 0 && size_t(row) < m_nodes.size() ? m_nodes[size_t(row)] : nullptr;
-}
+const ir::Node *NodeTableModel::nodeAt(int row) const { return row >= 0 && size_t(row) < m_nodes.size() ? m_nodes[size_t(row)] : nullptr; }
 
 int NodeTableModel::rowOf(const QString &nodeName) const
 {
@@ -32,10 +29,7 @@ int NodeTableModel::rowOf(const QString &nodeName) const
     return -1;
 }
 
-int NodeTableModel::rowCount(const QModelIndex &parent) const
-{
-    return parent.isValid() ? 0 : int(m_nodes.size());
-}
+int NodeTableModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : int(m_nodes.size()); }
 
 int NodeTableModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
@@ -52,7 +46,8 @@ QVariant NodeTableModel::data(const QModelIndex &index, int role) const
     case NameColumn: return QString::fromStdString(n->name());
     case OpColumn: return QString::fromLatin1(ir::opKindName(n->op()));
     case TargetColumn: return QString::fromStdString(n->target());
-    case ValueColumn: return n->meta().val.kind == ir::ValueMeta::Kind::Unknown ? QString() : QString::fromStdString(n->meta().val.toString());
+    case ValueColumn:
+        return n->meta().val.kind == ir::ValueMeta::Kind::Unknown ? QString() : QString::fromStdString(n->meta().val.toString());
     case UsersColumn: return int(n->users().size());
     case ModuleColumn: return QString::fromStdString(n->meta().modulePath());
     }

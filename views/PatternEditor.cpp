@@ -5,7 +5,6 @@
 #include "lang/PatternLang.h"
 
 #include <QFile>
-#include <QSaveFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -13,6 +12,7 @@
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSaveFile>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QTextBlock>
@@ -182,11 +182,12 @@ bool PatternEditor::compileNow()
     }
     m_edit->setExtraSelections(marks);
     m_pattern = std::move(r.value());
-    m_diag->setPlainText(tr("%1 compiles: %2 anchor(s), benefit %3%4")
-                             .arg(QString::fromStdString(m_pattern->name))
-                             .arg(m_pattern->anchors.size())
-                             .arg(m_pattern->benefit)
-                             .arg(m_pattern->description.empty() ? QString() : QStringLiteral(" — ") + QString::fromStdString(m_pattern->description)));
+    m_diag->setPlainText(
+        tr("%1 compiles: %2 anchor(s), benefit %3%4")
+            .arg(QString::fromStdString(m_pattern->name))
+            .arg(m_pattern->anchors.size())
+            .arg(m_pattern->benefit)
+            .arg(m_pattern->description.empty() ? QString() : QStringLiteral(" — ") + QString::fromStdString(m_pattern->description)));
     findMatches();
     if (!m_explained.isEmpty())
         explainAt(m_explained);

@@ -16,7 +16,8 @@ namespace {
 QTableWidgetItem *number(double v, int decimals)
 {
     auto *item = new QTableWidgetItem;
-    item->setData(Qt::DisplayRole, decimals ? QVariant(QString::number(v, 'f', decimals).toDouble()) : QVariant(qlonglong(std::llround(v))));
+    item->setData(Qt::DisplayRole,
+                  decimals ? QVariant(QString::number(v, 'f', decimals).toDouble()) : QVariant(qlonglong(std::llround(v))));
     item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     return item;
 }

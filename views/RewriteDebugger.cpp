@@ -14,8 +14,8 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QProgressBar>
 #include <QListWidget>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSplitter>
@@ -194,7 +194,7 @@ void RewriteDebugger::setGraph(ir::Graph *g)
     m_graph = g;
     m_verifier = nullptr;
     m_session.reset(); // it refers to the previous graph
-    if (!g) { // detached (the window replaces or frees its graph): the verify choice stays
+    if (!g) {          // detached (the window replaces or frees its graph): the verify choice stays
         restart();
         return;
     }
@@ -309,9 +309,9 @@ void RewriteDebugger::refresh()
         QSignalBlocker block(m_candidates);
         m_candidates->clear();
         for (const auto &m : m_matches)
-            m_candidates->addItem(QStringLiteral("%1 @ %2 — %3")
-                                      .arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name()),
-                                           QString::fromStdString(m.summary)));
+            m_candidates->addItem(
+                QStringLiteral("%1 @ %2 — %3")
+                    .arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name()), QString::fromStdString(m.summary)));
         // Skipped (and rolled-back) candidates stay visible, greyed, after the live ones.
         if (live)
             for (const auto &[pattern, anchor] : m_session->skipped()) {
@@ -352,11 +352,11 @@ void RewriteDebugger::refresh()
             const auto &branches = m_session->branches();
             for (size_t b = 0; b < branches.size(); ++b) {
                 const auto &br = branches[b];
-                auto *item = new QListWidgetItem(tr("↳ branch from version %1: %n step(s), last %2 @ %3", nullptr, int(br.steps.size()))
-                                                     .arg(br.fork)
-                                                     .arg(QString::fromStdString(br.steps.back().pattern),
-                                                          QString::fromStdString(br.steps.back().anchor)),
-                                                 m_history);
+                auto *item = new QListWidgetItem(
+                    tr("↳ branch from version %1: %n step(s), last %2 @ %3", nullptr, int(br.steps.size()))
+                        .arg(br.fork)
+                        .arg(QString::fromStdString(br.steps.back().pattern), QString::fromStdString(br.steps.back().anchor)),
+                    m_history);
                 item->setData(Qt::UserRole, int(b));
                 item->setToolTip(tr("Double-click to make this line current (its last version); the current line is kept as a branch"));
                 QFont f = item->font();
@@ -380,11 +380,10 @@ void RewriteDebugger::refresh()
     m_redo->setEnabled(live && m_session->version() < m_session->history().size());
     QStringList bps;
     for (const auto &b : m_breakpoints)
-        bps << QStringLiteral("%1 %2")
-                   .arg(b.kind == rewrite::Breakpoint::Kind::Pattern ? QStringLiteral("pattern")
-                        : b.kind == rewrite::Breakpoint::Kind::Node  ? QStringLiteral("node")
-                                                                     : QStringLiteral("module"),
-                        QString::fromStdString(b.value));
+        bps << QStringLiteral("%1 %2").arg(b.kind == rewrite::Breakpoint::Kind::Pattern    ? QStringLiteral("pattern")
+                                               : b.kind == rewrite::Breakpoint::Kind::Node ? QStringLiteral("node")
+                                                                                           : QStringLiteral("module"),
+                                           QString::fromStdString(b.value));
     m_breakList->setText(bps.isEmpty() ? tr("No breakpoints") : tr("Breakpoints: %1").arg(bps.join(QStringLiteral(", "))));
 }
 
@@ -398,8 +397,8 @@ void RewriteDebugger::showStep(int step)
     QString html = QStringLiteral("<pre>");
     for (const QString &line : text.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
         const QString colour = line.startsWith(QLatin1Char('+')) ? QStringLiteral("#1a7f37")
-                               : line.startsWith(QLatin1Char('-')) ? QStringLiteral("#cf222e")
-                                                                   : QStringLiteral("#9a6700");
+            : line.startsWith(QLatin1Char('-'))                  ? QStringLiteral("#cf222e")
+                                                                 : QStringLiteral("#9a6700");
         html += QStringLiteral("<span style=\"color:%1\">%2</span>\n").arg(colour, line.toHtmlEscaped());
     }
     html += QStringLiteral("</pre>");
@@ -548,7 +547,11 @@ QString RewriteDebugger::run()
         const double eta = done ? double(clock.elapsed()) / 1000.0 / double(done) * double(left) : 0;
         m_progress->setRange(0, int(std::min<size_t>(done + left, INT_MAX)));
         m_progress->setValue(int(std::min<size_t>(done, INT_MAX)));
-        m_lastProgress = tr("%1 of ≥%2 steps, %3 s; about %4 s left").arg(done).arg(done + left).arg(clock.elapsed() / 1000.0, 0, 'f', 1).arg(eta, 0, 'f', 0);
+        m_lastProgress = tr("%1 of ≥%2 steps, %3 s; about %4 s left")
+                             .arg(done)
+                             .arg(done + left)
+                             .arg(clock.elapsed() / 1000.0, 0, 'f', 1)
+                             .arg(eta, 0, 'f', 0);
         if (left == kCount)
             m_lastProgress += tr(" (over %1 candidates)").arg(kCount);
         m_progress->setFormat(m_lastProgress);
@@ -565,9 +568,10 @@ QString RewriteDebugger::run()
         text += QStringLiteral(" (%1)").arg(QString::fromStdString(r.message));
     constexpr size_t kShownRollbacks = 5;
     for (size_t i = 0; i < rollbacks.size() && i < kShownRollbacks; ++i)
-        text += QStringLiteral("\n") + tr("Rolled back: %1 at %2: %3")
-                                           .arg(QString::fromStdString(rollbacks[i].pattern), QString::fromStdString(rollbacks[i].anchor),
-                                                QString::fromStdString(rollbacks[i].reason));
+        text += QStringLiteral("\n") +
+            tr("Rolled back: %1 at %2: %3")
+                .arg(QString::fromStdString(rollbacks[i].pattern), QString::fromStdString(rollbacks[i].anchor),
+                     QString::fromStdString(rollbacks[i].reason));
     if (rollbacks.size() > kShownRollbacks)
         text += QStringLiteral("\n") + tr("… %1 more rolled back").arg(rollbacks.size() - kShownRollbacks);
     if (!lint.empty())
@@ -599,9 +603,9 @@ QList<QPair<QString, QString>> RewriteDebugger::breakpointList() const
 {
     QList<QPair<QString, QString>> out;
     for (const auto &b : m_breakpoints)
-        out.append({b.kind == rewrite::Breakpoint::Kind::Pattern ? QStringLiteral("pattern")
-                    : b.kind == rewrite::Breakpoint::Kind::Node  ? QStringLiteral("node")
-                                                                 : QStringLiteral("module"),
+        out.append({b.kind == rewrite::Breakpoint::Kind::Pattern    ? QStringLiteral("pattern")
+                        : b.kind == rewrite::Breakpoint::Kind::Node ? QStringLiteral("node")
+                                                                    : QStringLiteral("module"),
                     QString::fromStdString(b.value)});
     return out;
 }
@@ -629,8 +633,7 @@ bool RewriteDebugger::replay(const QStringList &steps)
         }
         bool applied = false;
         for (const auto &m : m_session->candidates()) {
-            if (QString::fromStdString(m.pattern) == parts[0] && m.anchor &&
-                QString::fromStdString(m.anchor->name()) == parts[1]) {
+            if (QString::fromStdString(m.pattern) == parts[0] && m.anchor && QString::fromStdString(m.anchor->name()) == parts[1]) {
                 applied = m_session->apply(m);
                 break;
             }

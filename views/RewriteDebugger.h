@@ -121,7 +121,7 @@ private:
     std::unique_ptr<rewrite::Session> m_session;
     std::unique_ptr<rewrite::RewriteListener> m_recorder;
     std::vector<rewrite::Match> m_matches;
-    std::vector<QString> m_diffs; ///< by step (0-based), written when the step was applied
+    std::vector<QString> m_diffs;                    ///< by step (0-based), written when the step was applied
     std::vector<std::vector<QString>> m_branchDiffs; ///< the diffs of each session branch
     std::vector<rewrite::Breakpoint> m_breakpoints;
     bool m_verify = false;

@@ -30,7 +30,8 @@ void WindowMenus::fileMenu()
 {
     m_file = m_w.menuBar()->addMenu(tr("&File"));
     QAction *open = m_file->addAction(tr("&Open…"), &m_w, [this] {
-        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open FX graph"), QString(), tr("fxlens graphs (*.json *.json.gz);;All files (*)"));
+        QString path =
+            QFileDialog::getOpenFileName(&m_w, tr("Open FX graph"), QString(), tr("fxlens graphs (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
             m_w.openFileAsked(path);
     });
@@ -47,8 +48,8 @@ void WindowMenus::fileMenu()
     m_file->addAction(tr("Export Graph as P&ython…"), &m_w, [this] {
         if (!m_w.graph())
             return;
-        QString path = QFileDialog::getSaveFileName(&m_w, tr("Export as Python"), QFileInfo(m_w.currentFile()).completeBaseName() + QStringLiteral(".py"),
-                                                    tr("Python (*.py)"));
+        QString path = QFileDialog::getSaveFileName(
+            &m_w, tr("Export as Python"), QFileInfo(m_w.currentFile()).completeBaseName() + QStringLiteral(".py"), tr("Python (*.py)"));
         if (!path.isEmpty())
             m_w.exportPython(path);
     });
@@ -81,9 +82,8 @@ void WindowMenus::viewMenu()
     view->addSeparator();
     QAction *dotLayout = view->addAction(tr("Graphviz &dot Layout (small views)"));
     dotLayout->setCheckable(true);
-    connect(dotLayout, &QAction::toggled, canvas, [canvas](bool on) {
-        canvas->setEngine(on ? GraphCanvas::Engine::Graphviz : GraphCanvas::Engine::Layered);
-    });
+    connect(dotLayout, &QAction::toggled, canvas,
+            [canvas](bool on) { canvas->setEngine(on ? GraphCanvas::Engine::Graphviz : GraphCanvas::Engine::Layered); });
     QAction *minimap = view->addAction(tr("&Minimap"));
     minimap->setCheckable(true);
     minimap->setChecked(true);
@@ -133,8 +133,9 @@ void WindowMenus::helpMenu()
                                     "✓ marks a step whose outputs were verified.</p>"));
     });
     help->addAction(tr("&About fxlens"), &m_w, [this] {
-        QMessageBox::about(&m_w, tr("About fxlens"),
-                           tr("<p><b>fxlens %1</b></p><p>See and straighten PyTorch FX graphs.</p>").arg(QCoreApplication::applicationVersion()));
+        QMessageBox::about(
+            &m_w, tr("About fxlens"),
+            tr("<p><b>fxlens %1</b></p><p>See and straighten PyTorch FX graphs.</p>").arg(QCoreApplication::applicationVersion()));
     });
 }
 
@@ -149,8 +150,9 @@ QString WindowMenus::shortcutsText() const
                 text += QStringLiteral("<tr><td><b>%1</b>&nbsp;&nbsp;</td><td>%2</td></tr>")
                             .arg(a->shortcut().toString(QKeySequence::NativeText), a->text().remove(QLatin1Char('&')));
     }
-    return text + QStringLiteral("<tr><td><b>%1</b>&nbsp;&nbsp;</td><td>%2</td></tr></table>")
-                      .arg(QKeySequence(QKeySequence::Find).toString(QKeySequence::NativeText), tr("Search nodes"));
+    return text +
+        QStringLiteral("<tr><td><b>%1</b>&nbsp;&nbsp;</td><td>%2</td></tr></table>")
+            .arg(QKeySequence(QKeySequence::Find).toString(QKeySequence::NativeText), tr("Search nodes"));
 }
 
 QStringList WindowMenus::recentFiles() { return QSettings().value(QStringLiteral("recentFiles")).toStringList(); }

@@ -21,7 +21,8 @@ const std::vector<Command> &commands()
     static const std::vector<Command> table = {
         {"info", "<graph.json>", "node counts by op and target, depth, module tree", {"-o"}, cmdInfo},
         {"lint", "<graph.json>", "check graph invariants (torch.fx Graph.lint rules)", {}, cmdLint},
-        {"convert", "<graph.json> (--to required)",
+        {"convert",
+         "<graph.json> (--to required)",
          "FORMAT: text (print(graph) form), json, python (a runnable torch.nn.Module), dot, svg, png",
          {"-o", "--to", "--no-meta"},
          cmdConvert},
@@ -30,8 +31,8 @@ const std::vector<Command> &commands()
          "both, --verify-each checks (and rolls back) every step; --freeze (with -o OUT.json) folds weight-only nodes "
          "(stacked, transposed weights) into new weights OUT.frozen.safetensors and writes OUT.fold.json, which computes "
          "them from the original weights (fxlens.load_graph(..., state_dict=))",
-         withExec({"-o", "--preset", "--patterns", "--steps", "--trace", "--checked", "--verify", "--verify-each",
-                   "--pattern-dir", "--freeze"}),
+         withExec(
+             {"-o", "--preset", "--patterns", "--steps", "--trace", "--checked", "--verify", "--verify-each", "--pattern-dir", "--freeze"}),
          cmdOptimize},
         {"run", "<graph.json>",
          "execute the graph with LibTorch; inputs/weights from safetensors files, else the example inputs saved with the "
@@ -39,8 +40,7 @@ const std::vector<Command> &commands()
          "with tensors output:0.. of a file; -o saves the outputs; --repeat runs K times (later runs use the compiled "
          "plan), checks every run gives the first run's outputs, and prints the times; --freeze folds weight-only nodes "
          "once; --cuda-graph captures one run as a CUDA graph and replays it",
-         withExec({"-o", "--expect", "--repeat", "--freeze", "--cuda-graph"}),
-         cmdRun},
+         withExec({"-o", "--expect", "--repeat", "--freeze", "--cuda-graph"}), cmdRun},
         {"verify", "<a.json> <b.json>", "run both on the same inputs and weights, compare outputs", withExec({}), cmdVerify},
         {"profile", "<graph.json|profile.json>",
          "run warm-up + K timed iterations with NVTX ranges per node and kernel capture (Kineto/CUPTI); prints kernels, "
@@ -50,25 +50,29 @@ const std::vector<Command> &commands()
          "times replays of one captured run (no node ranges); --trace writes a Chrome trace (Perfetto); -o saves the "
          "profile; --raw-events writes the recorded events; --host-ops also records the ATen ops on the host on CUDA. "
          "Without CUDA it says so and profiles on the CPU (ATen ops as kernels)",
-         withExec({"-o", "--compare", "--compare-output", "--optimize", "--iters", "--warmup", "--freeze", "--cuda-graph",
-                   "--trace", "--raw-events", "--host-ops", "--preset", "--patterns", "--pattern-dir"}),
+         withExec({"-o", "--compare", "--compare-output", "--optimize", "--iters", "--warmup", "--freeze", "--cuda-graph", "--trace",
+                   "--raw-events", "--host-ops", "--preset", "--patterns", "--pattern-dir"}),
          cmdProfile},
-        {"explain", "<graph.json> (--pattern and --node required)",
+        {"explain",
+         "<graph.json> (--pattern and --node required)",
          "why pattern P (a name or a .fxpat file) does or does not match at NODE: the first failing element or "
          "constraint, with the graph node, what was expected and what was found",
          {"--pattern", "--node", "--pattern-dir"},
          cmdExplain},
         {"lint-patterns", "<DIR|FILE.fxpat>...", "compile pattern files and print their diagnostics", {}, cmdLintPatterns},
-        {"check-pattern", "<NAME|FILE.fxpat>",
+        {"check-pattern",
+         "<NAME|FILE.fxpat>",
          "equivalence check: instantiate the pattern on random shapes, apply the replacement, compare outputs "
          "(counterexamples)",
          {"--trials", "--seed", "--device", "--pattern-dir"},
          cmdCheckPattern},
-        {"export-pattern", "<NAME|FILE.fxpat>",
+        {"export-pattern",
+         "<NAME|FILE.fxpat>",
          "the pattern as Python pattern/replacement functions for torch.fx.subgraph_rewriter.replace_pattern",
          {"-o", "--pattern-dir"},
          cmdExportPattern},
-        {"patterns", "[NAME]",
+        {"patterns",
+         "[NAME]",
          "list the built-in patterns; with NAME, one pattern in full (anchors, IR level, and its pattern graph when it "
          "is data)",
          {"--pattern-dir"},

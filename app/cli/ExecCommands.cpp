@@ -104,10 +104,9 @@ int writeFrozen(const Args &a, const ir::Graph &g, const std::string &out)
     size_t bytes = 0;
     for (const auto &[name, t] : tensors)
         bytes += t.data.size();
-    std::printf("freeze: %zu value(s) folded from %zu node(s); nodes %zu -> %zu; weights %s (%zu tensors, %.1f MB)%s%s\n",
-                chosen.size(), size_t(std::count(folded.begin(), folded.end(), true)), g.size(), split.frozen->size(),
-                split.frozen->weightsFile.c_str(), tensors.size(), double(bytes) / 1e6,
-                split.frozen->foldFile.empty() ? "" : "; fold graph ", split.frozen->foldFile.c_str());
+    std::printf("freeze: %zu value(s) folded from %zu node(s); nodes %zu -> %zu; weights %s (%zu tensors, %.1f MB)%s%s\n", chosen.size(),
+                size_t(std::count(folded.begin(), folded.end(), true)), g.size(), split.frozen->size(), split.frozen->weightsFile.c_str(),
+                tensors.size(), double(bytes) / 1e6, split.frozen->foldFile.empty() ? "" : "; fold graph ", split.frozen->foldFile.c_str());
     return kOk;
 }
 
@@ -169,8 +168,8 @@ int cmdRun(const Args &a)
     if (a.repeat > 1) {
         std::vector<double> later(ms.begin() + 1, ms.end());
         std::sort(later.begin(), later.end());
-        std::printf("runs: %d, all outputs equal to run 1; first %.3f ms, later runs median %.3f ms, best %.3f ms\n", a.repeat,
-                    ms[0], later[later.size() / 2], later.front());
+        std::printf("runs: %d, all outputs equal to run 1; first %.3f ms, later runs median %.3f ms, best %.3f ms\n", a.repeat, ms[0],
+                    later[later.size() / 2], later.front());
     }
     auto infos = runner.value()->describe(*out.value());
     for (size_t i = 0; i < infos.size(); ++i) {
@@ -284,7 +283,8 @@ int profileGraphs(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &graphs
         o.warmup = a.warmup;
         o.graph = std::filesystem::path(graphSources[gi]).filename().string();
         o.version = a.optimize && i == 1 ? "optimized (" + (a.patterns.empty() ? a.preset : a.patterns) + ")"
-                    : profiles.size() > 1 ? (i == 0 ? "A" : "B") : "";
+            : profiles.size() > 1        ? (i == 0 ? "A" : "B")
+                                         : "";
         o.versionId = int(i);
         o.freezeWeights = a.freeze;
         o.cudaGraph = a.cudaGraph;
@@ -306,8 +306,8 @@ int profileGraphs(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &graphs
 
 std::string executorReport()
 {
-    return exec::probeRuntime().toString() + "NVTX ranges: " +
-           (exec::nvtxCompiledIn() ? "yes (domain \"fxlens\")" : "no (NVTX v3 headers not found at build time)") + "\n";
+    return exec::probeRuntime().toString() +
+        "NVTX ranges: " + (exec::nvtxCompiledIn() ? "yes (domain \"fxlens\")" : "no (NVTX v3 headers not found at build time)") + "\n";
 }
 
 } // namespace fxlens::cli

@@ -152,8 +152,8 @@ int cmdInfo(const Args &a)
     auto g = load(a, code);
     if (!g)
         return code;
-    std::string s = "graph: " + (g->name.empty() ? a.positional[0] : g->name) + "\nir: " + g->irLevel +
-                    "\nsource: " + g->source + "\nparameters: " + std::to_string(g->params.size()) + "\n";
+    std::string s = "graph: " + (g->name.empty() ? a.positional[0] : g->name) + "\nir: " + g->irLevel + "\nsource: " + g->source +
+        "\nparameters: " + std::to_string(g->params.size()) + "\n";
     s += ir::computeGraphInfo(*g).toString();
     return emit(s, a.output) ? kOk : kFailed;
 }
@@ -221,8 +221,7 @@ int cmdConvert(const Args &a)
         return emit(dot, a.output) ? kOk : kFailed;
 #ifdef FXLENS_HAVE_GRAPHVIZ
     if (g->size() > 5000)
-        std::cerr << "fxlens-cli convert: note: " << g->size()
-                  << " nodes; a flat Graphviz layout of a graph this size can take minutes\n";
+        std::cerr << "fxlens-cli convert: note: " << g->size() << " nodes; a flat Graphviz layout of a graph this size can take minutes\n";
     auto r = layout::renderDot(dot, a.to);
     if (!r) {
         std::cerr << "fxlens-cli convert: " << r.error().message << "\n";
@@ -312,7 +311,8 @@ int cmdExplain(const Args &a)
         std::cerr << a.positional[0] << ": error: no node named '" << a.node << "'\n";
         return kBadInput;
     }
-    std::printf("pattern %s at node %s (%s %s)\n", p->name.c_str(), node->name().c_str(), ir::opKindName(node->op()), node->target().c_str());
+    std::printf("pattern %s at node %s (%s %s)\n", p->name.c_str(), node->name().c_str(), ir::opKindName(node->op()),
+                node->target().c_str());
     const auto e = rewrite::explain(*p, *g, node);
     std::printf("%s\n", e.toString().c_str());
     if (!e.anchor)

@@ -41,9 +41,6 @@ int profileGraphs(const Args &, std::vector<std::unique_ptr<ir::Graph>> &, const
     return noTorch("profile", "it can only open saved profiles");
 }
 
-std::string executorReport()
-{
-    return "LibTorch: no (built without; execution, verification and profiling are unavailable)\n";
-}
+std::string executorReport() { return "LibTorch: no (built without; execution, verification and profiling are unavailable)\n"; }
 
 } // namespace fxlens::cli

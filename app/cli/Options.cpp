@@ -72,12 +72,10 @@ const std::vector<Option> &options()
         {"--preset", nullptr, "NAME", "the pattern preset (vertical, all); default all", text(&Args::preset)},
         {"--patterns", nullptr, "a,b", "these patterns instead of a preset", text(&Args::patterns)},
         {"--pattern-dir", nullptr, "DIR",
-         "also load the pattern files (*.fxpat) of DIR; a file that does not compile is reported and skipped",
-         text(&Args::patternDir)},
+         "also load the pattern files (*.fxpat) of DIR; a file that does not compile is reported and skipped", text(&Args::patternDir)},
         {"--steps", nullptr, "K", "apply at most K rewrites", integer(&Args::steps, 0, LLONG_MAX, "--steps")},
         {"--trace", nullptr, "FILE", "optimize: the event log as JSON; profile: a Chrome trace (Perfetto)", text(&Args::trace)},
-        {"--checked", nullptr, nullptr, "check every step (lint, value meta, a change) and roll back one that fails",
-         flag(&Args::checked)},
+        {"--checked", nullptr, nullptr, "check every step (lint, value meta, a change) and roll back one that fails", flag(&Args::checked)},
         {"--verify", nullptr, nullptr, "run the input and the result, compare their outputs", flag(&Args::verify)},
         {"--verify-each", nullptr, nullptr, "run every version, roll back a step whose outputs differ", flag(&Args::verifyEach)},
         {"--freeze", nullptr, nullptr, "fold weight-only nodes (stacked, transposed weights) into weights", flag(&Args::freeze)},
@@ -100,12 +98,10 @@ const std::vector<Option> &options()
          }},
         {"--inputs", nullptr, "F", "inputs input:0, input:1, ... from a safetensors file", text(&Args::inputs)},
         {"--weights", nullptr, "F", "weights by name from a safetensors file", text(&Args::weights)},
-        {"--random-inputs", nullptr, nullptr, "seeded random inputs even when the graph saved example inputs",
-         flag(&Args::randomInputs)},
+        {"--random-inputs", nullptr, nullptr, "seeded random inputs even when the graph saved example inputs", flag(&Args::randomInputs)},
         {"--expect", nullptr, "F", "compare the outputs with tensors output:0, ... of a file", text(&Args::expect)},
         {"--repeat", nullptr, "K", "run K times; later runs must reproduce the first", integer(&Args::repeat, 1, 100000, "--repeat")},
-        {"--compare", nullptr, "H", "profile a second version (graph or saved profile) and print the change",
-         text(&Args::compare)},
+        {"--compare", nullptr, "H", "profile a second version (graph or saved profile) and print the change", text(&Args::compare)},
         {"--compare-output", nullptr, "F", "save the second version's profile", text(&Args::compareOutput)},
         {"--optimize", nullptr, nullptr, "compare with the graph optimized by --preset / --patterns", flag(&Args::optimize)},
         {"--iters", nullptr, "K", "timed iterations (default 10)", integer(&Args::iters, 1, 100000, "--iters")},
@@ -225,9 +221,10 @@ std::string usageText()
     }
     s += "\nOptions:\n";
     for (const auto &o : options()) {
-        std::string head = std::string("  ") + o.name + (o.alias ? std::string(", ") + o.alias : "") + (o.value ? std::string(" ") + o.value : "");
+        std::string head =
+            std::string("  ") + o.name + (o.alias ? std::string(", ") + o.alias : "") + (o.value ? std::string(" ") + o.value : "");
         s += head + (head.size() + 1 < kColumn ? std::string(kColumn - head.size(), ' ') : "\n" + std::string(kColumn, ' ')) +
-             wrap(o.help, kColumn, kWidth) + "\n";
+            wrap(o.help, kColumn, kWidth) + "\n";
     }
     s += "  --version                            print the version\n";
     s += "  -h, --help                           this help\n";

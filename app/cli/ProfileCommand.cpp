@@ -28,8 +28,8 @@ std::unique_ptr<ir::Graph> optimizedCopy(const ir::Graph &g, const Args &a, std:
     auto copy = g.clone();
     rewrite::Session session(*copy, selected, {});
     auto r = session.run();
-    std::printf("optimized with %s: %zu -> %zu nodes in %zu rewrites\n", a.patterns.empty() ? ("preset " + a.preset).c_str() : a.patterns.c_str(),
-                g.size(), copy->size(), r.steps);
+    std::printf("optimized with %s: %zu -> %zu nodes in %zu rewrites\n",
+                a.patterns.empty() ? ("preset " + a.preset).c_str() : a.patterns.c_str(), g.size(), copy->size(), r.steps);
     return copy;
 }
 

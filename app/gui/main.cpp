@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // fxlens: the desktop app.
-#include "Version.h"
 #include "MainWindow.h"
 #include "PatternDir.h"
 #include "RewriteDebugger.h"
+#include "Version.h"
 #ifdef FXLENS_HAVE_TORCH
 #include "exec/Executor.h"
 #endif
@@ -26,9 +26,9 @@ int main(int argc, char **argv)
     };
     QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window after loading and quit."),
                                   QStringLiteral("file.png"));
-    QCommandLineOption applySteps(QStringLiteral("apply-steps"),
-                                  QStringLiteral("After loading, apply the first N rewrite steps (the debugger's top candidate each time)."),
-                                  QStringLiteral("N"));
+    QCommandLineOption applySteps(
+        QStringLiteral("apply-steps"),
+        QStringLiteral("After loading, apply the first N rewrite steps (the debugger's top candidate each time)."), QStringLiteral("N"));
     for (int i = 1; i < argc; ++i) {
         const QByteArray a(argv[i]);
         if (a == "-h" || a == "--help" || a == "--help-all" || a == "-v" || a == "--version") {

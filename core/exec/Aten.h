@@ -107,7 +107,6 @@ struct Slot {
 /// The slot of the node being evaluated; the first callAten of that node reads and fills it.
 extern thread_local Slot *t_slot;
 
-
 /// Whether the dispatcher has an operator of this name ("aten::add_").
 bool hasAtenOp(const std::string &name);
 

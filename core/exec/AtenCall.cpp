@@ -15,8 +15,8 @@ namespace fxlens::exec::detail {
 std::optional<at::ScalarType> scalarType(const std::string &d)
 {
     static const std::pair<const char *, at::ScalarType> table[] = {
-        {"float32", at::kFloat}, {"float64", at::kDouble}, {"float16", at::kHalf}, {"bfloat16", at::kBFloat16},
-        {"int64", at::kLong},    {"int32", at::kInt},      {"int16", at::kShort},  {"int8", at::kChar},
+        {"float32", at::kFloat}, {"float64", at::kDouble}, {"float16", at::kHalf},          {"bfloat16", at::kBFloat16},
+        {"int64", at::kLong},    {"int32", at::kInt},      {"int16", at::kShort},           {"int8", at::kChar},
         {"uint8", at::kByte},    {"bool", at::kBool},      {"complex64", at::kComplexFloat}};
     for (const auto &[n, t] : table)
         if (d == n)
@@ -398,7 +398,6 @@ bool bindSchema(const c10::FunctionSchema &s, const std::vector<IValue> &pos, co
     return true;
 }
 
-
 thread_local std::optional<c10::Device> t_runDevice;
 
 /// Device arguments of a call set to the run's device (only when that is not the CPU).
@@ -410,13 +409,12 @@ void placeOnRunDevice(const c10::FunctionSchema &s, std::vector<IValue> &stack)
     for (size_t k = 0; k < args.size() && k < stack.size(); ++k) {
         const c10::TypePtr &t = args[k].real_type();
         const bool device = t->kind() == c10::TypeKind::DeviceObjType ||
-                            (t->kind() == c10::TypeKind::OptionalType &&
-                             t->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::DeviceObjType);
+            (t->kind() == c10::TypeKind::OptionalType &&
+             t->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::DeviceObjType);
         if (device)
             stack[k] = IValue(*t_runDevice);
     }
 }
-
 
 void callOnRunDevice(const c10::OperatorHandle &op, std::vector<IValue> &stack)
 {

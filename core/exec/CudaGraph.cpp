@@ -15,10 +15,7 @@ namespace fxlens::exec {
 
 namespace {
 
-std::string firstLine(const std::string &s)
-{
-    return s.substr(0, s.find('\n'));
-}
+std::string firstLine(const std::string &s) { return s.substr(0, s.find('\n')); }
 
 class TorchCudaGraph final : public CudaGraph {
 public:
@@ -30,8 +27,7 @@ public:
 
 bool cudaGraphsCompiledIn() { return true; }
 
-std::unique_ptr<CudaGraph> captureCudaGraph(int device, int warmups, const std::function<std::string()> &body,
-                                            std::string &error)
+std::unique_ptr<CudaGraph> captureCudaGraph(int device, int warmups, const std::function<std::string()> &body, std::string &error)
 {
     try {
         const auto index = c10::DeviceIndex(device);

@@ -23,7 +23,6 @@ bool cudaGraphsCompiledIn();
 /// library workspaces happen outside the capture), then once more under CUDA graph capture. `body`
 /// returns "" or why it failed. nullptr with `error` when anything fails (an op that synchronizes
 /// with the host cannot be captured); the device is left usable.
-std::unique_ptr<CudaGraph> captureCudaGraph(int device, int warmups, const std::function<std::string()> &body,
-                                            std::string &error);
+std::unique_ptr<CudaGraph> captureCudaGraph(int device, int warmups, const std::function<std::string()> &body, std::string &error);
 
 } // namespace fxlens::exec

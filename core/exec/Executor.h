@@ -122,7 +122,6 @@ Result<VerifyReport> verifyGraphs(const ir::Graph &a, const ir::Graph &b, const 
 /// A per-step check for the rewrite engine: runs the original graph once now, then compares every
 /// later version with it. Returns "" when the version passes, else the reason. nullptr + `error` when
 /// the original graph cannot run.
-std::function<std::string(const ir::Graph &)> makeStepVerifier(const ir::Graph &original, const ExecOptions &opts,
-                                                               std::string &error);
+std::function<std::string(const ir::Graph &)> makeStepVerifier(const ir::Graph &original, const ExecOptions &opts, std::string &error);
 
 } // namespace fxlens::exec

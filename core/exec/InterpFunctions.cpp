@@ -33,7 +33,8 @@ IValue Interp::callFunction(const Node *n) const
     if (auto v = callPythonSignature(t, base, pos, kw))
         return *v;
     if (t.rfind("torch.", 0) != 0 && t.rfind("math.", 0) != 0)
-        throw CallError{"no executor for " + t + ": a Python function outside torch; export the model with "
+        throw CallError{"no executor for " + t +
+                        ": a Python function outside torch; export the model with "
                         "torch.export or torch.compile (fxlens.export_program / fxlens.compile_backend), which trace through it"};
     if (inplace)
         return callInPlace(base, pos, kw);

@@ -9,7 +9,9 @@ namespace fxlens::exec::detail {
 
 /// Multi-head attention as torch.nn.functional.multi_head_attention_forward computes it in eval
 /// mode (inputs sequence-first [L, B, E] unless batchFirst); returns (output, weights or None).
-IValue Interp::attention(at::Tensor q, at::Tensor k, at::Tensor v, int64_t heads, const at::Tensor &inW, const IValue &inB, const at::Tensor &qW, const at::Tensor &kW, const at::Tensor &vW, const at::Tensor &outW, const IValue &outB, const IValue &keyPadding, bool needWeights, const IValue &attnMask, bool average, bool batchFirst, bool causal)
+IValue Interp::attention(at::Tensor q, at::Tensor k, at::Tensor v, int64_t heads, const at::Tensor &inW, const IValue &inB,
+                         const at::Tensor &qW, const at::Tensor &kW, const at::Tensor &vW, const at::Tensor &outW, const IValue &outB,
+                         const IValue &keyPadding, bool needWeights, const IValue &attnMask, bool average, bool batchFirst, bool causal)
 {
     if (!batchFirst) {
         q = q.transpose(0, 1);
@@ -58,23 +60,49 @@ IValue Interp::attention(at::Tensor q, at::Tensor k, at::Tensor v, int64_t heads
 /// torch.nn.functional.multi_head_attention_forward, by its Python signature.
 IValue Interp::multiHeadAttentionForward(std::vector<IValue> pos, std::vector<std::pair<std::string, IValue>> kw) const
 {
-    static const char *names[] = {"query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight", "in_proj_bias",
-                                  "bias_k", "bias_v", "add_zero_attn", "dropout_p", "out_proj_weight", "out_proj_bias",
-                                  "training", "key_padding_mask", "need_weights", "attn_mask", "use_separate_proj_weight",
-                                  "q_proj_weight", "k_proj_weight", "v_proj_weight", "static_k", "static_v",
-                                  "average_attn_weights", "is_causal"};
+    static const char *names[] = {"query",
+                                  "key",
+                                  "value",
+                                  "embed_dim_to_check",
+                                  "num_heads",
+                                  "in_proj_weight",
+                                  "in_proj_bias",
+                                  "bias_k",
+                                  "bias_v",
+                                  "add_zero_attn",
+                                  "dropout_p",
+                                  "out_proj_weight",
+                                  "out_proj_bias",
+                                  "training",
+                                  "key_padding_mask",
+                                  "need_weights",
+                                  "attn_mask",
+                                  "use_separate_proj_weight",
+                                  "q_proj_weight",
+                                  "k_proj_weight",
+                                  "v_proj_weight",
+                                  "static_k",
+                                  "static_v",
+                                  "average_attn_weights",
+                                  "is_causal"};
     std::unordered_map<std::string, IValue> a;
     for (size_t i = 0; i < pos.size() && i < std::size(names); ++i)
         a[names[i]] = pos[i];
     for (auto &[k, v] : kw)
         a[k] = v;
     auto get = [&](const char *k) { return a.count(k) ? a[k] : IValue(); };
-    auto flag = [&](const char *k, bool d) { IValue v = get(k); return v.isBool() ? v.toBool() : d; };
+    auto flag = [&](const char *k, bool d) {
+        IValue v = get(k);
+        return v.isBool() ? v.toBool() : d;
+    };
     if (get("bias_k").isTensor() || get("static_k").isTensor() || flag("add_zero_attn", false))
         throw CallError{"multi_head_attention_forward with bias_k/static_k/add_zero_attn is not supported"};
     if (flag("training", true) && get("dropout_p").isDouble() && get("dropout_p").toDouble() > 0)
         throw CallError{"attention dropout in training mode is not deterministic; export the model in eval mode"};
-    auto t = [&](const char *k) { IValue v = get(k); return v.isTensor() ? v.toTensor() : at::Tensor(); };
+    auto t = [&](const char *k) {
+        IValue v = get(k);
+        return v.isTensor() ? v.toTensor() : at::Tensor();
+    };
     const bool separate = flag("use_separate_proj_weight", false);
     return attention(t("query"), t("key"), t("value"), get("num_heads").toInt(), separate ? at::Tensor() : t("in_proj_weight"),
                      get("in_proj_bias"), separate ? t("q_proj_weight") : at::Tensor(), separate ? t("k_proj_weight") : at::Tensor(),
@@ -127,16 +155,15 @@ IValue Interp::callModule(const Node *n) const
     }
     if (type == "Conv1d" || type == "Conv2d" || type == "Conv3d") {
         std::string name = "aten::conv" + type.substr(4, 2);
-        return callAten(name, {x, IValue(param(p + ".weight")), optParam(p + ".bias"), attr("stride", IValue(int64_t(1))),
-                               attr("padding", IValue(int64_t(0))), attr("dilation", IValue(int64_t(1))),
-                               attr("groups", IValue(int64_t(1)))});
+        return callAten(name,
+                        {x, IValue(param(p + ".weight")), optParam(p + ".bias"), attr("stride", IValue(int64_t(1))),
+                         attr("padding", IValue(int64_t(0))), attr("dilation", IValue(int64_t(1))), attr("groups", IValue(int64_t(1)))});
     }
     if (type == "BatchNorm1d" || type == "BatchNorm2d" || type == "BatchNorm3d")
-        return callAten("aten::batch_norm", {x, optParam(p + ".weight"), optParam(p + ".bias"), optParam(p + ".running_mean"),
-                                             optParam(p + ".running_var"), IValue(false), attr("momentum", IValue(0.1)),
-                                             attr("eps", IValue(1e-5)), IValue(true)});
-    if (type == "Embedding")
-    {
+        return callAten("aten::batch_norm",
+                        {x, optParam(p + ".weight"), optParam(p + ".bias"), optParam(p + ".running_mean"), optParam(p + ".running_var"),
+                         IValue(false), attr("momentum", IValue(0.1)), attr("eps", IValue(1e-5)), IValue(true)});
+    if (type == "Embedding") {
         IValue pad = attr("padding_idx", IValue(int64_t(-1)));
         return callAten("aten::embedding", {IValue(param(p + ".weight")), x, pad.isNone() ? IValue(int64_t(-1)) : pad});
     }
@@ -153,8 +180,9 @@ IValue Interp::callModule(const Node *n) const
     if (type == "Softmax")
         return callAten("aten::softmax", {x, attr("dim", IValue(int64_t(-1)))});
     if (type == "Hardswish" || type == "Hardsigmoid" || type == "ReLU6" || type == "Mish" || type == "SELU")
-        return inplaceModule(m, x, callAten(type == "ReLU6" ? "aten::hardtanh" : "aten::" + lower(type),
-                                            type == "ReLU6" ? std::vector<IValue>{x, IValue(0.0), IValue(6.0)} : std::vector<IValue>{x}));
+        return inplaceModule(m, x,
+                             callAten(type == "ReLU6" ? "aten::hardtanh" : "aten::" + lower(type),
+                                      type == "ReLU6" ? std::vector<IValue>{x, IValue(0.0), IValue(6.0)} : std::vector<IValue>{x}));
     if (type == "LeakyReLU")
         return inplaceModule(m, x, callAten("aten::leaky_relu", {x, attr("negative_slope", IValue(0.01))}));
     if (type == "ELU" || type == "CELU")
@@ -166,28 +194,40 @@ IValue Interp::callModule(const Node *n) const
     if (type == "LogSoftmax")
         return callAten("aten::log_softmax", {x, attr("dim", IValue(int64_t(-1)))});
     if (type == "GroupNorm")
-        return callAten("aten::group_norm", {x, attr("num_groups", IValue(int64_t(1))), optParam(p + ".weight"), optParam(p + ".bias"),
-                                             attr("eps", IValue(1e-5))});
+        return callAten(
+            "aten::group_norm",
+            {x, attr("num_groups", IValue(int64_t(1))), optParam(p + ".weight"), optParam(p + ".bias"), attr("eps", IValue(1e-5))});
     if (type == "AvgPool2d" || type == "AvgPool1d")
         return callAten(type == "AvgPool2d" ? "aten::avg_pool2d" : "aten::avg_pool1d",
-                        {x, attr("kernel_size", IValue()), attr("stride", IValue(c10::List<int64_t>())), attr("padding", IValue(int64_t(0))),
-                         attr("ceil_mode", IValue(false)), attr("count_include_pad", IValue(true))});
+                        {x, attr("kernel_size", IValue()), attr("stride", IValue(c10::List<int64_t>())),
+                         attr("padding", IValue(int64_t(0))), attr("ceil_mode", IValue(false)), attr("count_include_pad", IValue(true))});
     if (type == "AdaptiveAvgPool1d")
         return callAten("aten::adaptive_avg_pool1d", {x, attr("output_size", IValue())});
     if (type == "MultiheadAttention") {
         IValue kp, am, needW = IValue(true), avg = IValue(true), causal = IValue(false);
         for (const auto &[k, v] : keywords(n)) {
-            if (k == "key_padding_mask") kp = v;
-            else if (k == "attn_mask") am = v;
-            else if (k == "need_weights") needW = v;
-            else if (k == "average_attn_weights") avg = v;
-            else if (k == "is_causal") causal = v;
+            if (k == "key_padding_mask")
+                kp = v;
+            else if (k == "attn_mask")
+                am = v;
+            else if (k == "need_weights")
+                needW = v;
+            else if (k == "average_attn_weights")
+                avg = v;
+            else if (k == "is_causal")
+                causal = v;
         }
-        if (in.size() > 3) kp = in[3];
-        if (in.size() > 4) needW = in[4];
-        if (in.size() > 5) am = in[5];
+        if (in.size() > 3)
+            kp = in[3];
+        if (in.size() > 4)
+            needW = in[4];
+        if (in.size() > 5)
+            am = in[5];
         const IValue &key = in.size() > 1 ? in[1] : x, &value = in.size() > 2 ? in[2] : x;
-        auto opt = [&](const std::string &k) { auto v = optParam(p + "." + k); return v.isTensor() ? v.toTensor() : at::Tensor(); };
+        auto opt = [&](const std::string &k) {
+            auto v = optParam(p + "." + k);
+            return v.isTensor() ? v.toTensor() : at::Tensor();
+        };
         return attention(x.toTensor(), key.toTensor(), value.toTensor(), attr("num_heads", IValue(int64_t(1))).toInt(),
                          opt("in_proj_weight"), optParam(p + ".in_proj_bias"), opt("q_proj_weight"), opt("k_proj_weight"),
                          opt("v_proj_weight"), param(p + ".out_proj.weight"), optParam(p + ".out_proj.bias"), kp,
@@ -202,9 +242,9 @@ IValue Interp::callModule(const Node *n) const
     if (type == "Flatten")
         return callAten("aten::flatten", {x, attr("start_dim", IValue(int64_t(1))), attr("end_dim", IValue(int64_t(-1)))});
     if (type == "MaxPool2d")
-        return callAten("aten::max_pool2d", {x, attr("kernel_size", IValue()), attr("stride", IValue(c10::List<int64_t>())),
-                                             attr("padding", IValue(int64_t(0))), attr("dilation", IValue(int64_t(1))),
-                                             attr("ceil_mode", IValue(false))});
+        return callAten("aten::max_pool2d",
+                        {x, attr("kernel_size", IValue()), attr("stride", IValue(c10::List<int64_t>())),
+                         attr("padding", IValue(int64_t(0))), attr("dilation", IValue(int64_t(1))), attr("ceil_mode", IValue(false))});
     if (type == "AdaptiveAvgPool2d")
         return callAten("aten::adaptive_avg_pool2d", {x, attr("output_size", IValue())});
     throw CallError{"no executor for module type " + m->type};

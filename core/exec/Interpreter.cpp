@@ -30,9 +30,9 @@ IValue Interp::natural(const Argument &a) const
     case Argument::Kind::Device: return IValue(c10::Device(a.text()));
     case Argument::Kind::Layout: return IValue(int64_t(a.text() == "strided" ? 0 : 1));
     case Argument::Kind::MemoryFormat:
-        return IValue(a.text() == "channels_last" ? c10::MemoryFormat::ChannelsLast
-                      : a.text() == "preserve_format" ? c10::MemoryFormat::Preserve
-                                                      : c10::MemoryFormat::Contiguous);
+        return IValue(a.text() == "channels_last"         ? c10::MemoryFormat::ChannelsLast
+                          : a.text() == "preserve_format" ? c10::MemoryFormat::Preserve
+                                                          : c10::MemoryFormat::Contiguous);
     default: throw CallError{"cannot evaluate argument " + a.toString()};
     }
 }
@@ -137,10 +137,19 @@ IValue Interp::indexArg(const Argument &a) const
 IValue Interp::binary(std::string op, IValue a, IValue b) const
 {
     // Augmented assignment (operator.iadd, ...): in place on a tensor, the plain op on numbers.
-    static const std::unordered_map<std::string, std::string> augmented = {
-        {"iadd", "add"}, {"isub", "sub"}, {"imul", "mul"}, {"itruediv", "div"}, {"ifloordiv", "floor_divide"},
-        {"imod", "remainder"}, {"ipow", "pow"}, {"iand", "bitwise_and"}, {"ior", "bitwise_or"}, {"ixor", "bitwise_xor"},
-        {"ilshift", "bitwise_left_shift"}, {"irshift", "bitwise_right_shift"}, {"imatmul", ""}};
+    static const std::unordered_map<std::string, std::string> augmented = {{"iadd", "add"},
+                                                                           {"isub", "sub"},
+                                                                           {"imul", "mul"},
+                                                                           {"itruediv", "div"},
+                                                                           {"ifloordiv", "floor_divide"},
+                                                                           {"imod", "remainder"},
+                                                                           {"ipow", "pow"},
+                                                                           {"iand", "bitwise_and"},
+                                                                           {"ior", "bitwise_or"},
+                                                                           {"ixor", "bitwise_xor"},
+                                                                           {"ilshift", "bitwise_left_shift"},
+                                                                           {"irshift", "bitwise_right_shift"},
+                                                                           {"imatmul", ""}};
     if (auto it = augmented.find(op); it != augmented.end()) {
         if (a.isTensor() && !it->second.empty())
             return callInPlace(it->second, {a, b}, {});
@@ -156,29 +165,54 @@ IValue Interp::binary(std::string op, IValue a, IValue b) const
         bool ints = a.isInt() && b.isInt();
         double x = a.isDouble() ? a.toDouble() : double(a.isBool() ? a.toBool() : a.toInt());
         double y = b.isDouble() ? b.toDouble() : double(b.isBool() ? b.toBool() : b.toInt());
-        if (op == "add") return ints ? IValue(a.toInt() + b.toInt()) : IValue(x + y);
-        if (op == "sub") return ints ? IValue(a.toInt() - b.toInt()) : IValue(x - y);
-        if (op == "mul") return ints ? IValue(a.toInt() * b.toInt()) : IValue(x * y);
-        if (op == "truediv") return IValue(x / y);
-        if (op == "floordiv") return ints ? IValue(int64_t(std::floor(x / y))) : IValue(std::floor(x / y));
-        if (op == "mod") return ints ? IValue(a.toInt() % b.toInt()) : IValue(std::fmod(x, y));
-        if (op == "pow") return ints && b.toInt() >= 0 ? IValue(int64_t(std::llround(std::pow(x, y)))) : IValue(std::pow(x, y));
-        if (op == "eq") return IValue(x == y);
-        if (op == "ne") return IValue(x != y);
-        if (op == "lt") return IValue(x < y);
-        if (op == "le") return IValue(x <= y);
-        if (op == "gt") return IValue(x > y);
-        if (op == "ge") return IValue(x >= y);
+        if (op == "add")
+            return ints ? IValue(a.toInt() + b.toInt()) : IValue(x + y);
+        if (op == "sub")
+            return ints ? IValue(a.toInt() - b.toInt()) : IValue(x - y);
+        if (op == "mul")
+            return ints ? IValue(a.toInt() * b.toInt()) : IValue(x * y);
+        if (op == "truediv")
+            return IValue(x / y);
+        if (op == "floordiv")
+            return ints ? IValue(int64_t(std::floor(x / y))) : IValue(std::floor(x / y));
+        if (op == "mod")
+            return ints ? IValue(a.toInt() % b.toInt()) : IValue(std::fmod(x, y));
+        if (op == "pow")
+            return ints && b.toInt() >= 0 ? IValue(int64_t(std::llround(std::pow(x, y)))) : IValue(std::pow(x, y));
+        if (op == "eq")
+            return IValue(x == y);
+        if (op == "ne")
+            return IValue(x != y);
+        if (op == "lt")
+            return IValue(x < y);
+        if (op == "le")
+            return IValue(x <= y);
+        if (op == "gt")
+            return IValue(x > y);
+        if (op == "ge")
+            return IValue(x >= y);
         throw CallError{"operator." + op + " on numbers"};
     }
     // A number on the left: make it a tensor of the right operand's dtype and device.
     if (isNumber(a) && b.isTensor())
         a = IValue(at::scalar_tensor(a.toScalar(), b.toTensor().options()));
-    static const std::unordered_map<std::string, std::string> aten = {
-        {"add", "aten::add"}, {"sub", "aten::sub"}, {"mul", "aten::mul"}, {"truediv", "aten::div"},
-        {"floordiv", "aten::floor_divide"}, {"mod", "aten::remainder"}, {"pow", "aten::pow"}, {"matmul", "aten::matmul"},
-        {"eq", "aten::eq"}, {"ne", "aten::ne"}, {"lt", "aten::lt"}, {"le", "aten::le"}, {"gt", "aten::gt"},
-        {"ge", "aten::ge"}, {"and_", "aten::bitwise_and"}, {"or_", "aten::bitwise_or"}, {"xor", "aten::bitwise_xor"}};
+    static const std::unordered_map<std::string, std::string> aten = {{"add", "aten::add"},
+                                                                      {"sub", "aten::sub"},
+                                                                      {"mul", "aten::mul"},
+                                                                      {"truediv", "aten::div"},
+                                                                      {"floordiv", "aten::floor_divide"},
+                                                                      {"mod", "aten::remainder"},
+                                                                      {"pow", "aten::pow"},
+                                                                      {"matmul", "aten::matmul"},
+                                                                      {"eq", "aten::eq"},
+                                                                      {"ne", "aten::ne"},
+                                                                      {"lt", "aten::lt"},
+                                                                      {"le", "aten::le"},
+                                                                      {"gt", "aten::gt"},
+                                                                      {"ge", "aten::ge"},
+                                                                      {"and_", "aten::bitwise_and"},
+                                                                      {"or_", "aten::bitwise_or"},
+                                                                      {"xor", "aten::bitwise_xor"}};
     auto it = aten.find(op);
     if (it == aten.end())
         throw CallError{"unsupported operator." + op};
@@ -202,11 +236,25 @@ IValue Interp::optParam(const std::string &name) const
 /// The position of a torch.nn.functional activation's `inplace` parameter (0: none).
 size_t Interp::inplacePosition(const std::string &base)
 {
-    static const std::unordered_map<std::string, size_t> at = {
-        {"relu", 1}, {"relu6", 1}, {"selu", 1}, {"silu", 1}, {"hardswish", 1}, {"hardsigmoid", 1}, {"mish", 1},
-        {"leaky_relu", 2}, {"elu", 2}, {"celu", 2}, {"hardtanh", 3}, {"threshold", 3}, {"rrelu", 4},
-        {"dropout", 3}, {"dropout1d", 3}, {"dropout2d", 3}, {"dropout3d", 3}, {"alpha_dropout", 3},
-        {"feature_alpha_dropout", 3}};
+    static const std::unordered_map<std::string, size_t> at = {{"relu", 1},
+                                                               {"relu6", 1},
+                                                               {"selu", 1},
+                                                               {"silu", 1},
+                                                               {"hardswish", 1},
+                                                               {"hardsigmoid", 1},
+                                                               {"mish", 1},
+                                                               {"leaky_relu", 2},
+                                                               {"elu", 2},
+                                                               {"celu", 2},
+                                                               {"hardtanh", 3},
+                                                               {"threshold", 3},
+                                                               {"rrelu", 4},
+                                                               {"dropout", 3},
+                                                               {"dropout1d", 3},
+                                                               {"dropout2d", 3},
+                                                               {"dropout3d", 3},
+                                                               {"alpha_dropout", 3},
+                                                               {"feature_alpha_dropout", 3}};
     auto it = at.find(base);
     return it == at.end() ? 0 : it->second;
 }
@@ -245,7 +293,8 @@ IValue Interp::callInPlace(const std::string &base, std::vector<IValue> pos, con
 
 /// callAten, and when the values fit no overload, once more with the trailing ints from `from`
 /// on packed into one list: torch.ones(2, 3), x.view(2, 3), x.permute(1, 0), x.repeat(2, 1).
-IValue Interp::callPacked(const std::string &name, const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw, size_t from)
+IValue Interp::callPacked(const std::string &name, const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw,
+                          size_t from)
 {
     try {
         return callAten(name, pos, kw);
@@ -265,7 +314,8 @@ IValue Interp::callPacked(const std::string &name, const std::vector<IValue> &po
 }
 
 /// Positional argument `i`, or the keyword `name` (removed from kw); None when neither is given.
-IValue Interp::take(std::vector<IValue> &pos, std::vector<std::pair<std::string, IValue>> &kw, size_t i, std::initializer_list<const char *> names)
+IValue Interp::take(std::vector<IValue> &pos, std::vector<std::pair<std::string, IValue>> &kw, size_t i,
+                    std::initializer_list<const char *> names)
 {
     for (auto it = kw.begin(); it != kw.end(); ++it)
         for (const char *nm : names)
@@ -336,8 +386,13 @@ IValue Interp::callMethod(const Node *n) const
     if (m == "numel")
         return IValue(int64_t(self.numel()));
     if (m == "float" || m == "double" || m == "half" || m == "long" || m == "int" || m == "bool" || m == "bfloat16") {
-        at::ScalarType st = m == "float" ? at::kFloat : m == "double" ? at::kDouble : m == "half" ? at::kHalf
-                            : m == "long" ? at::kLong : m == "int" ? at::kInt : m == "bfloat16" ? at::kBFloat16 : at::kBool;
+        at::ScalarType st = m == "float" ? at::kFloat
+            : m == "double"              ? at::kDouble
+            : m == "half"                ? at::kHalf
+            : m == "long"                ? at::kLong
+            : m == "int"                 ? at::kInt
+            : m == "bfloat16"            ? at::kBFloat16
+                                         : at::kBool;
         return IValue(self.to(st));
     }
     if (m == "to" || m == "type" || m == "cpu" || m == "cuda")
@@ -367,7 +422,8 @@ IValue Interp::callMethod(const Node *n) const
 }
 
 /// x.to(...), x.type(dtype), x.cpu(), x.cuda(): every spelling of a device and dtype conversion.
-IValue Interp::convert(const std::string &m, const at::Tensor &self, const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw)
+IValue Interp::convert(const std::string &m, const at::Tensor &self, const std::vector<IValue> &pos,
+                       const std::vector<std::pair<std::string, IValue>> &kw)
 {
     std::optional<at::ScalarType> dtype;
     std::optional<c10::Device> device;
@@ -430,16 +486,30 @@ IValue Interp::convert(const std::string &m, const at::Tensor &self, const std::
 /// The ops a graph runs most, compiled into unboxed plan steps when their arguments are plain.
 Interp::Fast Interp::fastKind(const Node *n)
 {
-    static const std::unordered_map<std::string, Fast> fns = {
-        {"torch.tanh", Fast::Tanh}, {"aten.tanh.default", Fast::Tanh}, {"torch.relu", Fast::Relu},
-        {"torch.nn.functional.relu", Fast::Relu}, {"aten.relu.default", Fast::Relu}, {"torch.sigmoid", Fast::Sigmoid},
-        {"aten.sigmoid.default", Fast::Sigmoid}, {"operator.add", Fast::Add}, {"torch.add", Fast::Add},
-        {"aten.add.Tensor", Fast::Add}, {"operator.sub", Fast::Sub}, {"torch.sub", Fast::Sub}, {"aten.sub.Tensor", Fast::Sub},
-        {"operator.mul", Fast::Mul}, {"torch.mul", Fast::Mul}, {"aten.mul.Tensor", Fast::Mul}, {"operator.truediv", Fast::Div},
-        {"torch.div", Fast::Div}, {"aten.div.Tensor", Fast::Div}, {"torch.nn.functional.linear", Fast::Linear},
-        {"torch.nn.functional.layer_norm", Fast::LayerNorm}, {"torch.cat", Fast::Cat}, {"aten.cat.default", Fast::Cat}};
-    static const std::unordered_map<std::string, Fast> methods = {
-        {"tanh", Fast::Tanh}, {"relu", Fast::Relu}, {"sigmoid", Fast::Sigmoid}};
+    static const std::unordered_map<std::string, Fast> fns = {{"torch.tanh", Fast::Tanh},
+                                                              {"aten.tanh.default", Fast::Tanh},
+                                                              {"torch.relu", Fast::Relu},
+                                                              {"torch.nn.functional.relu", Fast::Relu},
+                                                              {"aten.relu.default", Fast::Relu},
+                                                              {"torch.sigmoid", Fast::Sigmoid},
+                                                              {"aten.sigmoid.default", Fast::Sigmoid},
+                                                              {"operator.add", Fast::Add},
+                                                              {"torch.add", Fast::Add},
+                                                              {"aten.add.Tensor", Fast::Add},
+                                                              {"operator.sub", Fast::Sub},
+                                                              {"torch.sub", Fast::Sub},
+                                                              {"aten.sub.Tensor", Fast::Sub},
+                                                              {"operator.mul", Fast::Mul},
+                                                              {"torch.mul", Fast::Mul},
+                                                              {"aten.mul.Tensor", Fast::Mul},
+                                                              {"operator.truediv", Fast::Div},
+                                                              {"torch.div", Fast::Div},
+                                                              {"aten.div.Tensor", Fast::Div},
+                                                              {"torch.nn.functional.linear", Fast::Linear},
+                                                              {"torch.nn.functional.layer_norm", Fast::LayerNorm},
+                                                              {"torch.cat", Fast::Cat},
+                                                              {"aten.cat.default", Fast::Cat}};
+    static const std::unordered_map<std::string, Fast> methods = {{"tanh", Fast::Tanh}, {"relu", Fast::Relu}, {"sigmoid", Fast::Sigmoid}};
     const auto &table = n->op() == OpKind::CallMethod ? methods : fns;
     auto it = table.find(n->target());
     return it == table.end() ? Fast::None : it->second;

@@ -45,7 +45,9 @@ struct Interp {
 
     /// Multi-head attention as torch.nn.functional.multi_head_attention_forward computes it in eval
     /// mode (inputs sequence-first [L, B, E] unless batchFirst); returns (output, weights or None).
-    static IValue attention(at::Tensor q, at::Tensor k, at::Tensor v, int64_t heads, const at::Tensor &inW, const IValue &inB, const at::Tensor &qW, const at::Tensor &kW, const at::Tensor &vW, const at::Tensor &outW, const IValue &outB, const IValue &keyPadding, bool needWeights, const IValue &attnMask, bool average, bool batchFirst, bool causal);
+    static IValue attention(at::Tensor q, at::Tensor k, at::Tensor v, int64_t heads, const at::Tensor &inW, const IValue &inB,
+                            const at::Tensor &qW, const at::Tensor &kW, const at::Tensor &vW, const at::Tensor &outW, const IValue &outB,
+                            const IValue &keyPadding, bool needWeights, const IValue &attnMask, bool average, bool batchFirst, bool causal);
 
     /// torch.nn.functional.multi_head_attention_forward, by its Python signature.
     IValue multiHeadAttentionForward(std::vector<IValue> pos, std::vector<std::pair<std::string, IValue>> kw) const;
@@ -68,10 +70,12 @@ struct Interp {
 
     /// callAten, and when the values fit no overload, once more with the trailing ints from `from`
     /// on packed into one list: torch.ones(2, 3), x.view(2, 3), x.permute(1, 0), x.repeat(2, 1).
-    static IValue callPacked(const std::string &name, const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw, size_t from);
+    static IValue callPacked(const std::string &name, const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw,
+                             size_t from);
 
     /// Positional argument `i`, or the keyword `name` (removed from kw); None when neither is given.
-    static IValue take(std::vector<IValue> &pos, std::vector<std::pair<std::string, IValue>> &kw, size_t i, std::initializer_list<const char *> names);
+    static IValue take(std::vector<IValue> &pos, std::vector<std::pair<std::string, IValue>> &kw, size_t i,
+                       std::initializer_list<const char *> names);
 
     /// getattr(x, name) on a tensor: the attributes torch.fx graphs read.
     static IValue tensorAttr(const at::Tensor &t, const std::string &attr);
@@ -99,7 +103,8 @@ struct Interp {
     IValue callMethod(const Node *n) const;
 
     /// x.to(...), x.type(dtype), x.cpu(), x.cuda(): every spelling of a device and dtype conversion.
-    static IValue convert(const std::string &m, const at::Tensor &self, const std::vector<IValue> &pos, const std::vector<std::pair<std::string, IValue>> &kw);
+    static IValue convert(const std::string &m, const at::Tensor &self, const std::vector<IValue> &pos,
+                          const std::vector<std::pair<std::string, IValue>> &kw);
 
     enum class Fast : uint8_t { None, Tanh, Relu, Sigmoid, Add, Sub, Mul, Div, Linear, LayerNorm, Cat };
 

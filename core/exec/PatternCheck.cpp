@@ -8,7 +8,7 @@ namespace fxlens::exec {
 std::string PatternCheckReport::summary() const
 {
     std::string s = std::to_string(trials) + " instances drawn, " + std::to_string(runnable) + " ran, " + std::to_string(matched) +
-                    " matched the pattern, " + std::to_string(passed) + " kept their outputs after the replacement\n";
+        " matched the pattern, " + std::to_string(passed) + " kept their outputs after the replacement\n";
     for (const auto &c : counterexamples)
         s += "counterexample: " + c + "\n";
     if (matched == 0)

@@ -13,10 +13,10 @@
 namespace fxlens::exec {
 
 struct PatternCheckReport {
-    int trials = 0;   ///< instances drawn
-    int runnable = 0; ///< instances the executor ran
-    int matched = 0;  ///< instances the pattern matched (constraints hold)
-    int passed = 0;   ///< matched instances whose replacement computes the same outputs
+    int trials = 0;                           ///< instances drawn
+    int runnable = 0;                         ///< instances the executor ran
+    int matched = 0;                          ///< instances the pattern matched (constraints hold)
+    int passed = 0;                           ///< matched instances whose replacement computes the same outputs
     std::vector<std::string> counterexamples; ///< values, shapes and the output difference
     std::string firstSkip;                    ///< why the first instance could not be used
     bool ok() const { return counterexamples.empty() && passed > 0; }

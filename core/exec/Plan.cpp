@@ -6,7 +6,6 @@
 
 namespace fxlens::exec::detail {
 
-
 void settle(Plan &p)
 {
     p.hot.clear();
@@ -47,10 +46,7 @@ bool measured(const Step &s)
 }
 
 /// The Python-level knobs that keywords() drops, so that kwarg positions match its list.
-bool droppedKeyword(const std::string &k, const Argument &)
-{
-    return k[0] == '_' || k == "inplace";
-}
+bool droppedKeyword(const std::string &k, const Argument &) { return k[0] == '_' || k == "inplace"; }
 
 std::optional<int64_t> intArg(const Node *n, size_t pos, const char *kw, std::optional<int64_t> dflt)
 {
@@ -108,7 +104,8 @@ void specializeFast(Step &s, const Node *n, Interp::Fast f)
     auto node = [&](size_t i) { return i < args.size() && args[i].isNode() ? args[i].toNode()->id() : kNoNode; };
     using F = Interp::Fast;
     for (const auto &kv : n->kwargs())
-        if (!(f == F::Cat && kv.first == "dim" && kv.second.isInt()) && !(kv.first == "inplace" && kv.second.isBool() && !kv.second.toBool()))
+        if (!(f == F::Cat && kv.first == "dim" && kv.second.isInt()) &&
+            !(kv.first == "inplace" && kv.second.isBool() && !kv.second.toBool()))
             return;
     switch (f) {
     case F::Tanh:
@@ -214,8 +211,7 @@ void specialize(Step &s, const Node *n)
     }
     const bool method = n->op() == OpKind::CallMethod;
     const bool fn = n->op() == OpKind::CallFunction;
-    if ((fn && (t == "torch.split" || t == "torch.functional.split" || t == "aten.split.Tensor" ||
-                t == "aten.split_with_sizes.default")) ||
+    if ((fn && (t == "torch.split" || t == "torch.functional.split" || t == "aten.split.Tensor" || t == "aten.split_with_sizes.default")) ||
         (method && t == "split")) {
         specializeSplit(s, n);
         return;
@@ -240,9 +236,13 @@ void specialize(Step &s, const Node *n)
         return;
     }
     // Calls whose arguments reach callAten as the node's own (positional(n), keywords(n)).
-    static const char *const reshaped[] = {"torch.split", "torch.functional.split", "torch.nn.functional.batch_norm",
-                                           "torch.nn.functional.embedding", "torch.nn.functional.dropout",
-                                           "torch.nn.functional.dropout1d", "torch.nn.functional.dropout2d",
+    static const char *const reshaped[] = {"torch.split",
+                                           "torch.functional.split",
+                                           "torch.nn.functional.batch_norm",
+                                           "torch.nn.functional.embedding",
+                                           "torch.nn.functional.dropout",
+                                           "torch.nn.functional.dropout1d",
+                                           "torch.nn.functional.dropout2d",
                                            "torch.nn.functional.max_pool2d"};
     if (fn && t.rfind("aten.", 0) == 0) {
         s.boxable = true;
@@ -423,8 +423,10 @@ bool runFast(const Step &s, const std::vector<IValue> &env, IValue &out)
         const at::Tensor *b = tensor(s.in[1]);
         if (!b)
             return false;
-        out = IValue(s.fast == F::Add ? at::add(*a, *b) : s.fast == F::Sub ? at::sub(*a, *b)
-                     : s.fast == F::Mul ? at::mul(*a, *b) : at::div(*a, *b));
+        out = IValue(s.fast == F::Add       ? at::add(*a, *b)
+                         : s.fast == F::Sub ? at::sub(*a, *b)
+                         : s.fast == F::Mul ? at::mul(*a, *b)
+                                            : at::div(*a, *b));
         return true;
     }
     case F::Linear: {

@@ -15,8 +15,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
@@ -221,7 +221,7 @@ std::vector<RawEvent> rawEvents(const torch::autograd::profiler::ProfilerResult 
         case libkineto::ActivityType::GPU_MEMCPY:
         case libkineto::ActivityType::GPU_MEMSET: {
             r.kind = type == libkineto::ActivityType::CONCURRENT_KERNEL ? RawEvent::Kind::Kernel
-                     : type == libkineto::ActivityType::GPU_MEMCPY     ? RawEvent::Kind::Memcpy
+                : type == libkineto::ActivityType::GPU_MEMCPY           ? RawEvent::Kind::Memcpy
                                                                         : RawEvent::Kind::Memset;
             r.device = e.deviceIndex();
             r.stream = e.deviceResourceId();
@@ -255,8 +255,8 @@ std::vector<RawEvent> rawEvents(const torch::autograd::profiler::ProfilerResult 
 /// The timed iterations under the Kineto profiler; `wallUs` gets each iteration's wall time (CUDA
 /// events on a GPU).
 Result<std::unique_ptr<torch::autograd::profiler::ProfilerResult>> recordIterations(Runner &runner, const ir::Graph &g,
-                                                                                   const ProfileOptions &opts, RangeObserver &observer,
-                                                                                   c10::DeviceIndex dev, std::vector<double> &wallUs)
+                                                                                    const ProfileOptions &opts, RangeObserver &observer,
+                                                                                    c10::DeviceIndex dev, std::vector<double> &wallUs)
 {
     namespace tp = torch::profiler::impl;
     namespace ap = torch::autograd::profiler;

@@ -228,7 +228,8 @@ Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecO
         return diag("unknown device '" + opts.device + "' (cpu, cuda, cuda:N)");
     }
     if (impl->device.is_cuda() && !(at::hasCUDA() && at::getNumGPUs() > 0))
-        return diag("--device " + opts.device + " asked for CUDA, but no CUDA device is usable here (no GPU, or no driver); "
+        return diag("--device " + opts.device +
+                    " asked for CUDA, but no CUDA device is usable here (no GPU, or no driver); "
                     "run on cpu or on a machine with a GPU");
     try {
         // Inference tensors (made in inference mode): the values computed from them carry no
@@ -435,10 +436,7 @@ Status Runner::captureCudaGraph(const ir::Graph &g)
     return {};
 }
 
-void Runner::releaseCudaGraph()
-{
-    m_impl->captured.reset();
-}
+void Runner::releaseCudaGraph() { m_impl->captured.reset(); }
 
 std::shared_ptr<Outputs> Runner::snapshot(const Outputs &o) const
 {
@@ -458,8 +456,7 @@ void Runner::unfreeze()
 void Runner::synchronize() const
 {
     if (m_impl->device.is_cuda())
-        at::accelerator::synchronizeDevice(m_impl->device.has_index() ? m_impl->device.index()
-                                                                     : at::accelerator::getDeviceIndex());
+        at::accelerator::synchronizeDevice(m_impl->device.has_index() ? m_impl->device.index() : at::accelerator::getDeviceIndex());
 }
 
 std::vector<OutputInfo> Runner::describe(const Outputs &o) const
@@ -474,6 +471,5 @@ std::vector<OutputInfo> Runner::describe(const Outputs &o) const
     }
     return out;
 }
-
 
 } // namespace fxlens::exec

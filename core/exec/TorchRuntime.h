@@ -10,7 +10,7 @@ struct RuntimeInfo {
     std::string torchVersion;   ///< LibTorch version this build links
     bool cudaAvailable = false; ///< a CUDA device is usable now
     int cudaDevices = 0;
-    std::string cudaDevice;     ///< name of device 0, if any
+    std::string cudaDevice; ///< name of device 0, if any
     std::string toString() const;
 };
 

@@ -153,7 +153,7 @@ std::function<std::string(const ir::Graph &)> makeStepVerifier(const ir::Graph &
         for (const auto &d : rep.outputs)
             if (!d.pass)
                 return "output " + std::to_string(d.index) + " changed: " +
-                       (d.note.empty() ? "max abs err " + std::to_string(d.maxAbs) + ", max rel err " + std::to_string(d.maxRel) : d.note);
+                    (d.note.empty() ? "max abs err " + std::to_string(d.maxAbs) + ", max rel err " + std::to_string(d.maxRel) : d.note);
         return "outputs changed";
     };
 }

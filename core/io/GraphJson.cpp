@@ -51,9 +51,9 @@ const char *typeName(Element e)
 const std::unordered_map<std::string_view, int> &knownDtypes()
 {
     static const std::unordered_map<std::string_view, int> d = {
-        {"float32", 1}, {"float64", 1}, {"float16", 1}, {"bfloat16", 1}, {"int64", 1}, {"int32", 1},
-        {"int16", 1},   {"int8", 1},    {"uint8", 1},   {"bool", 1},     {"complex64", 1}, {"complex128", 1},
-        {"float8_e4m3fn", 1}, {"float8_e5m2", 1}, {"uint16", 1}, {"uint32", 1}, {"uint64", 1},
+        {"float32", 1},       {"float64", 1},     {"float16", 1}, {"bfloat16", 1}, {"int64", 1},     {"int32", 1},
+        {"int16", 1},         {"int8", 1},        {"uint8", 1},   {"bool", 1},     {"complex64", 1}, {"complex128", 1},
+        {"float8_e4m3fn", 1}, {"float8_e5m2", 1}, {"uint16", 1},  {"uint32", 1},   {"uint64", 1},
     };
     return d;
 }
@@ -70,17 +70,15 @@ simdjson::dom::array arrayOf(Element e) { return simdjson::dom::array(e.get_arra
 simdjson::dom::object objectOf(Element e) { return simdjson::dom::object(e.get_object().value_unsafe()); }
 
 /// Field lookup: a missing key gives false.
-bool field(simdjson::dom::object o, std::string_view key, Element &out)
-{
-    return !o.at_key(key).get(out);
-}
+bool field(simdjson::dom::object o, std::string_view key, Element &out) { return !o.at_key(key).get(out); }
 
 std::string str(Element e)
 {
     std::string_view v = e.get_string().value_unsafe();
     if (v.size() > readLimits().maxStringBytes)
-        fail("", "a string of " + std::to_string(v.size()) + " bytes (the limit is " + std::to_string(readLimits().maxStringBytes) +
-                     "): \"" + std::string(v.substr(0, 40)) + "...\"");
+        fail("",
+             "a string of " + std::to_string(v.size()) + " bytes (the limit is " + std::to_string(readLimits().maxStringBytes) + "): \"" +
+                 std::string(v.substr(0, 40)) + "...\"");
     return std::string(v);
 }
 
@@ -181,8 +179,9 @@ public:
             return Argument::tagged(Argument::Kind::MemoryFormat, needString("memory_format"));
         if (tag == "opaque")
             return Argument::tagged(Argument::Kind::Opaque, needString("opaque"));
-        fail(node, "unknown argument tag '" + std::string(tag) +
-                       "' (expected node, tuple, dict, slice, float, dtype, device, layout, memory_format or opaque)");
+        fail(node,
+             "unknown argument tag '" + std::string(tag) +
+                 "' (expected node, tuple, dict, slice, float, dtype, device, layout, memory_format or opaque)");
     }
 
     ValueMeta readVal(Element j, const std::string &node)
@@ -198,8 +197,7 @@ public:
         if (tag == "tensor") {
             v.kind = ValueMeta::Kind::Tensor;
             Element shape, dtype, stride, rg;
-            if (!body.is_object() || !field(objectOf(body), "shape", shape) ||
-                !field(objectOf(body), "dtype", dtype))
+            if (!body.is_object() || !field(objectOf(body), "shape", shape) || !field(objectOf(body), "dtype", dtype))
                 fail(node, "meta.val.tensor needs 'shape' and 'dtype'");
             auto obj = objectOf(body);
             if (!shape.is_array())
@@ -210,8 +208,7 @@ public:
                 else if (d.is_string())
                     v.tensor.shape.push_back({0, str(d)});
                 else
-                    fail(node, std::string("meta.val.tensor.shape holds a value of type ") + typeName(d) +
-                                   " (expected int or symbol)");
+                    fail(node, std::string("meta.val.tensor.shape holds a value of type ") + typeName(d) + " (expected int or symbol)");
             }
             if (!dtype.is_string())
                 fail(node, "meta.val.tensor.dtype must be a string");
@@ -325,10 +322,8 @@ public:
             fail("", "\"params\" must be an array");
         for (Element p : arrayOf(e)) {
             Element name, shape, dtype, rg;
-            if (!p.is_object() || !field(objectOf(p), "name", name) ||
-                !field(objectOf(p), "shape", shape) ||
-                !field(objectOf(p), "dtype", dtype) || !name.is_string() ||
-                !shape.is_array() || !dtype.is_string())
+            if (!p.is_object() || !field(objectOf(p), "name", name) || !field(objectOf(p), "shape", shape) ||
+                !field(objectOf(p), "dtype", dtype) || !name.is_string() || !shape.is_array() || !dtype.is_string())
                 fail("", "each entry of \"params\" needs \"name\", \"shape\" and \"dtype\"");
             auto o = objectOf(p);
             ParamInfo pi;
@@ -369,8 +364,9 @@ public:
             OpKind op;
             std::string opName = str(opEl);
             if (!parseOpKind(opName, op))
-                fail(name, "unknown op kind '" + opName +
-                               "' (expected placeholder, get_attr, call_function, call_method, call_module or output)");
+                fail(name,
+                     "unknown op kind '" + opName +
+                         "' (expected placeholder, get_attr, call_function, call_method, call_module or output)");
             if (!field(o, "target", targetEl) || !targetEl.is_string())
                 fail(name, "missing string \"target\"");
             Node *n = m_g.create(op, str(targetEl), {}, {}, name);
@@ -425,8 +421,9 @@ public:
             fail("", "missing integer \"version\"");
         int64_t version = e.get_int64().value_unsafe();
         if (version != kFormatVersion)
-            fail("", "unsupported schema version " + std::to_string(version) + " (this fxlens reads version " +
-                         std::to_string(kFormatVersion) + ")");
+            fail("",
+                 "unsupported schema version " + std::to_string(version) + " (this fxlens reads version " + std::to_string(kFormatVersion) +
+                     ")");
         m_g.name = stringField(root, "name");
         m_g.irLevel = stringField(root, "ir", "torch");
         if (m_g.irLevel != "torch" && m_g.irLevel != "aten")
@@ -640,10 +637,9 @@ Result<std::string> readTextFile(const std::string &path)
         const uint64_t len = text.size();
         if (len > lim.maxTextBytes || (len > (uint64_t(64) << 20) && !ec && size > 0 && len / size > lim.maxGzipRatio)) {
             gzclose(f);
-            return refuse(len > lim.maxTextBytes
-                              ? "decompresses past " + std::to_string(lim.maxTextBytes) + " bytes (the limit)"
-                              : "decompresses to more than " + std::to_string(lim.maxGzipRatio) + " times its " + std::to_string(size) +
-                                    " bytes (a gzip bomb?)");
+            return refuse(len > lim.maxTextBytes ? "decompresses past " + std::to_string(lim.maxTextBytes) + " bytes (the limit)"
+                                                 : "decompresses to more than " + std::to_string(lim.maxGzipRatio) + " times its " +
+                                  std::to_string(size) + " bytes (a gzip bomb?)");
         }
     }
     int err = 0;
@@ -673,4 +669,3 @@ Result<std::unique_ptr<Graph>> readGraphFile(const std::string &path)
 }
 
 } // namespace fxlens::io
-

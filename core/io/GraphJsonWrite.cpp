@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Graph file writer over nlohmann::json (ordered, so kwargs keep their order); gzip for .gz files,
 // written atomically.
-#include "io/GraphJson.h"
 #include "io/AtomicFile.h"
+#include "io/GraphJson.h"
 
 #include <nlohmann/json.hpp>
 #include <zlib.h>
@@ -74,8 +74,7 @@ json writeVal(const ValueMeta &v)
             else
                 shape.push_back(d.symbol);
         }
-        json t = {{"shape", shape}, {"dtype", v.tensor.dtype}, {"stride", v.tensor.stride},
-                  {"requires_grad", v.tensor.requiresGrad}};
+        json t = {{"shape", shape}, {"dtype", v.tensor.dtype}, {"stride", v.tensor.stride}, {"requires_grad", v.tensor.requiresGrad}};
         return json{{"tensor", t}};
     }
     case ValueMeta::Kind::Sequence: {
@@ -118,8 +117,7 @@ json writeNode(const Node &n)
     if (!m.sourceFnName.empty() || !m.sourceFnTarget.empty())
         meta["source_fn"] = {m.sourceFnName, m.sourceFnTarget};
     if (m.provenance)
-        meta["provenance"] = {{"pattern", m.provenance->pattern}, {"step", m.provenance->step},
-                              {"replaced", m.provenance->replaced}};
+        meta["provenance"] = {{"pattern", m.provenance->pattern}, {"step", m.provenance->step}, {"replaced", m.provenance->replaced}};
     j["meta"] = meta;
     return j;
 }
@@ -154,8 +152,11 @@ std::string writeGraphJson(const Graph &g)
     head["modules"] = mods;
     json params = json::array();
     for (const auto &p : g.params)
-        params.push_back({{"name", p.name}, {"kind", p.isBuffer ? "buffer" : "parameter"}, {"shape", p.shape},
-                          {"dtype", p.dtype}, {"requires_grad", p.requiresGrad}});
+        params.push_back({{"name", p.name},
+                          {"kind", p.isBuffer ? "buffer" : "parameter"},
+                          {"shape", p.shape},
+                          {"dtype", p.dtype},
+                          {"requires_grad", p.requiresGrad}});
     head["params"] = params;
     std::string out = head.dump();
     out.pop_back(); // reopen the object to append the node array, one node per line

@@ -31,10 +31,10 @@ bool identifier(const std::string &s)
 
 bool keyword(const std::string &s)
 {
-    static const std::set<std::string> kw = {"False", "None", "True", "and", "as", "assert", "async", "await", "break",
-                                             "class", "continue", "def", "del", "elif", "else", "except", "finally",
-                                             "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
-                                             "not", "or", "pass", "raise", "return", "try", "while", "with", "yield"};
+    static const std::set<std::string> kw = {"False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+                                             "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+                                             "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+                                             "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
     return kw.count(s) > 0;
 }
 
@@ -83,11 +83,11 @@ std::string callee(const std::string &t, std::map<std::string, std::string> &imp
 bool operatorDunder(const std::string &m)
 {
     static const std::set<std::string> ops = {
-        "eq", "ne", "lt", "le", "gt", "ge", "add", "radd", "iadd", "sub", "rsub", "isub", "mul", "rmul", "imul", "truediv",
-        "rtruediv", "itruediv", "floordiv", "rfloordiv", "ifloordiv", "mod", "rmod", "imod", "pow", "rpow", "ipow", "matmul",
-        "rmatmul", "and", "rand", "iand", "or", "ror", "ior", "xor", "rxor", "ixor", "lshift", "rlshift", "ilshift", "rshift",
-        "rrshift", "irshift", "invert", "neg", "pos", "abs", "getitem", "setitem", "len", "contains", "bool", "float", "int",
-        "index"};
+        "eq",      "ne",      "lt",     "le",       "gt",       "ge",       "add",      "radd",      "iadd",      "sub", "rsub", "isub",
+        "mul",     "rmul",    "imul",   "truediv",  "rtruediv", "itruediv", "floordiv", "rfloordiv", "ifloordiv", "mod", "rmod", "imod",
+        "pow",     "rpow",    "ipow",   "matmul",   "rmatmul",  "and",      "rand",     "iand",      "or",        "ror", "ior",  "xor",
+        "rxor",    "ixor",    "lshift", "rlshift",  "ilshift",  "rshift",   "rrshift",  "irshift",   "invert",    "neg", "pos",  "abs",
+        "getitem", "setitem", "len",    "contains", "bool",     "float",    "int",      "index"};
     return m.size() > 4 && m.compare(m.size() - 2, 2, "__") == 0 && ops.count(m.substr(2, m.size() - 4)) > 0;
 }
 
@@ -97,8 +97,7 @@ std::string unsafeArgument(const Argument &a)
     switch (a.kind()) {
     case Argument::Kind::Dtype:
     case Argument::Kind::Layout:
-    case Argument::Kind::MemoryFormat:
-        return safeName(a.text()) ? "" : "tag '" + a.text() + "' is not an identifier";
+    case Argument::Kind::MemoryFormat: return safeName(a.text()) ? "" : "tag '" + a.text() + "' is not an identifier";
     case Argument::Kind::Opaque: return a.text() == "Ellipsis" ? "" : "opaque value '" + a.text() + "' (never executed)";
     case Argument::Kind::List:
     case Argument::Kind::Tuple:
@@ -125,7 +124,8 @@ std::string unsafeGraph(const ir::Graph &g)
         if (!safeName(n->name()) || reserved.count(n->name()) || n->name().rfind("_m", 0) == 0)
             return where + "the name is not a Python identifier fxlens may bind";
         if (n->op() == OpKind::CallFunction && !allowedTarget(n->target()))
-            return where + "target '" + n->target() + "' is outside the namespaces a graph may call (torch, operator, math, torchvision.ops)";
+            return where + "target '" + n->target() +
+                "' is outside the namespaces a graph may call (torch, operator, math, torchvision.ops)";
         if (n->op() == OpKind::CallMethod && (!safeName(n->target()) || (n->target().rfind("__", 0) == 0 && !operatorDunder(n->target()))))
             return where + "method '" + n->target() + "' is not a plain identifier or an operator method";
         for (const auto &[k, v] : n->kwargs())
@@ -162,11 +162,10 @@ std::string joinArgs(const Node &n, size_t from = 0)
 
 bool allowedTarget(const std::string &t)
 {
-    static const std::set<std::string> builtins = {"getattr", "builtins.getattr", "builtins.len", "builtins.int", "builtins.float",
-                                                   "builtins.bool", "builtins.min", "builtins.max", "builtins.abs",
-                                                   "builtins.round", "builtins.range", "builtins.slice", "builtins.tuple",
-                                                   "builtins.list", "builtins.sum", "builtins.pow", "builtins.divmod",
-                                                   "builtins.isinstance"};
+    static const std::set<std::string> builtins = {
+        "getattr",        "builtins.getattr", "builtins.len", "builtins.int",   "builtins.float",  "builtins.bool",
+        "builtins.min",   "builtins.max",     "builtins.abs", "builtins.round", "builtins.range",  "builtins.slice",
+        "builtins.tuple", "builtins.list",    "builtins.sum", "builtins.pow",   "builtins.divmod", "builtins.isinstance"};
     if (builtins.count(t))
         return true;
     if (!safeDotted(t))
@@ -180,11 +179,31 @@ bool allowedTarget(const std::string &t)
     // Dunder parts reach interpreter internals (torch.__builtins__, ...).
     if (t.find(".__") != std::string::npos || t.rfind("__", 0) == 0)
         return false;
-    static const char *refused[] = {"torch.load", "torch.save", "torch.hub", "torch.serialization", "torch.package", "torch.utils",
-                                    "torch.jit", "torch.compile", "torch.distributed", "torch.multiprocessing", "torch.backends",
-                                    "torch._dynamo", "torch._inductor", "torch.cuda.memory", "torch.fx", "torch.library",
-                                    "torch.ops.load_library", "torch.classes", "torch._C._jit", "torch.autograd.graph", "torch.testing",
-                                    "torch.onnx", "torch.export", "torch._export", "torch.overrides"};
+    static const char *refused[] = {"torch.load",
+                                    "torch.save",
+                                    "torch.hub",
+                                    "torch.serialization",
+                                    "torch.package",
+                                    "torch.utils",
+                                    "torch.jit",
+                                    "torch.compile",
+                                    "torch.distributed",
+                                    "torch.multiprocessing",
+                                    "torch.backends",
+                                    "torch._dynamo",
+                                    "torch._inductor",
+                                    "torch.cuda.memory",
+                                    "torch.fx",
+                                    "torch.library",
+                                    "torch.ops.load_library",
+                                    "torch.classes",
+                                    "torch._C._jit",
+                                    "torch.autograd.graph",
+                                    "torch.testing",
+                                    "torch.onnx",
+                                    "torch.export",
+                                    "torch._export",
+                                    "torch.overrides"};
     for (const char *r : refused) {
         const std::string p = r;
         if (t == p || t.rfind(p + ".", 0) == 0)
@@ -214,16 +233,15 @@ static std::string moduleCall(const ir::Graph &g, const Node &n, const std::stri
     if (type == "Linear")
         call = F + "linear(" + x + ", " + fetch(p + ".weight") + ", " + optParam(p + ".bias") + ")";
     else if (type == "LayerNorm")
-        call = F + "layer_norm(" + x + ", " +
-               attr("normalized_shape", ("tuple(" + fetch(p + ".weight") + ".shape)").c_str()) + ", " + optParam(p + ".weight") +
-               ", " + optParam(p + ".bias") + ", " + attr("eps", "1e-05") + ")";
+        call = F + "layer_norm(" + x + ", " + attr("normalized_shape", ("tuple(" + fetch(p + ".weight") + ".shape)").c_str()) + ", " +
+            optParam(p + ".weight") + ", " + optParam(p + ".bias") + ", " + attr("eps", "1e-05") + ")";
     else if (type == "Conv1d" || type == "Conv2d" || type == "Conv3d")
         call = F + "conv" + type.substr(4, 2) + "(" + x + ", " + fetch(p + ".weight") + ", " + optParam(p + ".bias") + ", " +
-               attr("stride", "1") + ", " + attr("padding", "0") + ", " + attr("dilation", "1") + ", " + attr("groups", "1") + ")";
+            attr("stride", "1") + ", " + attr("padding", "0") + ", " + attr("dilation", "1") + ", " + attr("groups", "1") + ")";
     else if (type == "BatchNorm1d" || type == "BatchNorm2d" || type == "BatchNorm3d")
         call = F + "batch_norm(" + x + ", " + optParam(p + ".running_mean") + ", " + optParam(p + ".running_var") + ", " +
-               optParam(p + ".weight") + ", " + optParam(p + ".bias") + ", False, " + attr("momentum", "0.1") + ", " +
-               attr("eps", "1e-05") + ")";
+            optParam(p + ".weight") + ", " + optParam(p + ".bias") + ", False, " + attr("momentum", "0.1") + ", " + attr("eps", "1e-05") +
+            ")";
     else if (type == "Embedding")
         call = F + "embedding(" + x + ", " + fetch(p + ".weight") + ", " + attr("padding_idx", "None") + ")";
     else if (type == "ReLU" || type == "Tanh" || type == "Sigmoid")
@@ -237,8 +255,12 @@ static std::string moduleCall(const ir::Graph &g, const Node &n, const std::stri
     else if (type == "Dropout" || type == "Identity" || type == "Dropout1d" || type == "Dropout2d" || type == "AlphaDropout")
         call = x;
     else if (type == "Hardswish" || type == "Hardsigmoid" || type == "Mish" || type == "SELU")
-        call = F + (type == "SELU" ? std::string("selu") : type == "Mish" ? std::string("mish")
-                    : type == "Hardswish" ? std::string("hardswish") : std::string("hardsigmoid")) + "(" + x + ")";
+        call = F +
+            (type == "SELU"            ? std::string("selu")
+                 : type == "Mish"      ? std::string("mish")
+                 : type == "Hardswish" ? std::string("hardswish")
+                                       : std::string("hardsigmoid")) +
+            "(" + x + ")";
     else if (type == "ReLU6")
         call = F + "relu6(" + x + ")";
     else if (type == "LeakyReLU")
@@ -253,22 +275,22 @@ static std::string moduleCall(const ir::Graph &g, const Node &n, const std::stri
         call = F + "log_softmax(" + x + ", " + attr("dim", "-1") + ")";
     else if (type == "GroupNorm")
         call = F + "group_norm(" + x + ", " + attr("num_groups", "1") + ", " + optParam(p + ".weight") + ", " + optParam(p + ".bias") +
-               ", " + attr("eps", "1e-05") + ")";
+            ", " + attr("eps", "1e-05") + ")";
     else if (type == "AvgPool2d")
         call = F + "avg_pool2d(" + x + ", " + attr("kernel_size", "None") + ", " + attr("stride", "None") + ", " + attr("padding", "0") +
-               ", " + attr("ceil_mode", "False") + ", " + attr("count_include_pad", "True") + ")";
+            ", " + attr("ceil_mode", "False") + ", " + attr("count_include_pad", "True") + ")";
     else if (type == "MultiheadAttention")
-        call = "_mha(" + attr("num_heads", "1") + ", " + attr("batch_first", "False") + ", " + optParam(p + ".in_proj_weight") +
-               ", " + optParam(p + ".in_proj_bias") + ", " + optParam(p + ".q_proj_weight") + ", " + optParam(p + ".k_proj_weight") +
-               ", " + optParam(p + ".v_proj_weight") + ", " + fetch(p + ".out_proj.weight") + ", " + optParam(p + ".out_proj.bias") +
-               ", " + joinArgs(n) + ")";
+        call = "_mha(" + attr("num_heads", "1") + ", " + attr("batch_first", "False") + ", " + optParam(p + ".in_proj_weight") + ", " +
+            optParam(p + ".in_proj_bias") + ", " + optParam(p + ".q_proj_weight") + ", " + optParam(p + ".k_proj_weight") + ", " +
+            optParam(p + ".v_proj_weight") + ", " + fetch(p + ".out_proj.weight") + ", " + optParam(p + ".out_proj.bias") + ", " +
+            joinArgs(n) + ")";
     else if (type == "AdaptiveAvgPool1d")
         call = F + "adaptive_avg_pool1d(" + x + ", " + attr("output_size", "None") + ")";
     else if (type == "Flatten")
         call = "torch.flatten(" + x + ", " + attr("start_dim", "1") + ", " + attr("end_dim", "-1") + ")";
     else if (type == "MaxPool2d")
-        call = F + "max_pool2d(" + x + ", " + attr("kernel_size", "None") + ", " + attr("stride", "None") + ", " +
-               attr("padding", "0") + ", " + attr("dilation", "1") + ", " + attr("ceil_mode", "False") + ")";
+        call = F + "max_pool2d(" + x + ", " + attr("kernel_size", "None") + ", " + attr("stride", "None") + ", " + attr("padding", "0") +
+            ", " + attr("dilation", "1") + ", " + attr("ceil_mode", "False") + ")";
     else if (type == "AdaptiveAvgPool2d")
         call = F + "adaptive_avg_pool2d(" + x + ", " + attr("output_size", "None") + ")";
     return call;
@@ -277,8 +299,8 @@ static std::string moduleCall(const ir::Graph &g, const Node &n, const std::stri
 /// The module's head: imports, helpers (_fetch, _mha, _attach) and the class line.
 static void writePreamble(std::ostringstream &s, const ir::Graph &g, const std::map<std::string, std::string> &imports)
 {
-    s << "# Generated by fxlens from " << quote(g.name.empty() ? std::string("graph") : g.name) << " (" << (g.irLevel == "aten" ? "aten" : "torch")
-      << " IR, " << g.size() << " nodes): the graph as a runnable torch.nn.Module.\n"
+    s << "# Generated by fxlens from " << quote(g.name.empty() ? std::string("graph") : g.name) << " ("
+      << (g.irLevel == "aten" ? "aten" : "torch") << " IR, " << g.size() << " nodes): the graph as a runnable torch.nn.Module.\n"
       << "# Parameters and buffers start as zeros with their recorded shapes; fill them with\n"
       << "# load_state_dict(original_module.state_dict()) or Model().load_weights(\"weights.safetensors\").\n";
     s << "\nimport importlib\n\nimport torch\n\n";
@@ -369,8 +391,8 @@ PythonOutput writePython(const ir::Graph &g)
             const std::string &p = n->target();
             if (call.empty()) {
                 out.unsupported.push_back(name);
-                body << "        raise NotImplementedError(" << quote("module " + p + " of type " + (m ? m->type : "?") + " (node " + name + ")")
-                     << ")\n";
+                body << "        raise NotImplementedError("
+                     << quote("module " + p + " of type " + (m ? m->type : "?") + " (node " + name + ")") << ")\n";
             } else {
                 body << "        " << name << " = " << call << "\n";
             }
@@ -393,8 +415,9 @@ PythonOutput writePython(const ir::Graph &g)
         std::string shape;
         for (size_t i = 0; i < p.shape.size(); ++i)
             shape += (i ? ", " : "") + std::to_string(p.shape[i]);
-        s << "        _attach(self, " << quote(p.name) << ", torch.zeros([" << shape << "], dtype=torch." << (p.dtype.empty() ? "float32" : p.dtype)
-          << "), " << (p.isBuffer ? "False" : "True") << ", " << (p.requiresGrad ? "True" : "False") << ")\n";
+        s << "        _attach(self, " << quote(p.name) << ", torch.zeros([" << shape << "], dtype=torch."
+          << (p.dtype.empty() ? "float32" : p.dtype) << "), " << (p.isBuffer ? "False" : "True") << ", "
+          << (p.requiresGrad ? "True" : "False") << ")\n";
     }
     if (g.params.empty())
         s << "        pass\n";

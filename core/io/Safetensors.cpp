@@ -70,8 +70,8 @@ Result<std::map<std::string, SafeTensor>> readSafetensors(const std::string &pat
     std::error_code ec;
     const uint64_t fileSize = std::filesystem::file_size(path, ec);
     if (len > (uint64_t(1) << 30) || (!ec && len > fileSize - 8))
-        return err(path, "not a safetensors file (header length " + std::to_string(len) + " in a file of " + std::to_string(fileSize) +
-                             " bytes)");
+        return err(
+            path, "not a safetensors file (header length " + std::to_string(len) + " in a file of " + std::to_string(fileSize) + " bytes)");
     std::string header(len, '\0');
     if (!in.read(header.data(), std::streamsize(len)))
         return err(path, "truncated safetensors header");
@@ -81,37 +81,37 @@ Result<std::map<std::string, SafeTensor>> readSafetensors(const std::string &pat
         return err(path, "safetensors header is not a JSON object");
     std::map<std::string, SafeTensor> out;
     try {
-    for (auto it = h.begin(); it != h.end(); ++it) {
-        if (it.key() == "__metadata__")
-            continue;
-        const auto &e = it.value();
-        if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
-            return err(path, "tensor '" + it.key() + "': needs dtype, shape and data_offsets");
-        SafeTensor t;
-        t.dtype = e["dtype"].get<std::string>();
-        t.shape = e["shape"].get<std::vector<int64_t>>();
-        auto off = e["data_offsets"].get<std::vector<uint64_t>>();
-        if (!dtypeSize(t.dtype))
-            return err(path, "tensor '" + it.key() + "': unsupported dtype " + t.dtype);
-        uint64_t count = 1;
-        for (auto s : t.shape)
-            if (s < 0 || __builtin_mul_overflow(count, uint64_t(s), &count))
-                return err(path, "tensor '" + it.key() + "': shape " + nlohmann::json(t.shape).dump() + " is negative or too large");
-        uint64_t bytes = 0;
-        if (__builtin_mul_overflow(count, uint64_t(dtypeSize(t.dtype)), &bytes))
-            return err(path, "tensor '" + it.key() + "': shape " + nlohmann::json(t.shape).dump() + " is too large");
-        if (off.size() != 2 || off[1] < off[0] || off[1] > data.size() || off[1] - off[0] != bytes)
-            return err(path, "tensor '" + it.key() + "': data_offsets do not fit its shape or the file");
-        t.data.assign(data.begin() + long(off[0]), data.begin() + long(off[1]));
-        out.emplace(it.key(), std::move(t));
-    }
+        for (auto it = h.begin(); it != h.end(); ++it) {
+            if (it.key() == "__metadata__")
+                continue;
+            const auto &e = it.value();
+            if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
+                return err(path, "tensor '" + it.key() + "': needs dtype, shape and data_offsets");
+            SafeTensor t;
+            t.dtype = e["dtype"].get<std::string>();
+            t.shape = e["shape"].get<std::vector<int64_t>>();
+            auto off = e["data_offsets"].get<std::vector<uint64_t>>();
+            if (!dtypeSize(t.dtype))
+                return err(path, "tensor '" + it.key() + "': unsupported dtype " + t.dtype);
+            uint64_t count = 1;
+            for (auto s : t.shape)
+                if (s < 0 || __builtin_mul_overflow(count, uint64_t(s), &count))
+                    return err(path, "tensor '" + it.key() + "': shape " + nlohmann::json(t.shape).dump() + " is negative or too large");
+            uint64_t bytes = 0;
+            if (__builtin_mul_overflow(count, uint64_t(dtypeSize(t.dtype)), &bytes))
+                return err(path, "tensor '" + it.key() + "': shape " + nlohmann::json(t.shape).dump() + " is too large");
+            if (off.size() != 2 || off[1] < off[0] || off[1] > data.size() || off[1] - off[0] != bytes)
+                return err(path, "tensor '" + it.key() + "': data_offsets do not fit its shape or the file");
+            t.data.assign(data.begin() + long(off[0]), data.begin() + long(off[1]));
+            out.emplace(it.key(), std::move(t));
+        }
     } catch (const nlohmann::json::exception &e) { // a field of the wrong type
         return err(path, std::string("malformed safetensors header: ") + e.what());
     }
     // Tied weights are stored once; "fxlens.aliases" (a JSON object as the metadata string) names the
     // other names of each stored tensor.
-    if (auto m = h.find("__metadata__"); m != h.end() && m->is_object() && m->contains("fxlens.aliases") &&
-                                         (*m)["fxlens.aliases"].is_string()) {
+    if (auto m = h.find("__metadata__");
+        m != h.end() && m->is_object() && m->contains("fxlens.aliases") && (*m)["fxlens.aliases"].is_string()) {
         nlohmann::json aliases = nlohmann::json::parse((*m)["fxlens.aliases"].get<std::string>(), nullptr, false);
         if (aliases.is_object())
             for (auto a = aliases.begin(); a != aliases.end(); ++a) {

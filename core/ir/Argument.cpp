@@ -119,23 +119,16 @@ bool Argument::operator==(const Argument &o) const
     if (m_kind != o.m_kind)
         return false;
     switch (m_kind) {
-    case Kind::None:
-        return true;
+    case Kind::None: return true;
     case Kind::Bool:
-    case Kind::Int:
-        return m_int == o.m_int;
-    case Kind::Float:
-        return m_float == o.m_float || (std::isnan(m_float) && std::isnan(o.m_float));
-    case Kind::NodeRef:
-        return m_node == o.m_node;
+    case Kind::Int: return m_int == o.m_int;
+    case Kind::Float: return m_float == o.m_float || (std::isnan(m_float) && std::isnan(o.m_float));
+    case Kind::NodeRef: return m_node == o.m_node;
     case Kind::List:
     case Kind::Tuple:
-    case Kind::Slice:
-        return m_items == o.m_items;
-    case Kind::Dict:
-        return m_entries == o.m_entries;
-    default:
-        return m_text == o.m_text;
+    case Kind::Slice: return m_items == o.m_items;
+    case Kind::Dict: return m_entries == o.m_entries;
+    default: return m_text == o.m_text;
     }
 }
 

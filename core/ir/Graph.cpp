@@ -24,9 +24,8 @@ const char *opKindName(OpKind k)
 bool parseOpKind(const std::string &s, OpKind &out)
 {
     static const std::pair<const char *, OpKind> table[] = {
-        {"placeholder", OpKind::Placeholder}, {"get_attr", OpKind::GetAttr},
-        {"call_function", OpKind::CallFunction}, {"call_method", OpKind::CallMethod},
-        {"call_module", OpKind::CallModule}, {"output", OpKind::Output},
+        {"placeholder", OpKind::Placeholder}, {"get_attr", OpKind::GetAttr},       {"call_function", OpKind::CallFunction},
+        {"call_method", OpKind::CallMethod},  {"call_module", OpKind::CallModule}, {"output", OpKind::Output},
     };
     for (const auto &[name, k] : table)
         if (s == name) {
@@ -156,29 +155,187 @@ Node *Graph::outputNode() const
 static bool reservedName(const std::string &n)
 {
     static const std::unordered_set<std::string> names = {
-    "ArithmeticError", "AssertionError", "AttributeError", "BaseException", "BaseExceptionGroup",
-    "BlockingIOError", "BrokenPipeError", "BufferError", "BytesWarning", "ChildProcessError",
-    "ConnectionAbortedError", "ConnectionError", "ConnectionRefusedError", "ConnectionResetError",
-    "DeprecationWarning", "EOFError", "Ellipsis", "EncodingWarning", "EnvironmentError", "Exception",
-    "ExceptionGroup", "False", "FileExistsError", "FileNotFoundError", "FloatingPointError", "FutureWarning",
-    "GeneratorExit", "IOError", "ImportError", "ImportWarning", "IndentationError", "IndexError",
-    "InterruptedError", "IsADirectoryError", "KeyError", "KeyboardInterrupt", "LookupError", "MemoryError",
-    "ModuleNotFoundError", "NameError", "None", "NotADirectoryError", "NotImplemented", "NotImplementedError",
-    "OSError", "OverflowError", "PendingDeprecationWarning", "PermissionError", "ProcessLookupError",
-    "RecursionError", "ReferenceError", "ResourceWarning", "RuntimeError", "RuntimeWarning",
-    "StopAsyncIteration", "StopIteration", "SyntaxError", "SyntaxWarning", "SystemError", "SystemExit",
-    "TabError", "TimeoutError", "True", "TypeError", "UnboundLocalError", "UnicodeDecodeError",
-    "UnicodeEncodeError", "UnicodeError", "UnicodeTranslateError", "UnicodeWarning", "UserWarning",
-    "ValueError", "Warning", "ZeroDivisionError", "abs", "aiter", "all", "and", "anext", "any", "as", "ascii",
-    "assert", "async", "await", "bin", "bool", "break", "breakpoint", "bytearray", "bytes", "callable", "chr",
-    "class", "classmethod", "compile", "complex", "continue", "copyright", "credits", "def", "del", "delattr",
-    "dict", "dir", "divmod", "elif", "else", "enumerate", "eval", "except", "exec", "exit", "filter",
-    "finally", "float", "for", "format", "from", "frozenset", "getattr", "global", "globals", "hasattr",
-    "hash", "help", "hex", "id", "if", "import", "in", "input", "int", "is", "isinstance", "issubclass",
-    "iter", "lambda", "len", "license", "list", "locals", "map", "max", "memoryview", "min", "next",
-    "nonlocal", "not", "object", "oct", "open", "or", "ord", "pass", "pow", "print", "property", "quit",
-    "raise", "range", "repr", "return", "reversed", "round", "set", "setattr", "slice", "sorted",
-    "staticmethod", "str", "sum", "super", "try", "tuple", "type", "vars", "while", "with", "yield", "zip",
+        "ArithmeticError",
+        "AssertionError",
+        "AttributeError",
+        "BaseException",
+        "BaseExceptionGroup",
+        "BlockingIOError",
+        "BrokenPipeError",
+        "BufferError",
+        "BytesWarning",
+        "ChildProcessError",
+        "ConnectionAbortedError",
+        "ConnectionError",
+        "ConnectionRefusedError",
+        "ConnectionResetError",
+        "DeprecationWarning",
+        "EOFError",
+        "Ellipsis",
+        "EncodingWarning",
+        "EnvironmentError",
+        "Exception",
+        "ExceptionGroup",
+        "False",
+        "FileExistsError",
+        "FileNotFoundError",
+        "FloatingPointError",
+        "FutureWarning",
+        "GeneratorExit",
+        "IOError",
+        "ImportError",
+        "ImportWarning",
+        "IndentationError",
+        "IndexError",
+        "InterruptedError",
+        "IsADirectoryError",
+        "KeyError",
+        "KeyboardInterrupt",
+        "LookupError",
+        "MemoryError",
+        "ModuleNotFoundError",
+        "NameError",
+        "None",
+        "NotADirectoryError",
+        "NotImplemented",
+        "NotImplementedError",
+        "OSError",
+        "OverflowError",
+        "PendingDeprecationWarning",
+        "PermissionError",
+        "ProcessLookupError",
+        "RecursionError",
+        "ReferenceError",
+        "ResourceWarning",
+        "RuntimeError",
+        "RuntimeWarning",
+        "StopAsyncIteration",
+        "StopIteration",
+        "SyntaxError",
+        "SyntaxWarning",
+        "SystemError",
+        "SystemExit",
+        "TabError",
+        "TimeoutError",
+        "True",
+        "TypeError",
+        "UnboundLocalError",
+        "UnicodeDecodeError",
+        "UnicodeEncodeError",
+        "UnicodeError",
+        "UnicodeTranslateError",
+        "UnicodeWarning",
+        "UserWarning",
+        "ValueError",
+        "Warning",
+        "ZeroDivisionError",
+        "abs",
+        "aiter",
+        "all",
+        "and",
+        "anext",
+        "any",
+        "as",
+        "ascii",
+        "assert",
+        "async",
+        "await",
+        "bin",
+        "bool",
+        "break",
+        "breakpoint",
+        "bytearray",
+        "bytes",
+        "callable",
+        "chr",
+        "class",
+        "classmethod",
+        "compile",
+        "complex",
+        "continue",
+        "copyright",
+        "credits",
+        "def",
+        "del",
+        "delattr",
+        "dict",
+        "dir",
+        "divmod",
+        "elif",
+        "else",
+        "enumerate",
+        "eval",
+        "except",
+        "exec",
+        "exit",
+        "filter",
+        "finally",
+        "float",
+        "for",
+        "format",
+        "from",
+        "frozenset",
+        "getattr",
+        "global",
+        "globals",
+        "hasattr",
+        "hash",
+        "help",
+        "hex",
+        "id",
+        "if",
+        "import",
+        "in",
+        "input",
+        "int",
+        "is",
+        "isinstance",
+        "issubclass",
+        "iter",
+        "lambda",
+        "len",
+        "license",
+        "list",
+        "locals",
+        "map",
+        "max",
+        "memoryview",
+        "min",
+        "next",
+        "nonlocal",
+        "not",
+        "object",
+        "oct",
+        "open",
+        "or",
+        "ord",
+        "pass",
+        "pow",
+        "print",
+        "property",
+        "quit",
+        "raise",
+        "range",
+        "repr",
+        "return",
+        "reversed",
+        "round",
+        "set",
+        "setattr",
+        "slice",
+        "sorted",
+        "staticmethod",
+        "str",
+        "sum",
+        "super",
+        "try",
+        "tuple",
+        "type",
+        "vars",
+        "while",
+        "with",
+        "yield",
+        "zip",
     };
     return names.count(n) > 0;
 }
@@ -273,8 +430,8 @@ void Graph::removeUses(Node *n)
         removeUser(in, n);
 }
 
-Node *Graph::create(OpKind op, std::string target, std::vector<Argument> args,
-                    std::vector<std::pair<std::string, Argument>> kwargs, std::string nm, Node *before)
+Node *Graph::create(OpKind op, std::string target, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs,
+                    std::string nm, Node *before)
 {
     auto owned = std::unique_ptr<Node>(new Node());
     Node *n = owned.get();
@@ -536,7 +693,10 @@ std::vector<LintError> Graph::lint() const
         }
         if (inputs.empty()) // null references are dropped by inputNodes(); look for them directly
             for (const auto &a : n->m_args)
-                a.forEachNode([&](Node *in) { if (!in) checkRef(in); });
+                a.forEachNode([&](Node *in) {
+                    if (!in)
+                        checkRef(in);
+                });
         listedUsers += n->m_users.size();
         for (Node *u : n->m_users)
             if (u->m_erased)
@@ -552,8 +712,9 @@ std::vector<LintError> Graph::lint() const
             const auto items = int64_t(n->m_args[0].toNode()->meta().val.items.size());
             const int64_t k = n->m_args[1].toInt();
             if (items > 0 && (k >= items || k < -items))
-                errors.push_back({n->m_name, "index " + std::to_string(k) + " is out of range for the " + std::to_string(items) + " values of '" +
-                                                 n->m_args[0].toNode()->m_name + "'"});
+                errors.push_back({n->m_name,
+                                  "index " + std::to_string(k) + " is out of range for the " + std::to_string(items) + " values of '" +
+                                      n->m_args[0].toNode()->m_name + "'"});
         }
         if (n->m_op == OpKind::CallModule && !modules.empty() && !moduleNames.count(n->m_target))
             errors.push_back({n->m_name, "calls module '" + n->m_target + "', which is not in the module hierarchy"});
@@ -567,8 +728,9 @@ std::vector<LintError> Graph::lint() const
     // Every (input, user) edge was found in the input's user list above; equal totals mean the user
     // lists hold nothing else.
     if (listedUsers != forwardEdges)
-        errors.push_back({"", "user lists hold " + std::to_string(listedUsers) + " entries for " +
-                                  std::to_string(forwardEdges) + " edges (a node lists a user that does not use it)"});
+        errors.push_back({"",
+                          "user lists hold " + std::to_string(listedUsers) + " entries for " + std::to_string(forwardEdges) +
+                              " edges (a node lists a user that does not use it)"});
     if (count != m_size)
         errors.push_back({"", "node count mismatch: list has " + std::to_string(count) + ", graph records " + std::to_string(m_size)});
     if (outputs == 0)
@@ -614,8 +776,9 @@ std::vector<LintError> Graph::lintNodes(const std::vector<const Node *> &nodes) 
             const auto items = int64_t(n->m_args[0].toNode()->meta().val.items.size());
             const int64_t k = n->m_args[1].toInt();
             if (items > 0 && (k >= items || k < -items))
-                errors.push_back({n->m_name, "index " + std::to_string(k) + " is out of range for the " + std::to_string(items) +
-                                                 " values of '" + n->m_args[0].toNode()->m_name + "'"});
+                errors.push_back({n->m_name,
+                                  "index " + std::to_string(k) + " is out of range for the " + std::to_string(items) + " values of '" +
+                                      n->m_args[0].toNode()->m_name + "'"});
         }
     }
     return errors;

@@ -38,8 +38,7 @@ struct ParamInfo {
     bool requiresGrad = false;
     bool operator==(const ParamInfo &o) const
     {
-        return name == o.name && isBuffer == o.isBuffer && shape == o.shape && dtype == o.dtype &&
-               requiresGrad == o.requiresGrad;
+        return name == o.name && isBuffer == o.isBuffer && shape == o.shape && dtype == o.dtype && requiresGrad == o.requiresGrad;
     }
 };
 
@@ -72,16 +71,16 @@ public:
     std::unique_ptr<Graph> clone() const;
 
     // --- Graph-level info from the exporter ---
-    std::string name;     ///< model name
-    std::string irLevel;  ///< "torch" or "aten"
-    std::string source;   ///< "symbolic_trace", "dynamo", "export", ...
+    std::string name;        ///< model name
+    std::string irLevel;     ///< "torch" or "aten"
+    std::string source;      ///< "symbolic_trace", "dynamo", "export", ...
     std::string weightsFile; ///< optional side file with parameter values (safetensors), relative to the graph file
     /// Optional side file with the example inputs the exporter saw (safetensors, "input:<i>"), relative to the graph file.
     std::string inputsFile;
     /// Optional fold graph of a frozen graph (optimize --freeze), relative to the graph file: it
     /// computes the `_frozen_*` weights from the original ones, so an original checkpoint still loads.
     std::string foldFile;
-    std::string sourcePath;  ///< the file this graph was read from ("" if built in memory); not written
+    std::string sourcePath; ///< the file this graph was read from ("" if built in memory); not written
     std::vector<ModuleInfo> modules;
     std::vector<ParamInfo> params;
 
@@ -114,8 +113,8 @@ public:
     // --- Edits (all keep users current and notify observers) ---
     /// Creates a node before `before` (at the end when nullptr). `name` is made unique if taken
     /// (suffix _1, _2, ... as torch.fx does).
-    Node *create(OpKind op, std::string target, std::vector<Argument> args,
-                 std::vector<std::pair<std::string, Argument>> kwargs, std::string name, Node *before = nullptr);
+    Node *create(OpKind op, std::string target, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs,
+                 std::string name, Node *before = nullptr);
     void setArgs(Node *n, std::vector<Argument> args);
     void setKwargs(Node *n, std::vector<std::pair<std::string, Argument>> kwargs);
     /// Sets args and kwargs together: one use-list update, one notification.

@@ -41,16 +41,21 @@ GraphInfo computeGraphInfo(const Graph &g)
         while (i < a.size() && j < b.size()) {
             if (std::isdigit((unsigned char)a[i]) && std::isdigit((unsigned char)b[j])) {
                 size_t i2 = i, j2 = j;
-                while (i2 < a.size() && std::isdigit((unsigned char)a[i2])) ++i2;
-                while (j2 < b.size() && std::isdigit((unsigned char)b[j2])) ++j2;
+                while (i2 < a.size() && std::isdigit((unsigned char)a[i2]))
+                    ++i2;
+                while (j2 < b.size() && std::isdigit((unsigned char)b[j2]))
+                    ++j2;
                 std::string na = a.substr(i, i2 - i), nb = b.substr(j, j2 - j);
-                if (na.size() != nb.size()) return na.size() < nb.size();
-                if (na != nb) return na < nb;
+                if (na.size() != nb.size())
+                    return na.size() < nb.size();
+                if (na != nb)
+                    return na < nb;
                 i = i2;
                 j = j2;
                 continue;
             }
-            if (a[i] != b[j]) return a[i] < b[j];
+            if (a[i] != b[j])
+                return a[i] < b[j];
             ++i;
             ++j;
         }

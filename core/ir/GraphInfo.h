@@ -11,10 +11,10 @@
 namespace fxlens::ir {
 
 struct ModuleTreeEntry {
-    std::string path;   ///< "" = root
+    std::string path; ///< "" = root
     std::string type;
-    size_t depth = 0;   ///< number of dots + 1 (root = 0)
-    size_t nodes = 0;   ///< nodes whose innermost module is this one or below
+    size_t depth = 0; ///< number of dots + 1 (root = 0)
+    size_t nodes = 0; ///< nodes whose innermost module is this one or below
 };
 
 struct GraphInfo {

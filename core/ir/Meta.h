@@ -49,10 +49,7 @@ struct ValueMeta {
         return v;
     }
     bool isTensor() const { return kind == Kind::Tensor; }
-    bool operator==(const ValueMeta &o) const
-    {
-        return kind == o.kind && tensor == o.tensor && items == o.items && scalar == o.scalar;
-    }
+    bool operator==(const ValueMeta &o) const { return kind == o.kind && tensor == o.tensor && items == o.items && scalar == o.scalar; }
     std::string toString() const;
 };
 
@@ -69,10 +66,7 @@ struct Provenance {
     std::string pattern;
     int64_t step = -1;
     std::vector<std::string> replaced; ///< names of the nodes this one stands in for
-    bool operator==(const Provenance &o) const
-    {
-        return pattern == o.pattern && step == o.step && replaced == o.replaced;
-    }
+    bool operator==(const Provenance &o) const { return pattern == o.pattern && step == o.step && replaced == o.replaced; }
 };
 
 /// node.meta: the fields fxlens models. Unknown meta keys are not kept.
@@ -88,8 +82,8 @@ struct Meta {
     const std::string &modulePath() const;
     bool operator==(const Meta &o) const
     {
-        return val == o.val && moduleStack == o.moduleStack && stackTrace == o.stackTrace &&
-               sourceFnName == o.sourceFnName && sourceFnTarget == o.sourceFnTarget && provenance == o.provenance;
+        return val == o.val && moduleStack == o.moduleStack && stackTrace == o.stackTrace && sourceFnName == o.sourceFnName &&
+            sourceFnTarget == o.sourceFnTarget && provenance == o.provenance;
     }
 };
 

@@ -9,8 +9,8 @@
 namespace fxlens::ir {
 
 struct PrintOptions {
-    bool showMeta = true;      ///< append "# f32[64, 32]" with the value's shape/dtype
-    bool showModule = false;   ///< append the innermost module path
+    bool showMeta = true;    ///< append "# f32[64, 32]" with the value's shape/dtype
+    bool showModule = false; ///< append the innermost module path
 };
 
 /// One line for one node: `%name : [num_users=N] = op[target=T](args = (...), kwargs = {...})`.

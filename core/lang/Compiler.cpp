@@ -115,17 +115,21 @@ struct Compiler {
                 schema = schemaFor(OpKind::CallMethod, f.s);
                 args.push_back(PArg::ref(tensorNode(f.a[0]->s, f.a[0]->loc)));
             } else if (f.kind == Expr::Kind::Name) {
-                error(f.loc, "cannot call '" + f.s + "' in a pattern: expected torch.*, aten.*, operator.*, F.* or a method of a node" +
-                                 didYouMean(closest("torch." + f.s, knownFunctions())));
+                error(f.loc,
+                      "cannot call '" + f.s + "' in a pattern: expected torch.*, aten.*, operator.*, F.* or a method of a node" +
+                          didYouMean(closest("torch." + f.s, knownFunctions())));
             } else {
                 std::string root = f.kind == Expr::Kind::Attr ? dotted(f) : std::string();
-                error(f.loc, "unknown op '" + (root.empty() ? unparse(f) : root) + "'" + didYouMean(closest(root.empty() ? unparse(f) : root, knownFunctions())));
+                error(f.loc,
+                      "unknown op '" + (root.empty() ? unparse(f) : root) + "'" +
+                          didYouMean(closest(root.empty() ? unparse(f) : root, knownFunctions())));
             }
         }
         for (const auto &p : positional)
             args.push_back(arg(p, inElem));
         if (schema && schema->varargs < 0 && args.size() > schema->params.size())
-            error(e->loc, what + " takes at most " + std::to_string(schema->params.size()) + " arguments, got " + std::to_string(args.size()));
+            error(e->loc,
+                  what + " takes at most " + std::to_string(schema->params.size()) + " arguments, got " + std::to_string(args.size()));
         for (const auto &[k, v] : e->kw) {
             if (!schema)
                 error(v->loc, "keyword '" + k + "': fxlens knows no schema for " + what + "; pass the argument positionally");
@@ -213,8 +217,9 @@ struct Compiler {
         c.hi = it.a.back();
         for (size_t k = 1; k < it.a.size(); ++k)
             if (it.a[k]->kind == Expr::Kind::Name && !syms.count(it.a[k]->s))
-                error(it.a[k]->loc, "unknown name '" + it.a[k]->s + "' in range(): declare it as a parameter (lo: int)" +
-                                        didYouMean(closest(it.a[k]->s, symNames())));
+                error(it.a[k]->loc,
+                      "unknown name '" + it.a[k]->s + "' in range(): declare it as a parameter (lo: int)" +
+                          didYouMean(closest(it.a[k]->s, symNames())));
         syms[e->s] = {SymKind::Elem, -1, "*" + e->s};
         std::set<std::string> used;
         namesIn(*e->a[0], used);
@@ -276,7 +281,6 @@ void checkNames(const Expr &e, const std::set<std::string> &bound)
     }
 }
 
-
 struct Functions {
     const Func *pattern = nullptr, *replacement = nullptr, *check = nullptr;
 };
@@ -289,8 +293,9 @@ Functions findFunctions(const Module &m)
     for (const auto &f : m.funcs) {
         const Func **slot = f.name == "pattern" ? &pat : f.name == "replacement" ? &rep : f.name == "check" ? &chk : nullptr;
         if (!slot)
-            error(f.loc, "unexpected function '" + f.name + "': a pattern file defines pattern, replacement and optionally check" +
-                             didYouMean(closest(f.name, {"pattern", "replacement", "check"})));
+            error(f.loc,
+                  "unexpected function '" + f.name + "': a pattern file defines pattern, replacement and optionally check" +
+                      didYouMean(closest(f.name, {"pattern", "replacement", "check"})));
         if (*slot)
             error(f.loc, "'" + f.name + "' is defined twice");
         *slot = &f;
@@ -347,9 +352,10 @@ void readSettings(FilePattern &pattern, const Module &m, const std::string &file
                 fp->labels.push_back(x->s);
             }
         } else {
-            error(s.loc, "unknown setting '" + s.name + "'" +
-                             didYouMean(closest(s.name, {"name", "description", "level", "benefit", "phase", "labels"})) +
-                             " (settings: name, description, level, benefit, phase, labels)");
+            error(s.loc,
+                  "unknown setting '" + s.name + "'" +
+                      didYouMean(closest(s.name, {"name", "description", "level", "benefit", "phase", "labels"})) +
+                      " (settings: name, description, level, benefit, phase, labels)");
         }
     }
 }
@@ -362,7 +368,8 @@ int compileMatcher(Compiler &c, const Func *pat)
             error(p.loc, "parameter '" + p.name + "' is declared twice");
         std::string t = p.type ? typeName(*p.type) : "Any";
         if (std::find(kTypes.begin(), kTypes.end(), t) == kTypes.end())
-            error(p.type->loc, "unknown type '" + t + "'" + didYouMean(closest(t, kTypes)) + " (types: Tensor, int, float, bool, str, list)");
+            error(p.type->loc,
+                  "unknown type '" + t + "'" + didYouMean(closest(t, kTypes)) + " (types: Tensor, int, float, bool, str, list)");
         if (t == "Tensor" || t == "torch.Tensor") {
             c.syms[p.name] = {Compiler::SymKind::Tensor, c.addNode(p.name, {}, {}), {}};
             c.prog.tensorParams.push_back(p.name);
@@ -431,8 +438,9 @@ void compileCheck(Compiler &c, const Func *chk, std::set<std::string> &bound)
 {
     for (const auto &p : chk->params)
         if (!bound.count(p.name))
-            error(p.loc, "check parameter '" + p.name + "' is not bound by the pattern" +
-                             didYouMean(closest(p.name, std::vector<std::string>(bound.begin(), bound.end()))));
+            error(p.loc,
+                  "check parameter '" + p.name + "' is not bound by the pattern" +
+                      didYouMean(closest(p.name, std::vector<std::string>(bound.begin(), bound.end()))));
     for (const auto &st : chk->body) {
         if (st.kind == Stmt::Kind::Return)
             error(st.loc, "'check' holds assignments and assert statements, not 'return'");
@@ -455,8 +463,9 @@ void checkReplacement(const Func *rep, const std::set<std::string> &bound)
     std::set<std::string> rbound;
     for (const auto &p : rep->params) {
         if (!bound.count(p.name))
-            error(p.loc, "replacement parameter '" + p.name + "' is not bound by the pattern" +
-                             didYouMean(closest(p.name, std::vector<std::string>(bound.begin(), bound.end()))));
+            error(p.loc,
+                  "replacement parameter '" + p.name + "' is not bound by the pattern" +
+                      didYouMean(closest(p.name, std::vector<std::string>(bound.begin(), bound.end()))));
         rbound.insert(p.name);
     }
     bool returned = false;
@@ -493,8 +502,7 @@ bool holds(const FilePattern *self, size_t k, const Bindings &b, MatchFailure &w
         if (truthy(ev.eval(a.e)))
             return true;
     } catch (const EvalError &e) {
-        why = {"assert " + unparse(*a.e), anchor ? anchor->name() : "?", "true",
-               "an error: " + e.message};
+        why = {"assert " + unparse(*a.e), anchor ? anchor->name() : "?", "true", "an error: " + e.message};
         return false;
     }
     std::set<std::string> names;
@@ -508,8 +516,8 @@ bool holds(const FilePattern *self, size_t k, const Bindings &b, MatchFailure &w
                 text += " " + v.node->meta().val.toString();
             found += (found.empty() ? "" : ", ") + n + " = " + text;
         }
-    why = {"assert " + unparse(*a.e) + (a.message.empty() ? "" : " (" + a.message + ")"),
-           anchor ? anchor->name() : "?", "true", "false with " + (found.empty() ? "no bindings" : found)};
+    why = {"assert " + unparse(*a.e) + (a.message.empty() ? "" : " (" + a.message + ")"), anchor ? anchor->name() : "?", "true",
+           "false with " + (found.empty() ? "no bindings" : found)};
     return false;
 }
 
@@ -535,8 +543,7 @@ bool replacementRuns(const FilePattern *self, const Bindings &b, MatchFailure &w
             }
         }
     } catch (const EvalError &e) {
-        why = {"replacement line " + std::to_string(e.loc.line), anchor ? anchor->name() : "?",
-               "a value", "an error: " + e.message};
+        why = {"replacement line " + std::to_string(e.loc.line), anchor ? anchor->name() : "?", "a value", "an error: " + e.message};
         return false;
     }
     return true;

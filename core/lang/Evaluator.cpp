@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The evaluator of constraint and replacement expressions, and the environment of a match.
-#include "lang/LangInternal.h"
 #include "ir/Target.h"
+#include "lang/LangInternal.h"
 #include "rewrite/OpUtil.h"
 #include "rewrite/ShapeRules.h"
 
@@ -210,7 +210,12 @@ Value Evaluator::binop(const ExprP &e)
         const double a = l.num(), b = r.num();
         if ((op == "/" || op == "//" || op == "%") && b == 0)
             fail(e->loc, "division by zero");
-        v.f = op == "+" ? a + b : op == "-" ? a - b : op == "*" ? a * b : op == "/" ? a / b : op == "//" ? std::floor(a / b) : std::fmod(a, b);
+        v.f = op == "+"  ? a + b
+            : op == "-"  ? a - b
+            : op == "*"  ? a * b
+            : op == "/"  ? a / b
+            : op == "//" ? std::floor(a / b)
+                         : std::fmod(a, b);
         return v;
     }
     const int64_t a = l.i, b = r.i;
@@ -270,7 +275,8 @@ Value Evaluator::subscript(const ExprP &e)
     return l[size_t(k)];
 }
 
-Value Evaluator::makeNode(OpKind op, const std::string &target, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kw, const std::string &name)
+Value Evaluator::makeNode(OpKind op, const std::string &target, std::vector<Argument> args,
+                          std::vector<std::pair<std::string, Argument>> kw, const std::string &name)
 {
     if (!rw) {
         created.push_back(nullptr);
@@ -555,8 +561,8 @@ bool buildEnv(const FilePattern &fp, const Bindings &b, Evaluator &ev, MatchFail
                 std::string found;
                 for (auto v : idx)
                     found += (found.empty() ? "" : ", ") + std::to_string(v);
-                why = {"[... for " + c.loopCapture.substr(1) + " in range(...)]", anchor ? anchor->name() : "?",
-                       "consecutive indices", "[" + found + "]"};
+                why = {"[... for " + c.loopCapture.substr(1) + " in range(...)]", anchor ? anchor->name() : "?", "consecutive indices",
+                       "[" + found + "]"};
                 return false;
             }
         if (idx.empty() && c.lo)
@@ -583,7 +589,8 @@ bool buildEnv(const FilePattern &fp, const Bindings &b, Evaluator &ev, MatchFail
             return false;
         }
         if (!bind(c.hi, lo + count, "end")) {
-            why = {"range end '" + unparse(*c.hi) + "'", anchor ? anchor->name() : "?", ev.vars.count(c.hi->s) ? ev.vars[c.hi->s].str() : unparse(*c.hi),
+            why = {"range end '" + unparse(*c.hi) + "'", anchor ? anchor->name() : "?",
+                   ev.vars.count(c.hi->s) ? ev.vars[c.hi->s].str() : unparse(*c.hi),
                    std::to_string(lo + count) + " (" + std::to_string(count) + " items from " + std::to_string(lo) + ")"};
             return false;
         }

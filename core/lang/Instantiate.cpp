@@ -41,7 +41,8 @@ std::unique_ptr<ir::Graph> instantiate(const FilePattern &p, uint64_t seed, std:
             continue;
         int64_t k = d ? d->toInt() : 0;
         k = k < 0 ? k + int64_t(shape->size()) : k;
-        if (k < 0 || size_t(k) >= shape->size() || (n->target() == "aten.split.Tensor") || (sizes->size() == 1 && n->arg(1, "split_size_or_sections")->isInt()))
+        if (k < 0 || size_t(k) >= shape->size() || (n->target() == "aten.split.Tensor") ||
+            (sizes->size() == 1 && n->arg(1, "split_size_or_sections")->isInt()))
             continue;
         int64_t total = 0;
         for (auto v : *sizes)

@@ -9,8 +9,8 @@
 #include "rewrite/Rewriter.h"
 
 #include <map>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -148,7 +148,8 @@ struct Evaluator {
 
     Value subscript(const ExprP &e);
 
-    Value makeNode(OpKind op, const std::string &target, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kw, const std::string &name);
+    Value makeNode(OpKind op, const std::string &target, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kw,
+                   const std::string &name);
 
     Value call(const ExprP &e);
 

@@ -58,8 +58,8 @@ public:
     struct FileState {
         std::string path;
         std::filesystem::file_time_type mtime;
-        std::string pattern;     ///< name registered from this file ("" when it failed)
-        std::string diagnostic;  ///< rendered error ("" when it compiled)
+        std::string pattern;    ///< name registered from this file ("" when it failed)
+        std::string diagnostic; ///< rendered error ("" when it compiled)
     };
     /// Loads every *.fxpat file of `dir` (sorted by name). Returns the number of files that failed.
     size_t loadDirectory(const std::string &dir, rewrite::PatternRegistry &reg);

@@ -53,7 +53,6 @@ void pyFunc(std::ostringstream &o, const Func &f, bool dropAsserts)
         o << "    pass\n";
 }
 
-
 } // namespace
 
 /// Text made safe for a Python comment: no character that could end the comment's line.
@@ -103,7 +102,8 @@ std::string exportPython(const FilePattern &p)
     else {
         o << "    # fxlens checks, on the matched nodes' shapes and arguments:\n";
         for (const auto &a : p.program->asserts)
-            o << "    #   " << commentText((a.kind == Stmt::Kind::Assign ? a.target + " = " : std::string("assert ")) + unparse(*a.e)) << "\n";
+            o << "    #   " << commentText((a.kind == Stmt::Kind::Assign ? a.target + " = " : std::string("assert ")) + unparse(*a.e))
+              << "\n";
         o << "    return True\n";
     }
     return o.str();

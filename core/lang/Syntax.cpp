@@ -215,7 +215,11 @@ std::vector<Tok> lex(const std::string &src)
             ++i;
             continue;
         }
-        fail(loc(i), std::string("unexpected character '") + (std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : "\\x" + std::to_string(int(static_cast<unsigned char>(c)))) + "'");
+        fail(loc(i),
+             std::string("unexpected character '") +
+                 (std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c)
+                                                              : "\\x" + std::to_string(int(static_cast<unsigned char>(c)))) +
+                 "'");
     }
     const Loc end{line, int(i - lineStart) + 1, 1};
     if (!out.empty() && out.back().k != Tok::K::Newline && out.back().k != Tok::K::Dedent)
@@ -307,7 +311,7 @@ private:
                 next();
                 p.type = expr();
             }
-            if (isOp("=")) 
+            if (isOp("="))
                 fail(peek().loc, "parameters take no default values");
             f.params.push_back(std::move(p));
             if (isOp(","))
@@ -413,8 +417,10 @@ private:
                 h = std::max(h, kv.second->height);
         e->height = h + 1;
         if (e->height > kMaxHeight)
-            fail(e->loc, "expression more than " + std::to_string(kMaxHeight) + " levels deep (split a long chain of operators, "
-                         "calls or attributes into named values)");
+            fail(e->loc,
+                 "expression more than " + std::to_string(kMaxHeight) +
+                     " levels deep (split a long chain of operators, "
+                     "calls or attributes into named values)");
         return e;
     }
 
@@ -779,8 +785,8 @@ std::string unparse(const Expr &e, const CalleeSpelling &callee)
     case Expr::Kind::BinOp:
     case Expr::Kind::Compare: {
         auto side = [&](const ExprP &p) {
-            const bool paren = p && (p->kind == Expr::Kind::BinOp || p->kind == Expr::Kind::Compare || p->kind == Expr::Kind::And ||
-                                     p->kind == Expr::Kind::Or);
+            const bool paren = p &&
+                (p->kind == Expr::Kind::BinOp || p->kind == Expr::Kind::Compare || p->kind == Expr::Kind::And || p->kind == Expr::Kind::Or);
             return paren ? "(" + u(p) + ")" : u(p);
         };
         return side(e.a[0]) + " " + e.s + " " + side(e.a[1]);
@@ -791,7 +797,7 @@ std::string unparse(const Expr &e, const CalleeSpelling &callee)
     case Expr::Kind::Neg: {
         const Expr::Kind k = e.a[0] ? e.a[0]->kind : Expr::Kind::Name;
         const bool paren = k == Expr::Kind::BinOp || k == Expr::Kind::Compare || k == Expr::Kind::And || k == Expr::Kind::Or ||
-                           k == Expr::Kind::Not || k == Expr::Kind::Neg;
+            k == Expr::Kind::Not || k == Expr::Kind::Neg;
         return paren ? "-(" + u(e.a[0]) + ")" : "-" + u(e.a[0]);
     }
     }

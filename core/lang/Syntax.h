@@ -22,10 +22,10 @@ using ExprP = std::shared_ptr<Expr>;
 
 struct Expr {
     enum class Kind : uint8_t {
-        Name,      ///< s
-        Int,       ///< ival
-        Float,     ///< fval
-        Str,       ///< s
+        Name,  ///< s
+        Int,   ///< ival
+        Float, ///< fval
+        Str,   ///< s
         None,
         Bool,      ///< ival 0/1
         Attr,      ///< a[0].s

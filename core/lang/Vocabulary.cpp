@@ -8,33 +8,81 @@ const std::vector<std::string> &knownFunctions()
 {
     static const std::vector<std::string> v = [] {
         std::vector<std::string> out;
-        for (const char *f : {"split", "cat", "concat", "concatenate", "stack", "unbind", "chunk", "squeeze", "unsqueeze",
-                              "reshape", "flatten", "unflatten", "movedim", "permute", "transpose", "narrow", "select",
-                              "index_select", "tanh", "sigmoid", "relu", "gelu", "exp", "log", "abs", "neg", "sqrt", "rsqrt",
-                              "sum", "mean", "amax", "amin", "max", "min", "mul", "add", "sub", "div", "matmul", "mm", "bmm",
-                              "addmm", "baddbmm", "einsum", "clamp", "clip", "detach", "nan_to_num", "where", "zeros_like",
-                              "ones_like", "flip", "roll", "t", "softmax", "log_softmax", "dropout", "layer_norm", "linear",
-                              "split_with_sizes", "tensor_split", "hstack", "vstack", "full_like", "pow", "square", "erf",
-                              "maximum", "minimum", "cumsum", "prod", "norm", "clone", "contiguous", "expand", "repeat",
-                              "tile", "gather", "scatter", "embedding", "conv2d", "batch_norm", "silu", "sin", "cos"})
+        for (const char *f : {"split",        "cat",         "concat",    "concatenate", "stack",   "unbind",
+                              "chunk",        "squeeze",     "unsqueeze", "reshape",     "flatten", "unflatten",
+                              "movedim",      "permute",     "transpose", "narrow",      "select",  "index_select",
+                              "tanh",         "sigmoid",     "relu",      "gelu",        "exp",     "log",
+                              "abs",          "neg",         "sqrt",      "rsqrt",       "sum",     "mean",
+                              "amax",         "amin",        "max",       "min",         "mul",     "add",
+                              "sub",          "div",         "matmul",    "mm",          "bmm",     "addmm",
+                              "baddbmm",      "einsum",      "clamp",     "clip",        "detach",  "nan_to_num",
+                              "where",        "zeros_like",  "ones_like", "flip",        "roll",    "t",
+                              "softmax",      "log_softmax", "dropout",   "layer_norm",  "linear",  "split_with_sizes",
+                              "tensor_split", "hstack",      "vstack",    "full_like",   "pow",     "square",
+                              "erf",          "maximum",     "minimum",   "cumsum",      "prod",    "norm",
+                              "clone",        "contiguous",  "expand",    "repeat",      "tile",    "gather",
+                              "scatter",      "embedding",   "conv2d",    "batch_norm",  "silu",    "sin",
+                              "cos"})
             out.push_back(std::string("torch.") + f);
-        for (const char *f : {"relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "layer_norm",
-                              "linear", "embedding", "conv2d", "batch_norm", "normalize", "pad", "leaky_relu", "elu"})
+        for (const char *f : {"relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "layer_norm", "linear",
+                              "embedding", "conv2d", "batch_norm", "normalize", "pad", "leaky_relu", "elu"})
             out.push_back(std::string("torch.nn.functional.") + f);
         out.push_back("torch.functional.einsum");
         out.push_back("torch.functional.split");
         for (const char *f : {"getitem", "add", "sub", "mul", "truediv", "floordiv", "neg", "matmul", "mod", "pow"})
             out.push_back(std::string("operator.") + f);
-        for (const char *f :
-             {"split.Tensor", "split_with_sizes.default", "cat.default", "stack.default", "unbind.int", "select.int",
-              "unsqueeze.default", "squeeze.dim", "squeeze.dims", "squeeze.default", "view.default", "_unsafe_view.default",
-              "reshape.default", "permute.default", "slice.Tensor", "mm.default", "addmm.default", "bmm.default",
-              "baddbmm.default", "mul.Tensor", "add.Tensor", "sub.Tensor", "div.Tensor", "sum.dim_IntList", "sum.default",
-              "mean.dim", "tanh.default", "sigmoid.default", "relu.default", "clone.default", "expand.default",
-              "transpose.int", "t.default", "narrow.default", "movedim.int", "native_layer_norm.default",
-              "layer_norm.default", "detach.default", "clamp.default", "exp.default", "neg.default", "abs.default",
-              "flatten.using_ints", "unflatten.int", "alias.default", "copy.default", "where.self", "gelu.default",
-              "silu.default", "_softmax.default", "split_with_sizes_copy.default", "cat.out"})
+        for (const char *f : {"split.Tensor",
+                              "split_with_sizes.default",
+                              "cat.default",
+                              "stack.default",
+                              "unbind.int",
+                              "select.int",
+                              "unsqueeze.default",
+                              "squeeze.dim",
+                              "squeeze.dims",
+                              "squeeze.default",
+                              "view.default",
+                              "_unsafe_view.default",
+                              "reshape.default",
+                              "permute.default",
+                              "slice.Tensor",
+                              "mm.default",
+                              "addmm.default",
+                              "bmm.default",
+                              "baddbmm.default",
+                              "mul.Tensor",
+                              "add.Tensor",
+                              "sub.Tensor",
+                              "div.Tensor",
+                              "sum.dim_IntList",
+                              "sum.default",
+                              "mean.dim",
+                              "tanh.default",
+                              "sigmoid.default",
+                              "relu.default",
+                              "clone.default",
+                              "expand.default",
+                              "transpose.int",
+                              "t.default",
+                              "narrow.default",
+                              "movedim.int",
+                              "native_layer_norm.default",
+                              "layer_norm.default",
+                              "detach.default",
+                              "clamp.default",
+                              "exp.default",
+                              "neg.default",
+                              "abs.default",
+                              "flatten.using_ints",
+                              "unflatten.int",
+                              "alias.default",
+                              "copy.default",
+                              "where.self",
+                              "gelu.default",
+                              "silu.default",
+                              "_softmax.default",
+                              "split_with_sizes_copy.default",
+                              "cat.out"})
             out.push_back(std::string("aten.") + f);
         return out;
     }();
@@ -44,19 +92,22 @@ const std::vector<std::string> &knownFunctions()
 const std::vector<std::string> &knownMethods()
 {
     static const std::vector<std::string> v = {
-        "split", "unbind", "chunk", "squeeze", "unsqueeze", "reshape", "view", "flatten", "unflatten", "movedim",
-        "permute", "transpose", "narrow", "select", "tanh", "sigmoid", "relu", "exp", "log", "abs", "neg", "sum",
-        "mean", "mul", "add", "sub", "div", "matmul", "clamp", "detach", "contiguous", "expand", "repeat", "t",
-        "size", "dim", "float", "half", "to", "softmax", "flip", "clone", "masked_fill", "index_select", "gather",
-        "nan_to_num", "sqrt", "pow", "max", "min", "amax", "type_as", "expand_as", "view_as", "reshape_as", "replace"};
+        "split",     "unbind",  "chunk",       "squeeze",      "unsqueeze", "reshape",    "view",       "flatten",
+        "unflatten", "movedim", "permute",     "transpose",    "narrow",    "select",     "tanh",       "sigmoid",
+        "relu",      "exp",     "log",         "abs",          "neg",       "sum",        "mean",       "mul",
+        "add",       "sub",     "div",         "matmul",       "clamp",     "detach",     "contiguous", "expand",
+        "repeat",    "t",       "size",        "dim",          "float",     "half",       "to",         "softmax",
+        "flip",      "clone",   "masked_fill", "index_select", "gather",    "nan_to_num", "sqrt",       "pow",
+        "max",       "min",     "amax",        "type_as",      "expand_as", "view_as",    "reshape_as", "replace"};
     return v;
 }
 
 const std::vector<std::string> &builtins()
 {
-    static const std::vector<std::string> v = {"len",   "sum",   "min",   "max",   "abs",      "range", "list",
-                                               "int",   "float", "bool",  "shape", "dtype",    "ndim",  "rank",
-                                               "users", "numel", "all_equal", "all_distinct", "norm_dim", "all_users_getitem", "is_node"};
+    static const std::vector<std::string> v = {
+        "len",    "sum",   "min",  "max",  "abs",   "range", "list",      "int",          "float",    "bool",
+        "shape",  "dtype", "ndim", "rank", "users", "numel", "all_equal", "all_distinct", "norm_dim", "all_users_getitem",
+        "is_node"};
     return v;
 }
 
@@ -103,10 +154,7 @@ std::string dotted(const Expr &e)
     return {};
 }
 
-bool isTargetRoot(const std::string &d)
-{
-    return d.rfind("torch.", 0) == 0 || d.rfind("aten.", 0) == 0 || d.rfind("operator.", 0) == 0;
-}
+bool isTargetRoot(const std::string &d) { return d.rfind("torch.", 0) == 0 || d.rfind("aten.", 0) == 0 || d.rfind("operator.", 0) == 0; }
 
 void checkTarget(const std::string &t, Loc loc)
 {

@@ -62,8 +62,8 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded)
         i.module = n->meta().modulePath();
         i.label = n->name();
         i.detail = n->op() == ir::OpKind::CallFunction || n->op() == ir::OpKind::CallMethod || n->op() == ir::OpKind::CallModule
-                       ? n->target()
-                       : std::string(ir::opKindName(n->op()));
+            ? n->target()
+            : std::string(ir::opKindName(n->op()));
         if (n->meta().val.kind != ir::ValueMeta::Kind::Unknown)
             i.value = n->meta().val.toString();
         v.items.push_back(std::move(i));

@@ -10,14 +10,13 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace fxlens::prof {
 
 using json = nlohmann::json;
-
 
 using json = nlohmann::json;
 
@@ -28,7 +27,6 @@ using Kind = RawEvent::Kind;
 bool isDevice(Kind k) { return k == Kind::Kernel || k == Kind::Memcpy || k == Kind::Memset; }
 
 const char *deviceKindName(Kind k) { return k == Kind::Memcpy ? "memcpy" : k == Kind::Memset ? "memset" : "kernel"; }
-
 
 double median(std::vector<double> v)
 {

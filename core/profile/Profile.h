@@ -32,13 +32,13 @@ struct RawEvent {
     Kind kind = Kind::CpuOp;
     std::string name;
     uint64_t startNs = 0, endNs = 0;
-    uint64_t tid = 0;          ///< host thread (ranges, CPU ops, launches)
-    uint64_t correlation = 0;  ///< launch <-> device activity (CUPTI correlation id); CPU op id
-    uint64_t linked = 0;       ///< device activity: id of the CPU op or range that was open at launch
-    int device = -1;           ///< device index of device activity
-    int64_t stream = -1;       ///< stream of device activity
-    int node = -1;             ///< NodeRange: node index in program order
-    int iteration = -1;        ///< NodeRange / IterRange
+    uint64_t tid = 0;         ///< host thread (ranges, CPU ops, launches)
+    uint64_t correlation = 0; ///< launch <-> device activity (CUPTI correlation id); CPU op id
+    uint64_t linked = 0;      ///< device activity: id of the CPU op or range that was open at launch
+    int device = -1;          ///< device index of device activity
+    int64_t stream = -1;      ///< stream of device activity
+    int node = -1;            ///< NodeRange: node index in program order
+    int iteration = -1;       ///< NodeRange / IterRange
     std::array<int, 3> grid{0, 0, 0}, block{0, 0, 0};
 };
 
@@ -93,12 +93,12 @@ struct Summary {
 
 struct Profile {
     static constexpr int kFormatVersion = 1;
-    std::string graph;       ///< graph file or name
-    std::string version;     ///< graph version label ("original", "optimized", "step 12", ...)
-    int versionId = 0;       ///< the number NVTX payloads carry
-    std::string mode;        ///< "cuda" or "cpu"
-    std::string device;      ///< "cuda:0", "cpu"
-    std::string deviceName;  ///< "NVIDIA H200", host CPU model
+    std::string graph;      ///< graph file or name
+    std::string version;    ///< graph version label ("original", "optimized", "step 12", ...)
+    int versionId = 0;      ///< the number NVTX payloads carry
+    std::string mode;       ///< "cuda" or "cpu"
+    std::string device;     ///< "cuda:0", "cpu"
+    std::string deviceName; ///< "NVIDIA H200", host CPU model
     int warmup = 0;
     int iterations = 0;
     uint64_t baseTimeNs = 0; ///< absolute time of relative 0

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Profile files (saved profiles, raw events): JSON, validated field by field.
-#include "profile/Profile.h"
 #include "io/AtomicFile.h"
+#include "profile/Profile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,8 +11,8 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace fxlens::prof {
@@ -67,8 +67,8 @@ static const char *kFormatName = "fxlens-profile";
 
 static json kernelColumns()
 {
-    return json::array({"name", "kind", "device", "stream", "start_us", "dur_us", "launch_us", "iteration", "node",
-                        "correlation", "grid", "block"});
+    return json::array(
+        {"name", "kind", "device", "stream", "start_us", "dur_us", "launch_us", "iteration", "node", "correlation", "grid", "block"});
 }
 
 Status writeProfile(const Profile &p, const std::string &path)
@@ -103,13 +103,15 @@ Status writeProfile(const Profile &p, const std::string &path)
     j["iteration_records"] = std::move(iters);
     json ks = json::array();
     for (const auto &k : p.kernels)
-        ks.push_back({k.name, k.kind, k.device, k.stream, k.startUs, k.durUs, k.launchUs, k.iteration, k.node, k.correlation,
-                      k.grid, k.block});
+        ks.push_back(
+            {k.name, k.kind, k.device, k.stream, k.startUs, k.durUs, k.launchUs, k.iteration, k.node, k.correlation, k.grid, k.block});
     j["kernel_columns"] = kernelColumns();
     j["kernels"] = std::move(ks);
     // Derived figures, for readers that do not recompute them (fxlens itself does on load).
-    j["summary"] = {{"kernels_per_iteration", p.summary.kernelsPerIter}, {"gpu_busy_us", p.summary.gpuBusyUs},
-                    {"wall_us", p.summary.wallUs}, {"cpu_launch_us", p.summary.cpuUs},
+    j["summary"] = {{"kernels_per_iteration", p.summary.kernelsPerIter},
+                    {"gpu_busy_us", p.summary.gpuBusyUs},
+                    {"wall_us", p.summary.wallUs},
+                    {"cpu_launch_us", p.summary.cpuUs},
                     {"unattributed_kernels", p.summary.unattributed}};
     if (auto e = io::writeFileAtomic(path, j.dump() + "\n"); !e.empty())
         return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the profile: " + e};
@@ -158,11 +160,11 @@ Result<Profile> readProfile(const std::string &path)
         p.peakMemBytes = integerOr<int64_t>(j, "peak_memory_bytes", -1);
         p.frozenNodes = integerOr<int64_t>(j, "frozen_nodes", -1);
         for (const auto &n : j.at("nodes"))
-            p.nodes.push_back({n.at(0).get<std::string>(), n.at(1).get<std::string>(), n.at(2).get<std::string>(),
-                               n.at(3).get<std::string>()});
+            p.nodes.push_back(
+                {n.at(0).get<std::string>(), n.at(1).get<std::string>(), n.at(2).get<std::string>(), n.at(3).get<std::string>()});
         for (const auto &r : j.at("ranges")) {
-            p.ranges.push_back({integer<int>(r.at(0)), integer<int>(r.at(1)), r.at(2).get<double>(), r.at(3).get<double>(),
-                                integer<uint64_t>(r.at(4))});
+            p.ranges.push_back(
+                {integer<int>(r.at(0)), integer<int>(r.at(1)), r.at(2).get<double>(), r.at(3).get<double>(), integer<uint64_t>(r.at(4))});
             const auto &x = p.ranges.back();
             if (x.node < 0 || size_t(x.node) >= p.nodes.size() || x.iteration < 0 || x.iteration >= p.iterations)
                 return fail("range " + std::to_string(p.ranges.size() - 1) + " names node " + std::to_string(x.node) + " and iteration " +
@@ -237,8 +239,8 @@ Status writeRawEvents(const std::vector<RawEvent> &events, const std::vector<Nod
     j["nodes"] = std::move(ns);
     json es = json::array();
     for (const auto &e : events)
-        es.push_back({kindName(e.kind), e.name, e.startNs, e.endNs, e.tid, e.correlation, e.linked, e.device, e.stream, e.node,
-                      e.iteration, e.grid, e.block});
+        es.push_back({kindName(e.kind), e.name, e.startNs, e.endNs, e.tid, e.correlation, e.linked, e.device, e.stream, e.node, e.iteration,
+                      e.grid, e.block});
     j["events"] = std::move(es);
     if (auto e = io::writeFileAtomic(path, j.dump() + "\n"); !e.empty())
         return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write raw events: " + e};
@@ -255,8 +257,8 @@ Result<std::pair<std::vector<RawEvent>, std::vector<NodeInfo>>> readRawEvents(co
         json j = json::parse(f);
         std::pair<std::vector<RawEvent>, std::vector<NodeInfo>> out;
         for (const auto &n : j.at("nodes"))
-            out.second.push_back({n.at(0).get<std::string>(), n.at(1).get<std::string>(), n.at(2).get<std::string>(),
-                                  n.at(3).get<std::string>()});
+            out.second.push_back(
+                {n.at(0).get<std::string>(), n.at(1).get<std::string>(), n.at(2).get<std::string>(), n.at(3).get<std::string>()});
         static const std::map<std::string, Kind> kinds = {
             {"node_range", Kind::NodeRange}, {"iter_range", Kind::IterRange}, {"cpu_op", Kind::CpuOp}, {"launch", Kind::Launch},
             {"kernel", Kind::Kernel},        {"memcpy", Kind::Memcpy},        {"memset", Kind::Memset}};

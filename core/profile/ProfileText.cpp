@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Profiles as text (the CLI's tables and comparisons) and as a Chrome trace (Perfetto).
-#include "profile/Profile.h"
 #include "io/AtomicFile.h"
+#include "profile/Profile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,8 +11,8 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace fxlens::prof {
@@ -66,9 +66,9 @@ std::string header(const Profile &p)
     if (!p.version.empty())
         s += " (" + p.version + ")";
     s += "\ndevice " + p.device + (p.deviceName.empty() ? "" : " " + p.deviceName) + ", " + std::to_string(p.iterations) +
-         " timed iterations after " + std::to_string(p.warmup) + " warm-up" +
-         (p.mode == "cpu" ? "; CPU profile: ATen ops stand for kernels" : "") +
-         (p.frozenNodes >= 0 ? "; weights frozen (" + std::to_string(p.frozenNodes) + " weight-only nodes folded)" : "") + "\n";
+        " timed iterations after " + std::to_string(p.warmup) + " warm-up" +
+        (p.mode == "cpu" ? "; CPU profile: ATen ops stand for kernels" : "") +
+        (p.frozenNodes >= 0 ? "; weights frozen (" + std::to_string(p.frozenNodes) + " weight-only nodes folded)" : "") + "\n";
     return s;
 }
 
@@ -124,8 +124,7 @@ std::string formatComparison(const Profile &a, const Profile &b)
     row("CPU launch", s.cpuUs, t.cpuUs, timeStr(s.cpuUs), timeStr(t.cpuUs));
     row("peak memory", double(s.peakMemBytes), double(t.peakMemBytes), bytesStr(s.peakMemBytes), bytesStr(t.peakMemBytes));
     if (t.kernelsPerIter > 0)
-        o << "\nB runs " << fmt("%.1f", s.kernelsPerIter / t.kernelsPerIter) << "x fewer " << (cpu ? "ATen ops" : "kernels")
-          << " than A\n";
+        o << "\nB runs " << fmt("%.1f", s.kernelsPerIter / t.kernelsPerIter) << "x fewer " << (cpu ? "ATen ops" : "kernels") << " than A\n";
     return o.str();
 }
 
@@ -279,17 +278,16 @@ private:
         m_out += "}}";
         for (const auto &it : p.iters) {
             begin();
-            m_out += "{\"ph\":\"X\",\"cat\":\"iteration\",\"name\":\"iteration " + std::to_string(it.index) + "\",\"ts\":" +
-                     num(it.startUs) + ",\"dur\":" + num(it.cpuUs) + ",\"pid\":" + pid + ",\"tid\":" + mainTid + ",\"args\":{" +
-                     commonArgs(p, t, -1, it.index) + ",\"wall_us\":" + num(it.wallUs) + ",\"kernels\":" + std::to_string(it.kernels) +
-                     "}}";
+            m_out += "{\"ph\":\"X\",\"cat\":\"iteration\",\"name\":\"iteration " + std::to_string(it.index) +
+                "\",\"ts\":" + num(it.startUs) + ",\"dur\":" + num(it.cpuUs) + ",\"pid\":" + pid + ",\"tid\":" + mainTid + ",\"args\":{" +
+                commonArgs(p, t, -1, it.index) + ",\"wall_us\":" + num(it.wallUs) + ",\"kernels\":" + std::to_string(it.kernels) + "}}";
         }
         for (const auto &r : p.ranges) {
             begin();
             m_out += "{\"ph\":\"X\",\"cat\":\"fx_node\",\"name\":";
             jsonString(m_out, p.nodes[size_t(r.node)].name);
             m_out += ",\"ts\":" + num(r.startUs) + ",\"dur\":" + num(r.durUs) + ",\"pid\":" + pid +
-                     ",\"tid\":" + std::to_string(t.hostTid.at(r.tid)) + ",\"args\":{" + commonArgs(p, t, r.node, r.iteration) + "}}";
+                ",\"tid\":" + std::to_string(t.hostTid.at(r.tid)) + ",\"args\":{" + commonArgs(p, t, r.node, r.iteration) + "}}";
         }
     }
 
@@ -305,14 +303,14 @@ private:
         m_out += ",\"name\":";
         jsonString(m_out, k.name);
         m_out += ",\"ts\":" + num(k.startUs) + ",\"dur\":" + num(k.durUs) + ",\"pid\":" + std::to_string(pid) +
-                 ",\"tid\":" + std::to_string(tid) + ",\"args\":{" + commonArgs(p, t, k.node, k.iteration) + ",\"kernel\":";
+            ",\"tid\":" + std::to_string(tid) + ",\"args\":{" + commonArgs(p, t, k.node, k.iteration) + ",\"kernel\":";
         jsonString(m_out, k.name);
         if (!cpu) {
             m_out += ",\"stream\":" + std::to_string(k.stream) + ",\"correlation\":" + std::to_string(k.correlation);
             if (k.grid[0])
                 m_out += ",\"grid\":[" + std::to_string(k.grid[0]) + "," + std::to_string(k.grid[1]) + "," + std::to_string(k.grid[2]) +
-                         "],\"block\":[" + std::to_string(k.block[0]) + "," + std::to_string(k.block[1]) + "," +
-                         std::to_string(k.block[2]) + "]";
+                    "],\"block\":[" + std::to_string(k.block[0]) + "," + std::to_string(k.block[1]) + "," + std::to_string(k.block[2]) +
+                    "]";
         }
         m_out += "}}";
         if (cpu || k.node < 0 || k.launchUs < 0)
@@ -321,10 +319,10 @@ private:
         const std::string id = std::to_string(m_flowId++);
         begin();
         m_out += "{\"ph\":\"s\",\"cat\":\"fx_launch\",\"name\":\"launch\",\"id\":" + id + ",\"ts\":" + num(k.launchUs) +
-                 ",\"pid\":" + std::to_string(t.hostPid) + ",\"tid\":" + std::to_string(t.mainTid) + "}";
+            ",\"pid\":" + std::to_string(t.hostPid) + ",\"tid\":" + std::to_string(t.mainTid) + "}";
         begin();
         m_out += "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"fx_launch\",\"name\":\"launch\",\"id\":" + id + ",\"ts\":" + num(k.startUs) +
-                 ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + "}";
+            ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + "}";
     }
 };
 

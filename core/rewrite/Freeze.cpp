@@ -88,8 +88,7 @@ static void pruneParams(ir::Graph &g)
                 return true;
         return false;
     };
-    g.params.erase(std::remove_if(g.params.begin(), g.params.end(), [&](const ir::ParamInfo &p) { return !used(p); }),
-                   g.params.end());
+    g.params.erase(std::remove_if(g.params.begin(), g.params.end(), [&](const ir::ParamInfo &p) { return !used(p); }), g.params.end());
 }
 
 FrozenSplit splitFrozen(const ir::Graph &g, const std::vector<std::string> &chosen)

@@ -32,10 +32,7 @@ const ir::ModuleInfo *moduleOf(const Node *n)
     return n->graph()->module(n->target());
 }
 
-std::string_view shortType(const std::string &t)
-{
-    return ir::lastComponent(t);
-}
+std::string_view shortType(const std::string &t) { return ir::lastComponent(t); }
 
 /// Whether a tensor of `shape`/`stride` can be viewed as `to` without a copy (PyTorch's stride rule).
 bool viewable(const std::vector<int64_t> &shape, const std::vector<int64_t> &stride, const std::vector<int64_t> &to)
@@ -111,9 +108,9 @@ bool mutatesInput(const Node *n)
     if (const ir::Argument *out = n->kwarg("out"); out && !out->isNone())
         return true;
     // F.relu(x, True), F.dropout(x, p, training, True): inplace given by position.
-    static const std::unordered_set<std::string_view> inplaceAt1 = {"relu", "relu6", "elu", "selu", "celu", "silu",
-                                                                    "hardswish", "hardsigmoid", "mish", "leaky_relu",
-                                                                    "hardtanh", "rrelu", "threshold", "dropout"};
+    static const std::unordered_set<std::string_view> inplaceAt1 = {"relu",     "relu6",     "elu",         "selu",   "celu",
+                                                                    "silu",     "hardswish", "hardsigmoid", "mish",   "leaky_relu",
+                                                                    "hardtanh", "rrelu",     "threshold",   "dropout"};
     if (n->op() == OpKind::CallFunction && n->target().rfind("torch.nn.functional.", 0) == 0) {
         std::string_view b = baseName(n);
         if (inplaceAt1.count(b)) {
@@ -138,9 +135,19 @@ bool observesLayout(const Node *n)
 {
     if (n->op() != OpKind::CallFunction && n->op() != OpKind::CallMethod)
         return false;
-    static const std::unordered_set<std::string_view> observers = {
-        "as_strided", "as_strided_", "as_strided_copy", "as_strided_scatter", "stride", "storage_offset", "data_ptr",
-        "is_contiguous", "untyped_storage", "storage", "_storage", "is_non_overlapping_and_dense", "set_"};
+    static const std::unordered_set<std::string_view> observers = {"as_strided",
+                                                                   "as_strided_",
+                                                                   "as_strided_copy",
+                                                                   "as_strided_scatter",
+                                                                   "stride",
+                                                                   "storage_offset",
+                                                                   "data_ptr",
+                                                                   "is_contiguous",
+                                                                   "untyped_storage",
+                                                                   "storage",
+                                                                   "_storage",
+                                                                   "is_non_overlapping_and_dense",
+                                                                   "set_"};
     return observers.count(baseName(n)) > 0;
 }
 
@@ -156,7 +163,7 @@ namespace {
 Node *relaxView(Rewriter &rw, Node *n, Node *u)
 {
     const bool sameDtype = u->meta().val.isTensor() && n->meta().val.isTensor() &&
-                           u->meta().val.tensor.dtype == n->meta().val.tensor.dtype; // not x.view(dtype)
+        u->meta().val.tensor.dtype == n->meta().val.tensor.dtype; // not x.view(dtype)
     std::vector<Argument> shape;
     bool fixed = u->meta().val.isTensor();
     if (fixed)
@@ -240,11 +247,39 @@ bool hasSideEffects(const Node *n)
         const ir::ModuleInfo *m = moduleOf(n);
         if (!m)
             return true;
-        static const std::unordered_set<std::string_view> pure = {
-            "Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "LayerNorm", "GroupNorm",
-            "Embedding", "ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Hardswish", "Hardsigmoid", "Softmax",
-            "LogSoftmax", "Dropout", "Identity", "Flatten", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
-            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "LeakyReLU", "ELU", "Mish", "Softplus", "Hardtanh"};
+        static const std::unordered_set<std::string_view> pure = {"Linear",
+                                                                  "Conv1d",
+                                                                  "Conv2d",
+                                                                  "Conv3d",
+                                                                  "ConvTranspose1d",
+                                                                  "ConvTranspose2d",
+                                                                  "LayerNorm",
+                                                                  "GroupNorm",
+                                                                  "Embedding",
+                                                                  "ReLU",
+                                                                  "ReLU6",
+                                                                  "GELU",
+                                                                  "SiLU",
+                                                                  "Tanh",
+                                                                  "Sigmoid",
+                                                                  "Hardswish",
+                                                                  "Hardsigmoid",
+                                                                  "Softmax",
+                                                                  "LogSoftmax",
+                                                                  "Dropout",
+                                                                  "Identity",
+                                                                  "Flatten",
+                                                                  "MaxPool1d",
+                                                                  "MaxPool2d",
+                                                                  "AvgPool1d",
+                                                                  "AvgPool2d",
+                                                                  "AdaptiveAvgPool1d",
+                                                                  "AdaptiveAvgPool2d",
+                                                                  "LeakyReLU",
+                                                                  "ELU",
+                                                                  "Mish",
+                                                                  "Softplus",
+                                                                  "Hardtanh"};
         // Batch norm in training mode updates its running statistics.
         return !pure.count(shortType(m->type));
     }
@@ -254,13 +289,25 @@ bool hasSideEffects(const Node *n)
     if (mutatesInput(n))
         return true;
     const std::string &t = n->target();
-    static const std::unordered_set<std::string> effectful = {
-        "torch._assert", "torch._assert_async", "torch._check", "torch._check_is_size", "builtins.print", "print",
-        "torch.manual_seed", "torch.seed", "torch.cuda.synchronize", "torch._C._log_api_usage_once",
-        "torch.autograd.profiler.record_function", "torch.ops.profiler._record_function_enter",
-        "torch.ops.profiler._record_function_exit", "torch._functorch.predispatch._add_batch_dim",
-        "torch.cuda.nvtx.range_push", "torch.cuda.nvtx.range_pop", "torch._C._set_grad_enabled",
-        "torch.amp.autocast_mode._enter_autocast", "torch.amp.autocast_mode._exit_autocast"};
+    static const std::unordered_set<std::string> effectful = {"torch._assert",
+                                                              "torch._assert_async",
+                                                              "torch._check",
+                                                              "torch._check_is_size",
+                                                              "builtins.print",
+                                                              "print",
+                                                              "torch.manual_seed",
+                                                              "torch.seed",
+                                                              "torch.cuda.synchronize",
+                                                              "torch._C._log_api_usage_once",
+                                                              "torch.autograd.profiler.record_function",
+                                                              "torch.ops.profiler._record_function_enter",
+                                                              "torch.ops.profiler._record_function_exit",
+                                                              "torch._functorch.predispatch._add_batch_dim",
+                                                              "torch.cuda.nvtx.range_push",
+                                                              "torch.cuda.nvtx.range_pop",
+                                                              "torch._C._set_grad_enabled",
+                                                              "torch.amp.autocast_mode._enter_autocast",
+                                                              "torch.amp.autocast_mode._exit_autocast"};
     if (effectful.count(t))
         return true;
     if (t.find("_log_api_usage_once") != std::string::npos)
@@ -272,8 +319,8 @@ bool hasSideEffects(const Node *n)
     if (b == "_assert_tensor_metadata")
         return false;
     if (b.rfind("_assert", 0) == 0 || b.rfind("sym_constrain_range", 0) == 0 || b == "_record_function_enter" ||
-        b == "_record_function_exit" || b == "_record_function_enter_new" || b == "run_and_save_rng_state" ||
-        b == "set_" || b == "resize_" || b == "print")
+        b == "_record_function_exit" || b == "_record_function_enter_new" || b == "run_and_save_rng_state" || b == "set_" ||
+        b == "resize_" || b == "print")
         return true;
     return t.rfind("torch.ops.profiler", 0) == 0 || t.rfind("torch.distributed", 0) == 0 || t.rfind("higher_order.", 0) == 0;
 }
@@ -282,21 +329,82 @@ bool mayAliasInput(const Node *n)
 {
     if (n->op() == OpKind::CallModule)
         return mutatesInput(n) || shortType(moduleOf(n) ? moduleOf(n)->type : std::string()) == "Identity" ||
-               shortType(moduleOf(n) ? moduleOf(n)->type : std::string()) == "Flatten" ||
-               (shortType(moduleOf(n) ? moduleOf(n)->type : std::string()) == "Dropout");
+            shortType(moduleOf(n) ? moduleOf(n)->type : std::string()) == "Flatten" ||
+            (shortType(moduleOf(n) ? moduleOf(n)->type : std::string()) == "Dropout");
     if (n->op() != OpKind::CallFunction && n->op() != OpKind::CallMethod)
         return false;
     if (mutatesInput(n))
         return true;
-    static const std::unordered_set<std::string_view> views = {
-        "view", "_unsafe_view", "reshape", "view_as", "reshape_as", "split", "split_with_sizes", "tensor_split", "chunk",
-        "unbind", "narrow", "slice", "select", "index_select_view", "transpose", "t", "T", "mT", "permute", "movedim",
-        "moveaxis", "swapaxes", "swapdims", "squeeze", "unsqueeze", "expand", "expand_as", "flatten", "unflatten",
-        "as_strided", "contiguous", "detach", "alias", "diagonal", "unfold", "real", "imag", "view_as_real",
-        "view_as_complex", "to", "type", "type_as", "float", "double", "half", "bfloat16", "long", "int", "bool",
-        "clone_view", "getitem", "__getitem__", "align_as", "broadcast_to", "hsplit", "vsplit", "dsplit", "split_copy",
-        "lift_fresh", "lift_fresh_copy", "dropout", "feature_dropout", "alpha_dropout", "identity", "getattr",
-        "_reshape_alias", "unsafe_split", "unsafe_chunk", "cpu", "cuda"};
+    static const std::unordered_set<std::string_view> views = {"view",
+                                                               "_unsafe_view",
+                                                               "reshape",
+                                                               "view_as",
+                                                               "reshape_as",
+                                                               "split",
+                                                               "split_with_sizes",
+                                                               "tensor_split",
+                                                               "chunk",
+                                                               "unbind",
+                                                               "narrow",
+                                                               "slice",
+                                                               "select",
+                                                               "index_select_view",
+                                                               "transpose",
+                                                               "t",
+                                                               "T",
+                                                               "mT",
+                                                               "permute",
+                                                               "movedim",
+                                                               "moveaxis",
+                                                               "swapaxes",
+                                                               "swapdims",
+                                                               "squeeze",
+                                                               "unsqueeze",
+                                                               "expand",
+                                                               "expand_as",
+                                                               "flatten",
+                                                               "unflatten",
+                                                               "as_strided",
+                                                               "contiguous",
+                                                               "detach",
+                                                               "alias",
+                                                               "diagonal",
+                                                               "unfold",
+                                                               "real",
+                                                               "imag",
+                                                               "view_as_real",
+                                                               "view_as_complex",
+                                                               "to",
+                                                               "type",
+                                                               "type_as",
+                                                               "float",
+                                                               "double",
+                                                               "half",
+                                                               "bfloat16",
+                                                               "long",
+                                                               "int",
+                                                               "bool",
+                                                               "clone_view",
+                                                               "getitem",
+                                                               "__getitem__",
+                                                               "align_as",
+                                                               "broadcast_to",
+                                                               "hsplit",
+                                                               "vsplit",
+                                                               "dsplit",
+                                                               "split_copy",
+                                                               "lift_fresh",
+                                                               "lift_fresh_copy",
+                                                               "dropout",
+                                                               "feature_dropout",
+                                                               "alpha_dropout",
+                                                               "identity",
+                                                               "getattr",
+                                                               "_reshape_alias",
+                                                               "unsafe_split",
+                                                               "unsafe_chunk",
+                                                               "cpu",
+                                                               "cuda"};
     std::string_view b = baseName(n);
     if (n->op() == OpKind::CallFunction && n->target() == "operator.getitem")
         return true;

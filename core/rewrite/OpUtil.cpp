@@ -8,10 +8,7 @@ namespace fxlens::rewrite {
 
 using ir::OpKind;
 
-int rankOf(const Node *n)
-{
-    return n && n->meta().val.isTensor() ? int(n->meta().val.tensor.shape.size()) : -1;
-}
+int rankOf(const Node *n) { return n && n->meta().val.isTensor() ? int(n->meta().val.tensor.shape.size()) : -1; }
 
 std::optional<int64_t> normalizeDim(int64_t dim, int rank)
 {
@@ -23,10 +20,7 @@ std::optional<int64_t> normalizeDim(int64_t dim, int rank)
     return d;
 }
 
-bool isGetItem(const Node *n)
-{
-    return n->op() == OpKind::CallFunction && n->target() == "operator.getitem";
-}
+bool isGetItem(const Node *n) { return n->op() == OpKind::CallFunction && n->target() == "operator.getitem"; }
 
 int64_t getItemIndex(const Node *n, Node **src)
 {
@@ -205,7 +199,7 @@ std::optional<UnbindPiece> asUnbindPiece(Node *n)
         const auto &items = n->args()[1].items();
         auto fullSlice = [](const Argument &a) {
             return a.kind() == Argument::Kind::Slice && a.items().size() == 3 && a.items()[0].isNone() && a.items()[1].isNone() &&
-                   a.items()[2].isNone();
+                a.items()[2].isNone();
         };
         if (items.empty() || !items.back().isInt())
             return std::nullopt;
@@ -229,7 +223,7 @@ std::optional<UnbindPiece> asUnbindPiece(Node *n)
         if (p.index < 0)
             return std::nullopt;
         bool unbind = u->is(OpKind::CallFunction, "torch.unbind") || u->is(OpKind::CallMethod, "unbind") ||
-                      u->is(OpKind::CallFunction, "aten.unbind.int");
+            u->is(OpKind::CallFunction, "aten.unbind.int");
         if (!unbind && u->meta().val.isTensor()) {
             // x[i] on a tensor: the i-th slice along dim 0.
             auto shape = staticShape(u);
@@ -284,8 +278,8 @@ std::optional<UnbindPiece> asUnbindPiece(Node *n)
         Node *sl = in->toNode();
         if (!sl->is(OpKind::CallFunction, "aten.slice.Tensor"))
             return std::nullopt;
-        const Argument *src = sl->arg(0, "self"), *sdim = sl->arg(1, "dim"), *st = sl->arg(2, "start"),
-                       *en = sl->arg(3, "end"), *step = sl->arg(4, "step");
+        const Argument *src = sl->arg(0, "self"), *sdim = sl->arg(1, "dim"), *st = sl->arg(2, "start"), *en = sl->arg(3, "end"),
+                       *step = sl->arg(4, "step");
         if (!src || !src->isNode() || !sdim || !sdim->isInt() || !st || !st->isInt() || !en || !en->isInt() ||
             (step && !(step->isInt() && step->toInt() == 1)))
             return std::nullopt;
@@ -394,10 +388,10 @@ Node *Emit::narrow(Node *x, int64_t dim, int64_t start, int64_t length)
     val.tensor.stride = x->meta().val.tensor.stride; // a view keeps its base's strides
     if (aten)
         return call("aten.slice.Tensor",
-                    {Argument::node(x), Argument::integer(dim), Argument::integer(start), Argument::integer(start + length)},
-                    {}, "slice", val);
-    return call("torch.narrow", {Argument::node(x), Argument::integer(dim), Argument::integer(start), Argument::integer(length)},
-                {}, "narrow", val);
+                    {Argument::node(x), Argument::integer(dim), Argument::integer(start), Argument::integer(start + length)}, {}, "slice",
+                    val);
+    return call("torch.narrow", {Argument::node(x), Argument::integer(dim), Argument::integer(start), Argument::integer(length)}, {},
+                "narrow", val);
 }
 
 Node *Emit::reshape(Node *x, const std::vector<int64_t> &shape)
@@ -406,8 +400,8 @@ Node *Emit::reshape(Node *x, const std::vector<int64_t> &shape)
         return x;
     auto val = tensorLike(x, shape);
     if (aten)
-        return call(isContiguous(x) ? "aten.view.default" : "aten.reshape.default",
-                    {Argument::node(x), Argument::list(ints(shape))}, {}, isContiguous(x) ? "view" : "reshape", val);
+        return call(isContiguous(x) ? "aten.view.default" : "aten.reshape.default", {Argument::node(x), Argument::list(ints(shape))}, {},
+                    isContiguous(x) ? "view" : "reshape", val);
     return call("torch.reshape", {Argument::node(x), Argument::list(ints(shape))}, {}, "reshape", val);
 }
 

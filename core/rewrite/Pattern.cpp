@@ -37,8 +37,7 @@ bool PatternRegistry::remove(const std::string &name)
         return false;
     Pattern *p = it->second;
     m_byName.erase(it);
-    m_patterns.erase(std::remove_if(m_patterns.begin(), m_patterns.end(), [&](const auto &q) { return q.get() == p; }),
-                     m_patterns.end());
+    m_patterns.erase(std::remove_if(m_patterns.begin(), m_patterns.end(), [&](const auto &q) { return q.get() == p; }), m_patterns.end());
     return true;
 }
 
@@ -107,7 +106,6 @@ std::vector<const Pattern *> PatternRegistry::byNames(const std::string &spec, s
     }
     return out;
 }
-
 
 Explanation explain(const Pattern &p, const ir::Graph &g, Node *node)
 {

@@ -55,9 +55,9 @@ struct Match {
     const MatchContext *context = nullptr; ///< set by the engine before match()
     std::string pattern;
     Node *anchor = nullptr;
-    std::vector<Node *> nodes;      ///< graph nodes the pattern matched (anchor included)
-    std::vector<Node *> removes;    ///< nodes the rewrite will make dead
-    std::string summary;            ///< one line: what the rewrite will do
+    std::vector<Node *> nodes;   ///< graph nodes the pattern matched (anchor included)
+    std::vector<Node *> removes; ///< nodes the rewrite will make dead
+    std::string summary;         ///< one line: what the rewrite will do
     /// Pattern-specific captured values, used by the pattern's rewrite.
     std::vector<int64_t> ints;
     std::vector<Node *> captured;
@@ -71,10 +71,7 @@ struct MatchFailure {
     std::string node;
     std::string expected;
     std::string found;
-    std::string toString() const
-    {
-        return element + " at '" + node + "': expected " + expected + ", found " + found;
-    }
+    std::string toString() const { return element + " at '" + node + "': expected " + expected + ", found " + found; }
 };
 
 class Pattern {
@@ -120,7 +117,7 @@ public:
 /// Why a pattern does or does not match at one node: `fxlens-cli explain` and the pattern editor's
 /// "why not here". Matching runs on a GraphMatchContext; nothing is changed.
 struct Explanation {
-    bool anchor = false;  ///< the node is one of the pattern's anchors
+    bool anchor = false; ///< the node is one of the pattern's anchors
     bool matched = false;
     Match match;          ///< when matched
     MatchFailure failure; ///< when an anchor that does not match: the first failing element

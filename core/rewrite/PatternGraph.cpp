@@ -201,8 +201,7 @@ struct Matcher {
         if (bound[size_t(pi)]) {
             if (bound[size_t(pi)] == n)
                 return true;
-            return fail(pnodeLabel(pg.nodes, pi), n, "the node already bound ('" + bound[size_t(pi)]->name() + "')",
-                        "'" + n->name() + "'");
+            return fail(pnodeLabel(pg.nodes, pi), n, "the node already bound ('" + bound[size_t(pi)]->name() + "')", "'" + n->name() + "'");
         }
         if (!p.ops.empty()) {
             bool ok = false;
@@ -213,12 +212,11 @@ struct Matcher {
                 }
             if (!ok)
                 return fail(pnodeLabel(pg.nodes, pi), n, expectedOps(p),
-                            n->op() == OpKind::CallFunction ? n->target()
-                            : n->op() == OpKind::CallMethod ? "Tensor." + n->target()
-                                                            : std::string(ir::opKindName(n->op())) + " " + n->target());
+                            n->op() == OpKind::CallFunction     ? n->target()
+                                : n->op() == OpKind::CallMethod ? "Tensor." + n->target()
+                                                                : std::string(ir::opKindName(n->op())) + " " + n->target());
             if (!isRoot && p.users >= 0 && int(n->users().size()) != p.users)
-                return fail(pnodeLabel(pg.nodes, pi) + " users", n, std::to_string(p.users),
-                            std::to_string(n->users().size()));
+                return fail(pnodeLabel(pg.nodes, pi) + " users", n, std::to_string(p.users), std::to_string(n->users().size()));
         }
         bound[size_t(pi)] = n;
         nodeTrail.push_back(pi);
@@ -239,8 +237,8 @@ struct Matcher {
             in = n->args();
         }
         for (size_t i = 0; i < p.args.size(); ++i) {
-            std::string what = "argument " + (s && i < s->params.size() ? "'" + s->params[i].name + "'" : std::to_string(i)) +
-                               " of " + pnodeLabel(pg.nodes, pi);
+            std::string what = "argument " + (s && i < s->params.size() ? "'" + s->params[i].name + "'" : std::to_string(i)) + " of " +
+                pnodeLabel(pg.nodes, pi);
             if (!matchArg(p.args[i], i < in.size() ? &in[i] : nullptr, n, what))
                 return false;
         }
@@ -281,7 +279,9 @@ struct Matcher {
         case PArg::Kind::List:
             if (!a || !a->isSequence() || a->items().size() != pa.items.size())
                 return fail(what, n, "a list of " + std::to_string(pa.items.size()),
-                            !a ? "nothing" : a->isSequence() ? "a list of " + std::to_string(a->items().size()) : a->toString());
+                            !a                    ? "nothing"
+                                : a->isSequence() ? "a list of " + std::to_string(a->items().size())
+                                                  : a->toString());
             for (size_t i = 0; i < pa.items.size(); ++i)
                 if (!matchArg(pa.items[i], &a->items()[i], n, what + "[" + std::to_string(i) + "]"))
                     return false;
@@ -433,8 +433,7 @@ bool GraphPattern::match(Node *anchor, Match &m, MatchFailure &why) const
     // Matched calls that only feed other matched calls die with the anchor.
     std::unordered_set<Node *> in(b->matched.begin(), b->matched.end());
     for (Node *n : b->matched) {
-        bool internal = n == anchor ||
-                        std::all_of(n->users().begin(), n->users().end(), [&](Node *u) { return in.count(u) > 0; });
+        bool internal = n == anchor || std::all_of(n->users().begin(), n->users().end(), [&](Node *u) { return in.count(u) > 0; });
         if (internal && std::find(m.removes.begin(), m.removes.end(), n) == m.removes.end())
             m.removes.push_back(n);
     }

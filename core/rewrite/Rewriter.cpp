@@ -9,9 +9,8 @@
 
 namespace fxlens::rewrite {
 
-Node *Rewriter::create(ir::OpKind op, std::string target, std::vector<Argument> args,
-                       std::vector<std::pair<std::string, Argument>> kwargs, const std::string &name, Node *before,
-                       const Node *like, std::vector<std::string> replaced)
+Node *Rewriter::create(ir::OpKind op, std::string target, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs,
+                       const std::string &name, Node *before, const Node *like, std::vector<std::string> replaced)
 {
     Node *n = m_g.create(op, std::move(target), std::move(args), std::move(kwargs), name, before);
     if (like) {
@@ -146,8 +145,7 @@ void Rewriter::eraseIfDead(Node *n)
     while (!work.empty()) {
         Node *x = work.back();
         work.pop_back();
-        if (x->isErased() || !x->users().empty() || x->op() == ir::OpKind::Placeholder ||
-            x->op() == ir::OpKind::Output)
+        if (x->isErased() || !x->users().empty() || x->op() == ir::OpKind::Placeholder || x->op() == ir::OpKind::Output)
             continue;
         if (rewrite::writesInPlace(x->target()))
             continue; // a side effect: never dead

@@ -66,9 +66,8 @@ public:
 
     /// Creates a node before `before`; meta.moduleStack/stackTrace are copied from `like` (if given)
     /// and provenance is set.
-    Node *create(ir::OpKind op, std::string target, std::vector<Argument> args,
-                 std::vector<std::pair<std::string, Argument>> kwargs, const std::string &name, Node *before,
-                 const Node *like = nullptr, std::vector<std::string> replaced = {});
+    Node *create(ir::OpKind op, std::string target, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs,
+                 const std::string &name, Node *before, const Node *like = nullptr, std::vector<std::string> replaced = {});
     void setInputs(Node *n, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs);
     /// Replaces every use of `from` by `to` (users' edits are recorded one by one).
     void replaceAllUsesWith(Node *from, Node *to);

@@ -21,8 +21,8 @@ Argument B(bool v) { return Argument::boolean(v); }
 using Key = std::pair<OpKind, std::string>;
 
 /// numpy's keyword spellings that torch functions accept, and the torch names they stand for.
-const std::pair<const char *, const char *> kNumpyKeywords[] = {
-    {"axis", "dim"}, {"keepdims", "keepdim"}, {"x", "input"}, {"a", "input"}, {"x1", "input"}, {"x2", "other"}};
+const std::pair<const char *, const char *> kNumpyKeywords[] = {{"axis", "dim"}, {"keepdims", "keepdim"}, {"x", "input"},
+                                                                {"a", "input"},  {"x1", "input"},         {"x2", "other"}};
 
 std::map<Key, OpSchema> build()
 {
@@ -97,9 +97,9 @@ std::map<Key, OpSchema> build()
     fn({"aten.mm.default", "aten.bmm.default"}, {{req("self"), req("mat2")}});
     fn({"aten.addmm.default"}, {{req("self"), req("mat1"), req("mat2"), opt("beta", I(1)), opt("alpha", I(1))}});
     fn({"torch.nn.functional.linear"}, {{req("input"), req("weight"), opt("bias", N())}});
-    fn({"torch.nn.functional.embedding"}, {{req("input"), req("weight"), opt("padding_idx", N()), opt("max_norm", N()),
-                                            opt("norm_type", Argument::real(2.0)), opt("scale_grad_by_freq", B(false)),
-                                            opt("sparse", B(false))}});
+    fn({"torch.nn.functional.embedding"},
+       {{req("input"), req("weight"), opt("padding_idx", N()), opt("max_norm", N()), opt("norm_type", Argument::real(2.0)),
+         opt("scale_grad_by_freq", B(false)), opt("sparse", B(false))}});
     fn({"torch.nn.functional.layer_norm"},
        {{req("input"), req("normalized_shape"), opt("weight", N()), opt("bias", N()), opt("eps", F(1e-5))}});
     fn({"aten.native_layer_norm.default"}, {{req("self"), req("normalized_shape"), req("weight"), req("bias"), req("eps")}});
@@ -126,8 +126,8 @@ bool writesInPlace(const std::string &t)
 {
     if (t.rfind("operator.i", 0) == 0) {
         // Python's augmented assignments (operator.iadd, ...), not operator.is_/invert/index/itemgetter.
-        static const char *aug[] = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior",
-                                    "ixor", "ilshift", "irshift", "imatmul", "iconcat"};
+        static const char *aug[] = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod",    "ipow",
+                                    "iand", "ior",  "ixor", "ilshift",  "irshift",   "imatmul", "iconcat"};
         for (const char *a : aug)
             if (t.compare(9, std::string::npos, a) == 0)
                 return true;

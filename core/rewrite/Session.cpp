@@ -28,10 +28,7 @@ const char *stopReasonName(StopReason r)
 
 /// A graph input by identity across steps: a placeholder by name, a get_attr by the attribute it reads
 /// (an erased get_attr and a later one of the same attribute are one storage).
-static std::string aliasKey(const Node *n)
-{
-    return n->op() == ir::OpKind::GetAttr ? "attr:" + n->target() : "input:" + n->name();
-}
+static std::string aliasKey(const Node *n) { return n->op() == ir::OpKind::GetAttr ? "attr:" + n->target() : "input:" + n->name(); }
 
 Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig cfg)
     : m_g(g), m_patterns(std::move(patterns)), m_cfg(cfg), m_edits(++g_editClock)
@@ -42,12 +39,9 @@ Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig 
     // A pattern written for one IR level never runs on a graph of the other.
     const bool aten = g.irLevel == "aten";
     m_patterns.erase(std::remove_if(m_patterns.begin(), m_patterns.end(),
-                                    [aten](const Pattern *p) {
-                                        return p->level != IrLevel::Both && (p->level == IrLevel::Aten) != aten;
-                                    }),
+                                    [aten](const Pattern *p) { return p->level != IrLevel::Both && (p->level == IrLevel::Aten) != aten; }),
                      m_patterns.end());
-    std::stable_sort(m_patterns.begin(), m_patterns.end(),
-                     [](const Pattern *a, const Pattern *b) { return a->benefit > b->benefit; });
+    std::stable_sort(m_patterns.begin(), m_patterns.end(), [](const Pattern *a, const Pattern *b) { return a->benefit > b->benefit; });
     for (const Pattern *p : m_patterns)
         m_maxPhase = std::max(m_maxPhase, p->phase);
     for (const Pattern *p : m_patterns)
@@ -133,10 +127,7 @@ bool Session::mutationSafe(const Pattern &p, const Match &m, MatchFailure &why)
     return false;
 }
 
-bool Session::matches(const Pattern &p, Node *n, Match &m, MatchFailure &why)
-{
-    return p.match(n, m, why) && mutationSafe(p, m, why);
-}
+bool Session::matches(const Pattern &p, Node *n, Match &m, MatchFailure &why) { return p.match(n, m, why) && mutationSafe(p, m, why); }
 
 void Session::notifyNodeInserted(Node *n)
 {
@@ -308,7 +299,8 @@ static void keepOutputsFresh(Graph &g, Rewriter &rw, const std::vector<std::stri
         if (!a || std::find(before.begin(), before.end(), aliasKey(a)) != before.end())
             continue;
         const bool aten = g.irLevel == "aten";
-        Node *c = rw.create(ir::OpKind::CallFunction, aten ? "aten.clone.default" : "torch.clone", {Argument::node(v)}, {}, "clone", out, v);
+        Node *c =
+            rw.create(ir::OpKind::CallFunction, aten ? "aten.clone.default" : "torch.clone", {Argument::node(v)}, {}, "clone", out, v);
         c->meta().val = v->meta().val;
         auto args = out->args();
         for (auto &x : args)
@@ -364,8 +356,8 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
     }
     // A new step after going back: the steps it replaces are kept as a branch.
     if (m_cursor < m_history.size()) {
-        m_branches.push_back({m_cursor, {std::make_move_iterator(m_history.begin() + long(m_cursor)),
-                                         std::make_move_iterator(m_history.end())}});
+        m_branches.push_back(
+            {m_cursor, {std::make_move_iterator(m_history.begin() + long(m_cursor)), std::make_move_iterator(m_history.end())}});
         m_history.resize(m_cursor);
     }
     m_history.push_back(std::move(step));
@@ -502,8 +494,8 @@ bool Session::switchBranch(size_t index)
     m_branches.erase(m_branches.begin() + long(index));
     checkout(b.fork);
     if (m_cursor < m_history.size()) {
-        m_branches.push_back({m_cursor, {std::make_move_iterator(m_history.begin() + long(m_cursor)),
-                                         std::make_move_iterator(m_history.end())}});
+        m_branches.push_back(
+            {m_cursor, {std::make_move_iterator(m_history.begin() + long(m_cursor)), std::make_move_iterator(m_history.end())}});
         m_history.resize(m_cursor);
     }
     // The branch's steps were recorded from this very version (undo restores nodes as they were).
@@ -581,8 +573,7 @@ RunResult Session::run()
             r.reason = StopReason::Stopped;
             break;
         }
-        if ((++iter & 255) == 0 &&
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > m_cfg.maxSeconds) {
+        if ((++iter & 255) == 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > m_cfg.maxSeconds) {
             r.reason = StopReason::TimeLimit;
             break;
         }
@@ -606,8 +597,8 @@ RunResult Session::run()
         if (tryPatterns(n, &r, respect, hit)) {
             ++r.steps;
             const Step &s = m_history.back();
-            r.records.push_back({s.pattern, s.anchor, s.edits.size(),
-                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count()});
+            r.records.push_back(
+                {s.pattern, s.anchor, s.edits.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count()});
             enqueue(n); // the anchor may match again (e.g. another run of the same cat)
         } else if (m_cfg.stopOnRollback && r.rollbacks.size() > rolledBack) {
             enqueue(n); // other patterns may still apply at this anchor when the run goes on

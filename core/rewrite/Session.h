@@ -8,8 +8,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -69,7 +69,7 @@ struct RunResult {
     std::map<std::string, size_t> rewritesByPattern; ///< real rewrites, not attempts
     size_t attempts = 0;
     double seconds = 0;
-    std::string message; ///< Breakpoint / RolledBack: which pattern at which node
+    std::string message;             ///< Breakpoint / RolledBack: which pattern at which node
     std::vector<StepRecord> records; ///< the steps this run applied, in order
     std::vector<Rollback> rollbacks; ///< the steps this run rolled back, in order
 };
@@ -178,15 +178,15 @@ private:
     using IndexEntry = std::pair<const AnchorKey, std::unordered_set<Node *>>;
     std::map<AnchorKey, std::unordered_set<Node *>> m_index;
     std::vector<IndexEntry *> m_entryOf; ///< by node id: the index entry holding it (map nodes are stable)
-    std::vector<Node *> m_sweep;   ///< first sweep, popped from the back (reverse program order)
-    std::deque<Node *> m_revisit;  ///< nodes touched by rewrites (or undo/redo), first in first out
+    std::vector<Node *> m_sweep;         ///< first sweep, popped from the back (reverse program order)
+    std::deque<Node *> m_revisit;        ///< nodes touched by rewrites (or undo/redo), first in first out
     bool m_sweeping = true;
     int m_phase = 0;
     int m_maxPhase = 0;
     /// Starts the next phase: every live node is swept again. False when there is none.
     bool nextPhase();
-    uint64_t m_edits = 0; ///< from a clock shared by all sessions
-    std::vector<uint8_t> m_queued; ///< by node id
+    uint64_t m_edits = 0;                                     ///< from a clock shared by all sessions
+    std::vector<uint8_t> m_queued;                            ///< by node id
     std::set<std::pair<const Pattern *, uint32_t>> m_skipped; ///< (pattern, anchor id); ids survive undo
     std::vector<Step> m_history;
     std::vector<Branch> m_branches;

@@ -155,8 +155,8 @@ bool inferLayout(Node *n, const std::string &op, Shape s, const Node *like)
         if (l)
             n->meta().val = rewrite::tensorLike(l, shape);
     };
-    static const std::set<std::string> same = {"tanh", "sigmoid", "relu", "neg", "abs", "exp", "log", "clone", "detach",
-                                               "contiguous", "alias", "gelu", "silu", "sqrt", "rsqrt", "nan_to_num", "clamp"};
+    static const std::set<std::string> same = {"tanh",       "sigmoid", "relu", "neg",  "abs",  "exp",   "log",        "clone", "detach",
+                                               "contiguous", "alias",   "gelu", "silu", "sqrt", "rsqrt", "nan_to_num", "clamp"};
     if (same.count(op)) {
         set(s, like);
     } else if (op == "unsqueeze") {
@@ -324,10 +324,7 @@ std::optional<std::vector<int64_t>> intsArg(const Argument *a)
     return v;
 }
 
-std::string baseOp(const Node *n)
-{
-    return ir::Target::parse(n->target()).base();
-}
+std::string baseOp(const Node *n) { return ir::Target::parse(n->target()).base(); }
 
 void inferMeta(Node *n)
 {

@@ -61,10 +61,7 @@ void TraceRecorder::notifyMatchFailure(const std::string &pattern, Node *anchor,
     m_events.push_back({TraceEvent::Kind::MatchFailed, m_step, pattern, anchor->name(), why.toString(), why, false});
 }
 
-void TraceRecorder::notifyNodeModified(Node *n)
-{
-    m_events.push_back({TraceEvent::Kind::Modified, m_step, {}, n->name(), {}, {}, false});
-}
+void TraceRecorder::notifyNodeModified(Node *n) { m_events.push_back({TraceEvent::Kind::Modified, m_step, {}, n->name(), {}, {}, false}); }
 
 void TraceRecorder::notifyRolledBack(const std::string &pattern, Node *anchor, const std::string &reason)
 {
@@ -89,8 +86,8 @@ std::string TraceRecorder::toJson(const Session &s, const RunResult &run, const 
     json steps = json::array();
     const auto &h = s.history();
     for (size_t i = 0; i < h.size(); ++i)
-        steps.push_back({{"step", i + 1}, {"pattern", h[i].pattern}, {"anchor", h[i].anchor}, {"summary", h[i].summary},
-                         {"edits", h[i].edits.size()}});
+        steps.push_back(
+            {{"step", i + 1}, {"pattern", h[i].pattern}, {"anchor", h[i].anchor}, {"summary", h[i].summary}, {"edits", h[i].edits.size()}});
     json records = json::array();
     for (const auto &rec : run.records)
         records.push_back({{"pattern", rec.pattern}, {"anchor", rec.anchor}, {"edits", rec.edits}, {"seconds", rec.seconds}});
@@ -108,8 +105,8 @@ std::string TraceRecorder::toJson(const Session &s, const RunResult &run, const 
         case TraceEvent::Kind::Replaced: j["by"] = e.other; break;
         case TraceEvent::Kind::MatchFailed:
             j["reason"] = e.other;
-            j["failure"] = {{"element", e.failure.element}, {"node", e.failure.node}, {"expected", e.failure.expected},
-                            {"found", e.failure.found}};
+            j["failure"] = {
+                {"element", e.failure.element}, {"node", e.failure.node}, {"expected", e.failure.expected}, {"found", e.failure.found}};
             break;
         case TraceEvent::Kind::RolledBack: j["reason"] = e.other; break;
         case TraceEvent::Kind::MatchFound: j["summary"] = e.other; break;

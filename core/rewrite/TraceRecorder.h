@@ -15,10 +15,10 @@ namespace fxlens::rewrite {
 struct TraceEvent {
     enum class Kind : uint8_t { PatternBegin, PatternEnd, MatchFound, MatchFailed, Inserted, Erased, Replaced, Modified, RolledBack };
     Kind kind;
-    int64_t step;        ///< the step this event belongs to (1-based: the step being attempted)
-    std::string pattern; ///< for pattern/match events
-    std::string node;    ///< the anchor, or the node inserted/erased, or the replaced node
-    std::string other;   ///< Replaced: the replacement; MatchFailed / RolledBack: the reason; MatchFound: the summary
+    int64_t step;         ///< the step this event belongs to (1-based: the step being attempted)
+    std::string pattern;  ///< for pattern/match events
+    std::string node;     ///< the anchor, or the node inserted/erased, or the replaced node
+    std::string other;    ///< Replaced: the replacement; MatchFailed / RolledBack: the reason; MatchFound: the summary
     MatchFailure failure; ///< MatchFailed: the structured reason
     bool applied = false; ///< PatternEnd
 };

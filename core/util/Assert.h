@@ -9,18 +9,18 @@
 
 #if !defined(NDEBUG) || defined(FXLENS_EXPENSIVE_CHECKS)
 #define FXLENS_ASSERTS_ON 1
-#define FXLENS_ASSERT(cond, msg)                                                                                            \
-    do {                                                                                                                    \
-        if (!(cond)) {                                                                                                      \
-            std::fprintf(stderr, "%s:%d: fxlens internal error: %s (%s)\n", __FILE__, __LINE__, msg, #cond);                \
-            std::abort();                                                                                                   \
-        }                                                                                                                   \
+#define FXLENS_ASSERT(cond, msg)                                                                                                           \
+    do {                                                                                                                                   \
+        if (!(cond)) {                                                                                                                     \
+            std::fprintf(stderr, "%s:%d: fxlens internal error: %s (%s)\n", __FILE__, __LINE__, msg, #cond);                               \
+            std::abort();                                                                                                                  \
+        }                                                                                                                                  \
     } while (0)
 #else
 #define FXLENS_ASSERTS_ON 0
-#define FXLENS_ASSERT(cond, msg)                                                                                            \
-    do {                                                                                                                    \
-        (void)sizeof(cond);                                                                                                 \
+#define FXLENS_ASSERT(cond, msg)                                                                                                           \
+    do {                                                                                                                                   \
+        (void)sizeof(cond);                                                                                                                \
     } while (0)
 #endif
 

@@ -13,8 +13,8 @@ struct Diagnostic {
     enum class Severity { Error, Warning, Note };
     Severity severity = Severity::Error;
     std::string file;
-    int line = 0;   ///< 1-based, 0 = unknown
-    int column = 0; ///< 1-based, 0 = unknown
+    int line = 0;     ///< 1-based, 0 = unknown
+    int column = 0;   ///< 1-based, 0 = unknown
     std::string node; ///< graph node the problem is about ("" if none)
     std::string message;
 

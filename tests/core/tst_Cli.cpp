@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Tests of fxlens-cli as a user runs it: output, exit codes and messages on stderr.
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QRegularExpression>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 
 namespace {
 struct Run {
@@ -80,7 +80,9 @@ private Q_SLOTS:
         QVERIFY(data.contains("softmax"));
         QString json = tmp.filePath(QStringLiteral("g.json"));
         QCOMPARE(cli({QStringLiteral("convert"), example("transformer_fx.json"), QStringLiteral("--to"), QStringLiteral("json"),
-                      QStringLiteral("-o"), json}).code, 0);
+                      QStringLiteral("-o"), json})
+                     .code,
+                 0);
         Run again = cli({QStringLiteral("convert"), json, QStringLiteral("--to"), QStringLiteral("text")});
         QCOMPARE(again.out, text.out);
         Run bad = cli({QStringLiteral("convert"), example("transformer_fx.json"), QStringLiteral("--to"), QStringLiteral("onnx")});
@@ -92,8 +94,8 @@ private Q_SLOTS:
     {
         QTemporaryDir tmp;
         QString out = tmp.filePath(QStringLiteral("opt.json")), trace = tmp.filePath(QStringLiteral("trace.json"));
-        Run r = cli({QStringLiteral("optimize"), example("tangle50_torch.json"), QStringLiteral("--preset"),
-                     QStringLiteral("vertical"), QStringLiteral("-o"), out, QStringLiteral("--trace"), trace});
+        Run r = cli({QStringLiteral("optimize"), example("tangle50_torch.json"), QStringLiteral("--preset"), QStringLiteral("vertical"),
+                     QStringLiteral("-o"), out, QStringLiteral("--trace"), trace});
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.contains(QStringLiteral("nodes: 1304 -> 504\n")), qPrintable(r.out));
         QVERIFY2(r.out.contains(QStringLiteral("  unbind_cat_to_view           50\n")), qPrintable(r.out));
@@ -214,8 +216,9 @@ private Q_SLOTS:
         QJsonObject doc = QJsonDocument::fromJson(t.readAll()).object();
         QVERIFY(doc.value(QStringLiteral("traceEvents")).toArray().size() > 100);
         // --freeze folds the weight stacks of the batched linears: fewer ops, same graph.
-        Run frozen = cli({QStringLiteral("profile"), example("tangle50_torch.json"), QStringLiteral("--optimize"), QStringLiteral("--freeze"),
-                          QStringLiteral("--iters"), QStringLiteral("1"), QStringLiteral("--device"), QStringLiteral("cpu")});
+        Run frozen =
+            cli({QStringLiteral("profile"), example("tangle50_torch.json"), QStringLiteral("--optimize"), QStringLiteral("--freeze"),
+                 QStringLiteral("--iters"), QStringLiteral("1"), QStringLiteral("--device"), QStringLiteral("cpu")});
         QCOMPARE(frozen.code, 0);
         QVERIFY(frozen.err.isEmpty()); // --device cpu: no note
         QVERIFY(frozen.out.contains(QStringLiteral("weights frozen (")));
@@ -232,19 +235,21 @@ private Q_SLOTS:
     void explainNearMisses()
     {
         const QString data = QStringLiteral(FXLENS_TEST_DATA "/patterns/");
-        Run dims = cli({QStringLiteral("explain"), QStringLiteral("--pattern"), QStringLiteral("merge_select_cat_aten"), QStringLiteral("--node"),
-                        QStringLiteral("cat"), data + QStringLiteral("merge_select_cat_aten_neg.aten.json")});
+        Run dims = cli({QStringLiteral("explain"), QStringLiteral("--pattern"), QStringLiteral("merge_select_cat_aten"),
+                        QStringLiteral("--node"), QStringLiteral("cat"), data + QStringLiteral("merge_select_cat_aten_neg.aten.json")});
         QCOMPARE(dims.code, 1);
         QVERIFY2(dims.out.contains(QStringLiteral("no match: argument 'dim' of y at 'cat': expected ?d = 1 (bound before), found 0")),
                  qPrintable(dims.out));
         Run shapes = cli({QStringLiteral("explain"), QStringLiteral("--pattern"), QStringLiteral("decompose_mm"), QStringLiteral("--node"),
                           QStringLiteral("mm"), data + QStringLiteral("decompose_mm_neg.aten.json")});
         QCOMPARE(shapes.code, 1);
-        QVERIFY2(shapes.out.contains(QStringLiteral("  found:    false with a = xs_0 f32[64, 16], b = xs_1 f32[16, 8]")), qPrintable(shapes.out));
+        QVERIFY2(shapes.out.contains(QStringLiteral("  found:    false with a = xs_0 f32[64, 16], b = xs_1 f32[16, 8]")),
+                 qPrintable(shapes.out));
         Run order = cli({QStringLiteral("explain"), QStringLiteral("--pattern"), QStringLiteral("split_cat_full"), QStringLiteral("--node"),
                          QStringLiteral("cat"), data + QStringLiteral("split_cat_full_neg.torch.json")});
         QCOMPARE(order.code, 1);
-        QVERIFY2(order.out.contains(QStringLiteral("expected: consecutive indices")) && order.out.contains(QStringLiteral("found:    [0, 2, 1]")),
+        QVERIFY2(order.out.contains(QStringLiteral("expected: consecutive indices")) &&
+                     order.out.contains(QStringLiteral("found:    [0, 2, 1]")),
                  qPrintable(order.out));
         // A built-in C++ pattern explains itself the same way.
         Run builtin = cli({QStringLiteral("explain"), QStringLiteral("--pattern"), QStringLiteral("split_cat"), QStringLiteral("--node"),
@@ -255,10 +260,11 @@ private Q_SLOTS:
                          QStringLiteral("mm"), data + QStringLiteral("decompose_mm_pos.aten.json")});
         QCOMPARE(match.code, 0);
         QVERIFY(match.out.contains(QStringLiteral("match: decompose_mm at mm")));
-        Run notAnchor = cli({QStringLiteral("explain"), QStringLiteral("--pattern"), QStringLiteral("decompose_mm"), QStringLiteral("--node"),
-                             QStringLiteral("add"), data + QStringLiteral("decompose_mm_pos.aten.json")});
+        Run notAnchor = cli({QStringLiteral("explain"), QStringLiteral("--pattern"), QStringLiteral("decompose_mm"),
+                             QStringLiteral("--node"), QStringLiteral("add"), data + QStringLiteral("decompose_mm_pos.aten.json")});
         QCOMPARE(notAnchor.code, 1);
-        QVERIFY(notAnchor.out.contains(QStringLiteral("no match: add is not an anchor of decompose_mm (anchors: call_function[aten.mm.default])")));
+        QVERIFY(notAnchor.out.contains(
+            QStringLiteral("no match: add is not an anchor of decompose_mm (anchors: call_function[aten.mm.default])")));
         Run typo = cli({QStringLiteral("explain"), QStringLiteral("--pattern"), QStringLiteral("decompose_mn"), QStringLiteral("--node"),
                         QStringLiteral("mm"), data + QStringLiteral("decompose_mm_pos.aten.json")});
         QCOMPARE(typo.code, 2);
@@ -294,7 +300,8 @@ private Q_SLOTS:
         Run opt = cli({QStringLiteral("optimize"), example("tangle4_fx.json"), QStringLiteral("--pattern-dir"), tmp.path(),
                        QStringLiteral("--patterns"), QStringLiteral("tanh_to_relu"), QStringLiteral("-o"), out});
         QVERIFY2(opt.code == 0, qPrintable(opt.err));
-        QVERIFY2(opt.err.contains(QStringLiteral("broken.fxpat:2:9: error: unknown op 'torch.tahn'; did you mean 'torch.tanh'?")), qPrintable(opt.err));
+        QVERIFY2(opt.err.contains(QStringLiteral("broken.fxpat:2:9: error: unknown op 'torch.tahn'; did you mean 'torch.tanh'?")),
+                 qPrintable(opt.err));
         QVERIFY2(opt.out.contains(QStringLiteral("tanh_to_relu")), qPrintable(opt.out));
         Run text = cli({QStringLiteral("convert"), out, QStringLiteral("--to"), QStringLiteral("text")});
         QVERIFY(!text.out.contains(QStringLiteral("torch.tanh")));
@@ -316,7 +323,8 @@ private Q_SLOTS:
         QCOMPARE(wrong.code, 1);
         QVERIFY2(wrong.out.contains(QStringLiteral("counterexample: x: f32[")), qPrintable(wrong.out));
         QVERIFY(wrong.out.contains(QStringLiteral("NOT shown equivalent")));
-        Run right = cli({QStringLiteral("check-pattern"), QStringLiteral("unbind_stack_range"), QStringLiteral("--trials"), QStringLiteral("300")});
+        Run right =
+            cli({QStringLiteral("check-pattern"), QStringLiteral("unbind_stack_range"), QStringLiteral("--trials"), QStringLiteral("300")});
         QCOMPARE(right.code, 0);
         QVERIFY(right.out.contains(QStringLiteral("equivalent on every matched instance")));
 #endif
@@ -355,9 +363,9 @@ private Q_SLOTS:
         env.insert(QStringLiteral("NVTX_INJECTION64_PATH"), QStringLiteral(FXLENS_NVTX_COUNTER));
         env.insert(QStringLiteral("FXLENS_NVTX_LOG"), log);
         p.setProcessEnvironment(env);
-        p.start(QStringLiteral(FXLENS_CLI), {QStringLiteral("profile"), example("tangle4_fx.json"), QStringLiteral("--device"),
-                                             QStringLiteral("cpu"), QStringLiteral("--iters"), QStringLiteral("2"),
-                                             QStringLiteral("--warmup"), QStringLiteral("1")});
+        p.start(QStringLiteral(FXLENS_CLI),
+                {QStringLiteral("profile"), example("tangle4_fx.json"), QStringLiteral("--device"), QStringLiteral("cpu"),
+                 QStringLiteral("--iters"), QStringLiteral("2"), QStringLiteral("--warmup"), QStringLiteral("1")});
         QVERIFY(p.waitForFinished(120000));
         QCOMPARE(p.exitCode(), 0);
         QFile f(log);
@@ -395,7 +403,7 @@ private Q_SLOTS:
                 ++iterations;
                 QCOMPARE(depth, 1);
             } else {
-                QCOMPARE(depth, 2); // nodes nest in their iteration
+                QCOMPARE(depth, 2);                     // nodes nest in their iteration
                 QCOMPARE(payload >> 32, qulonglong(0)); // graph version 0
                 nodeIndexes.insert(payload & 0xffffffffULL);
             }

@@ -40,7 +40,7 @@ public:
         const auto &l = n->args()[0].items();
         m.nodes = {n};
         return l.size() >= 2 && l[0].isNode() && l[1].isNode() && l[0].toNode() != l[1].toNode() &&
-               l[0].toNode()->meta().val == l[1].toNode()->meta().val;
+            l[0].toNode()->meta().val == l[1].toNode()->meta().val;
     }
     void rewrite(const Match &m, Rewriter &rw) const override
     {
@@ -235,7 +235,8 @@ private Q_SLOTS:
                 qFatal("%s", g.error().toString().c_str());
             return std::move(g.value());
         };
-        const std::string x = R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"val":{"tensor":{"shape":[2,3],"dtype":"float32"}}}},)";
+        const std::string x =
+            R"({"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"val":{"tensor":{"shape":[2,3],"dtype":"float32"}}}},)";
         auto sizes = parse(x + R"(
             {"name":"s0","op":"call_method","target":"size","args":[{"node":"x"},0],"kwargs":{},"meta":{}},
             {"name":"s1","op":"call_method","target":"size","args":[{"node":"x"},1],"kwargs":{},"meta":{}},

@@ -31,12 +31,10 @@ struct SplitCat {
     {
         x = g.create(OpKind::Placeholder, "x", {}, {}, "x");
         x->meta().val = ValueMeta::ofTensor(tmeta({8, 8}));
-        split = g.create(OpKind::CallFunction, "torch.split", {N(x), Argument::integer(4)},
-                         {{"dim", Argument::integer(1)}}, "split");
+        split = g.create(OpKind::CallFunction, "torch.split", {N(x), Argument::integer(4)}, {{"dim", Argument::integer(1)}}, "split");
         g0 = g.create(OpKind::CallFunction, "operator.getitem", {N(split), Argument::integer(0)}, {}, "getitem");
         g1 = g.create(OpKind::CallFunction, "operator.getitem", {N(split), Argument::integer(1)}, {}, "getitem");
-        cat = g.create(OpKind::CallFunction, "torch.cat", {Argument::list({N(g0), N(g1)})},
-                       {{"dim", Argument::integer(1)}}, "cat");
+        cat = g.create(OpKind::CallFunction, "torch.cat", {Argument::list({N(g0), N(g1)})}, {{"dim", Argument::integer(1)}}, "cat");
         out = g.create(OpKind::Output, "output", {Argument::tuple({N(cat)})}, {}, "output");
     }
 };
@@ -182,8 +180,7 @@ private Q_SLOTS:
         QCOMPARE(Argument::real(1.0).toString(), std::string("1.0"));
         QCOMPARE(Argument::real(1e-5).toString(), std::string("1e-05"));
         QCOMPARE(Argument::tuple({Argument::integer(1)}).toString(), std::string("(1,)"));
-        QCOMPARE(Argument::slice(Argument::none(), Argument::integer(4), Argument::none()).toString(),
-                 std::string("slice(None, 4, None)"));
+        QCOMPARE(Argument::slice(Argument::none(), Argument::integer(4), Argument::none()).toString(), std::string("slice(None, 4, None)"));
         QCOMPARE(Argument::tagged(Argument::Kind::Dtype, "float16").toString(), std::string("torch.float16"));
         QCOMPARE(Argument::dict({{"a", Argument::boolean(true)}}).toString(), std::string("{'a': True}"));
         QCOMPARE(Argument::string("it's").toString(), std::string("'it\\'s'"));

@@ -124,9 +124,13 @@ private Q_SLOTS:
         auto row = [](const char *f, const char *node, int line, const char *msg) {
             QTest::newRow(f) << QString::fromLatin1(f) << QString::fromLatin1(node) << line << QString::fromUtf8(msg);
         };
-        row("empty.json", "", 1, "malformed JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal");
-        row("truncated.json", "", 3, "malformed JSON: syntax error while parsing object key - invalid string: missing closing quote; last read: '\"targ'; expected string literal");
-        row("trailing_comma.json", "", 5, "malformed JSON: syntax error while parsing value - unexpected ']'; expected '[', '{', or a literal");
+        row("empty.json", "", 1,
+            "malformed JSON: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal");
+        row("truncated.json", "", 3,
+            "malformed JSON: syntax error while parsing object key - invalid string: missing closing quote; last read: '\"targ'; expected "
+            "string literal");
+        row("trailing_comma.json", "", 5,
+            "malformed JSON: syntax error while parsing value - unexpected ']'; expected '[', '{', or a literal");
         row("not_object.json", "", 0, "the top level must be an object, found array");
         row("wrong_format.json", "", 0, "not an fxlens graph file (\"format\" must be \"fxlens-graph\")");
         row("missing_version.json", "", 0, "missing integer \"version\"");
@@ -136,7 +140,8 @@ private Q_SLOTS:
         row("node_not_object.json", "", 0, "nodes[1] must be an object");
         row("node_without_name.json", "", 0, "nodes[1] has no \"name\"");
         row("duplicate_name.json", "y", 0, "duplicate node name (nodes[2])");
-        row("unknown_op.json", "y", 0, "unknown op kind 'call_lambda' (expected placeholder, get_attr, call_function, call_method, call_module or output)");
+        row("unknown_op.json", "y", 0,
+            "unknown op kind 'call_lambda' (expected placeholder, get_attr, call_function, call_method, call_module or output)");
         row("missing_target.json", "y", 0, "missing string \"target\"");
         row("target_not_string.json", "y", 0, "missing string \"target\"");
         row("dangling_ref.json", "y", 0, "references unknown node 'ghost' (dangling reference)");
@@ -145,7 +150,8 @@ private Q_SLOTS:
         row("no_output.json", "", 0, "a graph needs exactly one output node, found 0");
         row("two_outputs.json", "", 0, "a graph needs exactly one output node, found 2");
         row("output_not_last.json", "output", 0, "the output node must be the last node");
-        row("unknown_tag.json", "y", 0, "unknown argument tag 'tensor' (expected node, tuple, dict, slice, float, dtype, device, layout, memory_format or opaque)");
+        row("unknown_tag.json", "y", 0,
+            "unknown argument tag 'tensor' (expected node, tuple, dict, slice, float, dtype, device, layout, memory_format or opaque)");
         row("tag_two_keys.json", "y", 0, "a tagged argument object must have exactly one key, found 2");
         row("bad_dtype.json", "y", 0, "unknown dtype 'float33' in an argument");
         row("bad_meta_shape.json", "y", 0, "meta.val.tensor.shape holds a value of type object (expected int or symbol)");

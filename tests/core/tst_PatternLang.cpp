@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The pattern language: every diagnostic kind on a malformed file (exact message, line, column and
 // caret), the shipped pattern files, hot reload of a directory, and the Python export.
-#include "lang/PatternLang.h"
+#include "BuiltinPatterns.h"
 #include "io/GraphJson.h"
 #include "ir/Printer.h"
+#include "lang/PatternLang.h"
 #include "rewrite/Pattern.h"
 #include "rewrite/Session.h"
-#include "BuiltinPatterns.h"
 
 #include <QDir>
 #include <QFile>
@@ -79,29 +79,50 @@ private Q_SLOTS:
     void diagnostics_data()
     {
         QTest::addColumn<QString>("expected");
-        QTest::newRow("assigned_twice.fxpat") << QStringLiteral("assigned_twice.fxpat:3:5: error: 'y' is already bound: each name is assigned once");
+        QTest::newRow("assigned_twice.fxpat") << QStringLiteral(
+            "assigned_twice.fxpat:3:5: error: 'y' is already bound: each name is assigned once");
         QTest::newRow("bad_character.fxpat") << QStringLiteral("bad_character.fxpat:2:23: error: unexpected character '$'");
-        QTest::newRow("bad_dedent.fxpat") << QStringLiteral("bad_dedent.fxpat:3:3: error: this line's indentation matches no enclosing block");
-        QTest::newRow("bad_level.fxpat") << QStringLiteral("bad_level.fxpat:1:9: error: level must be \"torch\", \"aten\" or \"both\", found \"cuda\"");
-        QTest::newRow("comprehension_not_range.fxpat") << QStringLiteral("comprehension_not_range.fxpat:3:34: error: a comprehension in a pattern iterates over range(lo, hi) or range(n), found 'items'");
-        QTest::newRow("decorator.fxpat") << QStringLiteral("decorator.fxpat:1:1: error: decorators are not part of the pattern language: write `name = \"...\"` settings at the top of the file");
-        QTest::newRow("expression_argument.fxpat") << QStringLiteral("expression_argument.fxpat:2:27: error: 'd + 1' cannot stand in a pattern's arguments: bind a name there and constrain it with assert");
-        QTest::newRow("if_statement.fxpat") << QStringLiteral("if_statement.fxpat:2:5: error: 'if' is not part of the pattern language (bodies hold assignments, 'assert' and 'return')");
-        QTest::newRow("missing_colon.fxpat") << QStringLiteral("missing_colon.fxpat:1:23: error: expected ':' at the end of the 'def' line, found end of line");
-        QTest::newRow("missing_replacement.fxpat") << QStringLiteral("missing_replacement.fxpat:1:1: error: no 'def replacement(...)' in the file");
-        QTest::newRow("missing_return.fxpat") << QStringLiteral("missing_return.fxpat:1:5: error: 'pattern' has no 'return': return the call the pattern is anchored on");
-        QTest::newRow("returns_parameter.fxpat") << QStringLiteral("returns_parameter.fxpat:2:12: error: the pattern must return a call (the anchor), not the parameter 'x'");
+        QTest::newRow("bad_dedent.fxpat") << QStringLiteral(
+            "bad_dedent.fxpat:3:3: error: this line's indentation matches no enclosing block");
+        QTest::newRow("bad_level.fxpat") << QStringLiteral(
+            "bad_level.fxpat:1:9: error: level must be \"torch\", \"aten\" or \"both\", found \"cuda\"");
+        QTest::newRow("comprehension_not_range.fxpat") << QStringLiteral("comprehension_not_range.fxpat:3:34: error: a comprehension in a "
+                                                                         "pattern iterates over range(lo, hi) or range(n), found 'items'");
+        QTest::newRow("decorator.fxpat") << QStringLiteral("decorator.fxpat:1:1: error: decorators are not part of the pattern language: "
+                                                           "write `name = \"...\"` settings at the top of the file");
+        QTest::newRow("expression_argument.fxpat") << QStringLiteral("expression_argument.fxpat:2:27: error: 'd + 1' cannot stand in a "
+                                                                     "pattern's arguments: bind a name there and constrain it with assert");
+        QTest::newRow("if_statement.fxpat") << QStringLiteral(
+            "if_statement.fxpat:2:5: error: 'if' is not part of the pattern language (bodies hold assignments, 'assert' and 'return')");
+        QTest::newRow("missing_colon.fxpat") << QStringLiteral(
+            "missing_colon.fxpat:1:23: error: expected ':' at the end of the 'def' line, found end of line");
+        QTest::newRow("missing_replacement.fxpat")
+            << QStringLiteral("missing_replacement.fxpat:1:1: error: no 'def replacement(...)' in the file");
+        QTest::newRow("missing_return.fxpat") << QStringLiteral(
+            "missing_return.fxpat:1:5: error: 'pattern' has no 'return': return the call the pattern is anchored on");
+        QTest::newRow("returns_parameter.fxpat")
+            << QStringLiteral("returns_parameter.fxpat:2:12: error: the pattern must return a call (the anchor), not the parameter 'x'");
         QTest::newRow("tab_indent.fxpat") << QStringLiteral("tab_indent.fxpat:2:1: error: tab in indentation: indent with spaces");
-        QTest::newRow("unbound_replacement_param.fxpat") << QStringLiteral("unbound_replacement_param.fxpat:5:20: error: replacement parameter 'z' is not bound by the pattern; did you mean 'x'?");
-        QTest::newRow("unclosed_paren.fxpat") << QStringLiteral("unclosed_paren.fxpat:3:5: error: expected ',' or ')' in the argument list, found 'return'");
-        QTest::newRow("unknown_function.fxpat") << QStringLiteral("unknown_function.fxpat:4:12: error: unknown function 'lenn'; did you mean 'len'?");
-        QTest::newRow("unknown_function_name.fxpat") << QStringLiteral("unknown_function_name.fxpat:2:9: error: cannot call 'tanh' in a pattern: expected torch.*, aten.*, operator.*, F.* or a method of a node; did you mean 'torch.tanh'?");
-        QTest::newRow("unknown_keyword.fxpat") << QStringLiteral("unknown_keyword.fxpat:2:31: error: torch.split has no parameter 'dims' (parameters: tensor, split_size_or_sections, dim); did you mean 'dim'?");
-        QTest::newRow("unknown_method.fxpat") << QStringLiteral("unknown_method.fxpat:2:9: error: unknown method '.tahn()'; did you mean 'tanh'?");
+        QTest::newRow("unbound_replacement_param.fxpat") << QStringLiteral(
+            "unbound_replacement_param.fxpat:5:20: error: replacement parameter 'z' is not bound by the pattern; did you mean 'x'?");
+        QTest::newRow("unclosed_paren.fxpat") << QStringLiteral(
+            "unclosed_paren.fxpat:3:5: error: expected ',' or ')' in the argument list, found 'return'");
+        QTest::newRow("unknown_function.fxpat")
+            << QStringLiteral("unknown_function.fxpat:4:12: error: unknown function 'lenn'; did you mean 'len'?");
+        QTest::newRow("unknown_function_name.fxpat")
+            << QStringLiteral("unknown_function_name.fxpat:2:9: error: cannot call 'tanh' in a pattern: expected torch.*, aten.*, "
+                              "operator.*, F.* or a method of a node; did you mean 'torch.tanh'?");
+        QTest::newRow("unknown_keyword.fxpat") << QStringLiteral("unknown_keyword.fxpat:2:31: error: torch.split has no parameter 'dims' "
+                                                                 "(parameters: tensor, split_size_or_sections, dim); did you mean 'dim'?");
+        QTest::newRow("unknown_method.fxpat") << QStringLiteral(
+            "unknown_method.fxpat:2:9: error: unknown method '.tahn()'; did you mean 'tanh'?");
         QTest::newRow("unknown_name.fxpat") << QStringLiteral("unknown_name.fxpat:2:20: error: unknown name 'xx'; did you mean 'x'?");
-        QTest::newRow("unknown_op.fxpat") << QStringLiteral("unknown_op.fxpat:2:9: error: unknown op 'torch.splt'; did you mean 'torch.split'?");
-        QTest::newRow("unknown_setting.fxpat") << QStringLiteral("unknown_setting.fxpat:1:1: error: unknown setting 'levle'; did you mean 'level'? (settings: name, description, level, benefit, phase, labels)");
-        QTest::newRow("unknown_type.fxpat") << QStringLiteral("unknown_type.fxpat:1:16: error: unknown type 'Tensr'; did you mean 'Tensor'? (types: Tensor, int, float, bool, str, list)");
+        QTest::newRow("unknown_op.fxpat") << QStringLiteral(
+            "unknown_op.fxpat:2:9: error: unknown op 'torch.splt'; did you mean 'torch.split'?");
+        QTest::newRow("unknown_setting.fxpat") << QStringLiteral("unknown_setting.fxpat:1:1: error: unknown setting 'levle'; did you mean "
+                                                                 "'level'? (settings: name, description, level, benefit, phase, labels)");
+        QTest::newRow("unknown_type.fxpat") << QStringLiteral(
+            "unknown_type.fxpat:1:16: error: unknown type 'Tensr'; did you mean 'Tensor'? (types: Tensor, int, float, bool, str, list)");
         QTest::newRow("unreachable.fxpat") << QStringLiteral("unreachable.fxpat:7:5: error: statement after 'return' is never reached");
         QTest::newRow("unterminated_string.fxpat") << QStringLiteral("unterminated_string.fxpat:1:8: error: unterminated string");
     }
@@ -122,7 +143,8 @@ private Q_SLOTS:
         std::string src = "def pattern(x: Tensor):\n    y = " + std::string(5000, '(') + "x" + std::string(5000, ')') + "\n    return y\n";
         auto r = lang::compilePattern(src, "deep.fxpat");
         QVERIFY(!r.ok());
-        QVERIFY2(r.error().toString().find("expression nested more than 100 levels deep") != std::string::npos, r.error().toString().c_str());
+        QVERIFY2(r.error().toString().find("expression nested more than 100 levels deep") != std::string::npos,
+                 r.error().toString().c_str());
         std::string neg = "def pattern(x: Tensor):\n    y = " + std::string(5000, '-') + "x\n    return y\n";
         QVERIFY(!lang::compilePattern(neg, "neg.fxpat").ok());
     }
@@ -182,8 +204,8 @@ private Q_SLOTS:
 
         write(b, "def pattern(x: Tensor):\n    y = torch.sigmoid(x\n");
         lib.reloadChanged(reg);
-        QVERIFY(!reg.find("sigmoid_to_relu"));  // the broken file's pattern is gone
-        QVERIFY(reg.find("tanh_to_relu"));      // the other file is untouched
+        QVERIFY(!reg.find("sigmoid_to_relu")); // the broken file's pattern is gone
+        QVERIFY(reg.find("tanh_to_relu"));     // the other file is untouched
         QVERIFY2(lib.diagnostics().find("b.fxpat:3:1: error: expected ',' or ')' in the argument list") != std::string::npos,
                  lib.diagnostics().c_str());
 
@@ -206,8 +228,9 @@ private Q_SLOTS:
     void duplicateNameIsReported()
     {
         QTemporaryDir tmp;
-        write(tmp.filePath(QStringLiteral("dup.fxpat")), "name = \"split_cat\"\n\ndef pattern(x: Tensor):\n    return torch.tanh(x)\n\n"
-                                                         "def replacement(x):\n    return x\n");
+        write(tmp.filePath(QStringLiteral("dup.fxpat")),
+              "name = \"split_cat\"\n\ndef pattern(x: Tensor):\n    return torch.tanh(x)\n\n"
+              "def replacement(x):\n    return x\n");
         rewrite::PatternRegistry reg;
         QVERIFY(patterns::registerBuiltinPatterns(reg, FXLENS_PATTERN_SOURCE_DIR).empty());
         lang::PatternLibrary lib;
@@ -260,9 +283,11 @@ private Q_SLOTS:
         QVERIFY(p);
         const std::string py = lang::exportPython(*p);
         QVERIFY2(py.find("def pattern(bias, a, b):\n    mm = torch.ops.aten.addmm.default(bias, a, b, beta=1, alpha=1)\n    return mm\n") !=
-                     std::string::npos, py.c_str());
+                     std::string::npos,
+                 py.c_str());
         QVERIFY2(py.find("def replacement(bias, a, b):\n    prod = torch.ops.aten.mul.Tensor(") != std::string::npos, py.c_str());
-        QVERIFY(py.find("#   assert (a.shape[0] >= 10240)") != std::string::npos || py.find("#   assert a.shape[0] >= 10240") != std::string::npos);
+        QVERIFY(py.find("#   assert (a.shape[0] >= 10240)") != std::string::npos ||
+                py.find("#   assert a.shape[0] >= 10240") != std::string::npos);
     }
 };
 

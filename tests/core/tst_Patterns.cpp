@@ -35,7 +35,10 @@ PatternRegistry &registry()
 
 struct Failures : RewriteListener {
     std::vector<std::pair<std::string, std::string>> seen;
-    void notifyMatchFailure(const std::string &p, Node *, const rewrite::MatchFailure &why) override { seen.push_back({p, why.toString()}); }
+    void notifyMatchFailure(const std::string &p, Node *, const rewrite::MatchFailure &why) override
+    {
+        seen.push_back({p, why.toString()});
+    }
 };
 
 std::string slurp(const std::string &path)

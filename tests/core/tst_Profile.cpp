@@ -93,7 +93,7 @@ private Q_SLOTS:
         QCOMPARE(p.summary.kernelsPerIter, double(deviceEvents) / 2);
         QCOMPARE(p.iters.size(), size_t(2));
         QCOMPARE(p.iters[0].kernels, p.iters[1].kernels); // the same graph launches the same work
-        std::map<int, const RangeRec *> rangeOf; // (node, iteration 0)
+        std::map<int, const RangeRec *> rangeOf;          // (node, iteration 0)
         for (const auto &r : p.ranges)
             if (r.iteration == 0)
                 rangeOf[r.node] = &r;
@@ -148,7 +148,7 @@ private Q_SLOTS:
         l.correlation = 11;
         e.push_back(l);
         e.push_back(device(5000, 5500, 11));
-        e.push_back(device(5600, 5700, 12, 501)); // no launch record, linked to node 0's range
+        e.push_back(device(5600, 5700, 12, 501));               // no launch record, linked to node 0's range
         RawEvent late = ev(RawEvent::Kind::Launch, 8000, 8100); // between nodes: the executor's own work
         late.correlation = 13;
         e.push_back(late);

@@ -18,10 +18,7 @@ using ir::OpKind;
 
 namespace {
 
-std::string wrap(const std::string &nodes)
-{
-    return R"({"format":"fxlens-graph","version":1,"ir":"torch","nodes":[)" + nodes + "]}";
-}
+std::string wrap(const std::string &nodes) { return R"({"format":"fxlens-graph","version":1,"ir":"torch","nodes":[)" + nodes + "]}"; }
 
 std::string tensor(std::vector<int> shape)
 {
@@ -42,8 +39,8 @@ std::string seq(std::vector<std::vector<int>> shapes)
 std::string node(const std::string &name, const std::string &op, const std::string &target, const std::string &args,
                  const std::string &kwargs, const std::string &val)
 {
-    return R"({"name":")" + name + R"(","op":")" + op + R"(","target":")" + target + R"(","args":)" + args +
-           R"(,"kwargs":)" + kwargs + R"(,"meta":{"val":)" + val + "}}";
+    return R"({"name":")" + name + R"(","op":")" + op + R"(","target":")" + target + R"(","args":)" + args + R"(,"kwargs":)" + kwargs +
+        R"(,"meta":{"val":)" + val + "}}";
 }
 
 std::string ph(const std::string &name, std::vector<int> shape) { return node(name, "placeholder", name, "[]", "{}", tensor(shape)); }
@@ -125,7 +122,8 @@ private Q_SLOTS:
     {
         PatternRegistry r;
         QCOMPARE(QString::fromStdString(patterns::registerBuiltinPatterns(r, FXLENS_PATTERN_SOURCE_DIR)), QString());
-        QCOMPARE(QString::fromStdString(patterns::registerBuiltinPatterns(r, FXLENS_PATTERN_SOURCE_DIR)), QStringLiteral("duplicate pattern name 'normalize_split'"));
+        QCOMPARE(QString::fromStdString(patterns::registerBuiltinPatterns(r, FXLENS_PATTERN_SOURCE_DIR)),
+                 QStringLiteral("duplicate pattern name 'normalize_split'"));
         std::string err;
         QVERIFY(r.byNames("merge_splits,nope", err).empty());
         QCOMPARE(QString::fromStdString(err), QStringLiteral("unknown pattern 'nope'"));
@@ -178,15 +176,15 @@ private Q_SLOTS:
     void partialRunResections()
     {
         // cat([s[1], s[2]]) of a 4-piece split: one piece of a re-sectioned split.
-        auto g = parse(wrap(ph("x", {4, 16}) + "," +
-                            node("split", "call_function", "torch.split", R"([{"node":"x"},[4,4,4,4]])", R"({"dim":1})",
-                                 seq({{4, 4}, {4, 4}, {4, 4}, {4, 4}})) + "," +
-                            gi("a", "split", 0, {4, 4}) + "," + gi("b", "split", 1, {4, 4}) + "," + gi("c", "split", 2, {4, 4}) +
-                            "," + gi("d", "split", 3, {4, 4}) + "," +
-                            node("cat", "call_function", "torch.cat", R"([[{"node":"b"},{"node":"c"}]])", R"({"dim":1})", tensor({4, 8})) +
-                            "," +
-                            node("res", "call_function", "builtins.tuple", R"([[{"node":"a"},{"node":"cat"},{"node":"d"}]])", "{}", "null") +
-                            "," + out("res")));
+        auto g =
+            parse(wrap(ph("x", {4, 16}) + "," +
+                       node("split", "call_function", "torch.split", R"([{"node":"x"},[4,4,4,4]])", R"({"dim":1})",
+                            seq({{4, 4}, {4, 4}, {4, 4}, {4, 4}})) +
+                       "," + gi("a", "split", 0, {4, 4}) + "," + gi("b", "split", 1, {4, 4}) + "," + gi("c", "split", 2, {4, 4}) + "," +
+                       gi("d", "split", 3, {4, 4}) + "," +
+                       node("cat", "call_function", "torch.cat", R"([[{"node":"b"},{"node":"c"}]])", R"({"dim":1})", tensor({4, 8})) + "," +
+                       node("res", "call_function", "builtins.tuple", R"([[{"node":"a"},{"node":"cat"},{"node":"d"}]])", "{}", "null") +
+                       "," + out("res")));
         Session s(*g, only("merge_getitem_cat"), {SIZE_MAX, 1e9, true});
         auto r = s.run();
         QCOMPARE(r.steps, size_t(1));
@@ -207,10 +205,11 @@ private Q_SLOTS:
     {
         // Only u[1] is used (pytorch #121228): it becomes t1, with negative dims normalized. t1 is a
         // graph input, so the output gets its own copy (an output never starts aliasing an input).
-        auto g = parse(wrap(ph("t0", {2, 3}) + "," + ph("t1", {2, 3}) + "," +
-                            node("st", "call_function", "torch.stack", R"([[{"node":"t0"},{"node":"t1"}]])", R"({"dim":-1})", tensor({2, 3, 2})) +
-                            "," + node("u", "call_function", "torch.unbind", R"([{"node":"st"}])", R"({"dim":2})", seq({{2, 3}, {2, 3}})) +
-                            "," + gi("g1", "u", 1, {2, 3}) + "," + out("g1")));
+        auto g = parse(
+            wrap(ph("t0", {2, 3}) + "," + ph("t1", {2, 3}) + "," +
+                 node("st", "call_function", "torch.stack", R"([[{"node":"t0"},{"node":"t1"}]])", R"({"dim":-1})", tensor({2, 3, 2})) +
+                 "," + node("u", "call_function", "torch.unbind", R"([{"node":"st"}])", R"({"dim":2})", seq({{2, 3}, {2, 3}})) + "," +
+                 gi("g1", "u", 1, {2, 3}) + "," + out("g1")));
         Session s(*g, only("stack_unbind"), {SIZE_MAX, 1e9, true});
         QCOMPARE(s.run().steps, size_t(1));
         const Node *res = g->outputNode()->args()[0].toNode();
@@ -218,10 +217,11 @@ private Q_SLOTS:
         QCOMPARE(res->args()[0].toNode()->name(), std::string("t1"));
         QCOMPARE(g->size(), size_t(4));
         // Near miss: different dims.
-        auto g2 = parse(wrap(ph("t0", {2, 3}) + "," +
-                             node("st", "call_function", "torch.stack", R"([[{"node":"t0"},{"node":"t0"}]])", R"({"dim":0})", tensor({2, 2, 3})) +
-                             "," + node("u", "call_function", "torch.unbind", R"([{"node":"st"}])", R"({"dim":1})", seq({{2, 3}, {2, 3}})) +
-                             "," + gi("g1", "u", 1, {2, 3}) + "," + out("g1")));
+        auto g2 =
+            parse(wrap(ph("t0", {2, 3}) + "," +
+                       node("st", "call_function", "torch.stack", R"([[{"node":"t0"},{"node":"t0"}]])", R"({"dim":0})", tensor({2, 2, 3})) +
+                       "," + node("u", "call_function", "torch.unbind", R"([{"node":"st"}])", R"({"dim":1})", seq({{2, 3}, {2, 3}})) + "," +
+                       gi("g1", "u", 1, {2, 3}) + "," + out("g1")));
         Match m;
         MatchFailure why;
         QVERIFY(!registry().find("stack_unbind")->match(g2->find("u"), m, why));
@@ -232,14 +232,13 @@ private Q_SLOTS:
     {
         // cat([.., getitem(%s, *i), ..], ?d) with a partial variadic list: per-element bindings are
         // collected in list order, shared ones (%s, ?d) must agree, and a failure names the element.
-        auto g = parse(wrap(ph("x", {4, 16}) + "," + ph("z", {4, 4}) + "," +
-                            node("split", "call_function", "torch.split", R"([{"node":"x"},[4,4,4,4]])", R"({"dim":1})",
-                                 seq({{4, 4}, {4, 4}, {4, 4}, {4, 4}})) + "," +
-                            gi("a", "split", 0, {4, 4}) + "," + gi("b", "split", 1, {4, 4}) + "," + gi("c", "split", 2, {4, 4}) +
-                            "," + node("cat", "call_function", "torch.cat", R"([[{"node":"z"},{"node":"b"},{"node":"c"}]])",
-                                       R"({"dim":1})", tensor({4, 12})) +
-                            "," + node("r", "call_function", "builtins.tuple", R"([[{"node":"a"},{"node":"cat"}]])", "{}", "null") +
-                            "," + out("r")));
+        auto g = parse(wrap(
+            ph("x", {4, 16}) + "," + ph("z", {4, 4}) + "," +
+            node("split", "call_function", "torch.split", R"([{"node":"x"},[4,4,4,4]])", R"({"dim":1})",
+                 seq({{4, 4}, {4, 4}, {4, 4}, {4, 4}})) +
+            "," + gi("a", "split", 0, {4, 4}) + "," + gi("b", "split", 1, {4, 4}) + "," + gi("c", "split", 2, {4, 4}) + "," +
+            node("cat", "call_function", "torch.cat", R"([[{"node":"z"},{"node":"b"},{"node":"c"}]])", R"({"dim":1})", tensor({4, 12})) +
+            "," + node("r", "call_function", "builtins.tuple", R"([[{"node":"a"},{"node":"cat"}]])", "{}", "null") + "," + out("r")));
         PatternBuilder b;
         int s = b.input("s");
         int item = b.call("*item", {"operator.getitem"}, {PArg::ref(s), PArg::capture("*i")});
@@ -276,8 +275,8 @@ private Q_SLOTS:
     void mergeSplitsGolden()
     {
         auto g = parse(wrap(ph("x", {4, 8}) + "," +
-                            node("s", "call_function", "torch.split", R"([{"node":"x"},[2,6]])", R"({"dim":1})", seq({{4, 2}, {4, 6}})) + "," +
-                            gi("s0", "s", 0, {4, 2}) + "," + gi("s1", "s", 1, {4, 6}) + "," +
+                            node("s", "call_function", "torch.split", R"([{"node":"x"},[2,6]])", R"({"dim":1})", seq({{4, 2}, {4, 6}})) +
+                            "," + gi("s0", "s", 0, {4, 2}) + "," + gi("s1", "s", 1, {4, 6}) + "," +
                             node("t", "call_function", "torch.split", R"([{"node":"s1"},[3,3]])", R"({"dim":1})", seq({{4, 3}, {4, 3}})) +
                             "," + gi("t0", "t", 0, {4, 3}) + "," + gi("t1", "t", 1, {4, 3}) + "," +
                             node("r", "call_function", "builtins.tuple", R"([[{"node":"t1"},{"node":"s0"},{"node":"t0"}]])", "{}", "null") +

@@ -52,8 +52,8 @@ private Q_SLOTS:
     /// Unparsing gives Python that parses back to the same text.
     void unparseRoundTrips()
     {
-        for (const char *expr : {"a + b * c", "f(x, dim=-1)", "[x[i] for i in range(0, n)]", "x.shape[-1] // 2", "not a or b",
-                                 "1.5e-3", "'text'", "x[1:3]"}) {
+        for (const char *expr :
+             {"a + b * c", "f(x, dim=-1)", "[x[i] for i in range(0, n)]", "x.shape[-1] // 2", "not a or b", "1.5e-3", "'text'", "x[1:3]"}) {
             Module m;
             SyntaxError err;
             const std::string src = std::string("def pattern(x):\n    y = ") + expr + "\n    return y\n";

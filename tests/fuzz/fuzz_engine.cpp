@@ -4,9 +4,9 @@
 // transpose, unsqueeze, linear, an occasional in-place write) and a set of built-in patterns; the
 // session runs them to a fixpoint in checked mode. Lint must hold after every step (checked mode
 // rolls a failing step back and reports it: a finding), and after the run.
+#include "BuiltinPatterns.h"
 #include "io/GraphJson.h"
 #include "rewrite/Session.h"
-#include "BuiltinPatterns.h"
 
 #include <nlohmann/json.hpp>
 
@@ -51,24 +51,30 @@ struct Builder {
     Value add(const char *base, const char *op, const std::string &target, json args, json kwargs, std::vector<int64_t> shape)
     {
         Value v{fresh(base), shape};
-        nodes.push_back({{"name", v.name}, {"op", op}, {"target", target}, {"args", args}, {"kwargs", kwargs},
-                         {"meta", {{"val", tensorMeta(shape)}}}});
+        nodes.push_back(
+            {{"name", v.name}, {"op", op}, {"target", target}, {"args", args}, {"kwargs", kwargs}, {"meta", {{"val", tensorMeta(shape)}}}});
         vals.push_back(v);
         return v;
     }
     /// A tuple-valued call and one getitem per piece.
-    std::vector<Value> pieces(const char *base, const std::string &target, json args, json kwargs, const std::vector<std::vector<int64_t>> &shapes)
+    std::vector<Value> pieces(const char *base, const std::string &target, json args, json kwargs,
+                              const std::vector<std::vector<int64_t>> &shapes)
     {
         json seq = json::array();
         for (const auto &s : shapes)
             seq.push_back(tensorMeta(s));
         const std::string name = fresh(base);
-        nodes.push_back({{"name", name}, {"op", "call_function"}, {"target", target}, {"args", args}, {"kwargs", kwargs},
+        nodes.push_back({{"name", name},
+                         {"op", "call_function"},
+                         {"target", target},
+                         {"args", args},
+                         {"kwargs", kwargs},
                          {"meta", {{"val", {{"seq", seq}}}}}});
         std::vector<Value> out;
         for (size_t i = 0; i < shapes.size(); ++i)
             if (b.pick(4) != 0 || i == 0)
-                out.push_back(add("getitem", "call_function", "operator.getitem", json::array({json{{"node", name}}, int64_t(i)}), json::object(), shapes[i]));
+                out.push_back(add("getitem", "call_function", "operator.getitem", json::array({json{{"node", name}}, int64_t(i)}),
+                                  json::object(), shapes[i]));
         return out;
     }
     const Value &any() { return vals[b.pick(vals.size())]; }
@@ -145,7 +151,8 @@ std::string buildGraph(Bytes &b)
             sh.erase(sh.begin() + d);
             if (sh.empty())
                 break;
-            g.pieces("unbind", "torch.unbind", json::array({g.ref(v)}), {{"dim", d}}, std::vector<std::vector<int64_t>>(size_t(v.shape[size_t(d)]), sh));
+            g.pieces("unbind", "torch.unbind", json::array({g.ref(v)}), {{"dim", d}},
+                     std::vector<std::vector<int64_t>>(size_t(v.shape[size_t(d)]), sh));
             break;
         }
         case 4: { // cat of values that agree except on d
@@ -213,25 +220,30 @@ std::string buildGraph(Bytes &b)
             Value bv = g.add("bias", "get_attr", bias, json::array(), json::object(), {m});
             auto sh = v.shape;
             sh.back() = m;
-            g.add("linear", "call_function", "torch.nn.functional.linear", json::array({g.ref(v), g.ref(wv), g.ref(bv)}), json::object(), sh);
+            g.add("linear", "call_function", "torch.nn.functional.linear", json::array({g.ref(v), g.ref(wv), g.ref(bv)}), json::object(),
+                  sh);
             break;
         }
         case 10: // an in-place write
             g.add("inplace", "call_method", "add_", json::array({g.ref(v), 1}), json::object(), v.shape);
             break;
-        default:
-            g.add("clone", "call_function", "torch.clone", json::array({g.ref(v)}), json::object(), v.shape);
-            break;
+        default: g.add("clone", "call_function", "torch.clone", json::array({g.ref(v)}), json::object(), v.shape); break;
         }
     }
     json outs = json::array();
     const size_t nout = 1 + b.pick(3);
     for (size_t i = 0; i < nout; ++i)
         outs.push_back(g.ref(g.vals[g.vals.size() - 1 - b.pick(std::min<size_t>(g.vals.size(), 4))]));
-    g.nodes.push_back({{"name", "output"}, {"op", "output"}, {"target", "output"}, {"args", json::array({outs})}, {"kwargs", json::object()},
+    g.nodes.push_back({{"name", "output"},
+                       {"op", "output"},
+                       {"target", "output"},
+                       {"args", json::array({outs})},
+                       {"kwargs", json::object()},
                        {"meta", json::object()}});
-    json root = {{"format", "fxlens-graph"}, {"version", io::kFormatVersion}, {"name", "fuzz"}, {"ir", "torch"},
-                 {"source", "dynamo"}, {"params", g.params}, {"nodes", g.nodes}};
+    json root = {{"format", "fxlens-graph"}, {"version", io::kFormatVersion},
+                 {"name", "fuzz"},           {"ir", "torch"},
+                 {"source", "dynamo"},       {"params", g.params},
+                 {"nodes", g.nodes}};
     return root.dump();
 }
 

@@ -2,19 +2,19 @@
 // The graph canvas, driven offscreen: every bundled example opens and lays out, modules expand and
 // collapse, clicking selects, a pattern's matches are highlighted, the view exports as SVG/PNG.
 // Screenshots (fit and zoomed in) go to <build>/screenshots for a person to look at.
+#include "BuiltinPatterns.h"
 #include "GraphCanvas.h"
 #include "MainWindow.h"
 #include "TestServices.h"
-#include "BuiltinPatterns.h"
 #include "io/GraphJson.h"
 #include "rewrite/Session.h"
 
 #include <QDir>
 #include <QFile>
 #include <QListWidget>
-#include <QTextBrowser>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTextBrowser>
 #include <QtTest>
 
 #include <set>
@@ -22,8 +22,9 @@
 using namespace fxlens;
 
 namespace {
-const char *kExamples[] = {"tangle4_fx.json", "tangle50_torch.json", "tangle50_aten.json", "transformer_fx.json", "transformer_dynamo.json",
-                           "transformer_aten.json", "resnet50_fx.json.gz", "resnet50_aten.json.gz", "tangle200_torch.json.gz"};
+const char *kExamples[] = {"tangle4_fx.json",     "tangle50_torch.json",     "tangle50_aten.json",
+                           "transformer_fx.json", "transformer_dynamo.json", "transformer_aten.json",
+                           "resnet50_fx.json.gz", "resnet50_aten.json.gz",   "tangle200_torch.json.gz"};
 
 QString shots()
 {

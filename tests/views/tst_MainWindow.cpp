@@ -11,36 +11,36 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QRegularExpression>
-#include <QTabWidget>
 #include <QSignalSpy>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTableView>
 #include <QtTest>
 
 #include "Autosave.h"
+#include "BuiltinPatterns.h"
+#include "GraphCanvas.h"
 #include "NodeTableModel.h"
-#include "RewriteDebugger.h"
 #include "PatternEditor.h"
 #include "ProfilePanel.h"
-#include "GraphCanvas.h"
-#include "profile/Profile.h"
-#include <QTableWidget>
-#include "BuiltinPatterns.h"
-#include "rewrite/Session.h"
+#include "RewriteDebugger.h"
 #include "io/GraphJson.h"
 #include "ir/Printer.h"
+#include "profile/Profile.h"
+#include "rewrite/Session.h"
+#include <QTableWidget>
 
 #include <QDockWidget>
-#include <QTextBrowser>
 #include <QMessageBox>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <QTextBrowser>
 
-#include <csignal>
-#include <optional>
+#include <QListWidget>
 #include <QMenuBar>
 #include <QTimer>
-#include <QListWidget>
+#include <csignal>
+#include <optional>
 
 using fxlens::views::MainWindow;
 
@@ -66,8 +66,9 @@ private Q_SLOTS:
         QCoreApplication::setApplicationName(QStringLiteral("tst_MainWindow"));
         QStandardPaths::setTestModeEnabled(true);
         // Autosaves of this run go to a directory of its own.
-        qputenv("FXLENS_AUTOSAVE_DIR", (QDir::tempPath() + QStringLiteral("/fxlens-test-autosave-") +
-                                        QString::number(QCoreApplication::applicationPid())).toLocal8Bit());
+        qputenv("FXLENS_AUTOSAVE_DIR",
+                (QDir::tempPath() + QStringLiteral("/fxlens-test-autosave-") + QString::number(QCoreApplication::applicationPid()))
+                    .toLocal8Bit());
     }
 
     void modelPassesTester()
@@ -216,7 +217,8 @@ private Q_SLOTS:
         if (d->verifyAvailable()) {
             QVERIFY(d->setVerify(true));
             QVERIFY(d->applySelected());
-            QVERIFY2(d->historyList()->item(2)->text().endsWith(QStringLiteral("✓ verified")), qPrintable(d->historyList()->item(2)->text()));
+            QVERIFY2(d->historyList()->item(2)->text().endsWith(QStringLiteral("✓ verified")),
+                     qPrintable(d->historyList()->item(2)->text()));
         }
 
         // To the fixpoint: no candidates left, the graph is smaller, every step has its diff.
@@ -268,7 +270,7 @@ private Q_SLOTS:
         QVERIFY(showWith(w, "tangle50_torch.json", "patternEditorDock"));
         PatternEditor *e = w.patternEditor();
         QVERIFY(e);
-        QVERIFY(e->compiled()); // the starting template
+        QVERIFY(e->compiled());       // the starting template
         QCOMPARE(e->matchCount(), 0); // tangle has no single-input cat
 
         // A syntax error: file:line:col, a caret, the line marked, no matches.
@@ -505,8 +507,9 @@ private Q_SLOTS:
             // inspector stay browsable (a node selected mid-run shows in the inspector).
             QMenu *file = w.menuBar()->actions().at(0)->menu();
             heldStill = d->isRunning() && !file->isEnabled() && !d->candidateList()->isEnabled() &&
-                        !w.findChild<QDockWidget *>(QStringLiteral("patternsDock"))->isEnabled();
-            browsable = w.canvas()->isEnabled() && w.selectNode(QStringLiteral("l_x_")) && w.inspectorText().contains(QStringLiteral("placeholder"));
+                !w.findChild<QDockWidget *>(QStringLiteral("patternsDock"))->isEnabled();
+            browsable = w.canvas()->isEnabled() && w.selectNode(QStringLiteral("l_x_")) &&
+                w.inspectorText().contains(QStringLiteral("placeholder"));
             progressShown = bar->isVisible() && bar->isEnabled() && bar->maximum() > bar->value() && bar->value() > 0;
             QDir().mkpath(QStringLiteral("screenshots"));
             w.grab().save(QStringLiteral("screenshots/debugger_running.png"));
@@ -517,8 +520,9 @@ private Q_SLOTS:
         QVERIFY(browsable);
         QVERIFY(progressShown);
         QVERIFY(!bar->isVisible());
-        QVERIFY2(QRegularExpression(QStringLiteral("^\\d+ of ≥\\d+ steps, [\\d.]+ s; about \\d+ s left")).match(d->lastProgress()).hasMatch(),
-                 qPrintable(d->lastProgress()));
+        QVERIFY2(
+            QRegularExpression(QStringLiteral("^\\d+ of ≥\\d+ steps, [\\d.]+ s; about \\d+ s left")).match(d->lastProgress()).hasMatch(),
+            qPrintable(d->lastProgress()));
         QVERIFY(!d->isRunning());
         QVERIFY(w.menuBar()->actions().at(0)->menu()->isEnabled() && w.canvas()->isEnabled());
         QVERIFY2(d->version() > 0 && d->version() < 5630, qPrintable(QString::number(d->version())));
@@ -652,7 +656,8 @@ private Q_SLOTS:
         QVERIFY2(text.contains(QStringLiteral("blocks.0.linear")), qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("Linear (torch.nn.modules.linear.Linear)")), qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("in_features")) && text.contains(QStringLiteral("32")), qPrintable(text));
-        QVERIFY2(text.contains(QStringLiteral("nodes")) && text.contains(QStringLiteral("inputs")) && text.contains(QStringLiteral("outputs")),
+        QVERIFY2(text.contains(QStringLiteral("nodes")) && text.contains(QStringLiteral("inputs")) &&
+                     text.contains(QStringLiteral("outputs")),
                  qPrintable(text));
         QVERIFY(!table->selectionModel()->hasSelection());
         QVERIFY(w.selectNode(QStringLiteral("x")));
