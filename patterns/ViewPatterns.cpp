@@ -16,12 +16,11 @@ public:
     FoldView()
     {
         name = "fold_view";
-        anchors = {{OpKind::CallFunction, "torch.reshape"},
-                   {OpKind::CallMethod, "reshape"},
-                   {OpKind::CallMethod, "view"},
-                   {OpKind::CallFunction, "aten.view.default"},
-                   {OpKind::CallFunction, "aten.reshape.default"},
+        // clang-format off
+        anchors = {{OpKind::CallFunction, "torch.reshape"}, {OpKind::CallMethod, "reshape"}, {OpKind::CallMethod, "view"},
+                   {OpKind::CallFunction, "aten.view.default"}, {OpKind::CallFunction, "aten.reshape.default"},
                    {OpKind::CallFunction, "aten._unsafe_view.default"}};
+        // clang-format on
         labels = {"vertical"};
         description = "view(x, shape(x)) -> x; view(view(x, a), b) -> view(x, b) (reshape/view, both IRs)";
     }
@@ -85,31 +84,14 @@ public:
     }
     static bool pure(const Node *n)
     {
-        static const char *fns[] = {"operator.getitem",
-                                    "torch.split",
-                                    "torch.unbind",
-                                    "torch.cat",
-                                    "torch.stack",
-                                    "torch.reshape",
-                                    "torch.narrow",
-                                    "torch.squeeze",
-                                    "torch.unsqueeze",
-                                    "torch.movedim",
-                                    "torch.permute",
-                                    "torch.flatten",
-                                    "aten.split_with_sizes.default",
-                                    "aten.split.Tensor",
-                                    "aten.unbind.int",
-                                    "aten.cat.default",
-                                    "aten.view.default",
-                                    "aten.reshape.default",
-                                    "aten._unsafe_view.default",
-                                    "aten.slice.Tensor",
-                                    "aten.select.int",
-                                    "aten.squeeze.dims",
-                                    "aten.squeeze.dim",
-                                    "aten.unsqueeze.default",
-                                    "aten.permute.default"};
+        // clang-format off
+        static const char *fns[] = {"operator.getitem", "torch.split", "torch.unbind", "torch.cat", "torch.stack", "torch.reshape",
+                                    "torch.narrow", "torch.squeeze", "torch.unsqueeze", "torch.movedim", "torch.permute",
+                                    "torch.flatten", "aten.split_with_sizes.default", "aten.split.Tensor", "aten.unbind.int",
+                                    "aten.cat.default", "aten.view.default", "aten.reshape.default", "aten._unsafe_view.default",
+                                    "aten.slice.Tensor", "aten.select.int", "aten.squeeze.dims", "aten.squeeze.dim",
+                                    "aten.unsqueeze.default", "aten.permute.default"};
+        // clang-format on
         static const char *methods[] = {"split", "unbind", "reshape", "view", "squeeze", "unsqueeze", "permute", "narrow"};
         if (n->op() == OpKind::CallMethod) {
             for (const char *m : methods)

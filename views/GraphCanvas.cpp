@@ -329,75 +329,12 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
     // Edges of visible items (an edge whose both ends are off screen but crosses it is rare in a
     // layered layout and not worth a second index).
     // With thousands of items in view, edges are a grey wash that costs most of the frame.
-    const bool drawEdges = everything || items.size() <= kEdgeItemLimit;
-    if (drawEdges) {
-        // Edges without antialiasing: long diagonal lines are the costliest thing to smooth and
-        // gain little from it.
-        const bool aa = p.testRenderHint(QPainter::Antialiasing);
-        p.setRenderHint(QPainter::Antialiasing, false);
-        p.setPen(QPen(edge, 0.0));
-        std::vector<uint8_t> drawn(m_view.edges.size(), 0);
-        QVector<QLineF> lines;
-        double edgePixels = 0;
-        // A hub (an input read by thousands of nodes, a cat of thousands) keeps only the edges
-        // whose other end is in view: the rest would cross the screen as a solid fan, and long
-        // lines are what a frame spends its time on.
-        for (int i : items) {
-            const bool hub = !everything && m_edgesOf[size_t(i)].size() > 16;
-            for (uint32_t e : m_edgesOf[size_t(i)]) {
-                if (drawn[e])
-                    continue;
-                const auto &a = m_view.items[m_view.edges[e].from], &b = m_view.items[m_view.edges[e].to];
-                if (hub) {
-                    const auto &other = int(m_view.edges[e].from) == i ? b : a;
-                    if (!sceneRect.intersects(QRectF(other.x, other.y, other.w, other.h)))
-                        continue;
-                }
-                drawn[e] = 1;
-                const QLineF line(a.x + a.w / 2, a.y + a.h, b.x + b.w / 2, b.y);
-                if (!everything) {
-                    // Zoomed out, an edge with an end out of view is a long stroke across the
-                    // screen; the frame has a budget of edge pixels and keeps the short ones.
-                    const bool bothInView = sceneRect.contains(line.p1()) && sceneRect.contains(line.p2());
-                    if (scale < 0.25 && !bothInView)
-                        continue;
-                    edgePixels += line.length() * scale;
-                    if (edgePixels > kEdgePixelBudget)
-                        break;
-                }
-                lines.push_back(line);
-            }
-            if (edgePixels > kEdgePixelBudget)
-                break;
-        }
-        p.drawLines(lines);
-        p.setRenderHint(QPainter::Antialiasing, aa);
-    }
+    if (everything || items.size() <= kEdgeItemLimit)
+        paintEdges(p, items, sceneRect, scale, everything, edge);
     if (!everything && 32 * scale < 3 && p.device() && p.device()->devType() == QInternal::Image) {
         // Items smaller than a few pixels: write them straight into the image (a painter call per
         // item costs more than the pixels it changes).
-        auto *img = static_cast<QImage *>(p.device());
-        const QTransform t = p.transform();
-        const double sx = t.m11(), sy = t.m22(), dx = t.dx(), dy = t.dy();
-        const int W = img->width(), H = img->height();
-        if (m_pixelColor.size() != m_view.items.size()) {
-            m_pixelColor.resize(m_view.items.size());
-            for (size_t k = 0; k < m_view.items.size(); ++k)
-                m_pixelColor[k] = heatTint(fillFor(m_view.items[k], dark).darker(125), heatOf(int(k))).rgba();
-        }
-        for (int i : items) {
-            const auto &it = m_view.items[size_t(i)];
-            const int x0 = std::max(0, int(it.x * sx + dx)), x1 = std::min(W - 1, std::max(x0, int((it.x + it.w) * sx + dx)));
-            const int y0 = std::max(0, int(it.y * sy + dy)), y1 = std::min(H - 1, std::max(y0, int((it.y + it.h) * sy + dy)));
-            if (x0 >= W || y0 >= H)
-                continue;
-            const QRgb c = (m_highlight.empty() || !m_highlight[size_t(i)]) ? m_pixelColor[size_t(i)] : qRgb(240, 140, 0);
-            for (int y = y0; y <= y1; ++y) {
-                auto *line = reinterpret_cast<QRgb *>(img->scanLine(y));
-                for (int x = x0; x <= x1; ++x)
-                    line[x] = c;
-            }
-        }
+        paintPixels(*static_cast<QImage *>(p.device()), p.transform(), items, dark);
         return;
     }
     const bool boxesOnly = !everything && scale < 0.25;
@@ -440,6 +377,82 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
             p.setFont(small);
             p.drawText(inner, Qt::AlignLeft | Qt::AlignBottom, QFontMetrics(small).elidedText(detail, Qt::ElideMiddle, int(inner.width())));
             p.setFont(f);
+        }
+    }
+}
+
+/// The edges of `items`: without antialiasing (long diagonal lines are the costliest thing to smooth
+/// and gain little from it), within a budget of edge pixels when zoomed out.
+void GraphCanvas::paintEdges(QPainter &p, const std::vector<int> &items, const QRectF &sceneRect, double scale, bool everything,
+                             const QColor &edge)
+{
+    // Edges without antialiasing: long diagonal lines are the costliest thing to smooth and
+    // gain little from it.
+    const bool aa = p.testRenderHint(QPainter::Antialiasing);
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(QPen(edge, 0.0));
+    std::vector<uint8_t> drawn(m_view.edges.size(), 0);
+    QVector<QLineF> lines;
+    double edgePixels = 0;
+    // A hub (an input read by thousands of nodes, a cat of thousands) keeps only the edges
+    // whose other end is in view: the rest would cross the screen as a solid fan, and long
+    // lines are what a frame spends its time on.
+    for (int i : items) {
+        const bool hub = !everything && m_edgesOf[size_t(i)].size() > 16;
+        for (uint32_t e : m_edgesOf[size_t(i)]) {
+            if (drawn[e])
+                continue;
+            const auto &a = m_view.items[m_view.edges[e].from], &b = m_view.items[m_view.edges[e].to];
+            if (hub) {
+                const auto &other = int(m_view.edges[e].from) == i ? b : a;
+                if (!sceneRect.intersects(QRectF(other.x, other.y, other.w, other.h)))
+                    continue;
+            }
+            drawn[e] = 1;
+            const QLineF line(a.x + a.w / 2, a.y + a.h, b.x + b.w / 2, b.y);
+            if (!everything) {
+                // Zoomed out, an edge with an end out of view is a long stroke across the
+                // screen; the frame has a budget of edge pixels and keeps the short ones.
+                const bool bothInView = sceneRect.contains(line.p1()) && sceneRect.contains(line.p2());
+                if (scale < 0.25 && !bothInView)
+                    continue;
+                edgePixels += line.length() * scale;
+                if (edgePixels > kEdgePixelBudget)
+                    break;
+            }
+            lines.push_back(line);
+        }
+        if (edgePixels > kEdgePixelBudget)
+            break;
+    }
+    p.drawLines(lines);
+    p.setRenderHint(QPainter::Antialiasing, aa);
+}
+
+/// Items as single-colour rectangles written into the image.
+void GraphCanvas::paintPixels(QImage &image, const QTransform &t, const std::vector<int> &items, bool dark)
+{
+    QImage *img = &image;
+    // Items smaller than a few pixels: write them straight into the image (a painter call per
+    // item costs more than the pixels it changes).
+    const double sx = t.m11(), sy = t.m22(), dx = t.dx(), dy = t.dy();
+    const int W = img->width(), H = img->height();
+    if (m_pixelColor.size() != m_view.items.size()) {
+        m_pixelColor.resize(m_view.items.size());
+        for (size_t k = 0; k < m_view.items.size(); ++k)
+            m_pixelColor[k] = heatTint(fillFor(m_view.items[k], dark).darker(125), heatOf(int(k))).rgba();
+    }
+    for (int i : items) {
+        const auto &it = m_view.items[size_t(i)];
+        const int x0 = std::max(0, int(it.x * sx + dx)), x1 = std::min(W - 1, std::max(x0, int((it.x + it.w) * sx + dx)));
+        const int y0 = std::max(0, int(it.y * sy + dy)), y1 = std::min(H - 1, std::max(y0, int((it.y + it.h) * sy + dy)));
+        if (x0 >= W || y0 >= H)
+            continue;
+        const QRgb c = (m_highlight.empty() || !m_highlight[size_t(i)]) ? m_pixelColor[size_t(i)] : qRgb(240, 140, 0);
+        for (int y = y0; y <= y1; ++y) {
+            auto *line = reinterpret_cast<QRgb *>(img->scanLine(y));
+            for (int x = x0; x <= x1; ++x)
+                line[x] = c;
         }
     }
 }

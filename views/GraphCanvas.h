@@ -113,6 +113,8 @@ private:
     void rebuildIndex();
     std::vector<int> itemsIn(const QRectF &sceneRect) const;
     void paintScene(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
+    void paintEdges(QPainter &p, const std::vector<int> &items, const QRectF &sceneRect, double scale, bool everything, const QColor &edge);
+    void paintPixels(QImage &image, const QTransform &t, const std::vector<int> &items, bool dark);
     QPointF toScene(QPointF w) const { return (w - m_offset) / m_scale; }
     void startGraphviz();
     void renderMinimap();

@@ -141,6 +141,14 @@ RewriteDebugger::RewriteDebugger(const rewrite::PatternRegistry &registry, Servi
     m_statusLabel->setObjectName(QStringLiteral("debuggerStatus"));
     layout->addWidget(m_statusLabel);
 
+    connect(clear, &QPushButton::clicked, this, [this] { clearBreakpoints(); });
+    connectControls();
+    refresh();
+}
+
+/// The buttons, the breakpoint field and the three lists.
+void RewriteDebugger::connectControls()
+{
     connect(m_preset, &QComboBox::currentTextChanged, this, [this] { restart(); });
     connect(m_verifyBox, &QCheckBox::toggled, this, [this](bool on) {
         if (!setVerify(on)) {
@@ -153,7 +161,6 @@ RewriteDebugger::RewriteDebugger(const rewrite::PatternRegistry &registry, Servi
     connect(m_undo, &QPushButton::clicked, this, [this] { undo(); });
     connect(m_redo, &QPushButton::clicked, this, [this] { redo(); });
     connect(m_run, &QPushButton::clicked, this, [this] { run(); });
-    connect(clear, &QPushButton::clicked, this, [this] { clearBreakpoints(); });
     connect(m_breakValue, &QLineEdit::returnPressed, this, [this] {
         if (addBreakpoint(m_breakKind->currentText(), m_breakValue->text()))
             m_breakValue->clear();
@@ -182,7 +189,6 @@ RewriteDebugger::RewriteDebugger(const rewrite::PatternRegistry &registry, Servi
         else
             checkout(m_history->row(item));
     });
-    refresh();
 }
 
 RewriteDebugger::~RewriteDebugger() = default;

@@ -108,6 +108,7 @@ Q_SIGNALS:
 
 private:
     void restart();
+    void connectControls();
     void fillPresets();
     void refresh();
     void afterEdit();

@@ -60,31 +60,13 @@ IValue Interp::attention(at::Tensor q, at::Tensor k, at::Tensor v, int64_t heads
 /// torch.nn.functional.multi_head_attention_forward, by its Python signature.
 IValue Interp::multiHeadAttentionForward(std::vector<IValue> pos, std::vector<std::pair<std::string, IValue>> kw) const
 {
-    static const char *names[] = {"query",
-                                  "key",
-                                  "value",
-                                  "embed_dim_to_check",
-                                  "num_heads",
-                                  "in_proj_weight",
-                                  "in_proj_bias",
-                                  "bias_k",
-                                  "bias_v",
-                                  "add_zero_attn",
-                                  "dropout_p",
-                                  "out_proj_weight",
-                                  "out_proj_bias",
-                                  "training",
-                                  "key_padding_mask",
-                                  "need_weights",
-                                  "attn_mask",
-                                  "use_separate_proj_weight",
-                                  "q_proj_weight",
-                                  "k_proj_weight",
-                                  "v_proj_weight",
-                                  "static_k",
-                                  "static_v",
-                                  "average_attn_weights",
-                                  "is_causal"};
+    // clang-format off
+    static const char *names[] = {"query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight", "in_proj_bias",
+                                  "bias_k", "bias_v", "add_zero_attn", "dropout_p", "out_proj_weight", "out_proj_bias",
+                                  "training", "key_padding_mask", "need_weights", "attn_mask", "use_separate_proj_weight",
+                                  "q_proj_weight", "k_proj_weight", "v_proj_weight", "static_k", "static_v",
+                                  "average_attn_weights", "is_causal"};
+    // clang-format on
     std::unordered_map<std::string, IValue> a;
     for (size_t i = 0; i < pos.size() && i < std::size(names); ++i)
         a[names[i]] = pos[i];
@@ -127,6 +109,46 @@ IValue Interp::inplaceModule(const ir::ModuleInfo *m, const IValue &x, IValue r)
         return IValue(self);
     }
     return r;
+}
+
+/// nn.MultiheadAttention(query, key, value, key_padding_mask, need_weights, attn_mask, ...).
+IValue Interp::callAttentionModule(const Node *n, const ir::ModuleInfo *m, const std::vector<IValue> &in) const
+{
+    const std::string &p = n->target();
+    const IValue &x = in[0];
+    auto attr = [&](const char *k, IValue dflt) {
+        const Argument *a = m->attr(k);
+        return a ? natural(*a) : dflt;
+    };
+    IValue kp, am, needW = IValue(true), avg = IValue(true), causal = IValue(false);
+    for (const auto &[k, v] : keywords(n)) {
+        if (k == "key_padding_mask")
+            kp = v;
+        else if (k == "attn_mask")
+            am = v;
+        else if (k == "need_weights")
+            needW = v;
+        else if (k == "average_attn_weights")
+            avg = v;
+        else if (k == "is_causal")
+            causal = v;
+    }
+    if (in.size() > 3)
+        kp = in[3];
+    if (in.size() > 4)
+        needW = in[4];
+    if (in.size() > 5)
+        am = in[5];
+    const IValue &key = in.size() > 1 ? in[1] : x, &value = in.size() > 2 ? in[2] : x;
+    auto opt = [&](const std::string &k) {
+        auto v = optParam(p + "." + k);
+        return v.isTensor() ? v.toTensor() : at::Tensor();
+    };
+    return attention(x.toTensor(), key.toTensor(), value.toTensor(), attr("num_heads", IValue(int64_t(1))).toInt(),
+                     opt("in_proj_weight"), optParam(p + ".in_proj_bias"), opt("q_proj_weight"), opt("k_proj_weight"),
+                     opt("v_proj_weight"), param(p + ".out_proj.weight"), optParam(p + ".out_proj.bias"), kp,
+                     needW.isBool() && needW.toBool(), am, !avg.isBool() || avg.toBool(), attr("batch_first", IValue(false)).toBool(),
+                     causal.isBool() && causal.toBool());
 }
 
 IValue Interp::callModule(const Node *n) const
@@ -203,37 +225,8 @@ IValue Interp::callModule(const Node *n) const
                          attr("padding", IValue(int64_t(0))), attr("ceil_mode", IValue(false)), attr("count_include_pad", IValue(true))});
     if (type == "AdaptiveAvgPool1d")
         return callAten("aten::adaptive_avg_pool1d", {x, attr("output_size", IValue())});
-    if (type == "MultiheadAttention") {
-        IValue kp, am, needW = IValue(true), avg = IValue(true), causal = IValue(false);
-        for (const auto &[k, v] : keywords(n)) {
-            if (k == "key_padding_mask")
-                kp = v;
-            else if (k == "attn_mask")
-                am = v;
-            else if (k == "need_weights")
-                needW = v;
-            else if (k == "average_attn_weights")
-                avg = v;
-            else if (k == "is_causal")
-                causal = v;
-        }
-        if (in.size() > 3)
-            kp = in[3];
-        if (in.size() > 4)
-            needW = in[4];
-        if (in.size() > 5)
-            am = in[5];
-        const IValue &key = in.size() > 1 ? in[1] : x, &value = in.size() > 2 ? in[2] : x;
-        auto opt = [&](const std::string &k) {
-            auto v = optParam(p + "." + k);
-            return v.isTensor() ? v.toTensor() : at::Tensor();
-        };
-        return attention(x.toTensor(), key.toTensor(), value.toTensor(), attr("num_heads", IValue(int64_t(1))).toInt(),
-                         opt("in_proj_weight"), optParam(p + ".in_proj_bias"), opt("q_proj_weight"), opt("k_proj_weight"),
-                         opt("v_proj_weight"), param(p + ".out_proj.weight"), optParam(p + ".out_proj.bias"), kp,
-                         needW.isBool() && needW.toBool(), am, !avg.isBool() || avg.toBool(), attr("batch_first", IValue(false)).toBool(),
-                         causal.isBool() && causal.toBool());
-    }
+    if (type == "MultiheadAttention")
+        return callAttentionModule(n, m, in);
     if (type == "Dropout" || type == "Identity" || type == "Dropout1d" || type == "Dropout2d" || type == "AlphaDropout") {
         if (type != "Identity" && attr("training", IValue(false)).toBool() && attr("p", IValue(0.5)).toDouble() > 0)
             throw CallError{"dropout in training mode is not deterministic; export the model in eval mode"};

@@ -137,19 +137,12 @@ IValue Interp::indexArg(const Argument &a) const
 IValue Interp::binary(std::string op, IValue a, IValue b) const
 {
     // Augmented assignment (operator.iadd, ...): in place on a tensor, the plain op on numbers.
-    static const std::unordered_map<std::string, std::string> augmented = {{"iadd", "add"},
-                                                                           {"isub", "sub"},
-                                                                           {"imul", "mul"},
-                                                                           {"itruediv", "div"},
-                                                                           {"ifloordiv", "floor_divide"},
-                                                                           {"imod", "remainder"},
-                                                                           {"ipow", "pow"},
-                                                                           {"iand", "bitwise_and"},
-                                                                           {"ior", "bitwise_or"},
-                                                                           {"ixor", "bitwise_xor"},
-                                                                           {"ilshift", "bitwise_left_shift"},
-                                                                           {"irshift", "bitwise_right_shift"},
-                                                                           {"imatmul", ""}};
+    // clang-format off
+    static const std::unordered_map<std::string, std::string> augmented = {
+        {"iadd", "add"}, {"isub", "sub"}, {"imul", "mul"}, {"itruediv", "div"}, {"ifloordiv", "floor_divide"},
+        {"imod", "remainder"}, {"ipow", "pow"}, {"iand", "bitwise_and"}, {"ior", "bitwise_or"}, {"ixor", "bitwise_xor"},
+        {"ilshift", "bitwise_left_shift"}, {"irshift", "bitwise_right_shift"}, {"imatmul", ""}};
+    // clang-format on
     if (auto it = augmented.find(op); it != augmented.end()) {
         if (a.isTensor() && !it->second.empty())
             return callInPlace(it->second, {a, b}, {});
@@ -196,23 +189,13 @@ IValue Interp::binary(std::string op, IValue a, IValue b) const
     // A number on the left: make it a tensor of the right operand's dtype and device.
     if (isNumber(a) && b.isTensor())
         a = IValue(at::scalar_tensor(a.toScalar(), b.toTensor().options()));
-    static const std::unordered_map<std::string, std::string> aten = {{"add", "aten::add"},
-                                                                      {"sub", "aten::sub"},
-                                                                      {"mul", "aten::mul"},
-                                                                      {"truediv", "aten::div"},
-                                                                      {"floordiv", "aten::floor_divide"},
-                                                                      {"mod", "aten::remainder"},
-                                                                      {"pow", "aten::pow"},
-                                                                      {"matmul", "aten::matmul"},
-                                                                      {"eq", "aten::eq"},
-                                                                      {"ne", "aten::ne"},
-                                                                      {"lt", "aten::lt"},
-                                                                      {"le", "aten::le"},
-                                                                      {"gt", "aten::gt"},
-                                                                      {"ge", "aten::ge"},
-                                                                      {"and_", "aten::bitwise_and"},
-                                                                      {"or_", "aten::bitwise_or"},
-                                                                      {"xor", "aten::bitwise_xor"}};
+    // clang-format off
+    static const std::unordered_map<std::string, std::string> aten = {
+        {"add", "aten::add"}, {"sub", "aten::sub"}, {"mul", "aten::mul"}, {"truediv", "aten::div"},
+        {"floordiv", "aten::floor_divide"}, {"mod", "aten::remainder"}, {"pow", "aten::pow"}, {"matmul", "aten::matmul"},
+        {"eq", "aten::eq"}, {"ne", "aten::ne"}, {"lt", "aten::lt"}, {"le", "aten::le"}, {"gt", "aten::gt"},
+        {"ge", "aten::ge"}, {"and_", "aten::bitwise_and"}, {"or_", "aten::bitwise_or"}, {"xor", "aten::bitwise_xor"}};
+    // clang-format on
     auto it = aten.find(op);
     if (it == aten.end())
         throw CallError{"unsupported operator." + op};
@@ -236,25 +219,13 @@ IValue Interp::optParam(const std::string &name) const
 /// The position of a torch.nn.functional activation's `inplace` parameter (0: none).
 size_t Interp::inplacePosition(const std::string &base)
 {
-    static const std::unordered_map<std::string, size_t> at = {{"relu", 1},
-                                                               {"relu6", 1},
-                                                               {"selu", 1},
-                                                               {"silu", 1},
-                                                               {"hardswish", 1},
-                                                               {"hardsigmoid", 1},
-                                                               {"mish", 1},
-                                                               {"leaky_relu", 2},
-                                                               {"elu", 2},
-                                                               {"celu", 2},
-                                                               {"hardtanh", 3},
-                                                               {"threshold", 3},
-                                                               {"rrelu", 4},
-                                                               {"dropout", 3},
-                                                               {"dropout1d", 3},
-                                                               {"dropout2d", 3},
-                                                               {"dropout3d", 3},
-                                                               {"alpha_dropout", 3},
-                                                               {"feature_alpha_dropout", 3}};
+    // clang-format off
+    static const std::unordered_map<std::string, size_t> at = {
+        {"relu", 1}, {"relu6", 1}, {"selu", 1}, {"silu", 1}, {"hardswish", 1}, {"hardsigmoid", 1}, {"mish", 1},
+        {"leaky_relu", 2}, {"elu", 2}, {"celu", 2}, {"hardtanh", 3}, {"threshold", 3}, {"rrelu", 4},
+        {"dropout", 3}, {"dropout1d", 3}, {"dropout2d", 3}, {"dropout3d", 3}, {"alpha_dropout", 3},
+        {"feature_alpha_dropout", 3}};
+    // clang-format on
     auto it = at.find(base);
     return it == at.end() ? 0 : it->second;
 }
@@ -486,29 +457,16 @@ IValue Interp::convert(const std::string &m, const at::Tensor &self, const std::
 /// The ops a graph runs most, compiled into unboxed plan steps when their arguments are plain.
 Interp::Fast Interp::fastKind(const Node *n)
 {
-    static const std::unordered_map<std::string, Fast> fns = {{"torch.tanh", Fast::Tanh},
-                                                              {"aten.tanh.default", Fast::Tanh},
-                                                              {"torch.relu", Fast::Relu},
-                                                              {"torch.nn.functional.relu", Fast::Relu},
-                                                              {"aten.relu.default", Fast::Relu},
-                                                              {"torch.sigmoid", Fast::Sigmoid},
-                                                              {"aten.sigmoid.default", Fast::Sigmoid},
-                                                              {"operator.add", Fast::Add},
-                                                              {"torch.add", Fast::Add},
-                                                              {"aten.add.Tensor", Fast::Add},
-                                                              {"operator.sub", Fast::Sub},
-                                                              {"torch.sub", Fast::Sub},
-                                                              {"aten.sub.Tensor", Fast::Sub},
-                                                              {"operator.mul", Fast::Mul},
-                                                              {"torch.mul", Fast::Mul},
-                                                              {"aten.mul.Tensor", Fast::Mul},
-                                                              {"operator.truediv", Fast::Div},
-                                                              {"torch.div", Fast::Div},
-                                                              {"aten.div.Tensor", Fast::Div},
-                                                              {"torch.nn.functional.linear", Fast::Linear},
-                                                              {"torch.nn.functional.layer_norm", Fast::LayerNorm},
-                                                              {"torch.cat", Fast::Cat},
-                                                              {"aten.cat.default", Fast::Cat}};
+    // clang-format off
+    static const std::unordered_map<std::string, Fast> fns = {
+        {"torch.tanh", Fast::Tanh}, {"aten.tanh.default", Fast::Tanh}, {"torch.relu", Fast::Relu},
+        {"torch.nn.functional.relu", Fast::Relu}, {"aten.relu.default", Fast::Relu}, {"torch.sigmoid", Fast::Sigmoid},
+        {"aten.sigmoid.default", Fast::Sigmoid}, {"operator.add", Fast::Add}, {"torch.add", Fast::Add},
+        {"aten.add.Tensor", Fast::Add}, {"operator.sub", Fast::Sub}, {"torch.sub", Fast::Sub}, {"aten.sub.Tensor", Fast::Sub},
+        {"operator.mul", Fast::Mul}, {"torch.mul", Fast::Mul}, {"aten.mul.Tensor", Fast::Mul}, {"operator.truediv", Fast::Div},
+        {"torch.div", Fast::Div}, {"aten.div.Tensor", Fast::Div}, {"torch.nn.functional.linear", Fast::Linear},
+        {"torch.nn.functional.layer_norm", Fast::LayerNorm}, {"torch.cat", Fast::Cat}, {"aten.cat.default", Fast::Cat}};
+    // clang-format on
     static const std::unordered_map<std::string, Fast> methods = {{"tanh", Fast::Tanh}, {"relu", Fast::Relu}, {"sigmoid", Fast::Sigmoid}};
     const auto &table = n->op() == OpKind::CallMethod ? methods : fns;
     auto it = table.find(n->target());

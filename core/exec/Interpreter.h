@@ -57,6 +57,7 @@ struct Interp {
     static IValue inplaceModule(const ir::ModuleInfo *m, const IValue &x, IValue r);
 
     IValue callModule(const Node *n) const;
+    IValue callAttentionModule(const Node *n, const ir::ModuleInfo *m, const std::vector<IValue> &in) const;
 
     /// The position of a torch.nn.functional activation's `inplace` parameter (0: none).
     static size_t inplacePosition(const std::string &base);

@@ -31,10 +31,12 @@ bool identifier(const std::string &s)
 
 bool keyword(const std::string &s)
 {
-    static const std::set<std::string> kw = {"False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
-                                             "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
-                                             "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
-                                             "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
+    // clang-format off
+    static const std::set<std::string> kw = {"False", "None", "True", "and", "as", "assert", "async", "await", "break",
+                                             "class", "continue", "def", "del", "elif", "else", "except", "finally",
+                                             "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
+                                             "not", "or", "pass", "raise", "return", "try", "while", "with", "yield"};
+    // clang-format on
     return kw.count(s) > 0;
 }
 
@@ -82,12 +84,14 @@ std::string callee(const std::string &t, std::map<std::string, std::string> &imp
 /// A tensor operator method (x.__eq__(y), x.__rsub__(1), x.__getitem__(i)): no interpreter internals.
 bool operatorDunder(const std::string &m)
 {
+    // clang-format off
     static const std::set<std::string> ops = {
-        "eq",      "ne",      "lt",     "le",       "gt",       "ge",       "add",      "radd",      "iadd",      "sub", "rsub", "isub",
-        "mul",     "rmul",    "imul",   "truediv",  "rtruediv", "itruediv", "floordiv", "rfloordiv", "ifloordiv", "mod", "rmod", "imod",
-        "pow",     "rpow",    "ipow",   "matmul",   "rmatmul",  "and",      "rand",     "iand",      "or",        "ror", "ior",  "xor",
-        "rxor",    "ixor",    "lshift", "rlshift",  "ilshift",  "rshift",   "rrshift",  "irshift",   "invert",    "neg", "pos",  "abs",
-        "getitem", "setitem", "len",    "contains", "bool",     "float",    "int",      "index"};
+        "eq", "ne", "lt", "le", "gt", "ge", "add", "radd", "iadd", "sub", "rsub", "isub", "mul", "rmul", "imul", "truediv",
+        "rtruediv", "itruediv", "floordiv", "rfloordiv", "ifloordiv", "mod", "rmod", "imod", "pow", "rpow", "ipow", "matmul",
+        "rmatmul", "and", "rand", "iand", "or", "ror", "ior", "xor", "rxor", "ixor", "lshift", "rlshift", "ilshift", "rshift",
+        "rrshift", "irshift", "invert", "neg", "pos", "abs", "getitem", "setitem", "len", "contains", "bool", "float", "int",
+        "index"};
+    // clang-format on
     return m.size() > 4 && m.compare(m.size() - 2, 2, "__") == 0 && ops.count(m.substr(2, m.size() - 4)) > 0;
 }
 
@@ -162,10 +166,13 @@ std::string joinArgs(const Node &n, size_t from = 0)
 
 bool allowedTarget(const std::string &t)
 {
-    static const std::set<std::string> builtins = {
-        "getattr",        "builtins.getattr", "builtins.len", "builtins.int",   "builtins.float",  "builtins.bool",
-        "builtins.min",   "builtins.max",     "builtins.abs", "builtins.round", "builtins.range",  "builtins.slice",
-        "builtins.tuple", "builtins.list",    "builtins.sum", "builtins.pow",   "builtins.divmod", "builtins.isinstance"};
+    // clang-format off
+    static const std::set<std::string> builtins = {"getattr", "builtins.getattr", "builtins.len", "builtins.int", "builtins.float",
+                                                   "builtins.bool", "builtins.min", "builtins.max", "builtins.abs",
+                                                   "builtins.round", "builtins.range", "builtins.slice", "builtins.tuple",
+                                                   "builtins.list", "builtins.sum", "builtins.pow", "builtins.divmod",
+                                                   "builtins.isinstance"};
+    // clang-format on
     if (builtins.count(t))
         return true;
     if (!safeDotted(t))
@@ -179,31 +186,13 @@ bool allowedTarget(const std::string &t)
     // Dunder parts reach interpreter internals (torch.__builtins__, ...).
     if (t.find(".__") != std::string::npos || t.rfind("__", 0) == 0)
         return false;
-    static const char *refused[] = {"torch.load",
-                                    "torch.save",
-                                    "torch.hub",
-                                    "torch.serialization",
-                                    "torch.package",
-                                    "torch.utils",
-                                    "torch.jit",
-                                    "torch.compile",
-                                    "torch.distributed",
-                                    "torch.multiprocessing",
-                                    "torch.backends",
-                                    "torch._dynamo",
-                                    "torch._inductor",
-                                    "torch.cuda.memory",
-                                    "torch.fx",
-                                    "torch.library",
-                                    "torch.ops.load_library",
-                                    "torch.classes",
-                                    "torch._C._jit",
-                                    "torch.autograd.graph",
-                                    "torch.testing",
-                                    "torch.onnx",
-                                    "torch.export",
-                                    "torch._export",
-                                    "torch.overrides"};
+    // clang-format off
+    static const char *refused[] = {"torch.load", "torch.save", "torch.hub", "torch.serialization", "torch.package", "torch.utils",
+                                    "torch.jit", "torch.compile", "torch.distributed", "torch.multiprocessing", "torch.backends",
+                                    "torch._dynamo", "torch._inductor", "torch.cuda.memory", "torch.fx", "torch.library",
+                                    "torch.ops.load_library", "torch.classes", "torch._C._jit", "torch.autograd.graph", "torch.testing",
+                                    "torch.onnx", "torch.export", "torch._export", "torch.overrides"};
+    // clang-format on
     for (const char *r : refused) {
         const std::string p = r;
         if (t == p || t.rfind(p + ".", 0) == 0)
@@ -424,9 +413,11 @@ PythonOutput writePython(const ir::Graph &g)
     s << "\n    def load_weights(self, path):\n"
       << "        \"\"\"Fills parameters and buffers from a safetensors file (keys `name` or `weight:name`).\"\"\"\n"
       << "        from safetensors.torch import load_file\n"
+      // clang-format off
       << "        state = {k[len(\"weight:\"):] if k.startswith(\"weight:\") else k: v for k, v in load_file(path).items()}\n"
       << "        self.load_state_dict({k: v for k, v in state.items() if not k.startswith((\"input:\", \"output:\"))}, strict=False)\n"
       << "        return self\n\n";
+    // clang-format on
     s << "    def forward(self";
     for (const auto &in : inputs)
         s << ", " << in;

@@ -91,23 +91,24 @@ const std::vector<std::string> &knownFunctions()
 
 const std::vector<std::string> &knownMethods()
 {
+    // clang-format off
     static const std::vector<std::string> v = {
-        "split",     "unbind",  "chunk",       "squeeze",      "unsqueeze", "reshape",    "view",       "flatten",
-        "unflatten", "movedim", "permute",     "transpose",    "narrow",    "select",     "tanh",       "sigmoid",
-        "relu",      "exp",     "log",         "abs",          "neg",       "sum",        "mean",       "mul",
-        "add",       "sub",     "div",         "matmul",       "clamp",     "detach",     "contiguous", "expand",
-        "repeat",    "t",       "size",        "dim",          "float",     "half",       "to",         "softmax",
-        "flip",      "clone",   "masked_fill", "index_select", "gather",    "nan_to_num", "sqrt",       "pow",
-        "max",       "min",     "amax",        "type_as",      "expand_as", "view_as",    "reshape_as", "replace"};
+        "split", "unbind", "chunk", "squeeze", "unsqueeze", "reshape", "view", "flatten", "unflatten", "movedim",
+        "permute", "transpose", "narrow", "select", "tanh", "sigmoid", "relu", "exp", "log", "abs", "neg", "sum",
+        "mean", "mul", "add", "sub", "div", "matmul", "clamp", "detach", "contiguous", "expand", "repeat", "t",
+        "size", "dim", "float", "half", "to", "softmax", "flip", "clone", "masked_fill", "index_select", "gather",
+        "nan_to_num", "sqrt", "pow", "max", "min", "amax", "type_as", "expand_as", "view_as", "reshape_as", "replace"};
+    // clang-format on
     return v;
 }
 
 const std::vector<std::string> &builtins()
 {
-    static const std::vector<std::string> v = {
-        "len",    "sum",   "min",  "max",  "abs",   "range", "list",      "int",          "float",    "bool",
-        "shape",  "dtype", "ndim", "rank", "users", "numel", "all_equal", "all_distinct", "norm_dim", "all_users_getitem",
-        "is_node"};
+    // clang-format off
+    static const std::vector<std::string> v = {"len",   "sum",   "min",   "max",   "abs",      "range", "list",
+                                               "int",   "float", "bool",  "shape", "dtype",    "ndim",  "rank",
+                                               "users", "numel", "all_equal", "all_distinct", "norm_dim", "all_users_getitem", "is_node"};
+    // clang-format on
     return v;
 }
 

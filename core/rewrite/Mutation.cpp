@@ -108,9 +108,11 @@ bool mutatesInput(const Node *n)
     if (const ir::Argument *out = n->kwarg("out"); out && !out->isNone())
         return true;
     // F.relu(x, True), F.dropout(x, p, training, True): inplace given by position.
-    static const std::unordered_set<std::string_view> inplaceAt1 = {"relu",     "relu6",     "elu",         "selu",   "celu",
-                                                                    "silu",     "hardswish", "hardsigmoid", "mish",   "leaky_relu",
-                                                                    "hardtanh", "rrelu",     "threshold",   "dropout"};
+    // clang-format off
+    static const std::unordered_set<std::string_view> inplaceAt1 = {"relu", "relu6", "elu", "selu", "celu", "silu",
+                                                                    "hardswish", "hardsigmoid", "mish", "leaky_relu",
+                                                                    "hardtanh", "rrelu", "threshold", "dropout"};
+    // clang-format on
     if (n->op() == OpKind::CallFunction && n->target().rfind("torch.nn.functional.", 0) == 0) {
         std::string_view b = baseName(n);
         if (inplaceAt1.count(b)) {
@@ -135,19 +137,11 @@ bool observesLayout(const Node *n)
 {
     if (n->op() != OpKind::CallFunction && n->op() != OpKind::CallMethod)
         return false;
-    static const std::unordered_set<std::string_view> observers = {"as_strided",
-                                                                   "as_strided_",
-                                                                   "as_strided_copy",
-                                                                   "as_strided_scatter",
-                                                                   "stride",
-                                                                   "storage_offset",
-                                                                   "data_ptr",
-                                                                   "is_contiguous",
-                                                                   "untyped_storage",
-                                                                   "storage",
-                                                                   "_storage",
-                                                                   "is_non_overlapping_and_dense",
-                                                                   "set_"};
+    // clang-format off
+    static const std::unordered_set<std::string_view> observers = {
+        "as_strided", "as_strided_", "as_strided_copy", "as_strided_scatter", "stride", "storage_offset", "data_ptr",
+        "is_contiguous", "untyped_storage", "storage", "_storage", "is_non_overlapping_and_dense", "set_"};
+    // clang-format on
     return observers.count(baseName(n)) > 0;
 }
 
@@ -247,39 +241,13 @@ bool hasSideEffects(const Node *n)
         const ir::ModuleInfo *m = moduleOf(n);
         if (!m)
             return true;
-        static const std::unordered_set<std::string_view> pure = {"Linear",
-                                                                  "Conv1d",
-                                                                  "Conv2d",
-                                                                  "Conv3d",
-                                                                  "ConvTranspose1d",
-                                                                  "ConvTranspose2d",
-                                                                  "LayerNorm",
-                                                                  "GroupNorm",
-                                                                  "Embedding",
-                                                                  "ReLU",
-                                                                  "ReLU6",
-                                                                  "GELU",
-                                                                  "SiLU",
-                                                                  "Tanh",
-                                                                  "Sigmoid",
-                                                                  "Hardswish",
-                                                                  "Hardsigmoid",
-                                                                  "Softmax",
-                                                                  "LogSoftmax",
-                                                                  "Dropout",
-                                                                  "Identity",
-                                                                  "Flatten",
-                                                                  "MaxPool1d",
-                                                                  "MaxPool2d",
-                                                                  "AvgPool1d",
-                                                                  "AvgPool2d",
-                                                                  "AdaptiveAvgPool1d",
-                                                                  "AdaptiveAvgPool2d",
-                                                                  "LeakyReLU",
-                                                                  "ELU",
-                                                                  "Mish",
-                                                                  "Softplus",
-                                                                  "Hardtanh"};
+        // clang-format off
+        static const std::unordered_set<std::string_view> pure = {
+            "Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "LayerNorm", "GroupNorm",
+            "Embedding", "ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Hardswish", "Hardsigmoid", "Softmax",
+            "LogSoftmax", "Dropout", "Identity", "Flatten", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "LeakyReLU", "ELU", "Mish", "Softplus", "Hardtanh"};
+        // clang-format on
         // Batch norm in training mode updates its running statistics.
         return !pure.count(shortType(m->type));
     }
@@ -289,25 +257,15 @@ bool hasSideEffects(const Node *n)
     if (mutatesInput(n))
         return true;
     const std::string &t = n->target();
-    static const std::unordered_set<std::string> effectful = {"torch._assert",
-                                                              "torch._assert_async",
-                                                              "torch._check",
-                                                              "torch._check_is_size",
-                                                              "builtins.print",
-                                                              "print",
-                                                              "torch.manual_seed",
-                                                              "torch.seed",
-                                                              "torch.cuda.synchronize",
-                                                              "torch._C._log_api_usage_once",
-                                                              "torch.autograd.profiler.record_function",
-                                                              "torch.ops.profiler._record_function_enter",
-                                                              "torch.ops.profiler._record_function_exit",
-                                                              "torch._functorch.predispatch._add_batch_dim",
-                                                              "torch.cuda.nvtx.range_push",
-                                                              "torch.cuda.nvtx.range_pop",
-                                                              "torch._C._set_grad_enabled",
-                                                              "torch.amp.autocast_mode._enter_autocast",
-                                                              "torch.amp.autocast_mode._exit_autocast"};
+    // clang-format off
+    static const std::unordered_set<std::string> effectful = {
+        "torch._assert", "torch._assert_async", "torch._check", "torch._check_is_size", "builtins.print", "print",
+        "torch.manual_seed", "torch.seed", "torch.cuda.synchronize", "torch._C._log_api_usage_once",
+        "torch.autograd.profiler.record_function", "torch.ops.profiler._record_function_enter",
+        "torch.ops.profiler._record_function_exit", "torch._functorch.predispatch._add_batch_dim",
+        "torch.cuda.nvtx.range_push", "torch.cuda.nvtx.range_pop", "torch._C._set_grad_enabled",
+        "torch.amp.autocast_mode._enter_autocast", "torch.amp.autocast_mode._exit_autocast"};
+    // clang-format on
     if (effectful.count(t))
         return true;
     if (t.find("_log_api_usage_once") != std::string::npos)
@@ -335,76 +293,17 @@ bool mayAliasInput(const Node *n)
         return false;
     if (mutatesInput(n))
         return true;
-    static const std::unordered_set<std::string_view> views = {"view",
-                                                               "_unsafe_view",
-                                                               "reshape",
-                                                               "view_as",
-                                                               "reshape_as",
-                                                               "split",
-                                                               "split_with_sizes",
-                                                               "tensor_split",
-                                                               "chunk",
-                                                               "unbind",
-                                                               "narrow",
-                                                               "slice",
-                                                               "select",
-                                                               "index_select_view",
-                                                               "transpose",
-                                                               "t",
-                                                               "T",
-                                                               "mT",
-                                                               "permute",
-                                                               "movedim",
-                                                               "moveaxis",
-                                                               "swapaxes",
-                                                               "swapdims",
-                                                               "squeeze",
-                                                               "unsqueeze",
-                                                               "expand",
-                                                               "expand_as",
-                                                               "flatten",
-                                                               "unflatten",
-                                                               "as_strided",
-                                                               "contiguous",
-                                                               "detach",
-                                                               "alias",
-                                                               "diagonal",
-                                                               "unfold",
-                                                               "real",
-                                                               "imag",
-                                                               "view_as_real",
-                                                               "view_as_complex",
-                                                               "to",
-                                                               "type",
-                                                               "type_as",
-                                                               "float",
-                                                               "double",
-                                                               "half",
-                                                               "bfloat16",
-                                                               "long",
-                                                               "int",
-                                                               "bool",
-                                                               "clone_view",
-                                                               "getitem",
-                                                               "__getitem__",
-                                                               "align_as",
-                                                               "broadcast_to",
-                                                               "hsplit",
-                                                               "vsplit",
-                                                               "dsplit",
-                                                               "split_copy",
-                                                               "lift_fresh",
-                                                               "lift_fresh_copy",
-                                                               "dropout",
-                                                               "feature_dropout",
-                                                               "alpha_dropout",
-                                                               "identity",
-                                                               "getattr",
-                                                               "_reshape_alias",
-                                                               "unsafe_split",
-                                                               "unsafe_chunk",
-                                                               "cpu",
-                                                               "cuda"};
+    // clang-format off
+    static const std::unordered_set<std::string_view> views = {
+        "view", "_unsafe_view", "reshape", "view_as", "reshape_as", "split", "split_with_sizes", "tensor_split", "chunk",
+        "unbind", "narrow", "slice", "select", "index_select_view", "transpose", "t", "T", "mT", "permute", "movedim",
+        "moveaxis", "swapaxes", "swapdims", "squeeze", "unsqueeze", "expand", "expand_as", "flatten", "unflatten",
+        "as_strided", "contiguous", "detach", "alias", "diagonal", "unfold", "real", "imag", "view_as_real",
+        "view_as_complex", "to", "type", "type_as", "float", "double", "half", "bfloat16", "long", "int", "bool",
+        "clone_view", "getitem", "__getitem__", "align_as", "broadcast_to", "hsplit", "vsplit", "dsplit", "split_copy",
+        "lift_fresh", "lift_fresh_copy", "dropout", "feature_dropout", "alpha_dropout", "identity", "getattr",
+        "_reshape_alias", "unsafe_split", "unsafe_chunk", "cpu", "cuda"};
+    // clang-format on
     std::string_view b = baseName(n);
     if (n->op() == OpKind::CallFunction && n->target() == "operator.getitem")
         return true;

@@ -179,13 +179,41 @@ ir::ValueMeta pieceMeta(const Node *input, int64_t dim, int64_t size)
 
 namespace fxlens::rewrite {
 
-std::optional<UnbindPiece> asUnbindPiece(Node *n)
+namespace {
+
+/// x[:, ..., :, i]: full slices, then an int: the i-th slice along that dim (a column).
+std::optional<UnbindPiece> columnPiece(Node *n)
 {
-    if (n->op() != OpKind::CallFunction)
-        return std::nullopt;
     UnbindPiece p;
     p.node = n;
-    const std::string &t = n->target();
+    // x[:, ..., :, i]: full slices, then an int: the i-th slice along that dim (a column).
+    const auto &items = n->args()[1].items();
+    auto fullSlice = [](const Argument &a) {
+        return a.kind() == Argument::Kind::Slice && a.items().size() == 3 && a.items()[0].isNone() && a.items()[1].isNone() &&
+            a.items()[2].isNone();
+    };
+    if (items.empty() || !items.back().isInt())
+        return std::nullopt;
+    for (size_t i = 0; i + 1 < items.size(); ++i)
+        if (!fullSlice(items[i]))
+            return std::nullopt;
+    p.src = n->args()[0].toNode();
+    auto shape = staticShape(p.src);
+    p.dim = int64_t(items.size()) - 1;
+    if (!shape || p.dim >= int64_t(shape->size()))
+        return std::nullopt;
+    const int64_t size = (*shape)[size_t(p.dim)];
+    p.index = items.back().toInt() < 0 ? items.back().toInt() + size : items.back().toInt();
+    if (p.index < 0 || p.index >= size)
+        return std::nullopt;
+    return p;
+}
+
+/// getitem(unbind(x, d), i), or x[i] on a tensor (the i-th slice along dim 0).
+std::optional<UnbindPiece> itemPiece(Node *n)
+{
+    UnbindPiece p;
+    p.node = n;
     auto dimArg = [](const Node *m, size_t pos) -> std::optional<int64_t> {
         const Argument *d = m->arg(pos, "dim");
         if (!d)
@@ -194,104 +222,106 @@ std::optional<UnbindPiece> asUnbindPiece(Node *n)
             return std::nullopt;
         return d->toInt();
     };
-    if (t == "operator.getitem" && n->args().size() == 2 && n->args()[0].isNode() && n->args()[1].kind() == Argument::Kind::Tuple) {
-        // x[:, ..., :, i]: full slices, then an int: the i-th slice along that dim (a column).
-        const auto &items = n->args()[1].items();
-        auto fullSlice = [](const Argument &a) {
-            return a.kind() == Argument::Kind::Slice && a.items().size() == 3 && a.items()[0].isNone() && a.items()[1].isNone() &&
-                a.items()[2].isNone();
-        };
-        if (items.empty() || !items.back().isInt())
+    Node *u = nullptr;
+    p.index = getItemIndex(n, &u);
+    if (p.index < 0)
+        return std::nullopt;
+    bool unbind = u->is(OpKind::CallFunction, "torch.unbind") || u->is(OpKind::CallMethod, "unbind") ||
+        u->is(OpKind::CallFunction, "aten.unbind.int");
+    if (!unbind && u->meta().val.isTensor()) {
+        // x[i] on a tensor: the i-th slice along dim 0.
+        auto shape = staticShape(u);
+        if (!shape || shape->empty())
             return std::nullopt;
-        for (size_t i = 0; i + 1 < items.size(); ++i)
-            if (!fullSlice(items[i]))
-                return std::nullopt;
-        p.src = n->args()[0].toNode();
-        auto shape = staticShape(p.src);
-        p.dim = int64_t(items.size()) - 1;
-        if (!shape || p.dim >= int64_t(shape->size()))
-            return std::nullopt;
-        const int64_t size = (*shape)[size_t(p.dim)];
-        p.index = items.back().toInt() < 0 ? items.back().toInt() + size : items.back().toInt();
-        if (p.index < 0 || p.index >= size)
+        p.src = u;
+        p.dim = 0;
+        if (p.index >= (*shape)[0])
             return std::nullopt;
         return p;
     }
-    if (t == "operator.getitem") {
-        Node *u = nullptr;
-        p.index = getItemIndex(n, &u);
-        if (p.index < 0)
-            return std::nullopt;
-        bool unbind = u->is(OpKind::CallFunction, "torch.unbind") || u->is(OpKind::CallMethod, "unbind") ||
-            u->is(OpKind::CallFunction, "aten.unbind.int");
-        if (!unbind && u->meta().val.isTensor()) {
-            // x[i] on a tensor: the i-th slice along dim 0.
-            auto shape = staticShape(u);
-            if (!shape || shape->empty())
-                return std::nullopt;
-            p.src = u;
-            p.dim = 0;
-            if (p.index >= (*shape)[0])
-                return std::nullopt;
-            return p;
-        }
-        const Argument *in = u->arg(0, u->op() == OpKind::CallMethod ? "" : (u->target()[0] == 'a' ? "self" : "input"));
-        if (!unbind || !in || !in->isNode())
-            return std::nullopt;
-        auto d = dimArg(u, 1);
-        if (!d)
-            return std::nullopt;
-        p.src = in->toNode();
-        auto nd = normalizeDim(*d, rankOf(p.src));
-        if (!nd)
-            return std::nullopt;
-        p.dim = *nd;
-        // An index past the unbind's length is a malformed graph, not a piece.
-        if (auto shape = staticShape(p.src); shape && p.index >= (*shape)[size_t(p.dim)])
-            return std::nullopt;
-        return p;
-    }
-    if (t == "aten.select.int") {
-        const Argument *in = n->arg(0, "self"), *d = n->arg(1, "dim"), *i = n->arg(2, "index");
-        if (!in || !in->isNode() || !d || !d->isInt() || !i || !i->isInt())
-            return std::nullopt;
-        p.src = in->toNode();
-        auto nd = normalizeDim(d->toInt(), rankOf(p.src));
-        auto shape = staticShape(p.src);
-        if (!nd || !shape)
-            return std::nullopt;
-        p.dim = *nd;
-        p.index = i->toInt() < 0 ? i->toInt() + (*shape)[size_t(*nd)] : i->toInt();
-        return p;
-    }
-    if (t == "aten.squeeze.dims" || t == "aten.squeeze.dim") {
-        const Argument *in = n->arg(0, "self"), *d = n->arg(1, "dim");
-        if (!in || !in->isNode() || !d)
-            return std::nullopt;
-        int64_t sd;
-        if (d->isInt())
-            sd = d->toInt();
-        else if (d->isSequence() && d->items().size() == 1 && d->items()[0].isInt())
-            sd = d->items()[0].toInt();
-        else
-            return std::nullopt;
-        Node *sl = in->toNode();
-        if (!sl->is(OpKind::CallFunction, "aten.slice.Tensor"))
-            return std::nullopt;
-        const Argument *src = sl->arg(0, "self"), *sdim = sl->arg(1, "dim"), *st = sl->arg(2, "start"), *en = sl->arg(3, "end"),
-                       *step = sl->arg(4, "step");
-        if (!src || !src->isNode() || !sdim || !sdim->isInt() || !st || !st->isInt() || !en || !en->isInt() ||
-            (step && !(step->isInt() && step->toInt() == 1)))
-            return std::nullopt;
-        p.src = src->toNode();
-        int rank = rankOf(p.src);
-        auto a = normalizeDim(sdim->toInt(), rank), b = normalizeDim(sd, rank);
-        if (!a || !b || *a != *b || en->toInt() != st->toInt() + 1 || st->toInt() < 0)
-            return std::nullopt;
-        p.dim = *a;
-        p.index = st->toInt();
-        return p;
-    }
+    const Argument *in = u->arg(0, u->op() == OpKind::CallMethod ? "" : (u->target()[0] == 'a' ? "self" : "input"));
+    if (!unbind || !in || !in->isNode())
+        return std::nullopt;
+    auto d = dimArg(u, 1);
+    if (!d)
+        return std::nullopt;
+    p.src = in->toNode();
+    auto nd = normalizeDim(*d, rankOf(p.src));
+    if (!nd)
+        return std::nullopt;
+    p.dim = *nd;
+    // An index past the unbind's length is a malformed graph, not a piece.
+    if (auto shape = staticShape(p.src); shape && p.index >= (*shape)[size_t(p.dim)])
+        return std::nullopt;
+    return p;
+}
+
+/// aten.select.int(x, d, i).
+std::optional<UnbindPiece> selectPiece(Node *n)
+{
+    UnbindPiece p;
+    p.node = n;
+    const Argument *in = n->arg(0, "self"), *d = n->arg(1, "dim"), *i = n->arg(2, "index");
+    if (!in || !in->isNode() || !d || !d->isInt() || !i || !i->isInt())
+        return std::nullopt;
+    p.src = in->toNode();
+    auto nd = normalizeDim(d->toInt(), rankOf(p.src));
+    auto shape = staticShape(p.src);
+    if (!nd || !shape)
+        return std::nullopt;
+    p.dim = *nd;
+    p.index = i->toInt() < 0 ? i->toInt() + (*shape)[size_t(*nd)] : i->toInt();
+    return p;
+}
+
+/// aten.squeeze(aten.slice(x, d, i, i + 1), d): decomposed select.
+std::optional<UnbindPiece> squeezedSlicePiece(Node *n)
+{
+    UnbindPiece p;
+    p.node = n;
+    const Argument *in = n->arg(0, "self"), *d = n->arg(1, "dim");
+    if (!in || !in->isNode() || !d)
+        return std::nullopt;
+    int64_t sd;
+    if (d->isInt())
+        sd = d->toInt();
+    else if (d->isSequence() && d->items().size() == 1 && d->items()[0].isInt())
+        sd = d->items()[0].toInt();
+    else
+        return std::nullopt;
+    Node *sl = in->toNode();
+    if (!sl->is(OpKind::CallFunction, "aten.slice.Tensor"))
+        return std::nullopt;
+    const Argument *src = sl->arg(0, "self"), *sdim = sl->arg(1, "dim"), *st = sl->arg(2, "start"), *en = sl->arg(3, "end"),
+                   *step = sl->arg(4, "step");
+    if (!src || !src->isNode() || !sdim || !sdim->isInt() || !st || !st->isInt() || !en || !en->isInt() ||
+        (step && !(step->isInt() && step->toInt() == 1)))
+        return std::nullopt;
+    p.src = src->toNode();
+    int rank = rankOf(p.src);
+    auto a = normalizeDim(sdim->toInt(), rank), b = normalizeDim(sd, rank);
+    if (!a || !b || *a != *b || en->toInt() != st->toInt() + 1 || st->toInt() < 0)
+        return std::nullopt;
+    p.dim = *a;
+    p.index = st->toInt();
+    return p;
+}
+
+} // namespace
+
+std::optional<UnbindPiece> asUnbindPiece(Node *n)
+{
+    if (n->op() != OpKind::CallFunction)
+        return std::nullopt;
+    const std::string &t = n->target();
+    if (t == "operator.getitem" && n->args().size() == 2 && n->args()[0].isNode() && n->args()[1].kind() == Argument::Kind::Tuple)
+        return columnPiece(n);
+    if (t == "operator.getitem")
+        return itemPiece(n);
+    if (t == "aten.select.int")
+        return selectPiece(n);
+    if (t == "aten.squeeze.dims" || t == "aten.squeeze.dim")
+        return squeezedSlicePiece(n);
     return std::nullopt;
 }
 
