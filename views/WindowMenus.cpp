@@ -58,6 +58,14 @@ void WindowMenus::fileMenu()
         if (!path.isEmpty())
             m_w.openProfile(path);
     });
+    m_file->addAction(tr("Open Profile to &Compare…"), &m_w, [this] {
+        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open the profile to compare with (version B)"), QString(),
+                                                    tr("fxlens profiles (*.json);;All files (*)"));
+        if (!path.isEmpty()) {
+            m_w.profilePanel()->openComparison(path);
+            m_w.statusBar()->showMessage(m_w.profilePanel()->status(), 5000);
+        }
+    });
     m_file->addAction(tr("&Close Profile"), &m_w, [this] { m_w.profilePanel()->closeProfile(); });
     for (const bool svg : {true, false})
         m_file->addAction(svg ? tr("Export View as &SVG…") : tr("Export View as &PNG…"), &m_w, [this, svg] {

@@ -260,22 +260,47 @@ void Profile::finish()
     nodeStats.assign(nodes.size(), {});
     summary = {};
     size_t counted = 0;
+    // Per node and iteration, so that a node's figure is the median over iterations as the
+    // iteration totals are: a mean would let one slow iteration (a first call that initializes a
+    // library) make a node look slower than a whole typical iteration.
+    const size_t m = iters.size();
+    std::vector<double> kernelsAt(nodes.size() * m, 0), deviceAt(nodes.size() * m, 0), hostAt(nodes.size() * m, 0);
+    std::vector<NodeStat> outside(nodes.size()); // kernels and ranges of no known iteration: averaged
     for (const auto &k : kernels) {
-        if (k.node < 0)
+        const auto it = iterPos.find(k.iteration);
+        if (k.node < 0) {
             ++summary.unattributed;
-        else if (size_t(k.node) < nodeStats.size()) {
-            nodeStats[size_t(k.node)].kernels += 1.0 / n;
-            nodeStats[size_t(k.node)].gpuUs += k.durUs / n;
+        } else if (size_t(k.node) < nodeStats.size()) {
+            if (it != iterPos.end()) {
+                kernelsAt[size_t(k.node) * m + it->second] += 1;
+                deviceAt[size_t(k.node) * m + it->second] += k.durUs;
+            } else {
+                outside[size_t(k.node)].kernels += 1.0 / n;
+                outside[size_t(k.node)].gpuUs += k.durUs / n;
+            }
         }
-        if (auto it = iterPos.find(k.iteration); it != iterPos.end()) {
+        if (it != iterPos.end()) {
             ++iters[it->second].kernels;
             busy[it->second].push_back({k.startUs, k.startUs + k.durUs});
             ++counted;
         }
     }
-    for (const auto &r : ranges)
-        if (r.node >= 0 && size_t(r.node) < nodeStats.size())
-            nodeStats[size_t(r.node)].cpuUs += r.durUs / n;
+    for (const auto &r : ranges) {
+        if (r.node < 0 || size_t(r.node) >= nodeStats.size())
+            continue;
+        if (const auto it = iterPos.find(r.iteration); it != iterPos.end())
+            hostAt[size_t(r.node) * m + it->second] += r.durUs;
+        else
+            outside[size_t(r.node)].cpuUs += r.durUs / n;
+    }
+    auto medianOf = [m](const std::vector<double> &v, size_t node) {
+        return m ? median(std::vector<double>(v.begin() + long(node * m), v.begin() + long((node + 1) * m))) : 0.0;
+    };
+    for (size_t i = 0; i < nodeStats.size(); ++i) {
+        nodeStats[i].kernels = medianOf(kernelsAt, i) + outside[i].kernels;
+        nodeStats[i].gpuUs = medianOf(deviceAt, i) + outside[i].gpuUs;
+        nodeStats[i].cpuUs = medianOf(hostAt, i) + outside[i].cpuUs;
+    }
     std::vector<double> g, w, c;
     for (size_t i = 0; i < iters.size(); ++i) {
         iters[i].gpuBusyUs = unionLength(busy[i]);

@@ -76,6 +76,8 @@ struct IterationRec {
     int kernels = 0;
 };
 
+/// A node's figures per iteration: the median over the timed iterations, as Summary's are (so a
+/// node never shows more than a typical iteration holds).
 struct NodeStat {
     double kernels = 0; ///< per iteration
     double gpuUs = 0;   ///< device time per iteration (CPU op time in a CPU profile)

@@ -195,6 +195,36 @@ private Q_SLOTS:
         QCOMPARE(p.summary.unattributed, size_t(0));
     }
 
+    /// Node figures and iteration totals are the same statistic (median over iterations): one slow
+    /// iteration (a first call initializing a library) cannot make a node larger than an iteration.
+    void nodeFiguresMatchIterationTotals()
+    {
+        std::vector<RawEvent> e;
+        const uint64_t slow[] = {50000, 1000, 1000}; // ns of node 0's op per iteration
+        uint64_t t = 0;
+        for (int i = 0; i < 3; ++i) {
+            const uint64_t span = slow[i] + 2000;
+            e.push_back(ev(RawEvent::Kind::IterRange, t, t + span));
+            e.back().iteration = i;
+            e.push_back(nodeRange(0, i, t + 100, t + 100 + slow[i] + 200));
+            e.push_back(nodeRange(1, i, t + slow[i] + 400, t + slow[i] + 1400));
+            RawEvent a = ev(RawEvent::Kind::CpuOp, t + 200, t + 200 + slow[i]);
+            a.name = "aten::baddbmm";
+            RawEvent b = ev(RawEvent::Kind::CpuOp, t + slow[i] + 500, t + slow[i] + 1300);
+            b.name = "aten::tanh";
+            e.push_back(a);
+            e.push_back(b);
+            t += span + 1000;
+        }
+        Profile p = buildProfile(e, nodes(2), "cpu");
+        QCOMPARE(p.iterations, 3);
+        QCOMPARE(p.nodeStats[0].gpuUs, 1.0);  // median of 50, 1, 1 µs
+        QCOMPARE(p.nodeStats[1].gpuUs, 0.8);
+        QCOMPARE(p.nodeStats[0].kernels, 1.0);
+        QVERIFY(p.nodeStats[0].gpuUs <= p.summary.gpuBusyUs);
+        QVERIFY(p.nodeStats[0].gpuUs + p.nodeStats[1].gpuUs <= p.summary.gpuBusyUs + 1e-9);
+    }
+
     void fileRoundTrip()
     {
         auto [events, infos] = recorded("raw_tangle4_cuda.json");

@@ -31,6 +31,7 @@
 #include <QTableWidget>
 
 #include <QDockWidget>
+#include <QHeaderView>
 #include <QMessageBox>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -374,6 +375,19 @@ private Q_SLOTS:
         QVERIFY2(w.openProfile(path), qPrintable(w.profilePanel()->status()));
         auto *panel = w.profilePanel();
         QVERIFY(panel->summary().contains(QStringLiteral("kernels/iter")));
+        // Units, labels and shares: times carry their unit, the % column sums to at most the busy
+        // iteration (node figures and totals are both medians), and the tint has a scale.
+        auto header = [&](int c) { return panel->table()->horizontalHeaderItem(c)->text(); };
+        QCOMPARE(header(2), QStringLiteral("GPU time"));
+        QCOMPARE(header(3), QStringLiteral("%"));
+        QCOMPARE(header(4), QStringLiteral("Host"));
+        QVERIFY2(QRegularExpression(QStringLiteral("^[\\d.]+ (µs|ms|s)$")).match(panel->table()->item(0, 2)->text()).hasMatch(),
+                 qPrintable(panel->table()->item(0, 2)->text()));
+        double shares = 0;
+        for (int r = 0; r < panel->table()->rowCount(); ++r)
+            shares += panel->table()->item(r, 3)->data(Qt::UserRole).toDouble();
+        QVERIFY2(shares <= 100.5, qPrintable(QString::number(shares)));
+        QVERIFY2(panel->scaleText().contains(topName), qPrintable(panel->scaleText()));
         QVERIFY2(panel->bound() && !panel->summary().contains(QStringLiteral("another graph")), qPrintable(panel->summary()));
         QVERIFY(panel->table()->rowCount() > 10);
         QCOMPARE(panel->table()->item(0, 0)->text(), topName); // sorted by GPU time
@@ -392,6 +406,36 @@ private Q_SLOTS:
         QVERIFY(w.inspectorText().startsWith(panel->table()->item(1, 0)->text()));
         QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
         QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/window_profile_tangle4.png")));
+        // Version B: the same recording without the top node's kernels; both versions in the
+        // summary, B's time and the change per node in the table.
+        {
+            auto events = raw.value().first;
+            const int topIndex = int(top);
+            auto profileB = fxlens::prof::buildProfile(events, raw.value().second, "cuda");
+            std::erase_if(profileB.kernels, [&](const fxlens::prof::KernelRec &k) { return k.node == topIndex; });
+            profileB.version = "B";
+            profileB.finish();
+            const QString pathB = QDir::temp().filePath(QStringLiteral("fxlens_profileB_%1.json").arg(QCoreApplication::applicationPid()));
+            QVERIFY(fxlens::prof::writeProfile(profileB, pathB.toStdString()).ok());
+            QVERIFY2(panel->openComparison(pathB), qPrintable(panel->status()));
+            QVERIFY2(panel->summary().contains(QStringLiteral("A: ")) && panel->summary().contains(QStringLiteral("B: ")) &&
+                         panel->summary().contains(QStringLiteral("B/A")),
+                     qPrintable(panel->summary()));
+            QCOMPARE(header(4), QStringLiteral("B time"));
+            QCOMPARE(header(5), QStringLiteral("Δ B−A"));
+            QCOMPARE(panel->table()->item(0, 0)->text(), topName);
+            QVERIFY(panel->table()->item(0, 5)->data(Qt::UserRole).toDouble() < 0); // the top node's kernels are gone in B
+            QVERIFY(panel->table()->item(1, 5)->data(Qt::UserRole).toDouble() == 0.0); // the others are as they were
+            // The table fits the panel: no column is scrolled off to the right.
+            QCoreApplication::processEvents();
+            QVERIFY2(panel->table()->horizontalHeader()->length() <= panel->table()->viewport()->width() + 1,
+                     qPrintable(QStringLiteral("%1 > %2").arg(panel->table()->horizontalHeader()->length()).arg(panel->table()->viewport()->width())));
+            w.findChild<QDockWidget *>(QStringLiteral("profileDock"))->raise();
+            QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/window_profile_ab.png")));
+            panel->closeComparison();
+            QCOMPARE(panel->table()->columnCount(), 5);
+            QFile::remove(pathB);
+        }
         // A malformed profile: refused with the file named; the open one stays.
         const QString bad = QDir::temp().filePath(QStringLiteral("fxlens_badprofile_%1.json").arg(QCoreApplication::applicationPid()));
         {
