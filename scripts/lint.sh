@@ -20,4 +20,4 @@ else
   TIDY=$(git ls-files 'core/*.cpp' 'patterns/*.cpp' 'app/cli/*.cpp' | grep -v -e '^core/exec/' -e 'ExecCommands.cpp')
 fi
 # shellcheck disable=SC2086
-run-clang-tidy -quiet -p build -j "$(nproc)" $TIDY 2>/dev/null | grep -E '^/.*(warning|error):' | sort -u || true
+run-clang-tidy -quiet -p build -j "$(nproc)" $TIDY 2>/dev/null | sed 's/\x1b\[[0-9;]*m//g' | grep -E '^/.*(warning|error):' | sort -u || true

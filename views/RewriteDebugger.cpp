@@ -310,7 +310,18 @@ QString RewriteDebugger::status() const { return m_status; }
 void RewriteDebugger::refresh()
 {
     const bool live = m_session != nullptr;
-    m_matches = live ? m_session->candidates(500) : std::vector<rewrite::Match>{};
+    // A stable order per version (phase, benefit, program order): the list at a version is the same
+    // however the session got there. After a breakpoint, the match the run stopped before is selected.
+    constexpr size_t kListed = 500;
+    m_matches = live ? m_session->stableCandidates(kListed) : std::vector<rewrite::Match>{};
+    int current = 0;
+    if (live && m_selectDriverNext) {
+        const auto next = m_session->candidates(1);
+        for (size_t i = 0; i < m_matches.size() && !next.empty(); ++i)
+            if (m_matches[i].pattern == next[0].pattern && m_matches[i].anchor == next[0].anchor)
+                current = int(i);
+    }
+    m_selectDriverNext = false;
     {
         QSignalBlocker block(m_candidates);
         m_candidates->clear();
@@ -328,7 +339,7 @@ void RewriteDebugger::refresh()
                 item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
             }
         if (!m_matches.empty())
-            m_candidates->setCurrentRow(0);
+            m_candidates->setCurrentRow(current);
     }
     {
         QSignalBlocker block(m_history);
@@ -375,7 +386,7 @@ void RewriteDebugger::refresh()
     // The candidate Apply would take is outlined (and the canvas moves to it) after every change:
     // the list was refilled under a signal blocker, so its selection announced nothing.
     if (!m_matches.empty() && !m_running && m_outlineNext) {
-        const auto &m = m_matches.front();
+        const auto &m = m_matches[size_t(current)];
         Q_EMIT highlightRequested(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
     }
     m_outlineNext = false;
@@ -584,6 +595,8 @@ QString RewriteDebugger::run()
         text += QStringLiteral("\n") + tr("The graph fails lint: %1").arg(QString::fromStdString(lint.front().toString()));
     setBusy(false);
     setStatus(text);
+    m_selectDriverNext = r.reason == rewrite::StopReason::Breakpoint;
+    m_outlineNext = m_selectDriverNext;
     afterEdit();
     return why;
 }

@@ -129,6 +129,7 @@ private:
     bool m_running = false;
     bool m_outlineNext = false; ///< an action (Apply, Skip, a checkout) asks refresh() to outline the next candidate
     bool m_stop = false;
+    bool m_selectDriverNext = false; ///< refresh() selects the driver's next match (a run stopped at a breakpoint)
     std::function<std::string(const ir::Graph &)> m_verifier;
     QString m_status;
 

@@ -239,6 +239,36 @@ std::vector<Match> Session::candidates(size_t limit)
     return out;
 }
 
+std::vector<Match> Session::stableCandidates(size_t limit)
+{
+    // What a fresh session on this version would list: phase by phase, anchors consumers first
+    // (reverse program order, the first sweep's), the patterns of an anchor by benefit.
+    std::vector<Match> out;
+    std::vector<Node *> nodes;
+    for (Node *n = m_g.first(); n; n = n->next())
+        nodes.push_back(n);
+    for (int phase = 0; phase <= m_maxPhase && out.size() < limit; ++phase) {
+        for (auto it = nodes.rbegin(); it != nodes.rend() && out.size() < limit; ++it) {
+            Node *n = *it;
+            for (const Pattern *p : patternsFor(n)) {
+                if (p->phase != phase || m_skipped.count({p, n->id()}))
+                    continue;
+                Match m;
+                m.context = this;
+                MatchFailure why;
+                if (!matches(*p, n, m, why))
+                    continue;
+                m.pattern = p->name;
+                m.anchor = n;
+                out.push_back(std::move(m));
+                if (out.size() >= limit)
+                    break;
+            }
+        }
+    }
+    return out;
+}
+
 bool Session::breaksAt(const Pattern &p, const Match &m) const
 {
     for (const auto &b : m_breakpoints) {

@@ -100,6 +100,11 @@ public:
     /// Current candidate matches, in the order the greedy driver would apply them (conflicting ones
     /// included: applying one may invalidate others). At most `limit`.
     std::vector<Match> candidates(size_t limit = SIZE_MAX);
+    /// Every pattern's matches in an order that depends on the graph version alone (not on the
+    /// worklist, which depends on where the session has been): the order a fresh session on this
+    /// version would apply them in — phase by phase, anchors in reverse program order (the first
+    /// sweep's), an anchor's patterns by benefit; skipped ones left out. What the debugger lists.
+    std::vector<Match> stableCandidates(size_t limit = SIZE_MAX);
     /// Applies a match (as returned by candidates() on the current graph). False if it no longer
     /// matches or the checked-mode check failed (then the graph is unchanged; see lastError()).
     bool apply(const Match &m);

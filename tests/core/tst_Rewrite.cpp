@@ -547,6 +547,16 @@ private Q_SLOTS:
             return out;
         };
         QCOMPARE(key(s.candidates()), key(s2.candidates()));
+        // The stable list is the same, element by element, in the same order.
+        auto names = [](const std::vector<Match> &ms) {
+            std::vector<std::string> out;
+            for (const auto &m : ms)
+                out.push_back(m.pattern + "@" + m.anchor->name());
+            return out;
+        };
+        QCOMPARE(names(s.stableCandidates()), names(s2.stableCandidates()));
+        // ... which is what a fresh session's driver would do next, in its order.
+        QCOMPARE(names(s2.stableCandidates()), names(s2.candidates()));
     }
 
     void irLevelFiltersPatterns()

@@ -109,6 +109,31 @@ private Q_SLOTS:
         QVERIFY(!d.replay({QStringLiteral("no_such_pattern\tnowhere")}));
     }
 
+    /// The candidates at a version are listed in one order however the session got there (a run to
+    /// the fixpoint and back lists what a fresh session lists, in the same order).
+    void candidateOrderIsStablePerVersion()
+    {
+        Fixture f;
+        RewriteDebugger d(f.registry);
+        d.setGraph(f.graph.get());
+        auto rows = [&] {
+            QStringList out;
+            for (int i = 0; i < d.candidateCount(); ++i)
+                out << d.candidateList()->item(i)->text();
+            return out;
+        };
+        const QStringList fresh = rows();
+        QVERIFY(fresh.size() > 3);
+        QCOMPARE(d.run(), QStringLiteral("fixpoint"));
+        QVERIFY(d.checkout(0));
+        QCOMPARE(rows(), fresh);
+        QVERIFY(d.applySelected());
+        const QStringList atOne = rows();
+        QVERIFY(d.undo());
+        QVERIFY(d.redo());
+        QCOMPARE(rows(), atOne);
+    }
+
     /// A pattern breakpoint stops a run before that pattern applies.
     void breakpointStopsRun()
     {
@@ -120,6 +145,9 @@ private Q_SLOTS:
         QVERIFY(d.addBreakpoint(QStringLiteral("pattern"), first));
         QCOMPARE(d.run(), QStringLiteral("breakpoint"));
         QCOMPARE(d.breakpointList().size(), 1);
+        // The selected candidate is the one the run stopped before.
+        QVERIFY2(d.candidateList()->currentItem()->text().startsWith(first + QStringLiteral(" @")),
+                 qPrintable(d.candidateList()->currentItem()->text()));
         d.clearBreakpoints();
         QCOMPARE(d.run(), QStringLiteral("fixpoint"));
         QCOMPARE(d.candidateCount(), 0);
