@@ -56,6 +56,10 @@ MainWindow::MainWindow(Services services, QWidget *parent) : QMainWindow(parent)
     m_menus = new WindowMenus(*this);
     QSettings settings;
     resize(1200, 800); // first start; a saved geometry wins
+    // First start: the side panels get room enough for their content (the candidates' text, a
+    // diff, the profile's columns, an inspector of a dozen rows); a saved state wins.
+    resizeDocks({m_inspectorDock}, {qMax(420, width() * 2 / 5)}, Qt::Horizontal);
+    resizeDocks({m_inspectorDock, m_patternsDock}, {height() * 3 / 10, height() * 7 / 10}, Qt::Vertical);
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
 }
@@ -102,7 +106,7 @@ void MainWindow::createPanels()
     setCentralWidget(split);
 
     m_inspector = new Inspector(this);
-    addPanel(tr("Inspector"), QStringLiteral("inspectorDock"), m_inspector, nullptr);
+    m_inspectorDock = addPanel(tr("Inspector"), QStringLiteral("inspectorDock"), m_inspector, nullptr);
     m_patterns = new PatternsPanel(*m_doc, this);
     m_patternsDock = addPanel(tr("Patterns"), QStringLiteral("patternsDock"), m_patterns, nullptr);
     m_rewriteDock = addPanel(tr("Rewrite"), QStringLiteral("rewriteDock"), m_debugger, m_patternsDock);

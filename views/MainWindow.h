@@ -124,7 +124,7 @@ private:
     RewriteDebugger *m_debugger = nullptr;
     PatternEditor *m_editor = nullptr;
     ProfilePanel *m_profile = nullptr;
-    QDockWidget *m_profileDock = nullptr, *m_rewriteDock = nullptr, *m_editorDock = nullptr;
+    QDockWidget *m_profileDock = nullptr, *m_rewriteDock = nullptr, *m_editorDock = nullptr, *m_inspectorDock = nullptr;
     QTimer *m_autosaveTimer = nullptr;
     std::function<bool(const AutosaveState &)> m_recoveryPrompt;
     std::function<int(const QString &)> m_unsavedPrompt;

@@ -325,10 +325,13 @@ void RewriteDebugger::refresh()
     {
         QSignalBlocker block(m_candidates);
         m_candidates->clear();
-        for (const auto &m : m_matches)
-            m_candidates->addItem(
-                QStringLiteral("%1 @ %2 — %3")
-                    .arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name()), QString::fromStdString(m.summary)));
+        for (const auto &m : m_matches) {
+            const QString text = QStringLiteral("%1 @ %2 — %3")
+                                     .arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name()),
+                                          QString::fromStdString(m.summary));
+            m_candidates->addItem(text);
+            m_candidates->item(m_candidates->count() - 1)->setToolTip(text); // the whole description where the panel cuts it
+        }
         // Skipped (and rolled-back) candidates stay visible, greyed, after the live ones.
         if (live)
             for (const auto &[pattern, anchor] : m_session->skipped()) {

@@ -710,6 +710,30 @@ private Q_SLOTS:
         QCOMPARE(w.canvas()->selectedLabel(), QStringLiteral("x"));
     }
 
+    /// At the default 1200×800 the side panels have room for their content: an inspector of a dozen
+    /// rows, the debugger's lists and diff, candidates whose full text is their tooltip.
+    void panelsFitAtDefaultSize()
+    {
+        QSettings().remove(QStringLiteral("window")); // no saved geometry or dock state
+        MainWindow w(testServices());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QCOMPARE(w.size(), QSize(1200, 800));
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+        QVERIFY(w.selectNode(QStringLiteral("split")));
+        auto *inspector = w.findChild<QDockWidget *>(QStringLiteral("inspectorDock"));
+        QVERIFY2(inspector->height() >= 200 && inspector->width() >= 400,
+                 qPrintable(QStringLiteral("%1x%2").arg(inspector->width()).arg(inspector->height())));
+        auto *d = w.debugger();
+        w.findChild<QDockWidget *>(QStringLiteral("rewriteDock"))->raise();
+        QCoreApplication::processEvents();
+        const int rowHeight = d->candidateList()->sizeHintForRow(0);
+        QVERIFY2(d->candidateList()->viewport()->height() >= 4 * rowHeight, qPrintable(QString::number(d->candidateList()->viewport()->height())));
+        QVERIFY(d->historyList()->viewport()->height() >= 3 * rowHeight);
+        QVERIFY(d->findChild<QTextBrowser *>(QStringLiteral("diff"))->height() >= 100);
+        QCOMPARE(d->candidateList()->item(0)->toolTip(), d->candidateList()->item(0)->text());
+    }
+
     void badFileKeepsCurrentGraph()
     {
         MainWindow w(testServices());
