@@ -13,8 +13,8 @@ namespace fxlens::views {
 
 namespace {
 
-QString esc(const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); }
-QString link(const ir::Node *m) { return QStringLiteral("<a href=\"node:%1\">%1</a>").arg(esc(m->name())); }
+QString escaped(const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); }
+QString link(const ir::Node *m) { return QStringLiteral("<a href=\"node:%1\">%1</a>").arg(escaped(m->name())); }
 
 QString argHtml(const ir::Argument &a)
 {
@@ -26,7 +26,7 @@ QString argHtml(const ir::Argument &a)
             out += (i ? QStringLiteral(", ") : QString()) + argHtml(a.items()[i]);
         return out + QStringLiteral("]");
     }
-    return esc(a.toString());
+    return escaped(a.toString());
 }
 
 /// Whether `path` is `module` or inside it.
@@ -66,38 +66,38 @@ void Inspector::showNode(const ir::Node *n, const QString &profile)
         clear();
         return;
     }
-    QString html = QStringLiteral("<h3>%1</h3><table>").arg(esc(n->name()));
+    QString html = QStringLiteral("<h3>%1</h3><table>").arg(escaped(n->name()));
     auto row = [&](const QString &k, const QString &v) { html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(k, v); };
     row(tr("op"), QString::fromLatin1(ir::opKindName(n->op())));
-    row(tr("target"), esc(n->target()));
+    row(tr("target"), escaped(n->target()));
     QString args;
     for (const auto &a : n->args())
         args += argHtml(a) + QStringLiteral("<br>");
     row(tr("args"), args);
     QString kwargs;
     for (const auto &[k, v] : n->kwargs())
-        kwargs += esc(k) + QStringLiteral(" = ") + argHtml(v) + QStringLiteral("<br>");
+        kwargs += escaped(k) + QStringLiteral(" = ") + argHtml(v) + QStringLiteral("<br>");
     row(tr("kwargs"), kwargs);
     QString users;
     for (const auto *u : n->users())
         users += link(u) + QStringLiteral(" ");
     row(tr("users"), users);
-    row(tr("value"), esc(n->meta().val.toString()));
+    row(tr("value"), escaped(n->meta().val.toString()));
     if (n->meta().val.isTensor()) {
         QString stride;
         for (auto s : n->meta().val.tensor.stride)
             stride += QString::number(s) + QStringLiteral(" ");
         row(tr("stride"), stride);
     }
-    row(tr("module"), esc(n->meta().modulePath()));
+    row(tr("module"), escaped(n->meta().modulePath()));
     if (!profile.isEmpty())
         row(tr("profile"), profile.toHtmlEscaped());
     if (n->meta().provenance)
         row(tr("provenance"),
-            esc(n->meta().provenance->pattern) + QStringLiteral(" @ step ") + QString::number(n->meta().provenance->step));
+            escaped(n->meta().provenance->pattern) + QStringLiteral(" @ step ") + QString::number(n->meta().provenance->step));
     html += QStringLiteral("</table>");
     if (!n->meta().stackTrace.empty())
-        html += QStringLiteral("<pre>%1</pre>").arg(esc(n->meta().stackTrace));
+        html += QStringLiteral("<pre>%1</pre>").arg(escaped(n->meta().stackTrace));
     setHtml(html);
 }
 
@@ -125,10 +125,10 @@ bool Inspector::showModule(const ir::Graph &g, const QString &qpath)
             }
     }
     const ir::ModuleInfo *m = g.module(path);
-    QString html = QStringLiteral("<h3>%1</h3><table>").arg(esc(path.empty() ? std::string("<root>") : path));
+    QString html = QStringLiteral("<h3>%1</h3><table>").arg(escaped(path.empty() ? std::string("<root>") : path));
     auto row = [&](const QString &k, const QString &v) { html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(k, v); };
     row(tr("module"),
-        m && !m->type.empty() ? esc(std::string(ir::lastComponent(m->type))) + QStringLiteral(" (") + esc(m->type) + QStringLiteral(")")
+        m && !m->type.empty() ? escaped(std::string(ir::lastComponent(m->type))) + QStringLiteral(" (") + escaped(m->type) + QStringLiteral(")")
                               : tr("(class not recorded)"));
     row(tr("nodes"), QString::number(inside.size()));
     auto list = [&](const std::vector<const ir::Node *> &v) {
@@ -143,7 +143,7 @@ bool Inspector::showModule(const ir::Graph &g, const QString &qpath)
     row(tr("outputs"), list(outputs));
     if (m)
         for (const auto &[k, v] : m->attrs)
-            row(esc(k), esc(v.toString()));
+            row(escaped(k), escaped(v.toString()));
     html += QStringLiteral("</table>");
     setHtml(html);
     return true;
