@@ -2,6 +2,8 @@
 // Graph edits, ordering, topological sort and lint.
 #include "ir/Graph.h"
 
+#include <optional>
+
 #include <algorithm>
 #include <atomic>
 #include <unordered_set>
@@ -497,6 +499,21 @@ const ModuleInfo *Graph::module(const std::string &path) const
     return it == m_moduleIndex.end() ? nullptr : &modules[it->second];
 }
 
+/// getitem(x, k) of a sequence value with a known length: k must name one of its items.
+static std::optional<LintError> getitemRangeError(const Node &n)
+{
+    const auto &args = n.args();
+    if (n.op() != OpKind::CallFunction || n.target() != "operator.getitem" || args.size() != 2 || !args[0].isNode() || !args[1].isInt() ||
+        !args[0].toNode() || args[0].toNode()->meta().val.kind != ValueMeta::Kind::Sequence)
+        return std::nullopt;
+    const auto items = int64_t(args[0].toNode()->meta().val.items.size());
+    const int64_t k = args[1].toInt();
+    if (items == 0 || (k < items && k >= -items))
+        return std::nullopt;
+    return LintError{n.name(), "index " + std::to_string(k) + " is out of range for the " + std::to_string(items) + " values of '" +
+                                   args[0].toNode()->name() + "'"};
+}
+
 std::vector<LintError> Graph::lint() const
 {
     std::vector<LintError> errors;
@@ -554,15 +571,8 @@ std::vector<LintError> Graph::lint() const
                 errors.push_back({n->m_name, "output node is not the last node"});
         }
         // getitem(x, k) of a tuple value with known length: k must name one of its items.
-        if (n->m_op == OpKind::CallFunction && n->m_target == "operator.getitem" && n->m_args.size() == 2 && n->m_args[0].isNode() &&
-            n->m_args[1].isInt() && n->m_args[0].toNode() && n->m_args[0].toNode()->meta().val.kind == ValueMeta::Kind::Sequence) {
-            const auto items = int64_t(n->m_args[0].toNode()->meta().val.items.size());
-            const int64_t k = n->m_args[1].toInt();
-            if (items > 0 && (k >= items || k < -items))
-                errors.push_back({n->m_name,
-                                  "index " + std::to_string(k) + " is out of range for the " + std::to_string(items) + " values of '" +
-                                      n->m_args[0].toNode()->m_name + "'"});
-        }
+        if (auto e = getitemRangeError(*n))
+            errors.push_back(*e);
         if (n->m_op == OpKind::CallModule && !modules.empty() && !moduleNames.count(n->m_target))
             errors.push_back({n->m_name, "calls module '" + n->m_target + "', which is not in the module hierarchy"});
         if (n->m_op == OpKind::GetAttr && !params.empty() && !paramNames.count(n->m_target)) {
@@ -618,15 +628,8 @@ std::vector<LintError> Graph::lintNodes(const std::vector<const Node *> &nodes) 
         }
         if (n->m_op == OpKind::Output && n->m_next)
             errors.push_back({n->m_name, "output node is not the last node"});
-        if (n->m_op == OpKind::CallFunction && n->m_target == "operator.getitem" && n->m_args.size() == 2 && n->m_args[0].isNode() &&
-            n->m_args[1].isInt() && n->m_args[0].toNode() && n->m_args[0].toNode()->meta().val.kind == ValueMeta::Kind::Sequence) {
-            const auto items = int64_t(n->m_args[0].toNode()->meta().val.items.size());
-            const int64_t k = n->m_args[1].toInt();
-            if (items > 0 && (k >= items || k < -items))
-                errors.push_back({n->m_name,
-                                  "index " + std::to_string(k) + " is out of range for the " + std::to_string(items) + " values of '" +
-                                      n->m_args[0].toNode()->m_name + "'"});
-        }
+        if (auto e = getitemRangeError(*n))
+            errors.push_back(*e);
     }
     return errors;
 }
