@@ -73,7 +73,6 @@ public:
     /// Counts every pattern's candidates on a copy of the graph, off the GUI thread; the result
     /// comes as matchesCounted() (a later job supersedes an earlier one).
     void countMatches();
-    uint64_t lastJob() const { return m_job; }
 
 Q_SIGNALS:
     /// The graph is about to be replaced or freed: drop every pointer into it.

@@ -26,7 +26,6 @@ public:
     bool selectNode(const QString &name);
     /// Outlines a match (its nodes, its anchor selected).
     void highlight(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
-    QString current() const { return m_current; }
 
 Q_SIGNALS:
     /// A node became the selection (any panel); "" for a module box or none.

@@ -77,7 +77,7 @@ bool loadPatterns(const Args &a, rewrite::PatternRegistry &reg, const std::strin
 /// A pattern named on the command line: a .fxpat file (compiled now) or a registered name.
 const rewrite::Pattern *namedPattern(const std::string &what, rewrite::PatternRegistry &reg, std::unique_ptr<lang::FilePattern> &owned,
                                      const std::string &cmd, int &code);
-/// The pattern file named by the first positional argument; nullptr with `code` set, and a message,
+/// The pattern file named by the one positional argument; nullptr with `code` set, and a message,
 /// when it does not load or is a C++ pattern (`cxxNote` says why that matters).
 const lang::FilePattern *filePatternArg(const Args &a, rewrite::PatternRegistry &reg, std::unique_ptr<lang::FilePattern> &owned,
                                         const std::string &cmd, const char *cxxNote, int &code);

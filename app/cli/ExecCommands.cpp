@@ -220,10 +220,6 @@ int cmdVerify(const Args &a)
 
 int cmdCheckPattern(const Args &a)
 {
-    if (a.positional.size() != 1) {
-        std::cerr << "fxlens-cli check-pattern: expected one pattern name or .fxpat file\n";
-        return kUsage;
-    }
     rewrite::PatternRegistry reg;
     std::unique_ptr<lang::FilePattern> owned;
     int code = kOk;

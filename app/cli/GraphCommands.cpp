@@ -115,6 +115,11 @@ const rewrite::Pattern *namedPattern(const std::string &what, rewrite::PatternRe
 const lang::FilePattern *filePatternArg(const Args &a, rewrite::PatternRegistry &reg, std::unique_ptr<lang::FilePattern> &owned,
                                         const std::string &cmd, const char *cxxNote, int &code)
 {
+    if (a.positional.size() != 1) {
+        std::cerr << "fxlens-cli " << cmd << ": expected one pattern name or .fxpat file\n";
+        code = kUsage;
+        return nullptr;
+    }
     if (!loadPatterns(a, reg, cmd)) {
         code = kFailed;
         return nullptr;
@@ -354,10 +359,6 @@ int cmdLintPatterns(const Args &a)
 
 int cmdExportPattern(const Args &a)
 {
-    if (a.positional.size() != 1) {
-        std::cerr << "fxlens-cli export-pattern: expected one pattern name or .fxpat file\n";
-        return kUsage;
-    }
     rewrite::PatternRegistry reg;
     std::unique_ptr<lang::FilePattern> owned;
     int code = kOk;

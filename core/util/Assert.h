@@ -8,7 +8,6 @@
 #include <cstdlib>
 
 #if !defined(NDEBUG) || defined(FXLENS_EXPENSIVE_CHECKS)
-#define FXLENS_ASSERTS_ON 1
 #define FXLENS_ASSERT(cond, msg)                                                                                                           \
     do {                                                                                                                                   \
         if (!(cond)) {                                                                                                                     \
@@ -17,7 +16,6 @@
         }                                                                                                                                  \
     } while (0)
 #else
-#define FXLENS_ASSERTS_ON 0
 #define FXLENS_ASSERT(cond, msg)                                                                                                           \
     do {                                                                                                                                   \
         (void)sizeof(cond);                                                                                                                \
