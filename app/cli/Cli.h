@@ -41,6 +41,7 @@ struct Args {
     std::string device = "cpu";
     bool deviceGiven = false;
     std::string compare, compareOutput, rawEvents;
+    std::string versions; ///< profile --versions: versions of the greedy history
     bool optimize = false, freeze = false, cudaGraph = false, hostOps = false;
     int trials = 200, iters = 10, warmup = 3, repeat = 1;
     std::string inputs, weights, expect;
@@ -116,8 +117,9 @@ int verifyResult(const ir::Graph &original, const ir::Graph &result, const Args 
 /// graph to `out` with its weights and fold graph next to it.
 int writeFrozen(const Args &a, const ir::Graph &g, const std::string &out);
 /// profile: profiles `graphs` (the versions whose profile slot is empty) on the chosen device.
+/// `labels` names each graph's version (label, id) when given (profile --versions).
 int profileGraphs(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &graphs, const std::vector<std::string> &sources,
-                  std::vector<prof::Profile> &profiles);
+                  std::vector<prof::Profile> &profiles, const std::vector<std::pair<std::string, int>> &labels = {});
 /// doctor: what the executor finds (LibTorch, CUDA, NVTX).
 std::string executorReport();
 

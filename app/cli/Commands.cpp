@@ -49,8 +49,10 @@ const std::vector<Command> &commands()
          "weight-only nodes once before timing (inference with frozen weights, as Inductor's freezing); --cuda-graph "
          "times replays of one captured run (no node ranges); --trace writes a Chrome trace (Perfetto); -o saves the "
          "profile; --raw-events writes the recorded events; --host-ops also records the ATen ops on the host on CUDA. "
-         "Without CUDA it says so and profiles on the CPU (ATen ops as kernels)",
-         withExec({"-o", "--compare", "--compare-output", "--optimize", "--iters", "--warmup", "--freeze", "--cuda-graph", "--trace",
+         "Without CUDA it says so and profiles on the CPU (ATen ops as kernels). --versions LIST runs the greedy rewrite "
+         "history (--preset / --patterns) and profiles the versions listed, one table per version and a table of all; -o "
+         "saves them as one profile set (the app's per-version chart reads it). A saved profile set prints the same",
+         withExec({"-o", "--compare", "--compare-output", "--optimize", "--versions", "--iters", "--warmup", "--freeze", "--cuda-graph", "--trace",
                    "--raw-events", "--host-ops", "--preset", "--patterns", "--pattern-dir"}),
          cmdProfile},
         {"explain",

@@ -251,52 +251,47 @@ int verifyResult(const ir::Graph &original, const ir::Graph &result, const Args 
 }
 
 int profileGraphs(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &graphs, const std::vector<std::string> &graphSources,
-                  std::vector<prof::Profile> &profiles)
+                  std::vector<prof::Profile> &profiles, const std::vector<std::pair<std::string, int>> &labels)
 {
-    Args b = a;
-    if (!a.deviceGiven) {
-        auto rt = exec::probeRuntime();
-        if (rt.cudaAvailable) {
-            b.device = "cuda";
-        } else {
-            std::cerr << "fxlens-cli profile: CUDA is not available on this machine (no GPU or no driver); "
-                         "profiling on the CPU instead: ATen ops stand for kernels, timed on the host. "
-                         "Pass --device cpu to silence this, or run on a machine with a GPU.\n";
-            b.device = "cpu";
-        }
-    }
-    auto runner = exec::Runner::create(*graphs.front(), execOptions(b, graphSources.front()));
-    if (!runner) {
-        std::cerr << "fxlens-cli profile: " << runner.error().toString() << "\n";
-        return kFailed;
-    }
-    size_t gi = 0;
-    for (size_t i = 0; i < profiles.size(); ++i) {
+    // The versions to profile are the entries not filled from saved profiles, in order.
+    std::vector<exec::VersionJob> jobs;
+    std::vector<size_t> slots;
+    for (size_t i = 0, gi = 0; i < profiles.size(); ++i) {
         if (!profiles[i].mode.empty())
             continue;
-        exec::ProfileOptions o;
-        o.iterations = a.iters;
-        o.warmup = a.warmup;
-        o.graph = std::filesystem::path(graphSources[gi]).filename().string();
-        o.version = a.optimize && i == 1 ? "optimized (" + (a.patterns.empty() ? a.preset : a.patterns) + ")"
-            : profiles.size() > 1        ? (i == 0 ? "A" : "B")
-                                         : "";
-        o.versionId = int(i);
-        o.freezeWeights = a.freeze;
-        o.cudaGraph = a.cudaGraph;
-        o.hostOps = a.hostOps;
-        if (i == 0)
-            o.rawEventsPath = a.rawEvents;
-        auto p = exec::profileGraph(*runner.value(), *graphs[gi], o);
-        if (!p) {
-            Diagnostic d = p.error();
-            d.file = graphSources[gi];
-            std::cerr << "fxlens-cli profile: " << d.toString() << "\n";
-            return kFailed;
-        }
-        profiles[i] = std::move(p.value());
+        exec::VersionJob j;
+        j.graph = graphs[gi].get();
+        j.label = labels.size() > gi ? labels[gi].first
+            : a.optimize && i == 1                ? "optimized (" + (a.patterns.empty() ? a.preset : a.patterns) + ")"
+            : profiles.size() > 1                 ? (i == 0 ? "A" : "B")
+                                                  : "";
+        j.versionId = labels.size() > gi ? labels[gi].second : int(i);
+        jobs.push_back(j);
+        slots.push_back(i);
         ++gi;
     }
+    exec::ExecOptions eo = execOptions(a, graphSources.front());
+    if (!a.deviceGiven)
+        eo.device.clear(); // CUDA when there is one, else the CPU with a note
+    exec::ProfileOptions o;
+    o.iterations = a.iters;
+    o.warmup = a.warmup;
+    o.graph = std::filesystem::path(graphSources.front()).filename().string();
+    o.freezeWeights = a.freeze;
+    o.cudaGraph = a.cudaGraph;
+    o.hostOps = a.hostOps;
+    o.rawEventsPath = a.rawEvents;
+    auto r = exec::profileVersions(jobs, eo, o);
+    if (!r) {
+        Diagnostic d = r.error();
+        d.file = graphSources.front();
+        std::cerr << "fxlens-cli profile: " << d.toString() << "\n";
+        return kFailed;
+    }
+    if (!r.value().note.empty())
+        std::cerr << "fxlens-cli profile: " << r.value().note << ". Pass --device cpu to silence this, or run on a machine with a GPU.\n";
+    for (size_t k = 0; k < slots.size(); ++k)
+        profiles[slots[k]] = std::move(r.value().profiles[k]);
     return kOk;
 }
 

@@ -36,7 +36,8 @@ int verifyResult(const ir::Graph &, const ir::Graph &, const Args &) { return no
 
 int writeFrozen(const Args &, const ir::Graph &, const std::string &) { return noTorch("optimize", "--freeze needs the executor"); }
 
-int profileGraphs(const Args &, std::vector<std::unique_ptr<ir::Graph>> &, const std::vector<std::string> &, std::vector<prof::Profile> &)
+int profileGraphs(const Args &, std::vector<std::unique_ptr<ir::Graph>> &, const std::vector<std::string> &, std::vector<prof::Profile> &,
+                  const std::vector<std::pair<std::string, int>> &)
 {
     return noTorch("profile", "it can only open saved profiles");
 }

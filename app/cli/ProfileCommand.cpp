@@ -5,6 +5,7 @@
 
 #include "io/GraphJson.h"
 #include "rewrite/Session.h"
+#include "rewrite/VersionList.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -33,6 +34,41 @@ std::unique_ptr<ir::Graph> optimizedCopy(const ir::Graph &g, const Args &a, std:
     return copy;
 }
 
+
+/// profile --versions: the greedy history of `g` under the preset or patterns, and the graphs of
+/// the versions listed (with labels and ids).
+int historyVersions(const ir::Graph &g, const Args &a, std::vector<std::unique_ptr<ir::Graph>> &graphs,
+                    std::vector<std::pair<std::string, int>> &labels)
+{
+    rewrite::PatternRegistry reg;
+    if (!loadPatterns(a, reg, "profile"))
+        return kUsage;
+    std::string err;
+    auto selected = a.patterns.empty() ? reg.preset(a.preset, err) : reg.byNames(a.patterns, err);
+    if (!err.empty()) {
+        std::cerr << "fxlens-cli profile: " << err << "\n";
+        return kUsage;
+    }
+    auto work = g.clone();
+    rewrite::Session session(*work, selected, {});
+    const auto r = session.run();
+    auto list = rewrite::parseVersionList(a.versions, session.history().size(), session.history().size());
+    if (!list) {
+        std::cerr << "fxlens-cli profile: --versions: " << list.error().message << "\n";
+        return kUsage;
+    }
+    std::printf("history: %zu steps (%s), %zu -> %zu nodes; profiling %zu version(s)\n", r.steps, rewrite::stopReasonName(r.reason),
+                g.size(), work->size(), list.value().size());
+    for (size_t v : list.value()) {
+        session.checkout(v);
+        graphs.push_back(work->clone());
+        const auto &h = session.history();
+        labels.emplace_back(v == 0 ? std::string("original") : "step " + std::to_string(v) + " (" + h[v - 1].pattern + " @ " + h[v - 1].anchor + ")",
+                            int(v));
+    }
+    return kOk;
+}
+
 } // namespace
 
 int cmdProfile(const Args &a)
@@ -41,8 +77,9 @@ int cmdProfile(const Args &a)
         std::cerr << "fxlens-cli profile: expected one graph or profile file\n";
         return kUsage;
     }
-    if (!a.compare.empty() && a.optimize) {
-        std::cerr << "fxlens-cli profile: --compare and --optimize both name the second version; use one\n";
+    const int secondVersion = int(!a.compare.empty()) + int(a.optimize) + int(!a.versions.empty());
+    if (secondVersion > 1) {
+        std::cerr << "fxlens-cli profile: --compare, --optimize and --versions each name the versions to profile; use one\n";
         return kUsage;
     }
     const std::string first = a.positional[0];
@@ -52,15 +89,17 @@ int cmdProfile(const Args &a)
     std::vector<prof::Profile> profiles;
     std::vector<std::unique_ptr<ir::Graph>> graphs;
     std::vector<std::string> graphSources;
-    // Saved profiles open anywhere; graphs are read now and profiled below.
+    std::vector<std::pair<std::string, int>> labels;
+    // Saved profiles (and profile sets) open anywhere; graphs are read now and profiled below.
     for (const auto &src : sources) {
         if (prof::isProfileFile(src)) {
-            auto p = prof::readProfile(src);
+            auto p = prof::readProfiles(src);
             if (!p) {
                 std::cerr << p.error().toString() << "\n";
                 return kBadInput;
             }
-            profiles.push_back(std::move(p.value()));
+            for (auto &one : p.value())
+                profiles.push_back(std::move(one));
             continue;
         }
         auto g = io::readGraphFile(src);
@@ -68,9 +107,20 @@ int cmdProfile(const Args &a)
             std::cerr << g.error().toString() << "\n";
             return kBadInput;
         }
+        if (!a.versions.empty()) {
+            if (int c = historyVersions(*g.value(), a, graphs, labels); c != kOk)
+                return c;
+            graphSources.assign(graphs.size(), src);
+            profiles.resize(profiles.size() + graphs.size());
+            continue;
+        }
         graphs.push_back(std::move(g.value()));
         graphSources.push_back(src);
         profiles.emplace_back(); // filled below
+    }
+    if (!a.versions.empty() && graphs.empty()) {
+        std::cerr << "fxlens-cli profile: --versions needs a graph, not a saved profile\n";
+        return kUsage;
     }
     if (a.optimize) {
         if (graphs.empty()) {
@@ -89,25 +139,37 @@ int cmdProfile(const Args &a)
         sources.push_back(first + " (optimized)");
     }
     if (!graphs.empty()) {
-        if (int c = profileGraphs(a, graphs, graphSources, profiles); c != kOk)
+        if (int c = profileGraphs(a, graphs, graphSources, profiles, labels); c != kOk)
             return c;
     }
+    const bool set = profiles.size() > 2 || !a.versions.empty();
     for (size_t i = 0; i < profiles.size(); ++i) {
-        if (profiles.size() > 1)
+        if (set)
+            std::printf("== %s\n", profiles[i].version.empty() ? std::to_string(i).c_str() : profiles[i].version.c_str());
+        else if (profiles.size() > 1)
             std::printf("== %s\n", i == 0 ? "A" : "B");
         std::printf("%s\n", prof::formatProfile(profiles[i]).c_str());
     }
-    if (profiles.size() == 2)
+    std::vector<const prof::Profile *> all;
+    for (const auto &p : profiles)
+        all.push_back(&p);
+    if (set)
+        std::printf("%s", prof::formatVersionTable(all).c_str());
+    else if (profiles.size() == 2)
         std::printf("%s", prof::formatComparison(profiles[0], profiles[1]).c_str());
-    const std::pair<std::string, size_t> saves[] = {{a.output, 0}, {a.compareOutput, 1}};
-    for (const auto &[path, i] : saves) {
-        if (path.empty() || i >= profiles.size())
-            continue;
-        if (auto w = prof::writeProfile(profiles[i], path); !w) {
+    // -o: the one profile, A of a comparison, or every version as one profile set.
+    if (!a.output.empty()) {
+        const std::vector<const prof::Profile *> saved = set ? all : std::vector<const prof::Profile *>{all.front()};
+        if (auto w = prof::writeProfiles(saved, a.output); !w) {
             std::cerr << w.error().toString() << "\n";
             return kFailed;
         }
     }
+    if (!a.compareOutput.empty() && profiles.size() > 1)
+        if (auto w = prof::writeProfile(profiles[1], a.compareOutput); !w) {
+            std::cerr << w.error().toString() << "\n";
+            return kFailed;
+        }
     if (!a.trace.empty()) {
         std::vector<const prof::Profile *> ps;
         for (const auto &p : profiles)

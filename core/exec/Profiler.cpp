@@ -3,6 +3,8 @@
 // statistics and export to core/profile (torch-free, tested on recorded events).
 #include "exec/Profiler.h"
 
+#include "ir/GraphInfo.h"
+
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/record_function.h>
 #include <c10/core/Event.h>
@@ -398,6 +400,7 @@ Result<prof::Profile> profileGraph(Runner &runner, const ir::Graph &g, const Pro
     p.graph = opts.graph;
     p.version = opts.version;
     p.versionId = opts.versionId;
+    p.graphHash = ir::fingerprintHex(g);
     p.device = device.str();
     p.warmup = opts.warmup;
     p.iterations = opts.iterations;

@@ -32,6 +32,29 @@ struct ProfileOptions {
 /// Profiles `g` on `runner`'s device. Errors name the node that failed.
 Result<prof::Profile> profileGraph(Runner &runner, const ir::Graph &g, const ProfileOptions &opts);
 
+/// One graph version to profile.
+struct VersionJob {
+    const ir::Graph *graph = nullptr;
+    std::string label; ///< Profile::version ("original", "step 12", ...)
+    int versionId = 0; ///< Profile::versionId and the NVTX payloads'
+};
+
+struct VersionsResult {
+    std::vector<prof::Profile> profiles; ///< one per version profiled, in order
+    std::string device;                  ///< where they ran ("cuda:0", "cpu")
+    std::string note;                    ///< why not on the GPU, when the device was chosen and is the CPU
+    bool cancelled = false;              ///< `progress` asked to stop: the profiles so far
+};
+
+/// Profiles graph versions one after another on one Runner (inputs and weights prepared from the
+/// first version, so every version sees the same data): what `fxlens-cli profile` and the app's
+/// Profile actions both run. `exec.device` "" picks CUDA when it is available, else the CPU (with
+/// `note` saying so). `opts` applies to every version (its label and id come from the job; raw
+/// events are written for the first only). `progress(done, total)` is called before each version
+/// and after the last; returning false stops after the version in progress.
+Result<VersionsResult> profileVersions(const std::vector<VersionJob> &versions, ExecOptions exec, const ProfileOptions &opts,
+                                       const std::function<bool(size_t done, size_t total)> &progress = {});
+
 /// Whether this build emits NVTX ranges (the NVTX v3 headers were found at configure time).
 bool nvtxCompiledIn();
 

@@ -172,21 +172,14 @@ std::string writeGraphJson(const Graph &g)
     return out;
 }
 
-Status writeGraphFile(const Graph &g, const std::string &path)
+std::string writeTextFile(const std::string &path, std::string text)
 {
-    auto fail = [&](const std::string &m) {
-        Diagnostic d;
-        d.file = path;
-        d.message = m;
-        return d;
-    };
-    std::string text = writeGraphJson(g);
-    bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+    const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
     if (gz) {
         // gzip in memory (deflate with a gzip wrapper), then one atomic write.
         z_stream z{};
         if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-            return fail("cannot start compression");
+            return "cannot start compression";
         std::string packed(deflateBound(&z, uLong(text.size())), '\0');
         z.next_in = reinterpret_cast<Bytef *>(text.data());
         z.avail_in = uInt(text.size());
@@ -196,11 +189,20 @@ Status writeGraphFile(const Graph &g, const std::string &path)
         packed.resize(z.total_out);
         deflateEnd(&z);
         if (rc != Z_STREAM_END)
-            return fail("compression failed");
+            return "compression failed";
         text.swap(packed);
     }
-    if (auto e = writeFileAtomic(path, text); !e.empty())
-        return fail(e);
+    return writeFileAtomic(path, text);
+}
+
+Status writeGraphFile(const Graph &g, const std::string &path)
+{
+    if (auto e = writeTextFile(path, writeGraphJson(g)); !e.empty()) {
+        Diagnostic d;
+        d.file = path;
+        d.message = e;
+        return d;
+    }
     return {};
 }
 

@@ -2,6 +2,8 @@
 // Graph statistics.
 #include "ir/GraphInfo.h"
 
+#include "ir/Printer.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -112,6 +114,27 @@ std::string GraphInfo::toString(size_t maxTargets) const
     if (shown < moduleTree.size())
         s += "  ... " + std::to_string(moduleTree.size() - shown) + " deeper or further modules\n";
     return s;
+}
+
+uint64_t fingerprint(const Graph &g)
+{
+    uint64_t h = 1469598103934665603ull; // FNV-1a over each node's printed form and a separator
+    for (Node *n = g.first(); n; n = n->next()) {
+        for (unsigned char c : printNode(*n)) {
+            h ^= c;
+            h *= 1099511628211ull;
+        }
+        h ^= 0xff;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+std::string fingerprintHex(const Graph &g)
+{
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fingerprint(g)));
+    return buf;
 }
 
 } // namespace fxlens::ir

@@ -29,4 +29,11 @@ struct GraphInfo {
 
 GraphInfo computeGraphInfo(const Graph &g);
 
+/// The identity of one graph version: a 64-bit hash of every node as printed (name, op, target,
+/// arguments, keywords) in program order. Two versions with the same fingerprint compute the same
+/// program; a profile carries the fingerprint of the version it was recorded on.
+uint64_t fingerprint(const Graph &g);
+/// The fingerprint as 16 hex digits (what files carry).
+std::string fingerprintHex(const Graph &g);
+
 } // namespace fxlens::ir

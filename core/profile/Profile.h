@@ -98,6 +98,7 @@ struct Profile {
     std::string graph;      ///< graph file or name
     std::string version;    ///< graph version label ("original", "optimized", "step 12", ...)
     int versionId = 0;      ///< the number NVTX payloads carry
+    std::string graphHash;  ///< ir::fingerprintHex of the version profiled ("" in older files)
     std::string mode;       ///< "cuda" or "cpu"
     std::string device;     ///< "cuda:0", "cpu"
     std::string deviceName; ///< "NVIDIA H200", host CPU model
@@ -126,8 +127,15 @@ Profile buildProfile(const std::vector<RawEvent> &events, std::vector<NodeInfo> 
                      const std::vector<double> &iterWallUs = {});
 
 Status writeProfile(const Profile &p, const std::string &path);
+/// Several versions' profiles in one file (a profile set; gzip-compressed when the path ends in
+/// .gz): what the app saves beside a graph and the per-version chart reads. One profile is written
+/// as a plain profile file.
+Status writeProfiles(const std::vector<const Profile *> &profiles, const std::string &path);
+/// The first profile of a profile file or set.
 Result<Profile> readProfile(const std::string &path);
-/// True when `path` holds a saved profile (as opposed to a graph).
+/// Every profile of a profile file (one) or set (several), plain or gzip-compressed.
+Result<std::vector<Profile>> readProfiles(const std::string &path);
+/// True when `path` holds a saved profile or profile set (as opposed to a graph).
 bool isProfileFile(const std::string &path);
 
 /// Raw events as JSON (recorded profiles for tests and bug reports).
@@ -136,6 +144,9 @@ Result<std::pair<std::vector<RawEvent>, std::vector<NodeInfo>>> readRawEvents(co
 
 /// The per-version table `fxlens-cli profile` prints; `topNodes` rows of nodes by device time.
 std::string formatProfile(const Profile &p, size_t topNodes = 10);
+/// One row per version ("what each step bought"): kernels per iteration, GPU busy, wall, CPU
+/// launch time and peak memory, as the app's per-version chart shows them.
+std::string formatVersionTable(const std::vector<const Profile *> &profiles);
 /// Two versions side by side with the change.
 std::string formatComparison(const Profile &a, const Profile &b);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Profile files (saved profiles, raw events): JSON, validated field by field.
 #include "io/AtomicFile.h"
+#include "io/GraphJson.h"
 #include "profile/Profile.h"
 
 #include <nlohmann/json.hpp>
@@ -71,7 +72,7 @@ static json kernelColumns()
         {"name", "kind", "device", "stream", "start_us", "dur_us", "launch_us", "iteration", "node", "correlation", "grid", "block"});
 }
 
-Status writeProfile(const Profile &p, const std::string &path)
+static json profileJson(const Profile &p)
 {
     json j;
     j["format"] = kFormatName;
@@ -79,6 +80,8 @@ Status writeProfile(const Profile &p, const std::string &path)
     j["graph"] = p.graph;
     j["version"] = p.version;
     j["version_id"] = p.versionId;
+    if (!p.graphHash.empty())
+        j["graph_hash"] = p.graphHash;
     j["mode"] = p.mode;
     j["device"] = p.device;
     j["device_name"] = p.deviceName;
@@ -113,31 +116,51 @@ Status writeProfile(const Profile &p, const std::string &path)
                     {"wall_us", p.summary.wallUs},
                     {"cpu_launch_us", p.summary.cpuUs},
                     {"unattributed_kernels", p.summary.unattributed}};
-    if (auto e = io::writeFileAtomic(path, j.dump() + "\n"); !e.empty())
+    return j;
+}
+
+static const char *kSetFormatName = "fxlens-profile-set";
+
+Status writeProfiles(const std::vector<const Profile *> &profiles, const std::string &path)
+{
+    json j;
+    if (profiles.size() == 1) {
+        j = profileJson(*profiles.front());
+    } else {
+        j["format"] = kSetFormatName;
+        j["format_version"] = Profile::kFormatVersion;
+        j["profiles"] = json::array();
+        for (const Profile *p : profiles)
+            j["profiles"].push_back(profileJson(*p));
+    }
+    if (auto e = io::writeTextFile(path, j.dump() + "\n"); !e.empty())
         return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the profile: " + e};
     return {};
 }
 
+Status writeProfile(const Profile &p, const std::string &path) { return writeProfiles({&p}, path); }
+
 bool isProfileFile(const std::string &path)
 {
-    std::ifstream f(path, std::ios::binary);
-    char buf[256] = {};
-    f.read(buf, sizeof buf - 1);
-    return std::string(buf, size_t(f.gcount())).find("\"fxlens-profile\"") != std::string::npos;
+    std::string head;
+    if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
+        auto text = io::readTextFile(path); // small or not, a .gz has no readable head
+        if (!text)
+            return false;
+        head = text.value().substr(0, 255);
+    } else {
+        std::ifstream f(path, std::ios::binary);
+        char buf[256] = {};
+        f.read(buf, sizeof buf - 1);
+        head.assign(buf, size_t(f.gcount()));
+    }
+    return head.find("\"fxlens-profile\"") != std::string::npos || head.find("\"fxlens-profile-set\"") != std::string::npos;
 }
 
-Result<Profile> readProfile(const std::string &path)
+/// One profile from its JSON object; errors name the file (and the profile of a set).
+static Result<Profile> profileFromJson(const json &j, const std::string &path)
 {
     auto fail = [&](const std::string &m) { return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, m}; };
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        return fail("cannot open the profile");
-    json j;
-    try {
-        j = json::parse(f);
-    } catch (const json::exception &e) { // syntax errors, and numbers out of range (1e400)
-        return fail(std::string("not valid JSON: ") + e.what());
-    }
     try {
         if (j.value("format", "") != kFormatName)
             return fail("not an fxlens profile (no \"format\": \"fxlens-profile\")");
@@ -148,6 +171,7 @@ Result<Profile> readProfile(const std::string &path)
         p.graph = j.value("graph", "");
         p.version = j.value("version", "");
         p.versionId = integerOr<int>(j, "version_id", 0);
+        p.graphHash = j.value("graph_hash", "");
         p.mode = j.at("mode").get<std::string>();
         p.device = j.value("device", "");
         p.deviceName = j.value("device_name", "");
@@ -211,6 +235,51 @@ Result<Profile> readProfile(const std::string &path)
     } catch (const BadField &e) {
         return fail(std::string("malformed profile: ") + e.what());
     }
+}
+
+Result<std::vector<Profile>> readProfiles(const std::string &path)
+{
+    auto fail = [&](const std::string &m) { return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, m}; };
+    auto text = io::readTextFile(path);
+    if (!text)
+        return fail("cannot open the profile: " + text.error().message);
+    json j;
+    try {
+        j = json::parse(text.value());
+    } catch (const json::exception &e) { // syntax errors, and numbers out of range (1e400)
+        return fail(std::string("not valid JSON: ") + e.what());
+    }
+    std::vector<Profile> out;
+    if (j.is_object() && j.value("format", "") == kSetFormatName) {
+        const auto it = j.find("profiles");
+        if (it == j.end() || !it->is_array() || it->empty())
+            return fail("a profile set with no \"profiles\"");
+        for (size_t i = 0; i < it->size(); ++i) {
+            auto p = profileFromJson((*it)[i], path);
+            if (!p) {
+                Diagnostic d = p.error();
+                d.message = "profile " + std::to_string(i) + ": " + d.message;
+                return d;
+            }
+            out.push_back(std::move(p.value()));
+        }
+        return out;
+    }
+    if (!j.is_object())
+        return fail("not an fxlens profile (no \"format\": \"fxlens-profile\")");
+    auto p = profileFromJson(j, path);
+    if (!p)
+        return p.error();
+    out.push_back(std::move(p.value()));
+    return out;
+}
+
+Result<Profile> readProfile(const std::string &path)
+{
+    auto r = readProfiles(path);
+    if (!r)
+        return r.error();
+    return std::move(r.value().front());
 }
 
 // --- raw events ---------------------------------------------------------------------------------------

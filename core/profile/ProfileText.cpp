@@ -128,6 +128,24 @@ std::string formatComparison(const Profile &a, const Profile &b)
     return o.str();
 }
 
+std::string formatVersionTable(const std::vector<const Profile *> &profiles)
+{
+    std::ostringstream o;
+    const bool cpu = !profiles.empty() && std::all_of(profiles.begin(), profiles.end(), [](const Profile *p) { return p->mode == "cpu"; });
+    o << pad("version", 34) << pad("nodes", 7, true) << pad(cpu ? "ATen ops" : "kernels", 10, true) << pad(cpu ? "op time" : "GPU busy", 12, true)
+      << pad("wall", 12, true) << pad("CPU launch", 12, true) << pad("peak mem", 12, true) << "\n";
+    for (const Profile *p : profiles) {
+        const auto &s = p->summary;
+        std::string label = p->version.empty() ? std::string("-") : p->version;
+        if (label.size() > 33)
+            label = label.substr(0, 30) + "...";
+        o << pad(label, 34) << pad(std::to_string(p->nodes.size()), 7, true) << pad(countStr(s.kernelsPerIter), 10, true)
+          << pad(timeStr(s.gpuBusyUs), 12, true) << pad(timeStr(s.wallUs), 12, true) << pad(timeStr(s.cpuUs), 12, true)
+          << pad(bytesStr(s.peakMemBytes), 12, true) << "\n";
+    }
+    return o.str();
+}
+
 // --- Chrome trace -----------------------------------------------------------------------------------
 
 namespace {
