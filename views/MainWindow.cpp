@@ -44,7 +44,7 @@ MainWindow::MainWindow(Services services, QWidget *parent) : QMainWindow(parent)
     m_doc = new GraphDocument(services, this);
     if (!m_doc->registryError().isEmpty())
         statusBar()->showMessage(m_doc->registryError(), 10000);
-    m_debugger = new RewriteDebugger(m_doc->registry(), std::move(services), this);
+    m_debugger = new RewriteDebugger(*m_doc, this);
     // Unsaved work goes to an autosave a moment after each change (Autosave.h).
     m_autosaveTimer = new QTimer(this);
     m_autosaveTimer->setSingleShot(true);
@@ -71,8 +71,8 @@ MainWindow::~MainWindow()
     m_autosaveTimer->stop();
     if (m_doc->isModified() && !m_doc->file().isEmpty())
         Autosave::remove(m_doc->file());
-    // The panels are children, destroyed after this window's members: the debugger's session
-    // unregisters from the graph, so it must go while the graph is still there.
+    // The panels are children, destroyed after this window's members: they drop their pointers
+    // into the graph first (the document frees its session and graph in its own order).
     m_doc->aboutToChangePatterns();
     Q_EMIT m_doc->aboutToReplace();
     QSettings settings;
@@ -95,6 +95,7 @@ void MainWindow::createPanels()
     m_canvas = new GraphCanvas(this);
     m_canvas->setObjectName(QStringLiteral("graphCanvas"));
     m_views = new QTabWidget(this);
+    m_views->setObjectName(QStringLiteral("graphViews"));
     m_views->addTab(m_canvas, tr("Graph"));
     m_views->addTab(m_text, tr("Text"));
     connect(m_views, &QTabWidget::currentChanged, this, &MainWindow::fillText);
@@ -112,7 +113,7 @@ void MainWindow::createPanels()
     m_rewriteDock = addPanel(tr("Rewrite"), QStringLiteral("rewriteDock"), m_debugger, m_patternsDock);
     m_editor = new PatternEditor(m_doc->registry(), this);
     m_editorDock = addPanel(tr("Pattern Editor"), QStringLiteral("patternEditorDock"), m_editor, m_rewriteDock);
-    m_profile = new ProfilePanel(this);
+    m_profile = new ProfilePanel(*m_doc, this);
     m_profileDock = addPanel(tr("Profile"), QStringLiteral("profileDock"), m_profile, m_editorDock);
     m_rewriteDock->raise();
     m_selection = new Selection(*m_nodes, *m_canvas, *m_inspector, *m_profile, this);
@@ -128,9 +129,7 @@ void MainWindow::connectDocument()
 {
     connect(m_doc, &GraphDocument::aboutToReplace, this, [this] {
         m_nodes->setGraph(nullptr);
-        m_debugger->setGraph(nullptr);
         m_editor->setGraph(nullptr);
-        m_profile->setGraph(nullptr);
         m_canvas->setGraph(nullptr);
     });
     connect(m_doc, &GraphDocument::replaced, this, [this](const ir::Graph *g) {
@@ -142,10 +141,7 @@ void MainWindow::connectDocument()
         m_canvas->setGraph(g);
         m_inspector->clear();
         setSearch(QString());      // a filter of the previous file would hide this one's nodes
-        m_profile->closeProfile(); // a profile belongs to the graph it was recorded on
-        m_debugger->setGraph(m_doc->editableGraph());
         m_editor->setGraph(m_doc->editableGraph());
-        m_profile->setGraph(g);
         updateStats();
         updateTitle();
     });
@@ -156,7 +152,6 @@ void MainWindow::connectDocument()
         fillText();
         m_inspector->clear();
         m_editor->setGraph(m_doc->editableGraph()); // its matches named nodes of the previous version
-        m_profile->setGraph(g);
         updateStats();
         m_autosaveTimer->start();
     });
@@ -165,8 +160,6 @@ void MainWindow::connectDocument()
         if (modified)
             m_autosaveTimer->start();
     });
-    connect(m_debugger, &RewriteDebugger::aboutToEdit, m_doc, &GraphDocument::aboutToEdit);
-    connect(m_debugger, &RewriteDebugger::graphEdited, m_doc, &GraphDocument::edited);
     connect(m_debugger, &RewriteDebugger::busyChanged, this, &MainWindow::setRunning);
     connect(m_editor, &PatternEditor::aboutToChangePatterns, m_doc, &GraphDocument::aboutToChangePatterns);
     connect(m_editor, &PatternEditor::patternsChanged, this, [this] {

@@ -2,7 +2,14 @@
 // The profile panel (see ProfilePanel.h).
 #include "ProfilePanel.h"
 
+#include "GraphDocument.h"
+#include "KernelTimeline.h"
+#include "ProfileChart.h"
+
+#include <QComboBox>
 #include <QFileInfo>
+#include <QHBoxLayout>
+#include <QTabWidget>
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableWidget>
@@ -43,18 +50,35 @@ QString ProfilePanel::formatTime(double us)
     return QStringLiteral("%1 µs").arg(us, 0, 'f', a >= 100 ? 0 : 1);
 }
 
-ProfilePanel::ProfilePanel(QWidget *parent) : QWidget(parent)
+ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent), m_doc(doc)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
-    m_summary = new QLabel(tr("No profile. File ▸ Open Profile… reads one that `fxlens-cli profile -o p.json` saved."), this);
+    auto *choices = new QHBoxLayout;
+    m_choice = new QComboBox(this);
+    m_choice->setObjectName(QStringLiteral("profileChoice"));
+    m_choice->setToolTip(tr("The profile shown (A): by default the one recorded on the version on screen"));
+    m_compareChoice = new QComboBox(this);
+    m_compareChoice->setObjectName(QStringLiteral("compareChoice"));
+    m_compareChoice->setToolTip(tr("A second profile to compare with (B): its time and the change per node"));
+    choices->addWidget(new QLabel(tr("A"), this));
+    choices->addWidget(m_choice, 3);
+    choices->addWidget(new QLabel(tr("B"), this));
+    choices->addWidget(m_compareChoice, 2);
+    layout->addLayout(choices);
+    m_summary = new QLabel(this);
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_summary);
-    m_caption = new QLabel(this);
+    m_tabs = new QTabWidget(this);
+    m_tabs->setObjectName(QStringLiteral("profileTabs"));
+    auto *nodes = new QWidget(m_tabs);
+    auto *nodesLayout = new QVBoxLayout(nodes);
+    nodesLayout->setContentsMargins(0, 0, 0, 0);
+    m_caption = new QLabel(nodes);
     m_caption->setWordWrap(true);
-    layout->addWidget(m_caption);
-    m_table = new QTableWidget(this);
+    nodesLayout->addWidget(m_caption);
+    m_table = new QTableWidget(nodes);
     m_table->setObjectName(QStringLiteral("profileTable"));
     m_table->setTextElideMode(Qt::ElideMiddle); // "blocks_3_linear" reads as "blo…inear", not "blocks…"
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -62,90 +86,160 @@ ProfilePanel::ProfilePanel(QWidget *parent) : QWidget(parent)
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
-    layout->addWidget(m_table, 1);
-    m_scale = new QLabel(this);
+    nodesLayout->addWidget(m_table, 1);
+    m_scale = new QLabel(nodes);
     m_scale->setObjectName(QStringLiteral("heatScale"));
     m_scale->setWordWrap(true);
-    layout->addWidget(m_scale);
+    nodesLayout->addWidget(m_scale);
+    m_tabs->addTab(nodes, tr("Nodes"));
+    m_timeline = new KernelTimeline(m_tabs);
+    m_timeline->setObjectName(QStringLiteral("kernelTimeline"));
+    m_tabs->addTab(m_timeline, tr("Timeline"));
+    m_chart = new ProfileChart(m_tabs);
+    m_chart->setObjectName(QStringLiteral("profileChart"));
+    m_tabs->addTab(m_chart, tr("Versions"));
+    layout->addWidget(m_tabs, 1);
+
     connect(m_table, &QTableWidget::currentCellChanged, this, [this](int row) {
         if (row >= 0 && m_table->item(row, 0))
             Q_EMIT nodeRequested(m_table->item(row, 0)->text());
     });
+    connect(m_timeline, &KernelTimeline::nodeRequested, this, &ProfilePanel::nodeRequested);
+    connect(m_chart, &ProfileChart::showRequested, this, &ProfilePanel::showProfile);
+    connect(m_chart, &ProfileChart::compareRequested, this, &ProfilePanel::compareWith);
+    connect(m_choice, &QComboBox::activated, this, [this](int i) { showProfile(m_choice->itemData(i).toInt()); });
+    connect(m_compareChoice, &QComboBox::activated, this, [this](int i) { compareWith(m_compareChoice->itemData(i).toInt()); });
+    // The document says when its profiles, its graph or the version on screen change.
+    connect(&m_doc, &GraphDocument::profilesChanged, this, &ProfilePanel::documentChanged);
+    connect(&m_doc, &GraphDocument::replaced, this, [this] {
+        m_followVersion = true;
+        m_compare = -1;
+        documentChanged();
+    });
+    connect(&m_doc, &GraphDocument::aboutToReplace, this, [this] {
+        m_shown = m_compare = -1;
+        fill(); // drops the tint's node pointers
+    });
+    connect(m_doc.history(), &RewriteHistory::versionChanged, this, &ProfilePanel::documentChanged);
+    documentChanged();
 }
 
 ProfilePanel::~ProfilePanel() = default;
 
-static Result<prof::Profile> readNamed(const QString &path)
+const prof::Profile *ProfilePanel::profile() const
 {
-    auto r = prof::readProfile(path.toStdString());
-    if (!r) {
-        Diagnostic d = r.error();
-        if (d.file.empty())
-            d.file = path.toStdString();
-        return d;
+    return m_shown >= 0 && size_t(m_shown) < m_doc.profiles().size() ? m_doc.profiles()[size_t(m_shown)].profile.get() : nullptr;
+}
+
+const prof::Profile *ProfilePanel::comparison() const
+{
+    return m_compare >= 0 && size_t(m_compare) < m_doc.profiles().size() ? m_doc.profiles()[size_t(m_compare)].profile.get() : nullptr;
+}
+
+void ProfilePanel::documentChanged()
+{
+    const int n = int(m_doc.profiles().size());
+    if (m_shown >= n)
+        m_shown = -1;
+    if (m_compare >= n)
+        m_compare = -1;
+    if (m_followVersion || m_shown < 0) {
+        // The version on screen's own profile; else the latest, shown marked.
+        const int current = m_doc.currentProfile();
+        m_shown = current >= 0 ? current : n - 1;
     }
-    return r;
+    if (m_compare == m_shown)
+        m_compare = -1;
+    fill();
+}
+
+void ProfilePanel::showProfile(int index)
+{
+    m_followVersion = index < 0;
+    m_shown = index;
+    if (m_compare == index)
+        m_compare = -1;
+    documentChanged();
+}
+
+void ProfilePanel::compareWith(int index)
+{
+    m_compare = index == m_shown ? -1 : index;
+    fill();
 }
 
 bool ProfilePanel::openProfile(const QString &path)
 {
-    auto r = readNamed(path);
-    if (!r) {
-        m_status = QString::fromStdString(r.error().toString());
+    const int before = int(m_doc.profiles().size());
+    QString error;
+    const int added = m_doc.openProfiles(path, &error);
+    if (added == 0) {
+        m_status = error;
         return false;
     }
-    m_profile = std::make_unique<prof::Profile>(std::move(r.value()));
-    m_index.clear();
-    for (size_t i = 0; i < m_profile->nodes.size(); ++i)
-        m_index.emplace(m_profile->nodes[i].name, i);
-    m_status = tr("Opened profile %1").arg(QFileInfo(path).fileName());
-    fill();
+    // The file's profile of the version on screen, else its first.
+    int show = before;
+    for (int i = before; i < before + added; ++i)
+        if (m_doc.profiles()[size_t(i)].versionId == m_doc.history()->currentId() && m_doc.profiles()[size_t(i)].versionId != 0)
+            show = i;
+    m_status = added == 1 ? tr("Opened profile %1").arg(QFileInfo(path).fileName())
+                          : tr("Opened %1 profiles from %2").arg(added).arg(QFileInfo(path).fileName());
+    showProfile(show);
+    m_followVersion = m_doc.profiles()[size_t(show)].versionId != 0; // bound: A follows the version on screen
     return true;
 }
 
 bool ProfilePanel::openComparison(const QString &path)
 {
-    if (!m_profile) {
+    if (!profile()) {
         m_status = tr("Open a profile first (version A); then the one to compare with (version B)");
         return false;
     }
-    auto r = readNamed(path);
-    if (!r) {
-        m_status = QString::fromStdString(r.error().toString());
+    const int before = int(m_doc.profiles().size()), a = m_shown;
+    m_followVersion = false; // A stays what it is
+    QString error;
+    if (m_doc.openProfiles(path, &error) == 0) {
+        m_status = error;
         return false;
     }
-    m_b = std::make_unique<prof::Profile>(std::move(r.value()));
-    m_bIndex.clear();
-    for (size_t i = 0; i < m_b->nodes.size(); ++i)
-        m_bIndex.emplace(m_b->nodes[i].name, i);
     m_status = tr("Comparing with %1").arg(QFileInfo(path).fileName());
-    fill();
+    m_shown = a;
+    compareWith(before);
     return true;
 }
 
-void ProfilePanel::closeComparison()
-{
-    m_b.reset();
-    m_bIndex.clear();
-    fill();
-}
+void ProfilePanel::closeComparison() { compareWith(-1); }
 
 void ProfilePanel::closeProfile()
 {
-    m_profile.reset();
-    m_b.reset();
-    m_index.clear();
-    m_bIndex.clear();
-    m_bound = false;
-    m_summary->setText(tr("No profile open (File → Open Profile, or drop a profile file on the window)."));
+    m_shown = m_compare = -1;
+    m_followVersion = true;
+    m_doc.closeProfiles();
     m_status = tr("Profile closed");
     fill();
 }
 
-void ProfilePanel::setGraph(const ir::Graph *g)
+void ProfilePanel::fillChoices()
 {
-    m_graph = g;
-    fill();
+    m_choice->clear();
+    m_compareChoice->clear();
+    m_compareChoice->addItem(tr("(none)"), -1);
+    const auto &ps = m_doc.profiles();
+    const uint64_t current = m_doc.history()->currentId();
+    for (int i = 0; i < int(ps.size()); ++i) {
+        const auto &p = *ps[size_t(i)].profile;
+        QString text = QString::fromStdString(p.version.empty() ? p.graph : p.version);
+        if (text.isEmpty())
+            text = tr("profile %1").arg(i + 1);
+        if (ps[size_t(i)].versionId != 0 && ps[size_t(i)].versionId == current)
+            text += tr(" — on screen");
+        m_choice->addItem(text, i);
+        m_compareChoice->addItem(text, i);
+    }
+    m_choice->setCurrentIndex(m_shown);
+    m_compareChoice->setCurrentIndex(m_compare + 1);
+    m_choice->setEnabled(!ps.empty());
+    m_compareChoice->setEnabled(ps.size() > 1);
 }
 
 QString ProfilePanel::summary() const { return m_summary->text(); }
@@ -153,13 +247,14 @@ QString ProfilePanel::scaleText() const { return m_scale->text(); }
 
 QString ProfilePanel::statsFor(const std::string &node) const
 {
-    if (!m_profile)
+    const prof::Profile *p = profile();
+    if (!p || !m_bound)
         return {};
     auto it = m_index.find(node);
-    if (it == m_index.end() || it->second >= m_profile->nodeStats.size())
+    if (it == m_index.end() || it->second >= p->nodeStats.size())
         return {};
-    const auto &s = m_profile->nodeStats[it->second];
-    const bool cpu = m_profile->mode == "cpu";
+    const auto &s = p->nodeStats[it->second];
+    const bool cpu = p->mode == "cpu";
     return tr("%1 %2/iter · %3 %4 · %5 host")
         .arg(s.kernels, 0, 'g', 4)
         .arg(cpu ? tr("ops") : tr("kernels"))
@@ -170,36 +265,51 @@ QString ProfilePanel::statsFor(const std::string &node) const
 
 void ProfilePanel::fill()
 {
+    fillChoices();
     m_table->setSortingEnabled(false);
     m_table->setRowCount(0);
     std::vector<std::pair<const ir::Node *, double>> heat;
-    if (!m_profile) {
+    const prof::Profile *shown = profile(), *b = comparison();
+    const auto &ps = m_doc.profiles();
+    {
+        std::vector<ProfileChart::Bar> bars;
+        for (const auto &dp : ps)
+            bars.push_back({QString::fromStdString(dp.profile->version.empty() ? dp.profile->graph : dp.profile->version), dp.profile});
+        m_chart->setBars(std::move(bars), m_shown, m_compare);
+    }
+    m_timeline->setProfile(shown ? ps[size_t(m_shown)].profile : nullptr);
+    m_index.clear();
+    m_bIndex.clear();
+    m_bound = shown && ps[size_t(m_shown)].versionId != 0 && ps[size_t(m_shown)].versionId == m_doc.history()->currentId();
+    if (!shown) {
+        m_summary->setText(tr("No profile. Profile ▸ Profile This Version runs it on the local GPU; File ▸ Open Profile… reads one "
+                              "that `fxlens-cli profile -o p.json` saved."));
         m_scale->clear();
         m_caption->clear();
         Q_EMIT heatChanged(heat);
         return;
     }
-    const auto &p = *m_profile;
+    const ir::Graph *graph = m_doc.graph();
+    const auto &p = *shown;
+    for (size_t i = 0; i < p.nodes.size(); ++i)
+        m_index.emplace(p.nodes[i].name, i);
+    if (b)
+        for (size_t i = 0; i < b->nodes.size(); ++i)
+            m_bIndex.emplace(b->nodes[i].name, i);
     const bool cpu = p.mode == "cpu";
     // Short headers (every figure is per iteration, as the caption says), so that the numbers, not
     // their labels, set the columns' widths.
     QStringList headers = {tr("Node"), cpu ? tr("Ops") : tr("Kernels"), cpu ? tr("Op time") : tr("GPU time"), tr("%")};
-    if (m_b)
+    if (b)
         headers << tr("B time") << tr("Δ B−A");
     else
         headers << tr("Host");
     m_caption->setText(tr("Per iteration (medians over the timed iterations); %: share of the busy iteration%1")
-                           .arg(m_b ? tr("; B and Δ: version B's time and the change") : QString()));
+                           .arg(b ? tr("; B and Δ: version B's time and the change") : QString()));
     m_table->setColumnCount(int(headers.size()));
     m_table->setHorizontalHeaderLabels(headers);
-    // Bound by identity: every node the profile recorded is in the open graph with the same op and
-    // target. Otherwise it was recorded on another graph or version, and nothing is tinted.
-    size_t mismatched = 0;
-    for (const auto &pn : p.nodes) {
-        const ir::Node *n = m_graph ? m_graph->find(pn.name) : nullptr;
-        mismatched += !n || n->target() != pn.target || std::string(ir::opKindName(n->op())) != pn.op;
-    }
-    m_bound = m_graph && mismatched == 0;
+    // Bound by identity (GraphDocument: the version's fingerprint): otherwise it was recorded on
+    // another graph or version, and nothing is tinted.
     const double iter = p.summary.gpuBusyUs;
     double top = 0;
     std::string topNode;
@@ -207,8 +317,8 @@ void ProfilePanel::fill()
         const auto &st = p.nodeStats[i];
         if (st.kernels <= 0 && st.gpuUs <= 0)
             continue;
-        const ir::Node *n = m_graph ? m_graph->find(p.nodes[i].name) : nullptr;
-        if (n && m_bound) {
+        const ir::Node *n = graph && m_bound ? graph->find(p.nodes[i].name) : nullptr;
+        if (n) {
             heat.emplace_back(n, st.gpuUs);
             if (st.gpuUs > top)
                 top = st.gpuUs, topNode = p.nodes[i].name;
@@ -216,18 +326,18 @@ void ProfilePanel::fill()
         const int row = m_table->rowCount();
         m_table->insertRow(row);
         auto *name = new QTableWidgetItem(QString::fromStdString(p.nodes[i].name));
-        name->setToolTip(QString::fromStdString(p.nodes[i].target) + (n ? QString() : tr(" (not in the open graph)")));
+        name->setToolTip(QString::fromStdString(p.nodes[i].target) + (n || !graph ? QString() : tr(" (recorded on another version)")));
         m_table->setItem(row, NodeCol, name);
         m_table->setItem(row, CountCol, new NumberItem(count(st.kernels), st.kernels));
         m_table->setItem(row, TimeCol, new NumberItem(formatTime(st.gpuUs), st.gpuUs));
         const double share = iter > 0 ? 100.0 * st.gpuUs / iter : 0;
         m_table->setItem(row, ShareCol, new NumberItem(QStringLiteral("%1 %").arg(share, 0, 'f', 1), share));
-        if (!m_b)
+        if (!b)
             m_table->setItem(row, HostCol, new NumberItem(formatTime(st.cpuUs), st.cpuUs));
-        if (m_b) {
-            const auto b = m_bIndex.find(p.nodes[i].name);
-            const double bt = b != m_bIndex.end() && b->second < m_b->nodeStats.size() ? m_b->nodeStats[b->second].gpuUs : 0;
-            m_table->setItem(row, BTimeCol, new NumberItem(b == m_bIndex.end() ? tr("—") : formatTime(bt), bt));
+        if (b) {
+            const auto it = m_bIndex.find(p.nodes[i].name);
+            const double bt = it != m_bIndex.end() && it->second < b->nodeStats.size() ? b->nodeStats[it->second].gpuUs : 0;
+            m_table->setItem(row, BTimeCol, new NumberItem(it == m_bIndex.end() ? tr("—") : formatTime(bt), bt));
             const double d = bt - st.gpuUs;
             m_table->setItem(row, DeltaCol, new NumberItem(d == 0 ? QStringLiteral("0") : (d > 0 ? QStringLiteral("+") : QString()) + formatTime(d), d));
         }
@@ -241,14 +351,15 @@ void ProfilePanel::fill()
     for (int c = 1; c < m_table->columnCount(); ++c)
         h->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     h->setSectionResizeMode(NodeCol, QHeaderView::Stretch);
-    fillSummary(mismatched);
+    fillSummary();
     fillScale(top, topNode);
     Q_EMIT heatChanged(heat);
 }
 
-void ProfilePanel::fillSummary(size_t mismatched)
+void ProfilePanel::fillSummary()
 {
-    const auto &p = *m_profile;
+    const auto &p = *profile();
+    const prof::Profile *bp = comparison();
     const bool cpu = p.mode == "cpu";
     auto esc = [](const std::string &x) { return QString::fromStdString(x).toHtmlEscaped(); };
     auto line = [&](const prof::Profile &q, const QString &tag) {
@@ -272,10 +383,10 @@ void ProfilePanel::fillSummary(size_t mismatched)
             text += tr(" · peak %1 MiB").arg(double(s.peakMemBytes) / (1 << 20), 0, 'f', 1);
         return text;
     };
-    QString text = line(p, m_b ? QStringLiteral("A: ") : QString());
-    if (m_b) {
-        text += QStringLiteral("<br>") + line(*m_b, QStringLiteral("B: "));
-        const auto &a = p.summary, &b = m_b->summary;
+    QString text = line(p, bp ? QStringLiteral("A: ") : QString());
+    if (bp) {
+        text += QStringLiteral("<br>") + line(*bp, QStringLiteral("B: "));
+        const auto &a = p.summary, &b = bp->summary;
         auto ratio = [](double x, double y) { return y > 0 ? QStringLiteral("%1×").arg(x / y, 0, 'f', 3) : QStringLiteral("—"); };
         text += tr("<br><b>B/A</b>: %1 %2 · busy %3 · wall %4")
                     .arg(ratio(b.kernelsPerIter, a.kernelsPerIter))
@@ -283,11 +394,10 @@ void ProfilePanel::fillSummary(size_t mismatched)
                     .arg(ratio(b.gpuBusyUs, a.gpuBusyUs))
                     .arg(ratio(b.wallUs, a.wallUs));
     }
-    if (m_graph && !m_bound)
-        text += tr("<br><b>Recorded on another graph or version</b>: %1 of its %2 nodes differ from the open graph, so the "
-                   "canvas is not tinted (open the graph it was recorded on, or close the profile)")
-                    .arg(mismatched)
-                    .arg(p.nodes.size());
+    if (m_doc.graph() && !m_bound)
+        text += tr("<br><b>Recorded on another graph or version</b> (%1), so the canvas is not tinted; the version it was "
+                   "recorded on tints it when it is on screen")
+                    .arg(m_doc.boundText(m_shown));
     m_summary->setText(text);
 }
 
@@ -302,6 +412,12 @@ void ProfilePanel::fillScale(double top, const std::string &topNode)
                         "style=\"background:#eb9f92\">&nbsp;&nbsp;&nbsp;&nbsp;</span><span "
                         "style=\"background:#e6503a;color:white\">&nbsp;%1&nbsp;</span> (%2; device time per iteration)")
                          .arg(formatTime(top), QString::fromStdString(topNode).toHtmlEscaped()));
+}
+
+void ProfilePanel::selectNode(const QString &name)
+{
+    const auto it = m_index.find(name.toStdString());
+    m_timeline->selectNode(it == m_index.end() ? -1 : int(it->second));
 }
 
 } // namespace fxlens::views

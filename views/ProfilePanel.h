@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// ProfilePanel: a saved profile (`fxlens-cli profile -o p.json`, docs/FORMAT.md) over the open
-// graph. It shows the version's summary, a table of the profiled nodes by device time (kernels or
-// ops per iteration, device and host time with units, each node's share of the iteration; click a
-// row to select the node), the tint scale, and tints the canvas by each node's device time when the
-// profile was recorded on the open graph as it is (identity: every node by name, op and target).
-// A second profile (version B, `--compare-output`) adds its times and the change per node.
+// ProfilePanel: the document's profiles (GraphDocument::profiles) over the open graph. A profile
+// recorded on the version on screen is shown and tints the canvas by each node's device time; one
+// of another version or graph is shown marked, and tints nothing. Above: the version's summary and
+// the choice of profile (A) and of a second one to compare with (B). Tabs: the profiled nodes by
+// device time (kernels or ops per iteration, device and host time with units, share of the
+// iteration, B's time and the change per node; click a row to select the node), the kernel
+// timeline (KernelTimeline), and the per-version chart of every profile (ProfileChart).
 #pragma once
 
 #include "ir/Graph.h"
@@ -12,43 +13,58 @@
 
 #include <QWidget>
 
-#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+class QComboBox;
 class QLabel;
+class QTabWidget;
 class QTableWidget;
 
 namespace fxlens::views {
 
+class GraphDocument;
+class KernelTimeline;
+class ProfileChart;
+
 class ProfilePanel : public QWidget {
     Q_OBJECT
 public:
-    explicit ProfilePanel(QWidget *parent = nullptr);
+    explicit ProfilePanel(GraphDocument &doc, QWidget *parent = nullptr);
     ~ProfilePanel() override;
 
-    /// Reads a saved profile; on failure the current one stays and status() says why.
+    /// Reads a saved profile or profile set into the document and shows it; on failure the current
+    /// one stays and status() says why.
     bool openProfile(const QString &path);
-    void setGraph(const ir::Graph *g);
-    /// Drops the profile (table, summary, canvas tint) and a comparison.
+    /// Drops every profile of the document (table, summary, canvas tint) and a comparison.
     void closeProfile();
-    /// A second version to compare with (B): its time and the change per node, matched by name.
+    /// A second version to compare with (B): a profile file read into the document.
     bool openComparison(const QString &path);
     void closeComparison();
-    const prof::Profile *comparison() const { return m_b.get(); }
+    /// Shows the document's profile `index` as A (-1: the one of the version on screen).
+    void showProfile(int index);
+    /// Compares with the document's profile `index` (-1: none).
+    void compareWith(int index);
+    int shownIndex() const { return m_shown; }
+    const prof::Profile *comparison() const;
     /// "12.3 µs", "4.56 ms", "1.20 s".
     static QString formatTime(double us);
-    /// The profile was recorded on the open graph as it is (every node by name, op and target).
+    /// The profile shown was recorded on the version on screen.
     bool bound() const { return m_bound; }
-    const prof::Profile *profile() const { return m_profile.get(); }
+    const prof::Profile *profile() const;
     QString summary() const;
     QString status() const { return m_status; }
     /// "3 kernels/iter · 12.4 µs GPU · 5.1 µs host" for a node of the profile ("" when not profiled).
     QString statsFor(const std::string &node) const;
     QTableWidget *table() const { return m_table; }
+    KernelTimeline *timeline() const { return m_timeline; }
+    ProfileChart *chart() const { return m_chart; }
+    QTabWidget *tabs() const { return m_tabs; }
     /// The tint scale under the table ("" when nothing is tinted).
     QString scaleText() const;
+    /// A node was selected elsewhere (canvas, table): its kernels and ranges are highlighted.
+    void selectNode(const QString &name);
 
 Q_SIGNALS:
     void nodeRequested(const QString &name);
@@ -56,19 +72,25 @@ Q_SIGNALS:
     void heatChanged(const std::vector<std::pair<const ir::Node *, double>> &heat);
 
 private:
+    void documentChanged();
+    void fillChoices();
     void fill();
-
-    void fillSummary(size_t mismatched);
+    void fillSummary();
     void fillScale(double top, const std::string &topNode);
 
-    std::unique_ptr<prof::Profile> m_profile, m_b;
-    std::unordered_map<std::string, size_t> m_bIndex;
-    const ir::Graph *m_graph = nullptr;
+    GraphDocument &m_doc;
+    int m_shown = -1;   ///< the document's profile shown as A
+    int m_compare = -1; ///< the document's profile compared with (B)
+    bool m_followVersion = true; ///< A follows the version on screen (until a profile is chosen)
     bool m_bound = false;
-    std::unordered_map<std::string, size_t> m_index; ///< profile node by name
+    std::unordered_map<std::string, size_t> m_index, m_bIndex; ///< profile node by name (A, B)
     QString m_status;
     QLabel *m_summary = nullptr, *m_caption = nullptr, *m_scale = nullptr;
+    QComboBox *m_choice = nullptr, *m_compareChoice = nullptr;
+    QTabWidget *m_tabs = nullptr;
     QTableWidget *m_table = nullptr;
+    KernelTimeline *m_timeline = nullptr;
+    ProfileChart *m_chart = nullptr;
 };
 
 } // namespace fxlens::views

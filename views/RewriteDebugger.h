@@ -1,20 +1,15 @@
 // SPDX-License-Identifier: MIT
-// RewriteDebugger: the greedy rewrite engine, one step at a time, on the window's graph. Candidates
-// in the order the driver would apply them (apply / skip the selected one), undo / redo, run to the
-// next breakpoint or the fixpoint, a history of versions (double-click one to go back to it), the
-// before/after diff of each step, and an optional numerical check of every step through the LibTorch
-// executor (its verification badge) in builds that have it.
+// RewriteDebugger: a view of the document's rewrite session (RewriteHistory). Candidates in the
+// order the driver would apply them (apply / skip the selected one), undo / redo, run to the next
+// breakpoint or the fixpoint with progress and Stop, the history of versions with its branches
+// (double-click one to go there), the before/after diff of each step, breakpoints, and the optional
+// numerical check of every step (its verification badge) when the app gave a verifier.
 #pragma once
 
-#include "Services.h"
-#include "ir/Graph.h"
 #include "rewrite/Pattern.h"
-#include "rewrite/Session.h"
 
 #include <QWidget>
 
-#include <functional>
-#include <memory>
 #include <vector>
 
 class QCheckBox;
@@ -28,21 +23,22 @@ class QTextBrowser;
 
 namespace fxlens::views {
 
+class GraphDocument;
+class RewriteHistory;
+struct RunProgress;
+
 class RewriteDebugger : public QWidget {
     Q_OBJECT
 public:
-    RewriteDebugger(const rewrite::PatternRegistry &registry, Services services = {}, QWidget *parent = nullptr);
+    explicit RewriteDebugger(GraphDocument &doc, QWidget *parent = nullptr);
     ~RewriteDebugger() override;
 
-    /// The graph to straighten (edited in place; nullptr detaches). Starts a new session.
-    void setGraph(ir::Graph *g);
-    /// Whether steps can be checked numerically (the executor is built in).
     /// Whether the app gave a step verifier (Services::makeVerifier).
     bool verifyAvailable() const;
 
     // --- actions (the buttons call these; so do tests and scripts) ---
     void setPreset(const QString &preset);
-    /// The registry changed: lists its presets again and starts a new session (from this version).
+    /// The registry changed: lists its presets again; a new session starts from this version.
     void reloadPatterns();
     /// Checks every later step through the executor; false with a reason in status() if it cannot.
     bool setVerify(bool on);
@@ -52,20 +48,15 @@ public:
     bool redo();
     /// Runs the greedy driver to the next breakpoint (or the fixpoint); returns why it stopped
     /// ("stopped" after requestStop()). It runs in slices, keeping the window live: Run turns into
-    /// Stop, and busyChanged() asks the window to hold everything else still meanwhile.
+    /// Stop, and busyChanged() asks the window to hold the editing actions meanwhile.
     QString run();
     /// Asks a run in progress to stop after its current slice (StopReason::Stopped).
-    void requestStop()
-    {
-        m_stop = true;
-        if (m_session)
-            m_session->requestStop();
-    }
-    bool isRunning() const { return m_running; }
+    void requestStop();
+    bool isRunning() const;
     /// Moves to version v (0 = the graph as loaded or as the session found it).
     bool checkout(int version);
-    /// Makes branch `index` of the session current (see rewrite::Session::switchBranch); the
-    /// history list shows branches after the versions and switches on double-click.
+    /// Makes branch `index` current; the history list shows branches after the versions and
+    /// switches on double-click.
     bool switchBranch(int index);
     /// Proposes a skipped candidate again; skipped ones are listed (greyed) after the candidates,
     /// and double-clicking one calls this.
@@ -76,12 +67,11 @@ public:
     int branchCount() const;
     /// kind: "pattern", "node" or "module".
     bool addBreakpoint(const QString &kind, const QString &value);
-    /// Breakpoints as (kind, value): "pattern", "node" or "module".
     QList<QPair<QString, QString>> breakpointList() const;
     /// The steps of the history as "pattern<TAB>anchor" (what an autosave records).
     QStringList stepRecord() const;
-    /// Applies recorded steps in order from the current version, each the current candidate of that
-    /// pattern at that anchor; false at the first that is not one (the steps before it stay applied).
+    /// Applies recorded steps in order from the current version; false at the first that is not a
+    /// candidate (the steps before it stay applied).
     bool replay(const QStringList &steps);
     void clearBreakpoints();
 
@@ -97,40 +87,26 @@ public:
     QListWidget *historyList() const { return m_history; }
 
 Q_SIGNALS:
-    /// Before the graph changes (the window stops readers of it).
-    void aboutToEdit();
-    /// After the graph changed (the window refreshes its table, canvas and statistics).
-    void graphEdited();
     /// A run started (true) or ended (false).
     void busyChanged(bool busy);
     /// Show these nodes, the anchor in its own colour (a candidate or the nodes a step made).
     void highlightRequested(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
 
 private:
-    void restart();
     void connectControls();
     void fillPresets();
     void refresh();
-    void afterEdit();
+    void fillHistory();
     void showStep(int step);
     void setStatus(const QString &text);
     void setBusy(bool busy);
+    void showProgress(const RunProgress &p);
 
-    const rewrite::PatternRegistry &m_registry;
-    Services m_services;
-    ir::Graph *m_graph = nullptr;
-    std::unique_ptr<rewrite::Session> m_session;
-    std::unique_ptr<rewrite::RewriteListener> m_recorder;
+    GraphDocument &m_doc;
+    RewriteHistory &m_h;
     std::vector<rewrite::Match> m_matches;
-    std::vector<QString> m_diffs;                    ///< by step (0-based), written when the step was applied
-    std::vector<std::vector<QString>> m_branchDiffs; ///< the diffs of each session branch
-    std::vector<rewrite::Breakpoint> m_breakpoints;
-    bool m_verify = false;
-    bool m_running = false;
     bool m_outlineNext = false; ///< an action (Apply, Skip, a checkout) asks refresh() to outline the next candidate
-    bool m_stop = false;
     bool m_selectDriverNext = false; ///< refresh() selects the driver's next match (a run stopped at a breakpoint)
-    std::function<std::string(const ir::Graph &)> m_verifier;
     QString m_status;
 
     QComboBox *m_preset = nullptr;

@@ -8,7 +8,7 @@
 
 namespace fxlens::views {
 
-Selection::Selection(NodeList &nodes, GraphCanvas &canvas, Inspector &inspector, const ProfilePanel &profile, QObject *parent)
+Selection::Selection(NodeList &nodes, GraphCanvas &canvas, Inspector &inspector, ProfilePanel &profile, QObject *parent)
     : QObject(parent), m_nodes(nodes), m_canvas(canvas), m_inspector(inspector), m_profile(profile)
 {
     connect(&nodes, &NodeList::nodeActivated, this, [this](const ir::Node *n) {
@@ -32,6 +32,7 @@ void Selection::show(const ir::Node *n)
 {
     m_inspector.showNode(n, n ? m_profile.statsFor(n->name()) : QString());
     m_current = n ? QString::fromStdString(n->name()) : QString();
+    m_profile.selectNode(m_current); // its kernels and ranges on the timeline
     Q_EMIT nodeSelected(m_current);
 }
 

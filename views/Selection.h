@@ -21,7 +21,7 @@ class ProfilePanel;
 class Selection : public QObject {
     Q_OBJECT
 public:
-    Selection(NodeList &nodes, GraphCanvas &canvas, Inspector &inspector, const ProfilePanel &profile, QObject *parent);
+    Selection(NodeList &nodes, GraphCanvas &canvas, Inspector &inspector, ProfilePanel &profile, QObject *parent);
     /// Selects a node by name everywhere; false when the graph has no such node.
     bool selectNode(const QString &name);
     /// Outlines a match (its nodes, its anchor selected).
@@ -37,7 +37,7 @@ private:
     NodeList &m_nodes;
     GraphCanvas &m_canvas;
     Inspector &m_inspector;
-    const ProfilePanel &m_profile;
+    ProfilePanel &m_profile;
     QString m_current;
 };
 

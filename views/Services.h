@@ -4,14 +4,38 @@
 #pragma once
 
 #include "ir/Graph.h"
+#include "profile/Profile.h"
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace fxlens::views {
 
 /// A per-step check: "" when a version computes what the original computes, else why not.
 using StepVerifier = std::function<std::string(const ir::Graph &)>;
+
+/// Graph versions to profile, with what the app's Profile actions chose.
+struct ProfileRequest {
+    std::vector<const ir::Graph *> graphs; ///< the versions, in order (weights prepared from the first)
+    std::vector<std::string> labels;       ///< Profile::version of each
+    std::vector<int> versionIds;           ///< Profile::versionId of each (the NVTX payloads')
+    int iterations = 10, warmup = 3;
+    bool freezeWeights = false;
+    std::string graphName; ///< the file name, for the profiles
+    std::string graphDir;  ///< where the graph was read from (its weights file)
+};
+
+struct ProfileOutcome {
+    std::vector<prof::Profile> profiles; ///< one per version profiled
+    std::string device;                  ///< "cuda:0", "cpu"
+    std::string note;                    ///< why on the CPU (no GPU), when it is
+    std::string error;                   ///< why it failed ("" when it did not)
+    bool cancelled = false;
+};
+
+/// Profiles graph versions (off the GUI thread); `progress(done, total)` returns false to cancel.
+using ProfileService = std::function<ProfileOutcome(const ProfileRequest &, const std::function<bool(size_t, size_t)> &progress)>;
 
 struct Services {
     /// Pattern files (*.fxpat) loaded with the built-in C++ patterns; "" loads none.
@@ -20,6 +44,9 @@ struct Services {
     /// `error` when the original does not run. Unset when this build cannot run graphs: the
     /// debugger's "Verify each step" is then disabled and says why.
     std::function<StepVerifier(const ir::Graph &original, std::string &error)> makeVerifier;
+    /// Profiles versions on the local GPU (the CPU when there is none), through the same code as
+    /// `fxlens-cli profile` (exec::profileVersions). Unset when this build cannot run graphs.
+    ProfileService profile;
 };
 
 } // namespace fxlens::views

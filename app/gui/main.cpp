@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: MIT
 // fxlens: the desktop app.
+#include "AppServices.h"
 #include "MainWindow.h"
 #include "PatternDir.h"
 #include "RewriteDebugger.h"
 #include "Version.h"
-#ifdef FXLENS_HAVE_TORCH
-#include "exec/Executor.h"
-#endif
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -50,14 +48,7 @@ int main(int argc, char **argv)
     describe(parser, screenshot, applySteps);
     parser.process(app);
 
-    fxlens::views::Services services;
-    services.patternDir = fxlens::app::defaultPatternDir();
-#ifdef FXLENS_HAVE_TORCH
-    services.makeVerifier = [](const fxlens::ir::Graph &original, std::string &error) {
-        return fxlens::exec::makeStepVerifier(original, fxlens::exec::ExecOptions{}, error);
-    };
-#endif
-    fxlens::views::MainWindow w(std::move(services));
+    fxlens::views::MainWindow w(fxlens::app::appServices(fxlens::app::defaultPatternDir()));
     w.show();
     const QStringList files = parser.positionalArguments();
     bool ok = true;

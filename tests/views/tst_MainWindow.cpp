@@ -95,7 +95,7 @@ private Q_SLOTS:
         auto *stats = w.statusBar()->findChild<QLabel *>();
         QVERIFY(stats && stats->text().startsWith(QStringLiteral("32 nodes")));
         // The text form is printed when its tab is shown.
-        auto *tabs = w.findChild<QTabWidget *>();
+        auto *tabs = w.findChild<QTabWidget *>(QStringLiteral("graphViews"));
         QVERIFY(tabs);
         tabs->setCurrentIndex(1);
         auto *text = w.findChild<QPlainTextEdit *>(QStringLiteral("graphText"));

@@ -4,8 +4,7 @@
 // autosave replays, and the verifier the app injects (or its absence).
 #include "RewriteDebugger.h"
 
-#include "BuiltinPatterns.h"
-#include "io/GraphJson.h"
+#include "GraphDocument.h"
 #include "ir/Printer.h"
 
 #include <QListWidget>
@@ -17,18 +16,20 @@ using views::RewriteDebugger;
 
 namespace {
 
+/// A document on tangle4 (the debugger is a view of its rewrite history).
 struct Fixture {
-    rewrite::PatternRegistry registry;
-    std::unique_ptr<ir::Graph> graph;
+    std::unique_ptr<views::GraphDocument> doc;
+    const ir::Graph *graph = nullptr;
     std::string error;
-    Fixture()
+    explicit Fixture(views::Services s = {})
     {
-        error = patterns::registerBuiltinPatterns(registry, FXLENS_PATTERN_SOURCE_DIR);
-        auto r = io::readGraphFile(FXLENS_EXAMPLES "/tangle4_fx.json");
-        if (r)
-            graph = std::move(r.value());
-        else
-            error = r.error().toString();
+        s.patternDir = FXLENS_PATTERN_SOURCE_DIR;
+        doc = std::make_unique<views::GraphDocument>(s);
+        error = doc->registryError().toStdString();
+        QString why;
+        if (!doc->open(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json"), &why))
+            error = why.toStdString();
+        graph = doc->graph();
     }
 };
 
@@ -41,24 +42,32 @@ private Q_SLOTS:
     {
         Fixture f;
         QVERIFY2(f.error.empty() && f.graph, f.error.c_str());
-        RewriteDebugger d(f.registry);
-        QSignalSpy edited(&d, &RewriteDebugger::graphEdited), before(&d, &RewriteDebugger::aboutToEdit);
-        d.setGraph(f.graph.get());
+        RewriteDebugger d(*f.doc);
+        QSignalSpy edited(f.doc.get(), &views::GraphDocument::changed), steps(f.doc->history(), &views::RewriteHistory::stepApplied),
+            versions(f.doc->history(), &views::RewriteHistory::versionChanged);
         const std::string original = ir::printGraph(*f.graph);
         QVERIFY(d.candidateCount() > 0);
         QVERIFY(d.applySelected());
         QCOMPARE(d.historySize(), 1);
         QCOMPARE(d.version(), 1);
-        QCOMPARE(before.size(), edited.size()); // every edit is announced before it happens
-        QVERIFY(edited.size() >= 1);
+        QCOMPARE(edited.size(), 1); // the document announces the edit, the history the step as a value
+        QCOMPARE(steps.size(), 1);
+        const auto step = steps.at(0).at(0).value<views::StepSummary>();
+        QCOMPARE(step.version, 1);
+        QVERIFY(step.id != 0 && step.id == f.doc->history()->currentId());
+        QVERIFY(!step.pattern.isEmpty() && step.edits > 0);
+        QVERIFY(f.doc->isModified());
         const QString diff = d.diffText(1);
         QVERIFY2(diff.contains(QStringLiteral("- ")) || diff.contains(QStringLiteral("~ ")), qPrintable(diff));
         const std::string afterOne = ir::printGraph(*f.graph);
         QVERIFY(afterOne != original);
+        const uint64_t idOne = f.doc->history()->currentId();
         QVERIFY(d.undo());
         QCOMPARE(ir::printGraph(*f.graph), original);
+        QCOMPARE(versions.last().at(0).value<views::VersionInfo>().version, 0);
         QVERIFY(d.redo());
         QCOMPARE(ir::printGraph(*f.graph), afterOne);
+        QCOMPARE(f.doc->history()->currentId(), idOne); // a version keeps its id across undo/redo
         QCOMPARE(d.stepRecord().size(), 1);
         QVERIFY(d.stepRecord()[0].contains(QLatin1Char('\t')));
     }
@@ -69,11 +78,11 @@ private Q_SLOTS:
     {
         Fixture f;
         QVERIFY2(f.error.empty() && f.graph, f.error.c_str());
-        RewriteDebugger d(f.registry);
-        d.setGraph(f.graph.get());
+        RewriteDebugger d(*f.doc);
         QVERIFY(d.applySelected());
         QVERIFY(d.applySelected());
         const std::string twoSteps = ir::printGraph(*f.graph);
+        const uint64_t idTwo = f.doc->history()->currentId();
         QVERIFY(d.checkout(0));
         QVERIFY(d.skipSelected()); // a different first step this time
         QVERIFY(d.applySelected());
@@ -82,6 +91,8 @@ private Q_SLOTS:
         QVERIFY(d.switchBranch(0));
         QCOMPARE(d.historySize(), 2);
         QCOMPARE(ir::printGraph(*f.graph), twoSteps);
+        QCOMPARE(f.doc->history()->currentId(), idTwo); // the branch's versions kept their ids
+        QVERIFY(d.diffText(2).size() > 0);
     }
 
     /// Replaying a step record from version 0 reproduces the graph (what recovery does).
@@ -92,18 +103,15 @@ private Q_SLOTS:
         QStringList record;
         std::string result;
         {
-            RewriteDebugger d(f.registry);
-            d.setGraph(f.graph.get());
+            RewriteDebugger d(*f.doc);
             for (int i = 0; i < 3; ++i)
                 QVERIFY(d.applySelected());
             record = d.stepRecord();
             result = ir::printGraph(*f.graph);
-            d.setGraph(nullptr);
         }
         Fixture g;
         QVERIFY(g.error.empty() && g.graph);
-        RewriteDebugger d(g.registry);
-        d.setGraph(g.graph.get());
+        RewriteDebugger d(*g.doc);
         QVERIFY(d.replay(record));
         QCOMPARE(ir::printGraph(*g.graph), result);
         QVERIFY(!d.replay({QStringLiteral("no_such_pattern\tnowhere")}));
@@ -114,8 +122,7 @@ private Q_SLOTS:
     void candidateOrderIsStablePerVersion()
     {
         Fixture f;
-        RewriteDebugger d(f.registry);
-        d.setGraph(f.graph.get());
+        RewriteDebugger d(*f.doc);
         auto rows = [&] {
             QStringList out;
             for (int i = 0; i < d.candidateCount(); ++i)
@@ -139,8 +146,7 @@ private Q_SLOTS:
     {
         Fixture f;
         QVERIFY2(f.error.empty() && f.graph, f.error.c_str());
-        RewriteDebugger d(f.registry);
-        d.setGraph(f.graph.get());
+        RewriteDebugger d(*f.doc);
         const QString first = d.candidateList()->item(0)->text().section(QStringLiteral(" — "), 0, 0).section(QLatin1Char(' '), 0, 0);
         QVERIFY(d.addBreakpoint(QStringLiteral("pattern"), first));
         QCOMPARE(d.run(), QStringLiteral("breakpoint"));
@@ -158,11 +164,11 @@ private Q_SLOTS:
     {
         Fixture f;
         QVERIFY2(f.error.empty() && f.graph, f.error.c_str());
-        RewriteDebugger plain(f.registry);
-        plain.setGraph(f.graph.get());
-        QVERIFY(!plain.verifyAvailable());
-        QVERIFY(!plain.setVerify(true));
-        plain.setGraph(nullptr);
+        {
+            RewriteDebugger plain(*f.doc);
+            QVERIFY(!plain.verifyAvailable());
+            QVERIFY(!plain.setVerify(true));
+        }
         views::Services s;
         int made = 0, checks = 0;
         s.makeVerifier = [&](const ir::Graph &, std::string &) -> views::StepVerifier {
@@ -172,8 +178,8 @@ private Q_SLOTS:
                 return std::string();
             };
         };
-        RewriteDebugger d(f.registry, s);
-        d.setGraph(f.graph.get());
+        Fixture v(s);
+        RewriteDebugger d(*v.doc);
         QVERIFY(d.verifyAvailable());
         QVERIFY(d.setVerify(true));
         QCOMPARE(made, 1);

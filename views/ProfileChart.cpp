@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+// The per-version chart (see ProfileChart.h).
+#include "ProfileChart.h"
+
+#include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+namespace fxlens::views {
+
+namespace {
+
+QString valueText(double v, ProfileChart::Metric m)
+{
+    switch (m) {
+    case ProfileChart::Kernels: return std::fabs(v - std::round(v)) < 1e-9 ? QString::number(qlonglong(std::llround(v))) : QString::number(v, 'f', 1);
+    case ProfileChart::Busy:
+    case ProfileChart::Wall:
+        return v >= 1e6 ? QStringLiteral("%1 s").arg(v / 1e6, 0, 'f', 2)
+            : v >= 1e3  ? QStringLiteral("%1 ms").arg(v / 1e3, 0, 'f', 2)
+                        : QStringLiteral("%1 µs").arg(v, 0, 'f', 1);
+    case ProfileChart::PeakMemory: return v < 0 ? QStringLiteral("n/a") : QStringLiteral("%1 MiB").arg(v / double(1 << 20), 0, 'f', 1);
+    case ProfileChart::MetricCount: break;
+    }
+    return {};
+}
+
+} // namespace
+
+ProfileChart::ProfileChart(QWidget *parent) : QWidget(parent)
+{
+    setMinimumHeight(160);
+    setMouseTracking(true);
+}
+
+void ProfileChart::setBars(std::vector<Bar> bars, int a, int b)
+{
+    m_bars = std::move(bars);
+    m_a = a;
+    m_b = b;
+    update();
+}
+
+double ProfileChart::value(int bar, Metric m) const
+{
+    const auto &s = m_bars[size_t(bar)].profile->summary;
+    switch (m) {
+    case Kernels: return s.kernelsPerIter;
+    case Busy: return s.gpuBusyUs;
+    case Wall: return s.wallUs;
+    case PeakMemory: return double(s.peakMemBytes);
+    case MetricCount: break;
+    }
+    return 0;
+}
+
+QString ProfileChart::metricName(Metric m, bool cpu)
+{
+    switch (m) {
+    case Kernels: return cpu ? tr("ATen ops per iteration") : tr("kernels per iteration");
+    case Busy: return cpu ? tr("op time per iteration") : tr("GPU busy per iteration");
+    case Wall: return tr("wall per iteration");
+    case PeakMemory: return tr("peak memory");
+    case MetricCount: break;
+    }
+    return {};
+}
+
+QRectF ProfileChart::panel(Metric m) const
+{
+    // Two columns of two panels when wide, else four rows.
+    const bool wide = width() >= 520;
+    const int cols = wide ? 2 : 1, rows = wide ? 2 : 4;
+    const double w = double(width()) / cols, h = double(height()) / rows;
+    const int i = int(m);
+    return QRectF((i % cols) * w, (i / cols) * h, w, h).adjusted(6, 4, -6, -4);
+}
+
+QRectF ProfileChart::barRect(int bar, Metric m) const
+{
+    const QRectF pr = panel(m);
+    const QRectF plot = pr.adjusted(4, 18, -4, -14);
+    const int n = int(m_bars.size());
+    if (n == 0 || bar < 0 || bar >= n)
+        return {};
+    double top = 0;
+    for (int i = 0; i < n; ++i)
+        top = std::max(top, value(i, m));
+    const double slot = plot.width() / n, v = std::max(0.0, value(bar, m));
+    const double h = top > 0 ? plot.height() * v / top : 0;
+    return QRectF(plot.left() + slot * bar + slot * 0.15, plot.bottom() - h, slot * 0.7, h);
+}
+
+void ProfileChart::paintEvent(QPaintEvent *)
+{
+    QPainter p(this);
+    p.fillRect(rect(), palette().base());
+    if (m_bars.empty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(rect().adjusted(10, 0, -10, 0), Qt::AlignCenter | Qt::TextWordWrap,
+                   tr("No profiles yet. Profile ▸ Profile Versions… profiles several versions of the history; each one is a bar here."));
+        return;
+    }
+    const bool cpu = std::all_of(m_bars.begin(), m_bars.end(), [](const Bar &b) { return b.profile->mode == "cpu"; });
+    const QFontMetrics fm(font());
+    for (int mi = 0; mi < MetricCount; ++mi) {
+        const auto m = Metric(mi);
+        const QRectF pr = panel(m);
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(QRectF(pr.left(), pr.top(), pr.width(), 16), Qt::AlignLeft | Qt::AlignVCenter, metricName(m, cpu));
+        p.setPen(palette().color(QPalette::Mid));
+        p.drawLine(QPointF(pr.left() + 4, pr.bottom() - 14), QPointF(pr.right() - 4, pr.bottom() - 14));
+        for (int b = 0; b < int(m_bars.size()); ++b) {
+            const QRectF r = barRect(b, m);
+            const QColor fill = b == m_a ? QColor(46, 110, 200) : b == m_b ? QColor(230, 120, 0) : QColor(140, 160, 190);
+            p.fillRect(r, fill);
+            const QString v = valueText(value(b, m), m);
+            if (fm.horizontalAdvance(v) <= r.width() + 16) {
+                p.setPen(palette().color(QPalette::Text));
+                p.drawText(QRectF(r.left() - 8, r.top() - 14, r.width() + 16, 13), Qt::AlignCenter, v);
+            }
+            const QString l = fm.elidedText(m_bars[size_t(b)].label, Qt::ElideRight, int(std::max(8.0, r.width() + 8)));
+            p.setPen(palette().color(QPalette::Text));
+            p.drawText(QRectF(r.left() - 4, pr.bottom() - 13, r.width() + 8, 13), Qt::AlignCenter, l);
+        }
+    }
+}
+
+int ProfileChart::barAt(const QPointF &pos, Metric *metric) const
+{
+    for (int mi = 0; mi < MetricCount; ++mi) {
+        if (!panel(Metric(mi)).contains(pos))
+            continue;
+        for (int b = 0; b < int(m_bars.size()); ++b) {
+            QRectF r = barRect(b, Metric(mi));
+            r.setTop(panel(Metric(mi)).top() + 16); // the whole column picks the version
+            r.setBottom(panel(Metric(mi)).bottom());
+            if (r.contains(pos)) {
+                if (metric)
+                    *metric = Metric(mi);
+                return b;
+            }
+        }
+    }
+    return -1;
+}
+
+void ProfileChart::mousePressEvent(QMouseEvent *e)
+{
+    const int b = barAt(e->position(), nullptr);
+    if (b < 0)
+        return;
+    if (e->modifiers() & Qt::ShiftModifier)
+        Q_EMIT compareRequested(b);
+    else
+        Q_EMIT showRequested(b);
+}
+
+bool ProfileChart::event(QEvent *e)
+{
+    if (e->type() == QEvent::ToolTip) {
+        auto *he = static_cast<QHelpEvent *>(e);
+        Metric m = Kernels;
+        const int b = barAt(he->pos(), &m);
+        if (b < 0) {
+            QToolTip::hideText();
+        } else {
+            const bool cpu = m_bars[size_t(b)].profile->mode == "cpu";
+            QString text = QStringLiteral("<b>%1</b>").arg(m_bars[size_t(b)].label.toHtmlEscaped());
+            for (int mi = 0; mi < MetricCount; ++mi)
+                text += QStringLiteral("<br>%1: %2").arg(metricName(Metric(mi), cpu), valueText(value(b, Metric(mi)), Metric(mi)));
+            text += tr("<br><i>click: show it (A) · Shift+click: compare with it (B)</i>");
+            QToolTip::showText(he->globalPos(), text, this);
+        }
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+} // namespace fxlens::views

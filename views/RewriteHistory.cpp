@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: MIT
+// The document's rewrite session (see RewriteHistory.h).
+#include "RewriteHistory.h"
+
+#include "GraphDocument.h"
+#include "rewrite/StepDiff.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+
+#include <algorithm>
+#include <climits>
+
+namespace fxlens::views {
+
+/// Gives every step the session applies (a run applies many) an id and its diff, written right
+/// after the step (so nodes print as the step left them); the infos of steps a new step replaced go
+/// with the branch the session keeps them in.
+class RewriteHistory::Recorder : public rewrite::RewriteListener {
+public:
+    explicit Recorder(RewriteHistory &h) : m_h(h) {}
+    void notifyPatternEnd(const std::string &, bool applied) override
+    {
+        if (!applied)
+            return;
+        const auto &history = m_h.m_session->history();
+        const auto &branches = m_h.m_session->branches();
+        auto &infos = m_h.m_infos;
+        if (branches.size() > m_h.m_branchInfos.size()) { // this step left a line: its infos go with it
+            const size_t fork = branches.back().fork;
+            m_h.m_branchInfos.emplace_back(infos.begin() + long(std::min(fork, infos.size())), infos.end());
+        }
+        infos.resize(history.size());
+        infos.back().id = m_h.m_nextId++;
+        infos.back().diff = QString::fromStdString(rewrite::diffStep(history.back().edits).toString());
+    }
+
+private:
+    RewriteHistory &m_h;
+};
+
+RewriteHistory::RewriteHistory(GraphDocument &doc, const rewrite::PatternRegistry &registry, Services services)
+    : QObject(&doc), m_doc(doc), m_registry(registry), m_services(std::move(services))
+{
+    qRegisterMetaType<fxlens::views::VersionInfo>("fxlens::views::VersionInfo");
+    qRegisterMetaType<fxlens::views::StepSummary>("fxlens::views::StepSummary");
+    qRegisterMetaType<fxlens::views::RunProgress>("fxlens::views::RunProgress");
+}
+
+RewriteHistory::~RewriteHistory() = default;
+
+void RewriteHistory::attach(ir::Graph *g)
+{
+    m_session.reset(); // it refers to the previous graph
+    m_recorder.reset();
+    m_graph = g;
+    m_verifier = nullptr;
+    m_baseId = g ? m_nextId++ : 0;
+    if (g && m_verify) { // a new reference: this graph's outputs
+        QString why;
+        if (!setVerify(true, &why))
+            m_lastError = why;
+    }
+    restart();
+}
+
+void RewriteHistory::restart()
+{
+    if (m_session) // a new session starts from the version on screen, which keeps its id
+        m_baseId = currentId();
+    m_session.reset();
+    m_recorder.reset();
+    m_infos.clear();
+    m_branchInfos.clear();
+    if (m_graph) {
+        std::string error;
+        auto patterns = m_registry.preset(m_preset.toStdString(), error);
+        rewrite::SessionConfig cfg;
+        cfg.checked = true; // it lints each step's neighbourhood, not the graph
+        if (m_verify && m_verifier)
+            cfg.verify = m_verifier;
+        m_session = std::make_unique<rewrite::Session>(*m_graph, patterns, cfg);
+        m_recorder = std::make_unique<Recorder>(*this);
+        m_session->addListener(m_recorder.get());
+        for (const auto &b : m_breakpoints)
+            m_session->addBreakpoint(b);
+        m_lastError = QString::fromStdString(error);
+    }
+    Q_EMIT candidatesChanged();
+    Q_EMIT versionChanged(info());
+}
+
+void RewriteHistory::setPreset(const QString &preset)
+{
+    if (preset == m_preset)
+        return;
+    m_preset = preset;
+    restart();
+}
+
+void RewriteHistory::reloadPatterns() { restart(); }
+
+bool RewriteHistory::setVerify(bool on, QString *error)
+{
+    m_verify = false;
+    m_verifier = nullptr;
+    if (on) {
+        if (!verifyAvailable()) {
+            *error = tr("Cannot verify: this build has no LibTorch executor");
+            return false;
+        }
+        if (m_graph) { // the reference is this version as it is now: later steps must keep its outputs
+            std::string why;
+            m_verifier = m_services.makeVerifier(*m_graph, why);
+            if (!m_verifier) {
+                *error = tr("Cannot verify: the graph does not run: %1").arg(QString::fromStdString(why));
+                return false;
+            }
+        }
+        m_verify = true;
+    }
+    if (m_session) // the history stays: only later steps are checked
+        m_session->setVerifier(m_verify ? m_verifier : nullptr);
+    return true;
+}
+
+bool RewriteHistory::addBreakpoint(const QString &kind, const QString &value, QString *error)
+{
+    const QString v = value.trimmed();
+    if (v.isEmpty())
+        return false;
+    rewrite::Breakpoint b;
+    if (kind == QLatin1String("pattern")) {
+        if (!m_registry.find(v.toStdString())) {
+            *error = tr("No pattern named '%1'").arg(v);
+            return false;
+        }
+        b.kind = rewrite::Breakpoint::Kind::Pattern;
+    } else if (kind == QLatin1String("node")) {
+        b.kind = rewrite::Breakpoint::Kind::Node;
+    } else if (kind == QLatin1String("module")) {
+        b.kind = rewrite::Breakpoint::Kind::Module;
+    } else {
+        *error = tr("A breakpoint is on a pattern, a node or a module, not '%1'").arg(kind);
+        return false;
+    }
+    b.value = v.toStdString();
+    m_breakpoints.push_back(b);
+    if (m_session)
+        m_session->addBreakpoint(b);
+    Q_EMIT candidatesChanged();
+    return true;
+}
+
+void RewriteHistory::clearBreakpoints()
+{
+    m_breakpoints.clear();
+    if (m_session)
+        m_session->clearBreakpoints();
+    Q_EMIT candidatesChanged();
+}
+
+QList<QPair<QString, QString>> RewriteHistory::breakpointList() const
+{
+    QList<QPair<QString, QString>> out;
+    for (const auto &b : m_breakpoints)
+        out.append({b.kind == rewrite::Breakpoint::Kind::Pattern    ? QStringLiteral("pattern")
+                        : b.kind == rewrite::Breakpoint::Kind::Node ? QStringLiteral("node")
+                                                                    : QStringLiteral("module"),
+                    QString::fromStdString(b.value)});
+    return out;
+}
+
+std::vector<rewrite::Match> RewriteHistory::stableCandidates(size_t limit)
+{
+    return m_session ? m_session->stableCandidates(limit) : std::vector<rewrite::Match>{};
+}
+
+std::vector<rewrite::Match> RewriteHistory::driverCandidates(size_t limit)
+{
+    return m_session ? m_session->candidates(limit) : std::vector<rewrite::Match>{};
+}
+
+std::vector<std::pair<std::string, std::string>> RewriteHistory::skipped() const
+{
+    return m_session ? m_session->skipped() : std::vector<std::pair<std::string, std::string>>{};
+}
+
+const std::vector<rewrite::Step> &RewriteHistory::steps() const
+{
+    static const std::vector<rewrite::Step> none;
+    return m_session ? m_session->history() : none;
+}
+
+const std::vector<rewrite::Branch> &RewriteHistory::branches() const
+{
+    static const std::vector<rewrite::Branch> none;
+    return m_session ? m_session->branches() : none;
+}
+
+uint64_t RewriteHistory::versionId(int v) const
+{
+    if (v == 0)
+        return m_baseId;
+    if (v < 0 || size_t(v) > m_infos.size())
+        return 0;
+    return m_infos[size_t(v) - 1].id;
+}
+
+QString RewriteHistory::versionLabel(int v) const
+{
+    if (v == 0)
+        return tr("original");
+    const auto &h = steps();
+    if (v < 0 || size_t(v) > h.size())
+        return {};
+    const auto &s = h[size_t(v) - 1];
+    return tr("step %1 (%2 @ %3)").arg(v).arg(QString::fromStdString(s.pattern), QString::fromStdString(s.anchor));
+}
+
+VersionInfo RewriteHistory::info() const
+{
+    VersionInfo i;
+    i.version = version();
+    i.id = currentId();
+    i.steps = historySize();
+    i.branches = int(branches().size());
+    i.label = versionLabel(i.version);
+    return i;
+}
+
+QString RewriteHistory::diffText(int step) const
+{
+    if (step <= 0 || size_t(step) > m_infos.size())
+        return {};
+    return m_infos[size_t(step) - 1].diff;
+}
+
+QStringList RewriteHistory::stepRecord() const
+{
+    QStringList out;
+    for (const auto &s : steps())
+        out << QString::fromStdString(s.pattern) + QLatin1Char('\t') + QString::fromStdString(s.anchor);
+    return out;
+}
+
+void RewriteHistory::announce()
+{
+    m_doc.edited();
+    Q_EMIT versionChanged(info());
+}
+
+bool RewriteHistory::apply(const rewrite::Match &m)
+{
+    if (!m_session || m_running)
+        return false;
+    m_doc.aboutToEdit();
+    if (!m_session->apply(m)) {
+        m_lastError = QString::fromStdString(m_session->lastError());
+        Q_EMIT candidatesChanged(); // a refused step skips its anchor
+        return false;
+    }
+    const auto &s = m_session->history().back();
+    StepSummary sum;
+    sum.version = version();
+    sum.id = currentId();
+    sum.pattern = QString::fromStdString(s.pattern);
+    sum.anchor = QString::fromStdString(s.anchor);
+    sum.summary = QString::fromStdString(s.summary);
+    sum.edits = s.edits.size();
+    sum.verified = s.verified;
+    m_doc.edited();
+    Q_EMIT stepApplied(sum);
+    Q_EMIT versionChanged(info());
+    return true;
+}
+
+bool RewriteHistory::skip(const rewrite::Match &m)
+{
+    if (!m_session || m_running)
+        return false;
+    m_session->skip(m);
+    Q_EMIT candidatesChanged();
+    return true;
+}
+
+bool RewriteHistory::unskip(const QString &pattern, const QString &anchor)
+{
+    if (!m_session || m_running || !m_session->unskip(pattern.toStdString(), anchor.toStdString()))
+        return false;
+    Q_EMIT candidatesChanged();
+    return true;
+}
+
+bool RewriteHistory::checkout(int v)
+{
+    if (!m_session || m_running || v < 0 || size_t(v) > m_session->history().size())
+        return false;
+    if (size_t(v) == m_session->version())
+        return true;
+    m_doc.aboutToEdit();
+    if (!m_session->checkout(size_t(v)))
+        return false;
+    announce();
+    return true;
+}
+
+bool RewriteHistory::switchBranch(int index)
+{
+    if (!m_session || m_running || index < 0 || size_t(index) >= m_session->branches().size())
+        return false;
+    m_doc.aboutToEdit();
+    const size_t fork = m_session->branches()[size_t(index)].fork;
+    std::vector<StepInfo> theirs = std::move(m_branchInfos[size_t(index)]);
+    m_branchInfos.erase(m_branchInfos.begin() + index);
+    const size_t had = m_session->branches().size();
+    if (!m_session->switchBranch(size_t(index)))
+        return false;
+    // The session keeps the line it left as a branch (when it had steps after the fork).
+    if (m_session->branches().size() == had)
+        m_branchInfos.emplace_back(m_infos.begin() + long(std::min(fork, m_infos.size())), m_infos.end());
+    m_infos.resize(std::min(fork, m_infos.size()));
+    m_infos.insert(m_infos.end(), theirs.begin(), theirs.end());
+    announce();
+    return true;
+}
+
+bool RewriteHistory::replay(const QStringList &recorded)
+{
+    if (!m_session)
+        return recorded.isEmpty();
+    m_doc.aboutToEdit();
+    bool ok = true;
+    for (const QString &line : recorded) {
+        const QStringList parts = line.split(QLatin1Char('\t'));
+        bool applied = false;
+        if (parts.size() == 2)
+            for (const auto &m : m_session->candidates())
+                if (QString::fromStdString(m.pattern) == parts[0] && m.anchor && QString::fromStdString(m.anchor->name()) == parts[1]) {
+                    applied = m_session->apply(m);
+                    break;
+                }
+        if (!applied) {
+            m_lastError = tr("Could not replay %1").arg(QString(line).replace(QLatin1Char('\t'), QLatin1String(" at ")));
+            ok = false;
+            break;
+        }
+    }
+    announce();
+    return ok;
+}
+
+rewrite::RunResult RewriteHistory::run()
+{
+    rewrite::RunResult total;
+    if (!m_session || m_running)
+        return total;
+    m_doc.aboutToEdit();
+    m_running = true;
+    Q_EMIT busyChanged(true);
+    const size_t before = m_session->version();
+    // Slices of steps, with the events in between (progress, Stop); verified steps run the graph
+    // each, so their slices are short.
+    m_session->setMaxSteps(m_verify ? 5 : 500);
+    QElapsedTimer clock;
+    clock.start();
+    for (;;) {
+        rewrite::RunResult r = m_session->run();
+        total.reason = r.reason;
+        total.message = r.message;
+        total.seconds += r.seconds;
+        total.attempts += r.attempts;
+        total.records.insert(total.records.end(), r.records.begin(), r.records.end());
+        total.rollbacks.insert(total.rollbacks.end(), r.rollbacks.begin(), r.rollbacks.end());
+        for (const auto &[p, n] : r.rewritesByPattern)
+            total.rewritesByPattern[p] += n;
+        if (r.reason != rewrite::StopReason::StepLimit)
+            break;
+        // The candidates left are a lower bound of the steps to come (a step may make new ones).
+        constexpr size_t kCount = 1000;
+        RunProgress p;
+        p.done = m_session->version() - before;
+        p.left = m_session->candidates(kCount).size();
+        p.leftCapped = p.left == kCount;
+        p.seconds = double(clock.elapsed()) / 1000.0;
+        p.etaSeconds = p.done ? p.seconds / double(p.done) * double(p.left) : 0;
+        p.text = tr("%1 of ≥%2 steps, %3 s; about %4 s left").arg(p.done).arg(p.done + p.left).arg(p.seconds, 0, 'f', 1).arg(p.etaSeconds, 0, 'f', 0);
+        if (p.leftCapped)
+            p.text += tr(" (over %1 candidates)").arg(kCount);
+        Q_EMIT runProgress(p);
+        QCoreApplication::processEvents(); // Stop sets the session's stop request: the next slice returns Stopped
+    }
+    m_session->setMaxSteps(SIZE_MAX);
+    total.steps = m_session->version() - before;
+    m_running = false;
+    Q_EMIT busyChanged(false);
+    announce();
+    return total;
+}
+
+void RewriteHistory::requestStop()
+{
+    if (m_session)
+        m_session->requestStop();
+}
+
+bool RewriteHistory::forEachVersion(const std::vector<int> &versions, const std::function<bool(int, const ir::Graph &)> &work)
+{
+    if (!m_session || m_running || !m_graph)
+        return false;
+    const int back = version();
+    m_doc.aboutToEdit();
+    bool ok = true;
+    for (int v : versions) {
+        if (v < 0 || size_t(v) > m_session->history().size() || !m_session->checkout(size_t(v))) {
+            ok = false;
+            break;
+        }
+        if (!work(v, *m_graph))
+            break;
+    }
+    m_session->checkout(size_t(back));
+    m_doc.edited(false); // the same version again, but the views held nodes of the others meanwhile
+    return ok;
+}
+
+} // namespace fxlens::views
