@@ -90,7 +90,7 @@ private:
     std::pair<double, double> span(const Track &t, uint32_t i) const;
     int trackTop(int t) const;
     double xOf(double us) const { return kLabelWidth + (us - m_t0) / m_scale; }
-    double usAt(double x) const { return m_t0 + (x - kLabelWidth) / m_scale; }
+    double usAt(double x) const { return m_t0 + (x - kLabelWidth) * m_scale; }
     /// The node range of `node` in `iteration` that encloses `atUs` (or the first of them), -1.
     int rangeOf(int node, int iteration, double atUs) const;
 

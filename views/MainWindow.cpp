@@ -385,8 +385,10 @@ bool MainWindow::openProfile(const QString &path)
     const bool ok = m_profile->openProfile(path);
     statusBar()->showMessage(m_profile->status(), ok ? 5000 : 0);
     if (ok)
-        m_profileDock->raise();
+        showProfileDock();
     return ok;
 }
+
+void MainWindow::showProfileDock() { m_profileDock->raise(); }
 
 } // namespace fxlens::views

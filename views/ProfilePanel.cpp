@@ -5,8 +5,11 @@
 #include "GraphDocument.h"
 #include "KernelTimeline.h"
 #include "ProfileChart.h"
+#include "rewrite/VersionList.h"
 
 #include <QComboBox>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QTabWidget>
@@ -99,6 +102,32 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
     m_chart->setObjectName(QStringLiteral("profileChart"));
     m_tabs->addTab(m_chart, tr("Versions"));
     layout->addWidget(m_tabs, 1);
+    // The profiling job: progress and Cancel, shown while it runs.
+    m_jobRow = new QWidget(this);
+    auto *jobLayout = new QHBoxLayout(m_jobRow);
+    jobLayout->setContentsMargins(0, 0, 0, 0);
+    m_jobProgress = new QProgressBar(m_jobRow);
+    m_jobProgress->setObjectName(QStringLiteral("profileProgress"));
+    auto *cancel = new QPushButton(tr("Cancel"), m_jobRow);
+    cancel->setObjectName(QStringLiteral("cancelProfiling"));
+    jobLayout->addWidget(m_jobProgress, 1);
+    jobLayout->addWidget(cancel);
+    m_jobRow->hide();
+    layout->addWidget(m_jobRow);
+    connect(cancel, &QPushButton::clicked, &m_doc, &GraphDocument::cancelProfiling);
+    connect(&m_doc, &GraphDocument::profilingProgress, this, [this](int done, int total) {
+        m_jobRow->show();
+        m_jobProgress->setRange(0, total);
+        m_jobProgress->setValue(done);
+        m_jobProgress->setFormat(tr("Profiling version %1 of %2…").arg(std::min(done + 1, total)).arg(total));
+    });
+    connect(&m_doc, &GraphDocument::profilingFinished, this, [this](int added, const QString &message, bool ok) {
+        m_jobRow->hide();
+        m_jobMessage = m_status = message;
+        if (added > 0) // the new profiles: the version on screen's, else the first of the job
+            showProfile(m_doc.currentProfile() >= int(m_doc.profiles().size()) - added ? -1 : int(m_doc.profiles().size()) - added);
+        Q_EMIT jobFinished(ok, message);
+    });
 
     connect(m_table, &QTableWidget::currentCellChanged, this, [this](int row) {
         if (row >= 0 && m_table->item(row, 0))
@@ -418,6 +447,42 @@ void ProfilePanel::selectNode(const QString &name)
 {
     const auto it = m_index.find(name.toStdString());
     m_timeline->selectNode(it == m_index.end() ? -1 : int(it->second));
+}
+
+bool ProfilePanel::profileVersions(const QString &list, bool freezeWeights)
+{
+    const auto *h = m_doc.history();
+    auto versions = rewrite::parseVersionList(list.toStdString(), size_t(h->historySize()), size_t(h->version()));
+    if (!versions) {
+        m_status = QString::fromStdString(versions.error().message);
+        return false;
+    }
+    ProfileRequest settings;
+    settings.freezeWeights = freezeWeights;
+    QString error;
+    if (!m_doc.profileVersions(std::vector<int>(versions.value().begin(), versions.value().end()), settings, &error)) {
+        m_status = error;
+        return false;
+    }
+    m_status = tr("Profiling %n version(s)…", nullptr, int(versions.value().size()));
+    return true;
+}
+
+bool ProfilePanel::exportTrace(const QString &path)
+{
+    std::vector<const prof::Profile *> ps;
+    for (const auto &p : m_doc.profiles())
+        ps.push_back(p.profile.get());
+    if (ps.empty()) {
+        m_status = tr("No profile to export");
+        return false;
+    }
+    if (auto w = prof::writeChromeTrace(ps, path.toStdString()); !w) {
+        m_status = QString::fromStdString(w.error().toString());
+        return false;
+    }
+    m_status = tr("Wrote a Chrome trace of %n profile(s) to %1 (open it in Perfetto)", nullptr, int(ps.size())).arg(path);
+    return true;
 }
 
 } // namespace fxlens::views

@@ -19,6 +19,7 @@
 
 class QComboBox;
 class QLabel;
+class QProgressBar;
 class QTabWidget;
 class QTableWidget;
 
@@ -65,9 +66,19 @@ public:
     QString scaleText() const;
     /// A node was selected elsewhere (canvas, table): its kernels and ranges are highlighted.
     void selectNode(const QString &name);
+    /// Profiles versions of the history on the local GPU (GraphDocument::profileVersions), off
+    /// the GUI thread, with a progress bar and Cancel in this panel. `list` as
+    /// rewrite::parseVersionList reads it ("current", "0,5,last", "all", "spread:5"). False with
+    /// status() saying why when it cannot start.
+    bool profileVersions(const QString &list, bool freezeWeights = false);
+    /// Writes every profile of the document as one Chrome trace (Perfetto opens it).
+    bool exportTrace(const QString &path);
+    QString lastJobMessage() const { return m_jobMessage; }
 
 Q_SIGNALS:
     void nodeRequested(const QString &name);
+    /// A profiling job ended (`message`: what it did, the device, a CPU fallback or why it failed).
+    void jobFinished(bool ok, const QString &message);
     /// Device time (host time in a CPU profile) per node of the open graph.
     void heatChanged(const std::vector<std::pair<const ir::Node *, double>> &heat);
 
@@ -89,6 +100,9 @@ private:
     QComboBox *m_choice = nullptr, *m_compareChoice = nullptr;
     QTabWidget *m_tabs = nullptr;
     QTableWidget *m_table = nullptr;
+    QWidget *m_jobRow = nullptr;
+    QProgressBar *m_jobProgress = nullptr;
+    QString m_jobMessage;
     KernelTimeline *m_timeline = nullptr;
     ProfileChart *m_chart = nullptr;
 };

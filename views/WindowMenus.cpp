@@ -10,6 +10,8 @@
 #include <QApplication>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
@@ -22,6 +24,7 @@ WindowMenus::WindowMenus(MainWindow &w) : QObject(&w), m_w(w)
     fileMenu();
     viewMenu();
     rewriteMenu();
+    profileMenu();
     helpMenu();
     updateRecentMenu();
 }
@@ -53,20 +56,6 @@ void WindowMenus::fileMenu()
         if (!path.isEmpty())
             m_w.exportPython(path);
     });
-    m_file->addAction(tr("Open &Profile…"), &m_w, [this] {
-        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open profile"), QString(), tr("fxlens profiles (*.json);;All files (*)"));
-        if (!path.isEmpty())
-            m_w.openProfile(path);
-    });
-    m_file->addAction(tr("Open Profile to &Compare…"), &m_w, [this] {
-        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open the profile to compare with (version B)"), QString(),
-                                                    tr("fxlens profiles (*.json);;All files (*)"));
-        if (!path.isEmpty()) {
-            m_w.profilePanel()->openComparison(path);
-            m_w.statusBar()->showMessage(m_w.profilePanel()->status(), 5000);
-        }
-    });
-    m_file->addAction(tr("&Close Profile"), &m_w, [this] { m_w.profilePanel()->closeProfile(); });
     for (const bool svg : {true, false})
         m_file->addAction(svg ? tr("Export View as &SVG…") : tr("Export View as &PNG…"), &m_w, [this, svg] {
             const QString path = QFileDialog::getSaveFileName(&m_w, svg ? tr("Export SVG") : tr("Export PNG"), QString(),
@@ -125,6 +114,57 @@ void WindowMenus::rewriteMenu()
     add(tr("Run to &Breakpoint or Fixpoint"), QKeySequence(Qt::Key_F5), [d] { d->run(); });
 }
 
+void WindowMenus::profileMenu()
+{
+    ProfilePanel *panel = m_w.profilePanel();
+    m_profile = m_w.menuBar()->addMenu(tr("&Profile"));
+    auto report = [this, panel](bool ok) {
+        m_w.statusBar()->showMessage(panel->status(), ok ? 5000 : 0);
+        if (ok)
+            m_w.showProfileDock();
+    };
+    QAction *freeze = new QAction(tr("&Freeze Weights When Profiling"), this);
+    freeze->setCheckable(true);
+    freeze->setToolTip(tr("Fold weight-only nodes once before timing (inference with frozen weights)"));
+    QAction *one = m_profile->addAction(tr("Profile &This Version"), &m_w,
+                                        [panel, freeze, report] { report(panel->profileVersions(QStringLiteral("current"), freeze->isChecked())); });
+    one->setShortcut(QKeySequence(Qt::Key_F6));
+    m_profile->addAction(tr("Profile &Versions…"), &m_w, [this, panel, freeze, report] {
+        const int steps = m_w.debugger()->historySize();
+        bool ok = false;
+        const QString list = QInputDialog::getText(&m_w, tr("Profile versions"),
+                                                   tr("Versions of the history (0 to %1): numbers, ranges (3-9), last, current, all, "
+                                                      "spread:N (N evenly spaced)")
+                                                       .arg(steps),
+                                                   QLineEdit::Normal, steps <= 9 ? QStringLiteral("all") : QStringLiteral("spread:10"), &ok);
+        if (ok)
+            report(panel->profileVersions(list, freeze->isChecked()));
+    });
+    m_profile->addAction(freeze);
+    m_profile->addSeparator();
+    m_profile->addAction(tr("&Open Profile…"), &m_w, [this] {
+        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open profile"), QString(),
+                                                    tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
+        if (!path.isEmpty())
+            m_w.openProfile(path);
+    });
+    m_profile->addAction(tr("Open Profile to &Compare…"), &m_w, [this, panel, report] {
+        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open the profile to compare with (version B)"), QString(),
+                                                    tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
+        if (!path.isEmpty())
+            report(panel->openComparison(path));
+    });
+    m_profile->addAction(tr("Export Chrome &Trace…"), &m_w, [this, panel, report] {
+        const QString path = QFileDialog::getSaveFileName(&m_w, tr("Export Chrome trace"), QString(), tr("Chrome trace (*.json)"));
+        if (!path.isEmpty())
+            report(panel->exportTrace(path));
+    });
+    m_profile->addAction(tr("&Close Profiles"), &m_w, [panel] { panel->closeProfile(); });
+    connect(panel, &ProfilePanel::jobFinished, this, [this](bool ok, const QString &message) {
+        m_w.statusBar()->showMessage(message, ok ? 10000 : 0);
+    });
+}
+
 void WindowMenus::helpMenu()
 {
     QMenu *help = m_w.menuBar()->addMenu(tr("&Help"));
@@ -135,8 +175,11 @@ void WindowMenus::helpMenu()
                                     "module to expand it; wheel zooms, drag pans, Ctrl+0 fits.</p>"
                                     "<p><b>Outlines</b>: the anchor of a match or of the next rewrite candidate is drawn in the "
                                     "accent colour, the other matched nodes outlined.</p>"
-                                    "<p><b>Profile tint</b>: with a profile open, each node is tinted by its share of the "
-                                    "iteration's time.</p>"
+                                    "<p><b>Profile tint</b>: with a profile of the version on screen, each node is tinted by "
+                                    "its device time, from pale (0) to red (the hottest node; the scale is under the profile "
+                                    "table). A profile of another version or graph tints nothing.</p>"
+                                    "<p><b>Timeline</b>: iterations and FX-node ranges (host), then one track per CUDA stream; "
+                                    "grey blocks fold events narrower than a pixel. Click a kernel to select its node.</p>"
                                     "<p><b>History</b>: bold is the version shown, grey the steps ahead of it (redo); "
                                     "✓ marks a step whose outputs were verified.</p>"));
     });

@@ -27,11 +27,12 @@ private:
     void fileMenu();
     void viewMenu();
     void rewriteMenu();
+    void profileMenu();
     void helpMenu();
     void updateRecentMenu();
 
     MainWindow &m_w;
-    QMenu *m_file = nullptr, *m_recent = nullptr, *m_rewrite = nullptr;
+    QMenu *m_file = nullptr, *m_recent = nullptr, *m_rewrite = nullptr, *m_profile = nullptr;
 };
 
 } // namespace fxlens::views
