@@ -163,6 +163,17 @@ void KernelTimeline::selectKernel(int index)
     update();
 }
 
+void KernelTimeline::showKernel(int index)
+{
+    if (!m_profile || index < 0 || size_t(index) >= m_profile->kernels.size())
+        return;
+    const auto &k = m_profile->kernels[size_t(index)];
+    const double from = k.launchUs >= 0 ? std::min(k.launchUs, k.startUs) : k.startUs, to = k.startUs + k.durUs;
+    const double w = std::max(50, width() - kLabelWidth);
+    const double scale = std::max(1e-4, (to - from) * 3 / w);
+    setView((from + to) / 2 - w / 2 * scale, scale);
+}
+
 void KernelTimeline::selectNode(int node)
 {
     if (!m_profile || node >= int(m_profile->nodes.size()))

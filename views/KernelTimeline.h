@@ -56,6 +56,8 @@ public:
     /// node's range to it, and nodeRequested() names its node.
     void selectKernel(int index);
     int selectedKernel() const { return m_kernel; }
+    /// Zooms so that kernel `index` and its launch fill about a third of the view, centred.
+    void showKernel(int index);
     /// Highlights every kernel and range of node `node` (program order index; -1: none).
     void selectNode(int node);
     int selectedNode() const { return m_node; }

@@ -83,7 +83,7 @@ QRectF ProfileChart::panel(Metric m) const
 QRectF ProfileChart::barRect(int bar, Metric m) const
 {
     const QRectF pr = panel(m);
-    const QRectF plot = pr.adjusted(4, 18, -4, -14);
+    const QRectF plot = pr.adjusted(4, 32, -4, -14); // the title, then room for the tallest bar's value
     const int n = int(m_bars.size());
     if (n == 0 || bar < 0 || bar >= n)
         return {};
