@@ -38,20 +38,7 @@ QColor heatTint(QColor fill, double h)
     return QColor(int(fill.red() * (1 - a) + 230 * a), int(fill.green() * (1 - a) + 60 * a), int(fill.blue() * (1 - a) + 40 * a));
 }
 
-QColor fillFor(const ViewItem &i, bool dark)
-{
-    if (i.kind == ViewItem::Kind::Module)
-        return dark ? QColor(0x4a, 0x44, 0x2a) : QColor(0xfb, 0xf3, 0xd5);
-    switch (i.node->op()) {
-    case ir::OpKind::Placeholder: return dark ? QColor(0x2e, 0x5a, 0x3a) : QColor(0xd4, 0xf0, 0xd8);
-    case ir::OpKind::GetAttr: return dark ? QColor(0x4a, 0x4a, 0x4a) : QColor(0xe6, 0xe6, 0xe6);
-    case ir::OpKind::CallFunction: return dark ? QColor(0x2b, 0x44, 0x66) : QColor(0xd6, 0xe6, 0xfa);
-    case ir::OpKind::CallMethod: return dark ? QColor(0x25, 0x55, 0x55) : QColor(0xd2, 0xf0, 0xee);
-    case ir::OpKind::CallModule: return dark ? QColor(0x4e, 0x33, 0x66) : QColor(0xe8, 0xdc, 0xf6);
-    case ir::OpKind::Output: return dark ? QColor(0x66, 0x44, 0x22) : QColor(0xfc, 0xe0, 0xc4);
-    }
-    return Qt::white;
-}
+QColor categoryFill(const ViewItem &i, bool dark) { return GraphCanvas::categoryColour(i.category, dark); }
 
 } // namespace
 
@@ -71,14 +58,34 @@ void GraphCanvas::setGraph(const ir::Graph *g)
     m_highlightNodes.clear();
     m_markedNodes.clear();
     m_heatValues.clear();
+    m_searchNodes.clear();
     m_anchor = nullptr;
     relayout(false);
+    readableView();
+}
+
+void GraphCanvas::readableView()
+{
     fitToView();
+    // A tall graph whose whole would be unreadably small starts fitted to the width, at the top
+    // (its inputs), where the text can be read; Ctrl+0 shows it whole.
+    const double margin = 20;
+    if (m_view.items.empty() || 32 * m_scale >= 10)
+        return;
+    if (m_view.height > m_view.width) {
+        m_scale = std::clamp((width() - 2 * margin) / std::max(m_view.width, 1.0), m_scale, 1.0);
+        m_offset = QPointF((width() - m_view.width * m_scale) / 2, margin);
+    } else { // a wide graph: fitted to its height, from its left end
+        m_scale = std::clamp((height() - 2 * margin) / std::max(m_view.height, 1.0), m_scale, 1.0);
+        m_offset = QPointF(margin, (height() - m_view.height * m_scale) / 2);
+    }
+    update();
 }
 
 void GraphCanvas::graphEdited()
 {
     m_highlightNodes.clear();
+    m_searchNodes.clear();
     m_markedNodes.clear();
     m_anchor = nullptr;
     const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));
@@ -96,7 +103,7 @@ void GraphCanvas::relayout(bool keepCenter)
     std::string selectedName;
     if (m_selected >= 0 && size_t(m_selected) < m_view.items.size())
         selectedName = m_view.items[size_t(m_selected)].label;
-    m_view = m_graph ? layout::buildView(*m_graph, m_expanded) : layout::ViewGraph{};
+    m_view = m_graph ? layout::buildView(*m_graph, m_expanded, m_viewOptions) : layout::ViewGraph{};
     layout::layeredLayout(m_view);
     m_edgesOf.assign(m_view.items.size(), {});
     for (size_t e = 0; e < m_view.edges.size(); ++e) {
@@ -110,6 +117,7 @@ void GraphCanvas::relayout(bool keepCenter)
     setHighlight(m_highlightNodes, m_anchor);
     setMarked(m_markedNodes);
     setHeat(m_heatValues);
+    setSearchHits(m_searchNodes);
     rebuildIndex();
     m_pixelColor.clear();
     renderMinimap();
@@ -177,7 +185,7 @@ void GraphCanvas::fitToView()
     }
     const double margin = 20;
     m_scale = std::min((width() - 2 * margin) / std::max(m_view.width, 1.0), (height() - 2 * margin) / std::max(m_view.height, 1.0));
-    m_scale = std::clamp(m_scale, 1e-5, 4.0);
+    m_scale = std::clamp(m_scale, 1e-5, 2.0); // a small graph is enlarged, up to twice its size
     m_offset = QPointF((width() - m_view.width * m_scale) / 2, (height() - m_view.height * m_scale) / 2);
     update();
 }
@@ -301,6 +309,8 @@ bool GraphCanvas::selectNode(const QString &name)
             changed = true;
     if (changed)
         relayout(false);
+    if (m_view.itemOfNode[node->id()] < 0) // a constant nobody reads (hidden)
+        return false;
     m_selected = m_view.itemOfNode[node->id()];
     const auto &it = m_view.items[size_t(m_selected)];
     m_scale = std::max(m_scale, 0.8);
@@ -345,16 +355,22 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
     for (int i : items) {
         const auto &it = m_view.items[size_t(i)];
         const QRectF r(it.x, it.y, it.w, it.h);
-        const QColor fill = heatTint(fillFor(it, dark), heatOf(i));
+        const QColor fill = heatTint(categoryFill(it, dark), heatOf(i));
         const uint8_t hl = m_highlight.empty() ? 0 : m_highlight[size_t(i)];
-        if (boxesOnly && hl == 0 && i != m_selected) {
+        if (boxesOnly && hl == 0 && i != m_selected && !isSearchHit(i)) {
             p.fillRect(r, fill);
             continue;
         }
-        QPen pen(hl == 2 ? QColor(220, 40, 40) : hl == 1 ? QColor(240, 140, 0) : i == m_selected ? text : fill.darker(160));
-        pen.setWidthF((hl || i == m_selected ? 3.0 : 1.0) / std::max(scale, 0.05));
+        const bool hit = isSearchHit(i);
+        QPen pen(hl == 2        ? QColor(220, 40, 40)
+                     : hl == 1  ? QColor(240, 140, 0)
+                     : i == m_selected ? text
+                     : hit      ? QColor(200, 160, 0)
+                                : fill.darker(160));
+        const bool strong = hl || i == m_selected || hit;
+        pen.setWidthF((strong ? 3.0 : 1.0) / std::max(scale, 0.05));
         if (scale < 0.05)
-            pen.setWidthF(hl || i == m_selected ? 3.0 / scale : 0.0);
+            pen.setWidthF(strong ? 3.0 / scale : 0.0);
         p.setPen(pen);
         p.setBrush(fill);
         if (it.kind == ViewItem::Kind::Module)
@@ -381,54 +397,6 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
     }
 }
 
-/// The edges of `items`: without antialiasing (long diagonal lines are the costliest thing to smooth
-/// and gain little from it), within a budget of edge pixels when zoomed out.
-void GraphCanvas::paintEdges(QPainter &p, const std::vector<int> &items, const QRectF &sceneRect, double scale, bool everything,
-                             const QColor &edge)
-{
-    // Edges without antialiasing: long diagonal lines are the costliest thing to smooth and
-    // gain little from it.
-    const bool aa = p.testRenderHint(QPainter::Antialiasing);
-    p.setRenderHint(QPainter::Antialiasing, false);
-    p.setPen(QPen(edge, 0.0));
-    std::vector<uint8_t> drawn(m_view.edges.size(), 0);
-    QVector<QLineF> lines;
-    double edgePixels = 0;
-    // A hub (an input read by thousands of nodes, a cat of thousands) keeps only the edges
-    // whose other end is in view: the rest would cross the screen as a solid fan, and long
-    // lines are what a frame spends its time on.
-    for (int i : items) {
-        const bool hub = !everything && m_edgesOf[size_t(i)].size() > 16;
-        for (uint32_t e : m_edgesOf[size_t(i)]) {
-            if (drawn[e])
-                continue;
-            const auto &a = m_view.items[m_view.edges[e].from], &b = m_view.items[m_view.edges[e].to];
-            if (hub) {
-                const auto &other = int(m_view.edges[e].from) == i ? b : a;
-                if (!sceneRect.intersects(QRectF(other.x, other.y, other.w, other.h)))
-                    continue;
-            }
-            drawn[e] = 1;
-            const QLineF line(a.x + a.w / 2, a.y + a.h, b.x + b.w / 2, b.y);
-            if (!everything) {
-                // Zoomed out, an edge with an end out of view is a long stroke across the
-                // screen; the frame has a budget of edge pixels and keeps the short ones.
-                const bool bothInView = sceneRect.contains(line.p1()) && sceneRect.contains(line.p2());
-                if (scale < 0.25 && !bothInView)
-                    continue;
-                edgePixels += line.length() * scale;
-                if (edgePixels > kEdgePixelBudget)
-                    break;
-            }
-            lines.push_back(line);
-        }
-        if (edgePixels > kEdgePixelBudget)
-            break;
-    }
-    p.drawLines(lines);
-    p.setRenderHint(QPainter::Antialiasing, aa);
-}
-
 /// Items as single-colour rectangles written into the image.
 void GraphCanvas::paintPixels(QImage &image, const QTransform &t, const std::vector<int> &items, bool dark)
 {
@@ -440,7 +408,7 @@ void GraphCanvas::paintPixels(QImage &image, const QTransform &t, const std::vec
     if (m_pixelColor.size() != m_view.items.size()) {
         m_pixelColor.resize(m_view.items.size());
         for (size_t k = 0; k < m_view.items.size(); ++k)
-            m_pixelColor[k] = heatTint(fillFor(m_view.items[k], dark).darker(125), heatOf(int(k))).rgba();
+            m_pixelColor[k] = heatTint(categoryFill(m_view.items[k], dark).darker(125), heatOf(int(k))).rgba();
     }
     for (int i : items) {
         const auto &it = m_view.items[size_t(i)];
@@ -485,6 +453,8 @@ void GraphCanvas::paintEvent(QPaintEvent *)
         paintScene(p, visible, m_scale, false);
         p.resetTransform();
     }
+    if (m_legend)
+        paintLegend(p);
     if (m_minimap && !m_minimapImage.isNull()) {
         const QRect mr = minimapRect();
         p.setOpacity(0.92);
@@ -537,7 +507,7 @@ void GraphCanvas::renderMinimap()
     QPainter p(&m_minimapImage);
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
     for (const auto &it : m_view.items)
-        p.fillRect(QRectF(it.x * sx, it.y * sy, std::max(1.0, it.w * sx), std::max(1.0, it.h * sy)), fillFor(it, dark).darker(115));
+        p.fillRect(QRectF(it.x * sx, it.y * sy, std::max(1.0, it.w * sx), std::max(1.0, it.h * sy)), categoryFill(it, dark).darker(115));
 }
 
 void GraphCanvas::setMinimapVisible(bool on)

@@ -10,6 +10,7 @@
 #include "layout/Layered.h"
 
 #include <QImage>
+#include <QPolygonF>
 #include <QWidget>
 
 #include <set>
@@ -59,7 +60,11 @@ public:
     int highlightOf(int item) const { return item >= 0 && size_t(item) < m_highlight.size() ? m_highlight[size_t(item)] : 0; }
     bool isMarked(int item) const { return item >= 0 && size_t(item) < m_marked.size() && m_marked[size_t(item)]; }
 
+    /// The whole scene in the widget (Ctrl+0); small graphs are enlarged up to 2×.
     void fitToView();
+    /// The initial view: fitted, or for a tall graph too small to read whole, fitted to its width
+    /// at the top.
+    void readableView();
     void zoomBy(double factor, QPointF around);
     double scale() const { return m_scale; }
     /// Item under a widget position, -1 for none.
@@ -86,6 +91,26 @@ public:
     /// The whole scene as SVG; the current view as PNG.
     bool exportSvg(const QString &path);
     bool exportPng(const QString &path);
+    /// The whole scene as PNG at `scale` (1: a scene pixel per image pixel), capped at 16k pixels a
+    /// side (the scale is lowered to fit; `usedScale` says what it was).
+    bool exportScenePng(const QString &path, double scale = 1.0, double *usedScale = nullptr);
+
+    /// Parameters and constants as items (off: hidden, counted on their readers).
+    void setShowConstants(bool on);
+    bool showConstants() const { return m_viewOptions.showConstants; }
+    /// The colour legend (the op categories in view) in the canvas' corner.
+    void setLegendVisible(bool on);
+    bool legendVisible() const { return m_legend; }
+    /// The fill of an op category (light or dark theme): what nodes are drawn in and the legend shows.
+    static QColor categoryColour(layout::OpCategory c, bool dark);
+    /// The tooltip text at a widget position: an item (node, module, hidden inputs) or an edge
+    /// (its ends and the value it carries); "" when nothing is there.
+    QString toolTipAt(QPointF pos) const;
+    /// The edge whose route passes within a few pixels of a widget position, -1 for none.
+    int edgeAt(QPointF pos) const;
+    /// Nodes matching the search, outlined on the canvas (empty clears).
+    void setSearchHits(const std::vector<const ir::Node *> &nodes);
+    bool isSearchHit(int item) const { return item >= 0 && size_t(item) < m_searchHit.size() && m_searchHit[size_t(item)]; }
 
 Q_SIGNALS:
     void nodeSelected(const QString &name);
@@ -97,6 +122,7 @@ Q_SIGNALS:
     void layoutFinished(bool applied, const QString &error);
 
 protected:
+    bool event(QEvent *e) override;
     void paintEvent(QPaintEvent *) override;
     void wheelEvent(QWheelEvent *e) override;
     void mousePressEvent(QMouseEvent *e) override;
@@ -115,6 +141,9 @@ private:
     void paintScene(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
     void paintEdges(QPainter &p, const std::vector<int> &items, const QRectF &sceneRect, double scale, bool everything, const QColor &edge);
     void paintPixels(QImage &image, const QTransform &t, const std::vector<int> &items, bool dark);
+    void paintLegend(QPainter &p);
+    /// An edge's polyline (its route, or the straight line when it has none).
+    QPolygonF edgeLine(size_t e) const;
     QPointF toScene(QPointF w) const { return (w - m_offset) / m_scale; }
     void startGraphviz();
     void renderMinimap();
@@ -147,6 +176,10 @@ private:
     QImage m_minimapImage;
     QImage m_frame; ///< reused frame for pixel-sized items
     std::vector<QRgb> m_pixelColor;
+    layout::ViewOptions m_viewOptions;
+    bool m_legend = true;
+    std::vector<uint8_t> m_searchHit;
+    std::vector<const ir::Node *> m_searchNodes;
 };
 
 } // namespace fxlens::views

@@ -176,6 +176,7 @@ void MainWindow::connectDocument()
             m_editor->explainAt(name);
     });
     connect(m_nodes, &NodeList::searchChanged, this, [this](const QString &text, int matches) {
+        m_canvas->setSearchHits(m_nodes->matchedNodes()); // the matches outlined on the canvas too
         if (text.isEmpty())
             statusBar()->clearMessage();
         else

@@ -83,6 +83,17 @@ int NodeList::setSearch(const QString &text)
 
 int NodeList::visibleCount() const { return m_proxy->rowCount(); }
 
+std::vector<const ir::Node *> NodeList::matchedNodes() const
+{
+    std::vector<const ir::Node *> out;
+    if (m_search->text().isEmpty())
+        return out;
+    for (int r = 0; r < m_proxy->rowCount(); ++r)
+        if (const ir::Node *n = m_model->nodeAt(m_proxy->mapToSource(m_proxy->index(r, 0)).row()))
+            out.push_back(n);
+    return out;
+}
+
 const ir::Node *NodeList::select(const QString &name)
 {
     const int row = m_model->rowOf(name);

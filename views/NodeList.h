@@ -31,6 +31,9 @@ public:
     void clearSelection();
     QLineEdit *searchField() const { return m_search; }
 
+    /// The nodes the search matches (empty when there is no search).
+    std::vector<const ir::Node *> matchedNodes() const;
+
 Q_SIGNALS:
     /// The user picked a row (click, keys, Enter in the search field).
     void nodeActivated(const ir::Node *node);

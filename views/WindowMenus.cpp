@@ -81,6 +81,14 @@ void WindowMenus::viewMenu()
     dotLayout->setCheckable(true);
     connect(dotLayout, &QAction::toggled, canvas,
             [canvas](bool on) { canvas->setEngine(on ? GraphCanvas::Engine::Graphviz : GraphCanvas::Engine::Layered); });
+    QAction *constants = view->addAction(tr("Show &Parameters and Constants"));
+    constants->setCheckable(true);
+    constants->setToolTip(tr("Weights, buffers and constants as nodes (hidden by default: a node's tooltip lists those it reads)"));
+    connect(constants, &QAction::toggled, canvas, &GraphCanvas::setShowConstants);
+    QAction *legend = view->addAction(tr("Colour &Legend"));
+    legend->setCheckable(true);
+    legend->setChecked(true);
+    connect(legend, &QAction::toggled, canvas, &GraphCanvas::setLegendVisible);
     QAction *minimap = view->addAction(tr("&Minimap"));
     minimap->setCheckable(true);
     minimap->setChecked(true);
@@ -171,8 +179,16 @@ void WindowMenus::helpMenu()
     help->addAction(tr("&Keyboard Shortcuts"), &m_w, [this] { QMessageBox::information(&m_w, tr("Keyboard shortcuts"), shortcutsText()); });
     help->addAction(tr("&Legend"), &m_w, [this] {
         QMessageBox::information(&m_w, tr("Legend"),
-                                 tr("<p><b>Canvas</b>: a box per node or collapsed module; click to select, double-click a "
-                                    "module to expand it; wheel zooms, drag pans, Ctrl+0 fits.</p>"
+                                 tr("<p><b>Canvas</b>: a box per node or collapsed module (one per call of a module run "
+                                    "more than once); click to select, double-click a module to expand it; wheel zooms, drag "
+                                    "pans, Ctrl+0 fits. Edges run from a node's bottom to its readers' tops, around other "
+                                    "nodes, with arrowheads; once text is legible they carry the value's shape and dtype. The "
+                                    "selected node's inputs are blue, its outputs orange. Parameters and constants are hidden "
+                                    "(View ▸ Show Parameters and Constants); hover a node or an edge for details.</p>"
+                                    "<p><b>Colours</b> by op category: inputs green, output orange, matmul/conv blue, "
+                                    "elementwise pale blue, reductions pink, view/reshape teal, split/cat/stack yellow, "
+                                    "normalization violet, modules cream, parameters grey (the legend in the canvas' corner "
+                                    "lists those in view).</p>"
                                     "<p><b>Outlines</b>: the anchor of a match or of the next rewrite candidate is drawn in the "
                                     "accent colour, the other matched nodes outlined.</p>"
                                     "<p><b>Profile tint</b>: with a profile of the version on screen, each node is tinted by "

@@ -1,32 +1,98 @@
 // SPDX-License-Identifier: MIT
 // fxlens: the desktop app.
 #include "AppServices.h"
+#include "GraphCanvas.h"
 #include "MainWindow.h"
 #include "PatternDir.h"
 #include "RewriteDebugger.h"
 #include "Version.h"
+#include "io/GraphJson.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
 
-int main(int argc, char **argv)
-{
-    // --help and --version need no display: they are answered before the GUI starts (so that
-    // `fxlens --help` works over ssh and man pages can be generated on a build machine).
-    const auto describe = [](QCommandLineParser &parser, QCommandLineOption &screenshot, QCommandLineOption &applySteps) {
+#include <cstdio>
+
+namespace {
+
+struct Options {
+    QCommandLineOption screenshot{QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window after loading and quit."),
+                                  QStringLiteral("file.png")};
+    QCommandLineOption applySteps{QStringLiteral("apply-steps"),
+                                  QStringLiteral("After loading, apply the first N rewrite steps (the debugger's top candidate each time)."),
+                                  QStringLiteral("N")};
+    QCommandLineOption exportTo{QStringLiteral("export"),
+                                QStringLiteral("Write the graph as the canvas lays it out (modules collapsed, constants hidden) to an .svg or "
+                                               ".png file and quit; needs no display."),
+                                QStringLiteral("out.svg|out.png")};
+    QCommandLineOption scale{QStringLiteral("scale"), QStringLiteral("With --export to PNG: image pixels per scene pixel (default 1)."),
+                             QStringLiteral("S")};
+    QCommandLineOption expandAll{QStringLiteral("expand-all"), QStringLiteral("With --export: every module expanded.")};
+    QCommandLineOption constants{QStringLiteral("show-constants"), QStringLiteral("With --export: parameters and constants as nodes.")};
+
+    void describe(QCommandLineParser &parser)
+    {
         parser.setApplicationDescription(QStringLiteral("See and straighten PyTorch FX graphs."));
         parser.addHelpOption();
         parser.addVersionOption();
         parser.addPositionalArgument(QStringLiteral("graph"), QStringLiteral("FX graph file (.json, .json.gz) to open"));
-        parser.addOption(screenshot);
-        parser.addOption(applySteps);
-    };
-    QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window after loading and quit."),
-                                  QStringLiteral("file.png"));
-    QCommandLineOption applySteps(
-        QStringLiteral("apply-steps"),
-        QStringLiteral("After loading, apply the first N rewrite steps (the debugger's top candidate each time)."), QStringLiteral("N"));
+        for (auto *o : {&screenshot, &applySteps, &exportTo, &scale, &expandAll, &constants})
+            parser.addOption(*o);
+    }
+};
+
+/// fxlens GRAPH --export out.svg|out.png [--scale S]: the canvas' picture of the graph, headless.
+int exportGraph(const QCommandLineParser &parser, const Options &o)
+{
+    const QStringList files = parser.positionalArguments();
+    const QString out = parser.value(o.exportTo);
+    if (files.size() != 1) {
+        std::fprintf(stderr, "fxlens: --export needs one graph file\n");
+        return 2;
+    }
+    const bool svg = out.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive);
+    if (!svg && !out.endsWith(QStringLiteral(".png"), Qt::CaseInsensitive)) {
+        std::fprintf(stderr, "fxlens: --export %s: the file name must end in .svg or .png\n", qPrintable(out));
+        return 2;
+    }
+    bool ok = true;
+    const double scale = parser.isSet(o.scale) ? parser.value(o.scale).toDouble(&ok) : 1.0;
+    if (!ok || scale <= 0 || scale > 16) {
+        std::fprintf(stderr, "fxlens: --scale %s: expected a number above 0 and at most 16\n", qPrintable(parser.value(o.scale)));
+        return 2;
+    }
+    auto g = fxlens::io::readGraphFile(files.first().toStdString());
+    if (!g) {
+        std::fprintf(stderr, "%s\n", g.error().toString().c_str());
+        return 3;
+    }
+    fxlens::views::GraphCanvas canvas;
+    canvas.resize(1600, 1000);
+    canvas.setGraph(g.value().get());
+    if (parser.isSet(o.constants))
+        canvas.setShowConstants(true);
+    if (parser.isSet(o.expandAll))
+        canvas.expandAll();
+    double used = scale;
+    if (svg ? !canvas.exportSvg(out) : !canvas.exportScenePng(out, scale, &used)) {
+        std::fprintf(stderr, "fxlens: cannot write %s\n", qPrintable(out));
+        return 4;
+    }
+    std::printf("wrote %s: %zu items, %zu edges%s\n", qPrintable(out), canvas.view().items.size(), canvas.view().edges.size(),
+                !svg && used < scale ? qPrintable(QStringLiteral(" (scale lowered to %1 to stay within 16384 pixels a side)").arg(used)) : "");
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    Options o;
+    // --help and --version need no display: they are answered before the GUI starts (so that
+    // `fxlens --help` works over ssh and man pages can be generated on a build machine); --export
+    // runs on the offscreen platform unless one was chosen.
+    bool exporting = false;
     for (int i = 1; i < argc; ++i) {
         const QByteArray a(argv[i]);
         if (a == "-h" || a == "--help" || a == "--help-all" || a == "-v" || a == "--version") {
@@ -34,19 +100,24 @@ int main(int argc, char **argv)
             QCoreApplication::setApplicationName(QStringLiteral("fxlens"));
             QCoreApplication::setApplicationVersion(QStringLiteral(FXLENS_VERSION));
             QCommandLineParser parser;
-            describe(parser, screenshot, applySteps);
+            o.describe(parser);
             parser.process(core); // prints and exits
             return 0;
         }
+        exporting = exporting || a == "--export" || a.startsWith("--export=");
     }
+    if (exporting && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
 
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("fxlens"));
     QApplication::setApplicationName(QStringLiteral("fxlens"));
     QApplication::setApplicationVersion(QStringLiteral(FXLENS_VERSION));
     QCommandLineParser parser;
-    describe(parser, screenshot, applySteps);
+    o.describe(parser);
     parser.process(app);
+    if (parser.isSet(o.exportTo))
+        return exportGraph(parser, o);
 
     fxlens::views::MainWindow w(fxlens::app::appServices(fxlens::app::defaultPatternDir()));
     w.show();
@@ -54,13 +125,13 @@ int main(int argc, char **argv)
     bool ok = true;
     if (!files.isEmpty())
         ok = w.openFile(files.first());
-    if (ok && parser.isSet(applySteps)) {
-        const int n = parser.value(applySteps).toInt();
+    if (ok && parser.isSet(o.applySteps)) {
+        const int n = parser.value(o.applySteps).toInt();
         for (int i = 0; i < n && w.debugger()->applySelected(); ++i) {
         }
     }
-    if (parser.isSet(screenshot)) {
-        const QString out = parser.value(screenshot);
+    if (parser.isSet(o.screenshot)) {
+        const QString out = parser.value(o.screenshot);
         QTimer::singleShot(0, &w, [&w, out, ok] {
             w.grab().save(out);
             QApplication::exit(ok ? 0 : 3);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <cstdlib>
 #include <mutex>
 
@@ -76,8 +77,12 @@ Status graphvizLayout(ViewGraph &v)
     auto plain = renderDot(dot, "plain", "dot");
     if (!plain)
         return plain.error();
-    // plain: "graph scale width height", "node name x y w h ...", y grows upwards, inches.
+    // plain: "graph scale width height", "node name x y w h ...", "edge tail head n x1 y1 ... xn yn
+    // ...", y grows upwards, inches. Edges keep dot's splines (sampled B-spline control points).
     double gw = 0, gh = 0;
+    std::map<std::pair<uint32_t, uint32_t>, size_t> edgeOf;
+    for (size_t e = 0; e < v.edges.size(); ++e)
+        edgeOf[{v.edges[e].from, v.edges[e].to}] = e;
     const std::string &text = plain.value();
     size_t pos = 0;
     while (pos < text.size()) {
@@ -92,6 +97,32 @@ Status graphvizLayout(ViewGraph &v)
             auto &it = v.items[id];
             it.x = x * 72.0 - it.w / 2;
             it.y = (gh - y) * 72.0 - it.h / 2;
+            continue;
+        }
+        unsigned tail = 0, head = 0;
+        int count = 0, used = 0;
+        if (std::sscanf(line.c_str(), "edge n%u n%u %d%n", &tail, &head, &count, &used) == 3 && count >= 2) {
+            auto it = edgeOf.find({tail, head});
+            if (it == edgeOf.end())
+                continue;
+            std::vector<Point> ctrl;
+            const char *p = line.c_str() + used;
+            for (int k = 0; k < count; ++k) {
+                int adv = 0;
+                if (std::sscanf(p, "%lf %lf%n", &x, &y, &adv) != 2)
+                    break;
+                p += adv;
+                ctrl.push_back({x * 72.0, (gh - y) * 72.0});
+            }
+            // Cubic Bézier pieces (p0 p1 p2 p3, p3 p4 p5 p6, ...), each sampled at 8 steps.
+            auto &route = v.edges[it->second].route;
+            route.clear();
+            for (size_t k = 0; k + 3 < ctrl.size(); k += 3)
+                for (int s = k == 0 ? 0 : 1; s <= 8; ++s) {
+                    const double t = s / 8.0, u = 1 - t;
+                    route.push_back({u * u * u * ctrl[k].x + 3 * u * u * t * ctrl[k + 1].x + 3 * u * t * t * ctrl[k + 2].x + t * t * t * ctrl[k + 3].x,
+                                     u * u * u * ctrl[k].y + 3 * u * u * t * ctrl[k + 1].y + 3 * u * t * t * ctrl[k + 2].y + t * t * t * ctrl[k + 3].y});
+                }
         }
     }
     v.width = gw * 72.0;
@@ -104,6 +135,13 @@ Status graphvizLayout(ViewGraph &v)
     for (auto &it : v.items) {
         it.x = std::max(0.0, it.x);
         it.y = std::max(0.0, it.y);
+    }
+    // The route ends on the item's border (dot stops short of it for the arrowhead).
+    for (auto &e : v.edges) {
+        if (e.route.empty())
+            continue;
+        const auto &b = v.items[e.to];
+        e.route.push_back({std::clamp(e.route.back().x, b.x, b.x + b.w), b.y});
     }
     return {};
 }

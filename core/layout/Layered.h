@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The canvas' own layout for graphs of any size (Qt-free, Graphviz-free). A view of a graph shows
-// the nodes of expanded modules and one box per collapsed module (nn_module_stack); the layered
-// layout places it in O((V + E) log V): longest-path layers in program order, barycenter ordering
-// within layers, then coordinates. Graphviz `dot` needs seconds for 2k nodes and minutes for 20k;
-// this takes milliseconds for 20k and about a second for 160k (docs/BENCHMARKS.md).
+// the nodes of expanded modules and one box per call of a collapsed module (nn_module_stack);
+// parameters and constants are hidden by default (attached to their readers); inputs and outputs
+// always show. The layered layout places it in O((V + E) log V): layers by data flow (a box is
+// ranked by its inputs, whatever its first node), barycenter ordering within layers, coordinates;
+// then every edge is routed through the gaps between items (routeEdges), so that no edge crosses
+// a node. Graphviz `dot` needs seconds for 2k nodes and minutes for 20k; this takes milliseconds
+// for 20k and about a second for 160k (docs/BENCHMARKS.md).
 #pragma once
 
 #include "ir/Graph.h"
@@ -14,21 +17,55 @@
 
 namespace fxlens::layout {
 
+/// What a node does, for its colour and the legend.
+enum class OpCategory : uint8_t {
+    Input,         ///< placeholder (a model input)
+    Output,        ///< the output node
+    Constant,      ///< parameters, buffers, constants (get_attr, parameter placeholders)
+    MatMulConv,    ///< linear, matmul, addmm, bmm, conv, attention
+    Elementwise,   ///< arithmetic, activations, comparisons, casts
+    Reduction,     ///< sum, mean, max, softmax, pooling
+    ViewReshape,   ///< view, reshape, permute, transpose, expand, squeeze, slice
+    DataMovement,  ///< split, cat, stack, getitem, chunk, unbind, index, copy
+    Normalization, ///< layer/batch/group norm
+    Module,        ///< a collapsed module box, or a call_module of another kind
+    Other,
+};
+constexpr int kOpCategories = int(OpCategory::Other) + 1;
+OpCategory opCategory(const ir::Node *n);
+const char *opCategoryName(OpCategory c);
+/// A parameter, buffer or constant: get_attr, or a placeholder that stands for one of the graph's
+/// params (torch.export's p_/b_/c_ inputs).
+bool isConstant(const ir::Node *n, const ir::Graph &g);
+
 struct ViewItem {
     enum class Kind : uint8_t { Node, Module };
     Kind kind = Kind::Node;
+    OpCategory category = OpCategory::Other;
     const ir::Node *node = nullptr; ///< Node items
     std::string module;             ///< Module items: qualified path ("blocks.3"); Node items: innermost module
     std::string label;              ///< node name or module path
     std::string detail;             ///< target, or "<type>, N nodes" for a module
     std::string value;              ///< the node's recorded value ("f32[4, 14]"), "" when unknown
     size_t nodeCount = 1;
+    int call = 0;           ///< a module called more than once: which call this box is (0 the first)
+    size_t hiddenInputs = 0; ///< parameters and constants read by this item, hidden from the view
+    std::string hiddenSummary; ///< "weight f32[64, 3, 7, 7], bias f32[64]" (the first few)
     double x = 0, y = 0, w = 0, h = 0; ///< top-left corner and size
     int layer = 0;
 };
 
+struct Point {
+    double x = 0, y = 0;
+};
+
 struct ViewEdge {
     uint32_t from = 0, to = 0;
+    const ir::Node *value = nullptr; ///< the node whose value the edge carries (the first, when several)
+    uint32_t count = 1;              ///< node-to-node edges this item edge stands for
+    bool back = false;               ///< goes against the layers (a cycle between module boxes)
+    std::vector<Point> route;        ///< polyline from the source's bottom to the target's top
+    std::vector<Point> via;          ///< where the layout left room for it in the layers it passes (routeEdges follows)
 };
 
 struct ViewGraph {
@@ -43,9 +80,16 @@ struct ViewGraph {
 /// (ATen exports) the chain of its first reader.
 const std::vector<ir::ModuleFrame> &displayModules(const ir::Node *n);
 
+struct ViewOptions {
+    /// Show parameters, buffers and constants as items (hidden by default: each reader counts
+    /// them in `hiddenInputs`).
+    bool showConstants = false;
+};
+
 /// The view for a set of expanded module paths ("" is the root and always expanded): a node whose
-/// module chain has a collapsed module shows as that module's box.
-ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded);
+/// module chain has a collapsed module shows as that module's box (one box per call: a module
+/// whose output was read outside it and that runs again gets a second box).
+ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, const ViewOptions &o = {});
 
 /// Every module path of the graph (for "expand all").
 std::set<std::string> allModules(const ir::Graph &g);
@@ -54,10 +98,29 @@ struct LayoutOptions {
     double layerGap = 36;
     double itemGap = 14;
     int sweeps = 2; ///< barycenter sweeps (down, up, ...)
-    /// Layers wider than max(this, 2 * sqrt(scene area)) wrap onto further rows.
+    /// Layers wider than max(this, 2 * sqrt(scene area)) wrap onto further rows in views of more
+    /// than `wrapItems` items (a wrapped layer's rows cross each other's edges: smaller views keep
+    /// one row per layer and start at a readable zoom instead).
     double minWrapWidth = 2400;
+    size_t wrapItems = 2000;
 };
 
 void layeredLayout(ViewGraph &v, const LayoutOptions &o = {});
+
+/// Routes every edge through the free space of a laid-out view: items are grouped into rows (by
+/// vertical overlap), an edge leaves its source downwards, crosses each row in between through the
+/// gap between two items nearest its way, and enters its target from above; an edge going upwards
+/// (a cycle) runs around the right side. No route crosses an item.
+void routeEdges(ViewGraph &v, double gap = 14);
+
+/// How readable a laid-out view is: edges whose route crosses an item other than their ends, and
+/// crossings between routes (segments of two edges that intersect away from shared ends).
+struct LayoutQuality {
+    size_t edgesThroughItems = 0;
+    size_t crossings = 0;
+    size_t backEdges = 0;
+};
+/// `maxSegments` bounds the crossing count's work (0 counts none).
+LayoutQuality measureLayout(const ViewGraph &v, size_t maxSegments = 200000);
 
 } // namespace fxlens::layout

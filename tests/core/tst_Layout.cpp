@@ -4,6 +4,7 @@
 #include "io/GraphJson.h"
 #include "layout/Layered.h"
 
+#include <QDir>
 #include <QtTest>
 
 #include <map>
@@ -84,6 +85,7 @@ private Q_SLOTS:
         auto v = layout::buildView(*g, layout::allModules(*g));
         layout::LayoutOptions narrow;
         narrow.minWrapWidth = 400;
+        narrow.wrapItems = 0; // views this small do not wrap by default
         layout::layeredLayout(v, narrow);
         auto wide = layout::buildView(*g, layout::allModules(*g));
         layout::LayoutOptions noWrap;
@@ -91,6 +93,128 @@ private Q_SLOTS:
         layout::layeredLayout(wide, noWrap);
         QVERIFY2(v.width < wide.width, qPrintable(QStringLiteral("%1 vs %2").arg(v.width).arg(wide.width)));
         QVERIFY(v.height > wide.height);
+    }
+
+    /// Module boxes are ranked by their inputs on every IR: in ResNet-50 from torch.fx and from
+    /// torch.export/ATen (where each box's first node is a weight read early), conv1 is above
+    /// layer1 … layer4 above fc, and every edge goes down.
+    void moduleBoxesFollowDataFlow()
+    {
+        for (const char *file : {"resnet50_fx.json.gz", "resnet50_aten.json.gz", "ctr_dynamo.json", "transformer_dynamo.json", "tangle50_aten.json"}) {
+            auto g = example(file);
+            QVERIFY(g);
+            auto v = layout::buildView(*g, {});
+            layout::layeredLayout(v);
+            for (const auto &e : v.edges) {
+                QVERIFY2(!e.back, file);
+                QVERIFY2(v.items[e.from].layer < v.items[e.to].layer,
+                         qPrintable(QStringLiteral("%1: %2 -> %3").arg(QString::fromLatin1(file), QString::fromStdString(v.items[e.from].label),
+                                                                     QString::fromStdString(v.items[e.to].label))));
+            }
+            if (std::string(file).rfind("resnet50", 0) != 0)
+                continue;
+            auto y = [&](const std::string &label) {
+                for (const auto &it : v.items)
+                    if (it.label == label)
+                        return it.y;
+                return -1.0;
+            };
+            QVERIFY2(y("conv1") >= 0 && y("conv1") < y("layer1") && y("layer1") < y("layer2") && y("layer3") < y("layer4") && y("layer4") < y("fc"),
+                     file);
+        }
+    }
+
+    /// Parameters and constants are hidden by default and counted on their readers; the toggle
+    /// shows them; the model input is always an item of its own.
+    void constantsHiddenInputsShown()
+    {
+        auto g = example("resnet50_aten.json.gz");
+        QVERIFY(g);
+        auto v = layout::buildView(*g, {});
+        size_t constants = 0, read = 0;
+        for (const ir::Node *n = g->first(); n; n = n->next()) {
+            constants += layout::isConstant(n, *g);
+            read += layout::isConstant(n, *g) && !n->users().empty();
+        }
+        QVERIFY(constants >= 300);
+        size_t counted = 0;
+        bool input = false;
+        for (const auto &it : v.items) {
+            QVERIFY(!it.node || it.node->op() != ir::OpKind::GetAttr);
+            counted += it.hiddenInputs;
+            input = input || (it.node && it.node->op() == ir::OpKind::Placeholder);
+        }
+        QVERIFY(input);
+        QCOMPARE(counted, read); // every read constant is on its reader; unread ones (num_batches_tracked) are gone
+        QVERIFY(v.items.size() < 20);
+        layout::ViewOptions all;
+        all.showConstants = true;
+        auto shown = layout::buildView(*g, layout::allModules(*g), all);
+        auto hidden = layout::buildView(*g, layout::allModules(*g));
+        QCOMPARE(shown.items.size(), hidden.items.size() + constants);
+        QCOMPARE(layout::opCategory(g->find("conv1_weight")), layout::OpCategory::Constant);
+    }
+
+    /// No edge is drawn through an item, in the default and the expanded view of every example of
+    /// up to 2,000 items; each route leaves its source at the bottom and enters its target at the top.
+    void noEdgeThroughItems()
+    {
+        const QDir dir(QStringLiteral(FXLENS_EXAMPLES));
+        auto files = dir.entryList({QStringLiteral("*.json"), QStringLiteral("*.json.gz")}, QDir::Files, QDir::Name);
+        files.removeIf([](const QString &f) { return f.contains(QStringLiteral(".fxprof.")); });
+        size_t views = 0;
+        for (const QString &f : files) {
+            auto g = example(f.toStdString().c_str());
+            QVERIFY(g);
+            for (const bool expand : {false, true}) {
+                auto v = layout::buildView(*g, expand ? layout::allModules(*g) : std::set<std::string>{});
+                if (v.items.size() > 2000)
+                    continue;
+                layout::layeredLayout(v);
+                const auto q = layout::measureLayout(v, 0);
+                QVERIFY2(q.edgesThroughItems == 0, qPrintable(QStringLiteral("%1: %2 edges through items").arg(f).arg(q.edgesThroughItems)));
+                for (const auto &e : v.edges) {
+                    const auto &a = v.items[e.from], &b = v.items[e.to];
+                    QVERIFY(e.route.size() >= 2);
+                    QCOMPARE(e.route.front().y, a.y + a.h);
+                    QCOMPARE(e.route.back().y, b.y);
+                    QVERIFY(e.route.back().x >= b.x && e.route.back().x <= b.x + b.w);
+                }
+                ++views;
+            }
+        }
+        QVERIFY(views >= 20);
+    }
+
+    /// A module run more than once gets a box per call (its calls are not one box whose edges
+    /// look like a cycle): ResNet-50's shared ReLU in each bottleneck.
+    void sharedModuleCallsSeparate()
+    {
+        auto g = example("resnet50_fx.json.gz");
+        QVERIFY(g);
+        auto v = layout::buildView(*g, {"layer1", "layer1.0"});
+        layout::layeredLayout(v);
+        int calls = 0;
+        for (const auto &it : v.items)
+            if (it.module == "layer1.0.relu" || (it.node && it.node->target() == "layer1.0.relu"))
+                ++calls;
+        QCOMPARE(calls, 3);
+        for (const auto &e : v.edges)
+            QVERIFY(!e.back);
+    }
+
+    /// Op categories: what colours and the legend say.
+    void opCategories()
+    {
+        auto g = example("transformer_aten.json");
+        QVERIFY(g);
+        std::map<layout::OpCategory, int> seen;
+        for (const ir::Node *n = g->first(); n; n = n->next())
+            ++seen[layout::opCategory(n)];
+        for (auto c : {layout::OpCategory::Input, layout::OpCategory::Output, layout::OpCategory::Constant, layout::OpCategory::MatMulConv,
+                       layout::OpCategory::Normalization, layout::OpCategory::ViewReshape, layout::OpCategory::Reduction})
+            QVERIFY2(seen[c] > 0, layout::opCategoryName(c));
+        QVERIFY(seen[layout::OpCategory::Other] * 10 < int(g->size())); // nearly every op has a category
     }
 };
 

@@ -11,7 +11,9 @@
 
 #include <QDir>
 #include <QFile>
+#include <QImage>
 #include <QListWidget>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTextBrowser>
@@ -51,10 +53,15 @@ private Q_SLOTS:
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/") + file));
         views::GraphCanvas *c = w.canvas();
         const auto &g = *w.graph();
-        // Collapsed: one box per outermost module, plus the nodes outside modules.
+        // Collapsed: one box per call of an outermost module, plus the nodes outside modules;
+        // parameters and constants hidden (each counted on its reader), inputs and output shown.
         std::set<std::string> top;
-        size_t loose = 0;
+        size_t loose = 0, hidden = 0;
         for (ir::Node *n = g.first(); n; n = n->next()) {
+            if (layout::isConstant(n, g)) {
+                ++hidden;
+                continue;
+            }
             const auto &stack = layout::displayModules(n);
             auto it = std::find_if(stack.begin(), stack.end(), [](const ir::ModuleFrame &f) { return !f.path.empty(); });
             if (it == stack.end())
@@ -62,7 +69,16 @@ private Q_SLOTS:
             else
                 top.insert(it->path);
         }
-        QCOMPARE(c->view().items.size(), top.size() + loose);
+        size_t laterCalls = 0, counted = 0;
+        for (const auto &it : c->view().items) {
+            laterCalls += it.kind == layout::ViewItem::Kind::Module && it.call > 0;
+            counted += it.hiddenInputs;
+            QVERIFY(!it.node || (it.node->op() != ir::OpKind::GetAttr && !layout::isConstant(it.node, g)));
+            QVERIFY(!it.node || it.node->op() != ir::OpKind::Placeholder || it.kind == layout::ViewItem::Kind::Node);
+        }
+        QCOMPARE(c->view().items.size() - laterCalls, top.size() + loose);
+        QVERIFY(counted <= hidden); // constants nobody reads are dropped
+        c->fitToView();
         // Every item lies inside the scene; the fitted scene lies inside the widget.
         for (const auto &it : c->view().items) {
             QVERIFY(it.x >= 0 && it.y >= 0 && it.x + it.w <= c->view().width + 1e-6 && it.y + it.h <= c->view().height + 1e-6);
@@ -287,6 +303,95 @@ private Q_SLOTS:
         const QByteArray data = f.readAll();
         QVERIFY(data.startsWith("<?xml") || data.contains("<svg"));
         QVERIFY(data.contains(QByteArray::fromStdString(m.anchor->name())));
+    }
+
+    /// `fxlens GRAPH --export out.svg|out.png [--scale S]` writes the canvas' picture without a
+    /// display (no QT_QPA_PLATFORM, no DISPLAY) and quits; a bad scale or suffix is refused.
+    void headlessExport()
+    {
+        QTemporaryDir dir;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        auto run = [&](const QStringList &args, QString *out = nullptr) {
+            QProcess p;
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral(FXLENS_APP), args);
+            if (!p.waitForFinished(60000))
+                return -1;
+            if (out)
+                *out = QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+            return p.exitCode();
+        };
+        const QString graph = QStringLiteral(FXLENS_EXAMPLES "/resnet50_aten.json.gz");
+        const QString svg = dir.filePath(QStringLiteral("r.svg")), png = dir.filePath(QStringLiteral("r.png"));
+        QString out;
+        QCOMPARE(run({graph, QStringLiteral("--export"), svg}, &out), 0);
+        QFile f(svg);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray text = f.readAll();
+        QVERIFY(text.contains("<svg") && text.contains("layer4") && text.contains("fc"));
+        QVERIFY(!text.contains("conv1_weight")); // constants hidden by default
+        QCOMPARE(run({graph, QStringLiteral("--export"), png, QStringLiteral("--scale"), QStringLiteral("2")}, &out), 0);
+        QImage image(png);
+        QVERIFY(!image.isNull());
+        QCOMPARE(run({graph, QStringLiteral("--export"), dir.filePath(QStringLiteral("r1.png"))}), 0);
+        QImage one(dir.filePath(QStringLiteral("r1.png")));
+        QVERIFY(std::abs(image.width() - 2 * one.width()) <= 2 && std::abs(image.height() - 2 * one.height()) <= 2);
+        QVERIFY(run({graph, QStringLiteral("--export"), dir.filePath(QStringLiteral("r.txt"))}, &out) != 0);
+        QVERIFY(out.contains(QStringLiteral(".svg or .png")));
+        QVERIFY(run({graph, QStringLiteral("--export"), png, QStringLiteral("--scale"), QStringLiteral("0")}, &out) != 0);
+        QVERIFY(run({QStringLiteral("/nonexistent.json"), QStringLiteral("--export"), png}, &out) != 0);
+        QVERIFY(out.contains(QStringLiteral("nonexistent.json")));
+    }
+
+    /// Tooltips on nodes (with the parameters they read) and on edges (the value they carry);
+    /// the selection's in and out edges; search hits outlined; the legend lists the categories.
+    void tooltipsSelectionSearch()
+    {
+        auto r = io::readGraphFile(FXLENS_EXAMPLES "/transformer_aten.json");
+        QVERIFY(r.ok());
+        views::GraphCanvas c;
+        c.resize(1200, 900);
+        c.show();
+        c.setGraph(r.value().get());
+        c.expandAll();
+        c.fitToView();
+        int reader = -1;
+        for (size_t i = 0; i < c.view().items.size(); ++i)
+            if (c.view().items[i].hiddenInputs > 0)
+                reader = int(i);
+        QVERIFY(reader >= 0);
+        const QString tip = c.toolTipAt(c.itemRect(reader).center());
+        QVERIFY2(tip.contains(QStringLiteral("hidden parameter")) && tip.contains(QStringLiteral("weight")), qPrintable(tip));
+        // An edge's tooltip: hover the middle of its route.
+        const auto &e = c.view().edges.front();
+        const auto &p0 = e.route[e.route.size() - 2], &p1 = e.route.back();
+        const QPointF mid = c.itemRect(0).topLeft() - QPointF(c.view().items[0].x, c.view().items[0].y) * c.scale() +
+            QPointF((p0.x + p1.x) / 2, (p0.y + p1.y) / 2) * c.scale();
+        QVERIFY(c.edgeAt(mid) >= 0);
+        QVERIFY2(c.toolTipAt(mid).contains(QStringLiteral("→")), qPrintable(c.toolTipAt(mid)));
+        // Search hits.
+        std::vector<const ir::Node *> hits;
+        for (const ir::Node *n = r.value()->first(); n; n = n->next())
+            if (n->target().find("softmax") != std::string::npos)
+                hits.push_back(n);
+        QVERIFY(!hits.empty());
+        c.setSearchHits(hits);
+        QVERIFY(c.isSearchHit(c.itemOf(hits.front())));
+        QVERIFY(!c.isSearchHit(0) || c.view().items[0].node == hits.front());
+        // Colours by category and the legend (drawn; categories distinct).
+        QVERIFY(views::GraphCanvas::categoryColour(layout::OpCategory::MatMulConv, false) !=
+                views::GraphCanvas::categoryColour(layout::OpCategory::Elementwise, false));
+        QVERIFY(c.legendVisible());
+        QVERIFY(c.exportPng(shots() + QStringLiteral("transformer_aten_legend.png")));
+        // Constants on demand.
+        const size_t before = c.view().items.size();
+        c.setShowConstants(true);
+        QVERIFY(c.view().items.size() > before);
+        c.setShowConstants(false);
+        QCOMPARE(c.view().items.size(), before);
     }
 };
 

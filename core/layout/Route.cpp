@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+// Edge routing through the gaps of a laid-out view, and layout quality figures (see Layered.h).
+#include "layout/Layered.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace fxlens::layout {
+
+namespace {
+
+/// Items grouped into rows: items whose vertical extents overlap share a row; rows do not overlap.
+struct Rows {
+    std::vector<double> top, bottom;
+    std::vector<std::vector<uint32_t>> items; ///< per row, by x
+    std::vector<std::vector<std::pair<double, double>>> gaps; ///< per row, the free x intervals (between items, and either end)
+    std::vector<int> rowOf;                   ///< per item
+};
+
+Rows makeRows(const ViewGraph &v, double gap)
+{
+    Rows r;
+    const size_t n = v.items.size();
+    r.rowOf.assign(n, -1);
+    std::vector<uint32_t> byY(n);
+    std::iota(byY.begin(), byY.end(), 0u);
+    std::sort(byY.begin(), byY.end(), [&](uint32_t a, uint32_t b) { return v.items[a].y < v.items[b].y; });
+    for (uint32_t i : byY) {
+        const auto &it = v.items[i];
+        if (r.top.empty() || it.y >= r.bottom.back()) {
+            r.top.push_back(it.y);
+            r.bottom.push_back(it.y + it.h);
+            r.items.emplace_back();
+        } else {
+            r.bottom.back() = std::max(r.bottom.back(), it.y + it.h);
+        }
+        r.items.back().push_back(i);
+        r.rowOf[i] = int(r.top.size() - 1);
+    }
+    r.gaps.resize(r.items.size());
+    for (size_t k = 0; k < r.items.size(); ++k) {
+        auto &row = r.items[k];
+        std::sort(row.begin(), row.end(), [&](uint32_t a, uint32_t b) { return v.items[a].x < v.items[b].x; });
+        auto &g = r.gaps[k];
+        g.push_back({-1e18, v.items[row.front()].x});
+        double right = v.items[row.front()].x + v.items[row.front()].w;
+        for (size_t j = 1; j < row.size(); ++j) {
+            const auto &it = v.items[row[j]];
+            if (it.x - right >= 2) // a passage wide enough to draw through
+                g.push_back({right, it.x});
+            right = std::max(right, it.x + it.w);
+        }
+        g.push_back({right, 1e18});
+    }
+    return r;
+}
+
+/// The x nearest `want` in a free interval, kept 3 px from the items on either side.
+double passage(const std::vector<std::pair<double, double>> &gaps, double want)
+{
+    auto inside = [](const std::pair<double, double> &g, double x) {
+        const double l = g.first + 3, r = g.second - 3;
+        return l > r ? (g.first + g.second) / 2 : std::clamp(x, l, r);
+    };
+    auto it = std::lower_bound(gaps.begin(), gaps.end(), want, [](const std::pair<double, double> &g, double x) { return g.second < x; });
+    double best = 0, bestDist = 1e300;
+    for (auto k = it == gaps.begin() ? it : it - 1; k != gaps.end() && k <= it + 1; ++k) {
+        const double x = inside(*k, want), d = std::fabs(x - want);
+        if (d < bestDist)
+            bestDist = d, best = x;
+    }
+    return best;
+}
+
+} // namespace
+
+void routeEdges(ViewGraph &v, double gap)
+{
+    if (v.items.empty())
+        return;
+    const Rows rows = makeRows(v, gap);
+    const size_t nrows = rows.top.size();
+    double right = 0;
+    for (const auto &it : v.items)
+        right = std::max(right, it.x + it.w);
+    // The free band just below / above a row (halfway to the next one).
+    auto below = [&](size_t r) { return r + 1 < nrows ? (rows.bottom[r] + rows.top[r + 1]) / 2 : rows.bottom[r] + gap; };
+    auto above = [&](size_t r) { return r > 0 ? (rows.bottom[r - 1] + rows.top[r]) / 2 : rows.top[r] - gap; };
+    size_t around = 0;
+    for (auto &e : v.edges) {
+        const auto &a = v.items[e.from], &b = v.items[e.to];
+        const double ax = a.x + a.w / 2, bx = b.x + b.w / 2;
+        const size_t ra = size_t(rows.rowOf[e.from]), rb = size_t(rows.rowOf[e.to]);
+        auto &pts = e.route;
+        pts.clear();
+        pts.push_back({ax, a.y + a.h});
+        if (a.y + a.h < rows.bottom[ra])
+            pts.push_back({ax, rows.bottom[ra]});
+        if (rb > ra) {
+            // Down through each row in between, where the layout left room for the edge (its via
+            // points), else by the passage nearest the way to the target (the remaining sideways
+            // distance spread over the rows left).
+            double x = ax;
+            size_t via = 0;
+            for (size_t r = ra + 1; r < rb; ++r) {
+                while (via < e.via.size() && e.via[via].y < rows.top[r] - 1e-6)
+                    ++via;
+                const bool here = via < e.via.size() && e.via[via].y <= rows.bottom[r] + 1e-6;
+                const double want = here ? e.via[via].x : x + (bx - x) / double(rb - r + 1);
+                const double g = passage(rows.gaps[r], want);
+                pts.push_back({g, rows.top[r]});
+                pts.push_back({g, rows.bottom[r]});
+                x = g;
+            }
+            pts.push_back({bx, rows.top[rb]});
+        } else {
+            // Upwards or within a row (a cycle between boxes): around the right of the scene.
+            const double x = right + gap * (1.5 + double(around++ % 16) * 0.5);
+            pts.push_back({ax, below(ra)});
+            pts.push_back({x, below(ra)});
+            pts.push_back({x, above(rb)});
+            pts.push_back({bx, above(rb)});
+            pts.push_back({bx, rows.top[rb]});
+        }
+        if (b.y > rows.top[rb])
+            pts.push_back({bx, b.y});
+    }
+    v.width = std::max(v.width, right + gap * 10);
+}
+
+namespace {
+
+struct Seg {
+    Point a, b;
+    uint32_t edge;
+};
+
+double cross(const Point &o, const Point &a, const Point &b) { return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x); }
+
+bool near(const Point &p, const Point &q) { return std::fabs(p.x - q.x) < 1e-6 && std::fabs(p.y - q.y) < 1e-6; }
+
+/// Proper crossing (the segments intersect at one point inside both, not at shared ends).
+bool crosses(const Seg &s, const Seg &t)
+{
+    if (near(s.a, t.a) || near(s.a, t.b) || near(s.b, t.a) || near(s.b, t.b))
+        return false;
+    const double d1 = cross(t.a, t.b, s.a), d2 = cross(t.a, t.b, s.b), d3 = cross(s.a, s.b, t.a), d4 = cross(s.a, s.b, t.b);
+    return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
+}
+
+/// The segment enters the rectangle's interior (shrunk by a pixel).
+bool hitsRect(const Point &p, const Point &q, double x0, double y0, double x1, double y1)
+{
+    x0 += 1, y0 += 1, x1 -= 1, y1 -= 1;
+    // Liang–Barsky clipping.
+    double t0 = 0, t1 = 1;
+    const double dx = q.x - p.x, dy = q.y - p.y;
+    const double pp[4] = {-dx, dx, -dy, dy}, qq[4] = {p.x - x0, x1 - p.x, p.y - y0, y1 - p.y};
+    for (int i = 0; i < 4; ++i) {
+        if (pp[i] == 0) {
+            if (qq[i] < 0)
+                return false;
+            continue;
+        }
+        const double t = qq[i] / pp[i];
+        if (pp[i] < 0)
+            t0 = std::max(t0, t);
+        else
+            t1 = std::min(t1, t);
+        if (t0 > t1)
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
+LayoutQuality measureLayout(const ViewGraph &v, size_t maxSegments)
+{
+    LayoutQuality q;
+    std::vector<Seg> segs;
+    for (uint32_t e = 0; e < v.edges.size(); ++e) {
+        const auto &edge = v.edges[e];
+        q.backEdges += edge.back;
+        std::vector<Point> pts = edge.route;
+        if (pts.size() < 2) { // not routed: the straight line the canvas draws
+            const auto &a = v.items[edge.from], &b = v.items[edge.to];
+            pts = {{a.x + a.w / 2, a.y + a.h}, {b.x + b.w / 2, b.y}};
+        }
+        for (size_t k = 1; k < pts.size(); ++k)
+            segs.push_back({pts[k - 1], pts[k], e});
+    }
+    // Edges through items: items by x, each segment checked against those in its x range.
+    std::vector<uint32_t> byX(v.items.size());
+    std::iota(byX.begin(), byX.end(), 0u);
+    std::sort(byX.begin(), byX.end(), [&](uint32_t a, uint32_t b) { return v.items[a].x < v.items[b].x; });
+    double widest = 0;
+    for (const auto &it : v.items)
+        widest = std::max(widest, it.w);
+    std::vector<uint8_t> through(v.edges.size(), 0);
+    for (const Seg &s : segs) {
+        if (through[s.edge])
+            continue;
+        const double lo = std::min(s.a.x, s.b.x) - widest, hi = std::max(s.a.x, s.b.x);
+        auto it = std::lower_bound(byX.begin(), byX.end(), lo, [&](uint32_t i, double x) { return v.items[i].x < x; });
+        const double ylo = std::min(s.a.y, s.b.y), yhi = std::max(s.a.y, s.b.y);
+        for (; it != byX.end() && v.items[*it].x <= hi; ++it) {
+            const auto &r = v.items[*it];
+            if (*it == v.edges[s.edge].from || *it == v.edges[s.edge].to || r.y > yhi || r.y + r.h < ylo)
+                continue;
+            if (hitsRect(s.a, s.b, r.x, r.y, r.x + r.w, r.y + r.h)) {
+                through[s.edge] = 1;
+                break;
+            }
+        }
+    }
+    q.edgesThroughItems = size_t(std::count(through.begin(), through.end(), 1));
+    // Crossings: segments by their top; each compared with those whose vertical span overlaps.
+    if (segs.size() <= maxSegments) {
+        std::sort(segs.begin(), segs.end(), [](const Seg &s, const Seg &t) { return std::min(s.a.y, s.b.y) < std::min(t.a.y, t.b.y); });
+        for (size_t i = 0; i < segs.size(); ++i) {
+            const double bottom = std::max(segs[i].a.y, segs[i].b.y);
+            const double l = std::min(segs[i].a.x, segs[i].b.x), r = std::max(segs[i].a.x, segs[i].b.x);
+            for (size_t j = i + 1; j < segs.size() && std::min(segs[j].a.y, segs[j].b.y) <= bottom; ++j) {
+                if (segs[j].edge == segs[i].edge || std::max(segs[j].a.x, segs[j].b.x) < l || std::min(segs[j].a.x, segs[j].b.x) > r)
+                    continue;
+                q.crossings += crosses(segs[i], segs[j]);
+            }
+        }
+    }
+    return q;
+}
+
+} // namespace fxlens::layout

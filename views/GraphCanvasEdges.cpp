@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+// GraphCanvas: edges (routes, arrowheads, value labels, the selection's in/out edges), colours by
+// op category and the legend, tooltips, search hits, constants and scene export (see GraphCanvas.h).
+#include "GraphCanvas.h"
+
+#include <QHelpEvent>
+#include <QPainter>
+#include <QSaveFile>
+#include <QToolTip>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace fxlens::views {
+
+using layout::OpCategory;
+using layout::ViewItem;
+
+QColor GraphCanvas::categoryColour(OpCategory c, bool dark)
+{
+    // Light / dark fills, one hue per category (Model Explorer and Netron colour by op kind too).
+    static const std::array<std::pair<QRgb, QRgb>, layout::kOpCategories> colours = {{
+        {qRgb(0xd4, 0xf0, 0xd8), qRgb(0x2e, 0x5a, 0x3a)}, // input
+        {qRgb(0xfc, 0xe0, 0xc4), qRgb(0x66, 0x44, 0x22)}, // output
+        {qRgb(0xe6, 0xe6, 0xe6), qRgb(0x4a, 0x4a, 0x4a)}, // parameter / constant
+        {qRgb(0xc9, 0xda, 0xfb), qRgb(0x2b, 0x44, 0x77)}, // matmul / conv
+        {qRgb(0xe4, 0xee, 0xf8), qRgb(0x33, 0x40, 0x4d)}, // elementwise
+        {qRgb(0xf6, 0xd6, 0xe4), qRgb(0x5c, 0x2e, 0x44)}, // reduction
+        {qRgb(0xe2, 0xf4, 0xf1), qRgb(0x25, 0x50, 0x4a)}, // view / reshape
+        {qRgb(0xff, 0xe8, 0xa8), qRgb(0x66, 0x55, 0x1a)}, // data movement
+        {qRgb(0xe2, 0xd8, 0xf6), qRgb(0x46, 0x33, 0x66)}, // normalization
+        {qRgb(0xfb, 0xf3, 0xd5), qRgb(0x4a, 0x44, 0x2a)}, // module
+        {qRgb(0xee, 0xee, 0xf2), qRgb(0x3c, 0x3c, 0x44)}, // other
+    }};
+    const auto &p = colours[size_t(c)];
+    return QColor(dark ? p.second : p.first);
+}
+
+QPolygonF GraphCanvas::edgeLine(size_t e) const
+{
+    const auto &edge = m_view.edges[e];
+    QPolygonF line;
+    if (edge.route.size() >= 2) {
+        line.reserve(qsizetype(edge.route.size()));
+        for (const auto &p : edge.route)
+            line << QPointF(p.x, p.y);
+    } else {
+        const auto &a = m_view.items[edge.from], &b = m_view.items[edge.to];
+        line << QPointF(a.x + a.w / 2, a.y + a.h) << QPointF(b.x + b.w / 2, b.y);
+    }
+    return line;
+}
+
+namespace {
+
+double lengthOf(const QPolygonF &l)
+{
+    double len = 0;
+    for (qsizetype k = 1; k < l.size(); ++k)
+        len += QLineF(l[k - 1], l[k]).length();
+    return len;
+}
+
+/// A filled arrowhead at the end of `line`, `size` scene units long.
+QPolygonF arrowhead(const QPolygonF &line, double size)
+{
+    const QPointF tip = line.back();
+    QPointF from = line[line.size() - 2];
+    for (qsizetype k = line.size() - 2; k >= 0 && QLineF(line[k], tip).length() < 1e-6; --k)
+        from = line[k];
+    QLineF dir(tip, from);
+    if (dir.length() < 1e-6)
+        return {};
+    dir.setLength(size);
+    const QPointF back = dir.p2(), normal = QPointF(-(back.y() - tip.y()), back.x() - tip.x()) * 0.45;
+    return QPolygonF({tip, back + normal, back - normal});
+}
+
+} // namespace
+
+/// The edges of `items`: a budget of edge pixels when zoomed out, arrowheads once they are a few
+/// pixels long, the value each edge carries (shape and dtype) once text is legible, and the
+/// selection's inputs and outputs in their own colours on top.
+void GraphCanvas::paintEdges(QPainter &p, const std::vector<int> &items, const QRectF &sceneRect, double scale, bool everything,
+                             const QColor &edge)
+{
+    const bool aa = p.testRenderHint(QPainter::Antialiasing);
+    // Zoomed out, long diagonal lines are the costliest thing to smooth and gain little from it.
+    p.setRenderHint(QPainter::Antialiasing, everything || scale >= 0.5);
+    std::vector<uint8_t> drawn(m_view.edges.size(), 0);
+    QVector<QLineF> lines;
+    std::vector<size_t> shown;
+    double edgePixels = 0;
+    bool over = false;
+    // A hub (an input read by thousands of nodes, a cat of thousands) keeps only the edges whose
+    // other end is in view: the rest would cross the screen as a solid fan.
+    for (int i : items) {
+        const bool hub = !everything && m_edgesOf[size_t(i)].size() > 16;
+        for (uint32_t e : m_edgesOf[size_t(i)]) {
+            if (drawn[e])
+                continue;
+            const auto &a = m_view.items[m_view.edges[e].from], &b = m_view.items[m_view.edges[e].to];
+            if (hub) {
+                const auto &other = int(m_view.edges[e].from) == i ? b : a;
+                if (!sceneRect.intersects(QRectF(other.x, other.y, other.w, other.h)))
+                    continue;
+            }
+            drawn[e] = 1;
+            const QPolygonF line = edgeLine(e);
+            if (!everything) {
+                const bool bothInView = sceneRect.contains(line.front()) && sceneRect.contains(line.back());
+                if (scale < 0.25 && !bothInView)
+                    continue;
+                edgePixels += lengthOf(line) * scale;
+                if (edgePixels > kEdgePixelBudget) {
+                    over = true;
+                    break;
+                }
+            }
+            for (qsizetype k = 1; k < line.size(); ++k)
+                lines.push_back(QLineF(line[k - 1], line[k]));
+            shown.push_back(e);
+        }
+        if (over)
+            break;
+    }
+    p.setPen(QPen(edge, 0.0));
+    p.drawLines(lines);
+    const bool arrows = everything || scale >= 0.3;
+    const QColor in(40, 110, 220), out(230, 110, 0);
+    if (arrows) {
+        p.setPen(Qt::NoPen);
+        p.setBrush(edge);
+        for (size_t e : shown)
+            if (int(m_view.edges[e].from) != m_selected && int(m_view.edges[e].to) != m_selected)
+                p.drawPolygon(arrowhead(edgeLine(e), 8));
+    }
+    // The selection's edges: its inputs in blue, its outputs in orange, drawn over the rest.
+    if (m_selected >= 0 && size_t(m_selected) < m_edgesOf.size())
+        for (uint32_t e : m_edgesOf[size_t(m_selected)]) {
+            const QColor c = int(m_view.edges[e].to) == m_selected ? in : out;
+            const QPolygonF line = edgeLine(e);
+            p.setPen(QPen(c, 2.5 / std::max(scale, 0.05)));
+            p.setBrush(Qt::NoBrush);
+            p.drawPolyline(line);
+            p.setPen(Qt::NoPen);
+            p.setBrush(c);
+            p.drawPolygon(arrowhead(line, 10));
+        }
+    // Values on edges once text is legible: the shape and dtype beside the edge's last stretch.
+    if (everything || scale >= 0.7) {
+        QFont f = p.font();
+        f.setPixelSize(9);
+        p.setFont(f);
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        size_t labels = 0;
+        for (size_t e : shown) {
+            const ir::Node *v = m_view.edges[e].value;
+            if (!v || v->meta().val.kind == ir::ValueMeta::Kind::Unknown || (!everything && ++labels > 400))
+                continue;
+            const QPolygonF line = edgeLine(e);
+            const QPointF end = line.back(), before = line[line.size() - 2];
+            QString text = QString::fromStdString(v->meta().val.toString());
+            if (m_view.edges[e].count > 1)
+                text += QStringLiteral(" ×%1").arg(m_view.edges[e].count);
+            const QPointF at = (end + before) / 2 + QPointF(4, 3);
+            p.drawText(at, text.size() > 40 ? text.left(38) + QStringLiteral("…") : text);
+        }
+    }
+    p.setRenderHint(QPainter::Antialiasing, aa);
+}
+
+void GraphCanvas::paintLegend(QPainter &p)
+{
+    std::array<bool, layout::kOpCategories> present{};
+    for (const auto &it : m_view.items)
+        present[size_t(it.category)] = true;
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    QFont f = font();
+    f.setPixelSize(11);
+    p.setFont(f);
+    const QFontMetrics fm(f);
+    int rows = 0, widest = 0;
+    for (int c = 0; c < layout::kOpCategories; ++c)
+        if (present[size_t(c)]) {
+            ++rows;
+            widest = std::max(widest, fm.horizontalAdvance(QString::fromLatin1(layout::opCategoryName(OpCategory(c)))));
+        }
+    const int line = fm.height() + 2;
+    const QRect box(10, height() - 10 - rows * line - 8, widest + 34, rows * line + 8);
+    p.setOpacity(0.92);
+    p.fillRect(box, palette().color(QPalette::Window));
+    p.setOpacity(1);
+    p.setPen(palette().color(QPalette::Mid));
+    p.drawRect(box);
+    int y = box.top() + 4;
+    for (int c = 0; c < layout::kOpCategories; ++c) {
+        if (!present[size_t(c)])
+            continue;
+        p.fillRect(QRect(box.left() + 6, y + 2, 16, line - 5), categoryColour(OpCategory(c), dark));
+        p.setPen(palette().color(QPalette::WindowText));
+        p.drawText(QRect(box.left() + 28, y, widest + 4, line), Qt::AlignVCenter | Qt::AlignLeft,
+                   QString::fromLatin1(layout::opCategoryName(OpCategory(c))));
+        y += line;
+    }
+}
+
+void GraphCanvas::setLegendVisible(bool on)
+{
+    m_legend = on;
+    update();
+}
+
+void GraphCanvas::setShowConstants(bool on)
+{
+    if (on == m_viewOptions.showConstants)
+        return;
+    m_viewOptions.showConstants = on;
+    relayout(true);
+}
+
+void GraphCanvas::setSearchHits(const std::vector<const ir::Node *> &nodes)
+{
+    m_searchNodes = nodes;
+    m_searchHit.assign(m_view.items.size(), 0);
+    for (const ir::Node *n : nodes)
+        if (n && n->id() < m_view.itemOfNode.size() && m_view.itemOfNode[n->id()] >= 0)
+            m_searchHit[size_t(m_view.itemOfNode[n->id()])] = 1;
+    update();
+}
+
+int GraphCanvas::edgeAt(QPointF pos) const
+{
+    const QPointF s = toScene(pos);
+    const double tolerance = 4 / std::max(m_scale, 1e-3);
+    const QRectF around(s.x() - tolerance, s.y() - tolerance, 2 * tolerance, 2 * tolerance);
+    int best = -1;
+    double bestDist = tolerance;
+    for (int i : itemsIn(around.adjusted(-400, -400, 400, 400)))
+        for (uint32_t e : m_edgesOf[size_t(i)]) {
+            const QPolygonF line = edgeLine(e);
+            for (qsizetype k = 1; k < line.size(); ++k) {
+                const QPointF a = line[k - 1], b = line[k], d = b - a;
+                const double len2 = QPointF::dotProduct(d, d);
+                const double t = len2 > 0 ? std::clamp(QPointF::dotProduct(s - a, d) / len2, 0.0, 1.0) : 0;
+                const double dist = QLineF(s, a + d * t).length();
+                if (dist < bestDist)
+                    bestDist = dist, best = int(e);
+            }
+        }
+    return best;
+}
+
+QString GraphCanvas::toolTipAt(QPointF pos) const
+{
+    const int i = itemAt(pos);
+    if (i >= 0) {
+        const auto &it = m_view.items[size_t(i)];
+        QString text = QStringLiteral("<b>%1</b>").arg(QString::fromStdString(it.label).toHtmlEscaped());
+        if (it.kind == ViewItem::Kind::Module)
+            text += tr("<br>module %1<br>%2<br><i>double-click to expand</i>")
+                        .arg(QString::fromStdString(it.module).toHtmlEscaped(), QString::fromStdString(it.detail).toHtmlEscaped());
+        else
+            text += QStringLiteral("<br>%1 · %2").arg(QString::fromStdString(it.detail).toHtmlEscaped(), QString::fromLatin1(layout::opCategoryName(it.category)));
+        if (!it.value.empty())
+            text += tr("<br>value %1").arg(QString::fromStdString(it.value).toHtmlEscaped());
+        if (it.kind == ViewItem::Kind::Node && !it.module.empty())
+            text += tr("<br>in %1").arg(QString::fromStdString(it.module).toHtmlEscaped());
+        if (it.hiddenInputs)
+            text += tr("<br>reads %n hidden parameter(s)/constant(s): %1%2", nullptr, int(it.hiddenInputs))
+                        .arg(QString::fromStdString(it.hiddenSummary).toHtmlEscaped(), it.hiddenInputs > 3 ? QStringLiteral(", …") : QString());
+        if (heatOf(i) > 0)
+            text += tr("<br>profile: %1% of the hottest item").arg(heatOf(i) * 100, 0, 'f', 0);
+        return text;
+    }
+    const int e = edgeAt(pos);
+    if (e < 0)
+        return {};
+    const auto &edge = m_view.edges[size_t(e)];
+    QString text = QStringLiteral("<b>%1</b> → <b>%2</b>")
+                       .arg(QString::fromStdString(m_view.items[edge.from].label).toHtmlEscaped(),
+                            QString::fromStdString(m_view.items[edge.to].label).toHtmlEscaped());
+    if (edge.value && edge.value->meta().val.kind != ir::ValueMeta::Kind::Unknown)
+        text += tr("<br>%1 = %2").arg(QString::fromStdString(edge.value->name()).toHtmlEscaped(),
+                                      QString::fromStdString(edge.value->meta().val.toString()).toHtmlEscaped());
+    if (edge.count > 1)
+        text += tr("<br>%1 values between these two").arg(edge.count);
+    if (edge.back)
+        text += tr("<br><i>goes back up (a cycle between module boxes)</i>");
+    return text;
+}
+
+bool GraphCanvas::event(QEvent *e)
+{
+    if (e->type() == QEvent::ToolTip) {
+        auto *he = static_cast<QHelpEvent *>(e);
+        const QString text = toolTipAt(he->pos());
+        if (text.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(he->globalPos(), text, this);
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+bool GraphCanvas::exportScenePng(const QString &path, double scale, double *usedScale)
+{
+    constexpr double kMaxSide = 16384;
+    scale = std::min({scale, kMaxSide / std::max(m_view.width + 40, 1.0), kMaxSide / std::max(m_view.height + 40, 1.0)});
+    if (usedScale)
+        *usedScale = scale;
+    QImage image(QSize(std::max(1, int(std::ceil((m_view.width + 40) * scale))), std::max(1, int(std::ceil((m_view.height + 40) * scale)))),
+                 QImage::Format_ARGB32_Premultiplied);
+    image.fill(palette().color(QPalette::Base));
+    QPainter p(&image);
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.scale(scale, scale);
+    p.translate(20, 20);
+    paintScene(p, QRectF(0, 0, m_view.width, m_view.height), 1.0, true);
+    p.end();
+    QSaveFile file(path);
+    return file.open(QIODevice::WriteOnly) && image.save(&file, "PNG") && file.commit();
+}
+
+} // namespace fxlens::views
