@@ -348,6 +348,33 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
             number(layer);
         }
     }
+    // Transposition (as dot's): swap neighbours in a layer while that removes crossings with the
+    // layers above and below; small views only.
+    if (slots <= 20000) {
+        auto crossings = [&](uint32_t left, uint32_t right) {
+            size_t c = 0;
+            for (const auto *nb : {&up, &down})
+                for (uint32_t a : (*nb)[left])
+                    for (uint32_t b : (*nb)[right])
+                        c += layerOf[a] == layerOf[b] && position[a] > position[b];
+            return c;
+        };
+        for (int pass = 0; pass < 6; ++pass) {
+            bool improved = false;
+            for (auto &layer : byLayer) {
+                for (size_t k = 0; k + 1 < layer.size(); ++k) {
+                    const uint32_t u = layer[k], w = layer[k + 1];
+                    if (crossings(w, u) < crossings(u, w)) {
+                        std::swap(layer[k], layer[k + 1]);
+                        std::swap(position[u], position[w]);
+                        improved = true;
+                    }
+                }
+            }
+            if (!improved)
+                break;
+        }
+    }
     // Coordinates: layers top to bottom, slots left to right. A layer wider than the wrap width
     // (hundreds of parallel blocks) continues on further rows, so the scene keeps a shape a
     // screen can show; each row is centred.
