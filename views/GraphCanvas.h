@@ -80,7 +80,7 @@ public:
     /// Edges are drawn while at most this many items are in view.
     static constexpr size_t kEdgeItemLimit = 6000;
     /// Screen pixels of edges one frame draws at most (long strokes are what frames cost).
-    static constexpr double kEdgePixelBudget = 1.5e6;
+    static constexpr double kEdgePixelBudget = 6e5;
     bool layoutRunning() const { return m_job != 0; }
     /// Drops the running Graphviz layout (its result is discarded when it arrives).
     void cancelLayout();

@@ -4,6 +4,7 @@
 #include "GraphCanvas.h"
 
 #include <QHelpEvent>
+#include <QPainterPath>
 #include <QPainter>
 #include <QSaveFile>
 #include <QToolTip>
@@ -93,6 +94,9 @@ void GraphCanvas::paintEdges(QPainter &p, const std::vector<int> &items, const Q
     std::vector<size_t> shown;
     double edgePixels = 0;
     bool over = false;
+    // Zoomed out, edges are thin grey strokes that cost most of a frame: the budget shrinks with
+    // the zoom (a fifth of it at 0.2).
+    const double budget = kEdgePixelBudget * std::clamp(scale, 0.2, 1.0);
     // A hub (an input read by thousands of nodes, a cat of thousands) keeps only the edges whose
     // other end is in view: the rest would cross the screen as a solid fan.
     for (int i : items) {
@@ -113,7 +117,7 @@ void GraphCanvas::paintEdges(QPainter &p, const std::vector<int> &items, const Q
                 if (scale < 0.25 && !bothInView)
                     continue;
                 edgePixels += lengthOf(line) * scale;
-                if (edgePixels > kEdgePixelBudget) {
+                if (edgePixels > budget) {
                     over = true;
                     break;
                 }
@@ -129,12 +133,16 @@ void GraphCanvas::paintEdges(QPainter &p, const std::vector<int> &items, const Q
     p.drawLines(lines);
     const bool arrows = everything || scale >= 0.3;
     const QColor in(40, 110, 220), out(230, 110, 0);
-    if (arrows) {
-        p.setPen(Qt::NoPen);
-        p.setBrush(edge);
+    if (arrows) { // one path for every arrowhead in view: one fill call
+        QPainterPath heads;
+        heads.setFillRule(Qt::WindingFill);
         for (size_t e : shown)
-            if (int(m_view.edges[e].from) != m_selected && int(m_view.edges[e].to) != m_selected)
-                p.drawPolygon(arrowhead(edgeLine(e), 8));
+            if (int(m_view.edges[e].from) != m_selected && int(m_view.edges[e].to) != m_selected) {
+                const auto &b = m_view.items[m_view.edges[e].to];
+                if (everything || sceneRect.intersects(QRectF(b.x, b.y - 10, b.w, 10)))
+                    heads.addPolygon(arrowhead(edgeLine(e), 8));
+            }
+        p.fillPath(heads, edge);
     }
     // The selection's edges: its inputs in blue, its outputs in orange, drawn over the rest.
     if (m_selected >= 0 && size_t(m_selected) < m_edgesOf.size())
@@ -157,10 +165,13 @@ void GraphCanvas::paintEdges(QPainter &p, const std::vector<int> &items, const Q
         size_t labels = 0;
         for (size_t e : shown) {
             const ir::Node *v = m_view.edges[e].value;
-            if (!v || v->meta().val.kind == ir::ValueMeta::Kind::Unknown || (!everything && ++labels > 400))
+            if (!v || v->meta().val.kind == ir::ValueMeta::Kind::Unknown)
                 continue;
             const QPolygonF line = edgeLine(e);
             const QPointF end = line.back(), before = line[line.size() - 2];
+            // Text is what a frame spends most on: only labels in view, at most 200.
+            if (!everything && (!sceneRect.contains((end + before) / 2) || ++labels > 200))
+                continue;
             QString text = QString::fromStdString(v->meta().val.toString());
             if (m_view.edges[e].count > 1)
                 text += QStringLiteral(" ×%1").arg(m_view.edges[e].count);
