@@ -118,6 +118,7 @@ void GraphCanvas::relayout(bool keepCenter)
     setMarked(m_markedNodes);
     setHeat(m_heatValues);
     setSearchHits(m_searchNodes);
+    computeFrames();
     rebuildIndex();
     m_pixelColor.clear();
     renderMinimap();
@@ -339,6 +340,7 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
     // Edges of visible items (an edge whose both ends are off screen but crosses it is rare in a
     // layered layout and not worth a second index).
     // With thousands of items in view, edges are a grey wash that costs most of the frame.
+    paintFrames(p, sceneRect, scale, everything);
     if (everything || items.size() <= kEdgeItemLimit)
         paintEdges(p, items, sceneRect, scale, everything, edge);
     if (!everything && 32 * scale < 3 && p.device() && p.device()->devType() == QInternal::Image) {
@@ -555,6 +557,7 @@ void GraphCanvas::startGraphviz()
             return;
         }
         m_view = std::move(*input);
+        computeFrames();
         rebuildIndex();
         renderMinimap();
         fitToView();
@@ -623,8 +626,11 @@ void GraphCanvas::mouseReleaseEvent(QMouseEvent *e)
 void GraphCanvas::mouseDoubleClickEvent(QMouseEvent *e)
 {
     const int i = itemAt(e->position());
-    if (i < 0)
+    if (i < 0) { // on a frame: fold its module
+        if (const int f = frameAt(e->position()); f >= 0)
+            setExpanded(QString::fromStdString(m_frames[size_t(f)].path), false);
         return;
+    }
     const auto &it = m_view.items[size_t(i)];
     if (it.kind == ViewItem::Kind::Module)
         setExpanded(QString::fromStdString(it.module), true);

@@ -108,6 +108,17 @@ public:
     QString toolTipAt(QPointF pos) const;
     /// The edge whose route passes within a few pixels of a widget position, -1 for none.
     int edgeAt(QPointF pos) const;
+    /// The frame of an expanded module: around its items (and its expanded children's frames),
+    /// with its name in a title band on top; double-clicking the frame collapses the module.
+    struct Frame {
+        std::string path;
+        QRectF rect; ///< scene coordinates, title band included
+        int depth = 0;
+        size_t members = 0;
+    };
+    const std::vector<Frame> &frames() const { return m_frames; }
+    /// The innermost frame at a widget position, -1 for none.
+    int frameAt(QPointF pos) const;
     /// Nodes matching the search, outlined on the canvas (empty clears).
     void setSearchHits(const std::vector<const ir::Node *> &nodes);
     bool isSearchHit(int item) const { return item >= 0 && size_t(item) < m_searchHit.size() && m_searchHit[size_t(item)]; }
@@ -142,6 +153,8 @@ private:
     void paintEdges(QPainter &p, const std::vector<int> &items, const QRectF &sceneRect, double scale, bool everything, const QColor &edge);
     void paintPixels(QImage &image, const QTransform &t, const std::vector<int> &items, bool dark);
     void paintLegend(QPainter &p);
+    void computeFrames();
+    void paintFrames(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
     /// An edge's polyline (its route, or the straight line when it has none).
     QPolygonF edgeLine(size_t e) const;
     QPointF toScene(QPointF w) const { return (w - m_offset) / m_scale; }
@@ -180,6 +193,7 @@ private:
     bool m_legend = true;
     std::vector<uint8_t> m_searchHit;
     std::vector<const ir::Node *> m_searchNodes;
+    std::vector<Frame> m_frames; ///< outermost first
 };
 
 } // namespace fxlens::views

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <numeric>
 
 namespace fxlens::views {
 
@@ -333,6 +335,134 @@ bool GraphCanvas::exportScenePng(const QString &path, double scale, double *used
     p.end();
     QSaveFile file(path);
     return file.open(QIODevice::WriteOnly) && image.save(&file, "PNG") && file.commit();
+}
+
+// --- module frames --------------------------------------------------------------------------------
+
+void GraphCanvas::computeFrames()
+{
+    m_frames.clear();
+    if (m_expanded.empty() || m_view.items.empty())
+        return;
+    constexpr double kPad = 4, kTitle = 13;
+    // Members: nodes whose module chain passes through the path, and boxes of its descendants.
+    std::map<std::string, QRectF> rect;
+    std::map<std::string, size_t> members;
+    auto addTo = [&](const std::string &path, const QRectF &r) {
+        auto [it, fresh] = rect.emplace(path, r);
+        if (!fresh)
+            it->second = it->second.united(r);
+        ++members[path];
+    };
+    for (const auto &it : m_view.items) {
+        const std::string chain = it.kind == ViewItem::Kind::Module ? it.module.substr(0, std::min(it.module.size(), it.module.rfind('.')))
+                                                                    : it.module;
+        if (it.kind == ViewItem::Kind::Module && it.module.find('.') == std::string::npos)
+            continue; // a top-level box has no frame around it
+        const QRectF r(it.x - kPad, it.y - kPad - kTitle, it.w + 2 * kPad, it.h + 2 * kPad + kTitle);
+        for (size_t k = 0; k <= chain.size(); ++k)
+            if ((k == chain.size() || chain[k] == '.') && k > 0 && m_expanded.count(chain.substr(0, k)))
+                addTo(chain.substr(0, k), r);
+    }
+    // A module of one node (a leaf module called once) gets no frame: the node says it all. A
+    // frame that would hold a node of another module (a module called several times, its calls
+    // apart) is not drawn: a frame never claims what is not in it.
+    constexpr size_t kFramedItems = 20000;
+    std::vector<uint32_t> byY(m_view.items.size());
+    std::iota(byY.begin(), byY.end(), 0u);
+    std::sort(byY.begin(), byY.end(), [&](uint32_t a, uint32_t b) { return m_view.items[a].y < m_view.items[b].y; });
+    auto holdsForeign = [&](const std::string &path, const QRectF &r) {
+        auto it = std::lower_bound(byY.begin(), byY.end(), r.top() - 200, [&](uint32_t i, double y) { return m_view.items[i].y < y; });
+        for (; it != byY.end() && m_view.items[*it].y <= r.bottom(); ++it) {
+            const auto &x = m_view.items[*it];
+            const bool member = x.module == path || x.module.rfind(path + ".", 0) == 0;
+            if (!member && r.contains(QPointF(x.x + x.w / 2, x.y + x.h / 2)))
+                return true;
+        }
+        return false;
+    };
+    if (m_view.items.size() > kFramedItems)
+        rect.clear();
+    for (auto it = rect.begin(); it != rect.end();)
+        it = members[it->first] < 2 || holdsForeign(it->first, it->second) ? rect.erase(it) : std::next(it);
+    // Inner frames first, each parent grown around its children's frames.
+    std::vector<std::pair<int, std::string>> byDepth;
+    for (const auto &[path, r] : rect)
+        byDepth.push_back({int(std::count(path.begin(), path.end(), '.')), path});
+    std::sort(byDepth.begin(), byDepth.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    for (const auto &[depth, path] : byDepth) {
+        const size_t dot = path.rfind('.');
+        if (dot != std::string::npos) {
+            const std::string parent = path.substr(0, dot);
+            if (auto p = rect.find(parent); p != rect.end())
+                p->second = p->second.united(rect[path].adjusted(-kPad, -kPad - kTitle, kPad, kPad));
+        }
+    }
+    for (auto it = rect.begin(); it != rect.end();) // grown around its children, it may now hold others
+        it = holdsForeign(it->first, it->second) ? rect.erase(it) : std::next(it);
+    byDepth.erase(std::remove_if(byDepth.begin(), byDepth.end(), [&](const auto &d) { return !rect.count(d.second); }), byDepth.end());
+    // Frames around items at the scene's edge reach past it: the scene moves to hold them.
+    double left = 0, top = 0;
+    for (const auto &[path, r] : rect)
+        left = std::min(left, r.left()), top = std::min(top, r.top());
+    if (left < 0 || top < 0) {
+        const double dx = -left + 2, dy = -top + 2;
+        for (auto &it : m_view.items)
+            it.x += dx, it.y += dy;
+        for (auto &e : m_view.edges) {
+            for (auto &pt : e.route)
+                pt.x += dx, pt.y += dy;
+            for (auto &pt : e.via)
+                pt.x += dx, pt.y += dy;
+        }
+        m_view.width += dx;
+        m_view.height += dy;
+        for (auto &[path, r] : rect)
+            r.translate(dx, dy);
+    }
+    for (const auto &[path, r] : rect) {
+        m_view.width = std::max(m_view.width, r.right() + 2);
+        m_view.height = std::max(m_view.height, r.bottom() + 2);
+    }
+    for (auto it = byDepth.rbegin(); it != byDepth.rend(); ++it)
+        m_frames.push_back({it->second, rect[it->second], it->first, members[it->second]});
+}
+
+void GraphCanvas::paintFrames(QPainter &p, const QRectF &sceneRect, double scale, bool everything)
+{
+    if (m_frames.empty())
+        return;
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    QFont f = p.font();
+    f.setPixelSize(11);
+    f.setBold(true);
+    for (const auto &fr : m_frames) {
+        if (!everything && !sceneRect.intersects(fr.rect))
+            continue;
+        const QColor tint = QColor::fromHsv((fr.depth * 47 + 200) % 360, 40, dark ? 90 : 250);
+        p.setPen(QPen(tint.darker(dark ? 70 : 140), 1.0 / std::max(scale, 0.05)));
+        QColor fill = tint;
+        fill.setAlpha(dark ? 60 : 70);
+        p.setBrush(fill);
+        p.drawRoundedRect(fr.rect, 8, 8);
+        if (everything || 11 * scale >= 7) {
+            p.setFont(f);
+            p.setPen(palette().color(QPalette::WindowText));
+            const QString title = QString::fromStdString(fr.path);
+            p.drawText(fr.rect.adjusted(8, 1, -8, 0), Qt::AlignLeft | Qt::AlignTop,
+                       QFontMetrics(f).elidedText(title, Qt::ElideLeft, int(std::max(10.0, fr.rect.width() - 16))));
+        }
+    }
+}
+
+int GraphCanvas::frameAt(QPointF pos) const
+{
+    const QPointF s = toScene(pos);
+    int best = -1;
+    for (size_t k = 0; k < m_frames.size(); ++k) // outermost first: the last hit is the innermost
+        if (m_frames[k].rect.contains(s))
+            best = int(k);
+    return best;
 }
 
 } // namespace fxlens::views

@@ -348,6 +348,57 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
             number(layer);
         }
     }
+    // Nodes of one expanded module stay together in each layer (so its frame holds its own nodes):
+    // slots are ordered by the mean position of their modules, outermost first, then their own.
+    std::vector<std::string> clusterOf(slots);
+    for (size_t i = 0; i < n; ++i) {
+        const auto &it = v.items[i];
+        if (it.kind == ViewItem::Kind::Module) {
+            const size_t dot = it.module.rfind('.');
+            clusterOf[i] = dot == std::string::npos ? std::string() : it.module.substr(0, dot);
+        } else {
+            clusterOf[i] = it.module;
+        }
+    }
+    auto prefixes = [](const std::string &path) {
+        std::vector<std::string> out;
+        for (size_t k = path.find('.'); k != std::string::npos; k = path.find('.', k + 1))
+            out.push_back(path.substr(0, k));
+        if (!path.empty())
+            out.push_back(path);
+        return out;
+    };
+    for (auto &layer : byLayer) {
+        std::unordered_map<std::string, std::pair<double, size_t>> mean;
+        for (uint32_t i : layer)
+            for (const auto &p : prefixes(clusterOf[i])) {
+                auto &m = mean[p];
+                m.first += position[i];
+                ++m.second;
+            }
+        std::vector<std::vector<double>> keyOf(layer.size());
+        for (size_t k = 0; k < layer.size(); ++k) {
+            for (const auto &p : prefixes(clusterOf[layer[k]])) {
+                const auto &m = mean[p];
+                keyOf[k].push_back(m.first / double(m.second));
+            }
+            keyOf[k].push_back(position[layer[k]]);
+        }
+        std::vector<size_t> idx(layer.size());
+        std::iota(idx.begin(), idx.end(), size_t(0));
+        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+            const auto &x = keyOf[a], &y = keyOf[b];
+            for (size_t k = 0; k < std::min(x.size(), y.size()); ++k)
+                if (x[k] != y[k])
+                    return x[k] < y[k];
+            return x.size() < y.size();
+        });
+        std::vector<uint32_t> sorted;
+        for (size_t k : idx)
+            sorted.push_back(layer[k]);
+        layer.swap(sorted);
+        number(layer);
+    }
     // Transposition (as dot's): swap neighbours in a layer while that removes crossings with the
     // layers above and below; small views only.
     if (slots <= 20000) {
@@ -364,6 +415,8 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
             for (auto &layer : byLayer) {
                 for (size_t k = 0; k + 1 < layer.size(); ++k) {
                     const uint32_t u = layer[k], w = layer[k + 1];
+                    if (clusterOf[u] != clusterOf[w]) // a module's nodes stay together
+                        continue;
                     if (crossings(w, u) < crossings(u, w)) {
                         std::swap(layer[k], layer[k + 1]);
                         std::swap(position[u], position[w]);

@@ -393,6 +393,63 @@ private Q_SLOTS:
         c.setShowConstants(false);
         QCOMPARE(c.view().items.size(), before);
     }
+
+    /// Expanded modules get nested frames with their name around their own items only; double-
+    /// clicking a frame folds its module.
+    void moduleFrames()
+    {
+        for (const char *file : {"resnet50_fx.json.gz", "resnet50_aten.json.gz", "tangle50_aten.json"}) {
+            auto r = io::readGraphFile(std::string(FXLENS_EXAMPLES "/") + file);
+            QVERIFY(r.ok());
+            views::GraphCanvas c;
+            c.resize(1200, 900);
+            c.show();
+            c.setGraph(r.value().get());
+            c.expandAll();
+            QVERIFY2(!c.frames().empty(), file);
+            for (const auto &f : c.frames()) {
+                auto member = [&](const layout::ViewItem &it) {
+                    return it.module == f.path || it.module.rfind(f.path + ".", 0) == 0;
+                };
+                size_t inside = 0;
+                for (const auto &it : c.view().items) {
+                    const QRectF rect(it.x, it.y, it.w, it.h);
+                    if (member(it)) {
+                        QVERIFY2(f.rect.contains(rect), qPrintable(QString::fromStdString(f.path + " / " + it.label)));
+                        ++inside;
+                    } else {
+                        // A node of another module is never drawn inside this frame.
+                        QVERIFY2(!f.rect.contains(rect.center()),
+                                 qPrintable(QStringLiteral("%1: %2 inside the frame of %3").arg(QString::fromLatin1(file),
+                                                                                                 QString::fromStdString(it.label),
+                                                                                                 QString::fromStdString(f.path))));
+                    }
+                }
+                QCOMPARE(inside, f.members);
+                // A child's frame lies inside its parent's.
+                const size_t dot = f.path.rfind('.');
+                if (dot != std::string::npos)
+                    for (const auto &p : c.frames())
+                        if (p.path == f.path.substr(0, dot))
+                            QVERIFY(p.rect.contains(f.rect));
+            }
+        }
+        auto r = io::readGraphFile(FXLENS_EXAMPLES "/resnet50_fx.json.gz");
+        views::GraphCanvas c;
+        c.resize(1200, 900);
+        c.show();
+        c.setGraph(r.value().get());
+        c.setExpanded(QStringLiteral("layer1"), true);
+        c.fitToView();
+        QCOMPARE(c.frames().size(), size_t(1));
+        // The frame's title band (above its first row of items) folds it on double-click.
+        const QRectF fr = c.frames().front().rect;
+        const QPointF title = (fr.topLeft() + QPointF(fr.width() / 2, 4)) * c.scale() + (c.itemRect(0).topLeft() - QPointF(c.view().items[0].x, c.view().items[0].y) * c.scale());
+        QCOMPARE(c.frameAt(title), 0);
+        QTest::mouseDClick(&c, Qt::LeftButton, {}, title.toPoint());
+        QVERIFY(!c.isExpanded(QStringLiteral("layer1")));
+        QVERIFY(c.frames().empty());
+    }
 };
 
 QTEST_MAIN(TestGraphCanvas)
