@@ -240,7 +240,7 @@ void GraphCanvas::expandAll()
         return;
     m_expanded = layout::allModules(*m_graph);
     relayout(false);
-    fitToView();
+    readableView();
 }
 
 void GraphCanvas::collapseAll()

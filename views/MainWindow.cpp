@@ -392,4 +392,10 @@ bool MainWindow::openProfile(const QString &path)
 
 void MainWindow::showProfileDock() { m_profileDock->raise(); }
 
+void MainWindow::setShowConstants(bool on)
+{
+    m_nodes->setShowConstants(on);
+    m_canvas->setShowConstants(on);
+}
+
 } // namespace fxlens::views

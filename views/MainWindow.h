@@ -67,6 +67,8 @@ public:
     ProfilePanel *profilePanel() const { return m_profile; }
     /// Opens a saved profile over the graph (per-node table, canvas tint, inspector rows).
     bool openProfile(const QString &path);
+    /// Parameters and constants in the node table and on the canvas (View menu; off by default).
+    void setShowConstants(bool on);
     /// Brings the profile panel to the front.
     void showProfileDock();
     /// Writes the graph as it is now (after rewrite steps) to an fxlens graph file (.json / .json.gz).

@@ -2,6 +2,7 @@
 #include "NodeList.h"
 
 #include "NodeTableModel.h"
+#include "layout/Layered.h"
 
 #include <QHeaderView>
 #include <QLineEdit>
@@ -14,15 +15,22 @@
 namespace fxlens::views {
 
 namespace {
-/// Matches a row if the name, target or module column contains the pattern.
+/// Matches a row if the name, target or module column contains the pattern. Without a search,
+/// parameters and constants are left out (as on the canvas) unless they are shown.
 class NodeFilter : public QSortFilterProxyModel {
 public:
     using QSortFilterProxyModel::QSortFilterProxyModel;
+    const ir::Graph *graph = nullptr;
+    bool showConstants = false;
     bool filterAcceptsRow(int row, const QModelIndex &parent) const override
     {
         const auto re = filterRegularExpression();
-        if (re.pattern().isEmpty())
-            return true;
+        if (re.pattern().isEmpty()) {
+            if (showConstants || !graph)
+                return true;
+            const ir::Node *n = static_cast<const NodeTableModel *>(sourceModel())->nodeAt(row);
+            return !n || !layout::isConstant(n, *graph);
+        }
         for (int col : {NodeTableModel::NameColumn, NodeTableModel::TargetColumn, NodeTableModel::ModuleColumn})
             if (re.match(sourceModel()->index(row, col, parent).data().toString()).hasMatch())
                 return true;
@@ -63,7 +71,18 @@ NodeList::NodeList(QWidget *parent) : QWidget(parent)
             [this](const QModelIndex &cur) { Q_EMIT nodeActivated(m_model->nodeAt(m_proxy->mapToSource(cur).row())); });
 }
 
-void NodeList::setGraph(const ir::Graph *g) { m_model->setGraph(g); }
+void NodeList::setGraph(const ir::Graph *g)
+{
+    static_cast<NodeFilter *>(m_proxy)->graph = g;
+    m_model->setGraph(g);
+    m_proxy->invalidate();
+}
+
+void NodeList::setShowConstants(bool on)
+{
+    static_cast<NodeFilter *>(m_proxy)->showConstants = on;
+    m_proxy->invalidate();
+}
 
 int NodeList::setSearch(const QString &text)
 {

@@ -31,6 +31,8 @@ public:
     void clearSelection();
     QLineEdit *searchField() const { return m_search; }
 
+    /// Lists parameters and constants even without a search (off: hidden until searched for).
+    void setShowConstants(bool on);
     /// The nodes the search matches (empty when there is no search).
     std::vector<const ir::Node *> matchedNodes() const;
 

@@ -84,7 +84,7 @@ void WindowMenus::viewMenu()
     QAction *constants = view->addAction(tr("Show &Parameters and Constants"));
     constants->setCheckable(true);
     constants->setToolTip(tr("Weights, buffers and constants as nodes (hidden by default: a node's tooltip lists those it reads)"));
-    connect(constants, &QAction::toggled, canvas, &GraphCanvas::setShowConstants);
+    connect(constants, &QAction::toggled, &m_w, [this](bool on) { m_w.setShowConstants(on); });
     QAction *legend = view->addAction(tr("Colour &Legend"));
     legend->setCheckable(true);
     legend->setChecked(true);

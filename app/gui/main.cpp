@@ -28,7 +28,7 @@ struct Options {
                                 QStringLiteral("out.svg|out.png")};
     QCommandLineOption scale{QStringLiteral("scale"), QStringLiteral("With --export to PNG: image pixels per scene pixel (default 1)."),
                              QStringLiteral("S")};
-    QCommandLineOption expandAll{QStringLiteral("expand-all"), QStringLiteral("With --export: every module expanded.")};
+    QCommandLineOption expandAll{QStringLiteral("expand-all"), QStringLiteral("Every module expanded (in the window and with --export).")};
     QCommandLineOption constants{QStringLiteral("show-constants"), QStringLiteral("With --export: parameters and constants as nodes.")};
 
     void describe(QCommandLineParser &parser)
@@ -125,6 +125,8 @@ int main(int argc, char **argv)
     bool ok = true;
     if (!files.isEmpty())
         ok = w.openFile(files.first());
+    if (ok && parser.isSet(o.expandAll))
+        w.canvas()->expandAll();
     if (ok && parser.isSet(o.applySteps)) {
         const int n = parser.value(o.applySteps).toInt();
         for (int i = 0; i < n && w.debugger()->applySelected(); ++i) {

@@ -26,6 +26,7 @@
 #include "RewriteDebugger.h"
 #include "io/GraphJson.h"
 #include "ir/Printer.h"
+#include "layout/Layered.h"
 #include "profile/Profile.h"
 #include "rewrite/Session.h"
 #include <QTableWidget>
@@ -732,6 +733,27 @@ private Q_SLOTS:
         QVERIFY(d->historyList()->viewport()->height() >= 3 * rowHeight);
         QVERIFY(d->findChild<QTextBrowser *>(QStringLiteral("diff"))->height() >= 100);
         QCOMPARE(d->candidateList()->item(0)->toolTip(), d->candidateList()->item(0)->text());
+    }
+
+    /// Parameters and constants do not flood the node table either: hidden until searched for or
+    /// shown (View ▸ Show Parameters and Constants, which also shows them on the canvas).
+    void constantsHiddenInTable()
+    {
+        MainWindow w(testServices());
+        w.show();
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/resnet50_aten.json.gz")));
+        size_t constants = 0;
+        for (const fxlens::ir::Node *n = w.graph()->first(); n; n = n->next())
+            constants += fxlens::layout::isConstant(n, *w.graph());
+        QVERIFY(constants > 300);
+        QCOMPARE(size_t(w.visibleNodeCount()), w.graph()->size() - constants);
+        w.setSearch(QStringLiteral("/^conv1_weight$/"));
+        QCOMPARE(w.visibleNodeCount(), 1);
+        w.setSearch(QString());
+        const size_t items = w.canvas()->view().items.size();
+        w.setShowConstants(true);
+        QCOMPARE(size_t(w.visibleNodeCount()), w.graph()->size());
+        QVERIFY(w.canvas()->view().items.size() > items);
     }
 
     void badFileKeepsCurrentGraph()
