@@ -59,6 +59,7 @@ void GraphCanvas::setGraph(const ir::Graph *g)
     m_markedNodes.clear();
     m_heatValues.clear();
     m_searchNodes.clear();
+    m_diffNodes.clear();
     m_anchor = nullptr;
     relayout(false);
     readableView();
@@ -80,12 +81,14 @@ void GraphCanvas::readableView()
         m_offset = QPointF(margin, (height() - m_view.height * m_scale) / 2);
     }
     update();
+    Q_EMIT viewChanged();
 }
 
 void GraphCanvas::graphEdited()
 {
     m_highlightNodes.clear();
     m_searchNodes.clear();
+    m_diffNodes.clear();
     m_markedNodes.clear();
     m_anchor = nullptr;
     const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));
@@ -118,6 +121,7 @@ void GraphCanvas::relayout(bool keepCenter)
     setMarked(m_markedNodes);
     setHeat(m_heatValues);
     setSearchHits(m_searchNodes);
+    setDiffMarks(m_diffNodes);
     computeFrames();
     rebuildIndex();
     m_pixelColor.clear();
@@ -189,6 +193,7 @@ void GraphCanvas::fitToView()
     m_scale = std::clamp(m_scale, 1e-5, 2.0); // a small graph is enlarged, up to twice its size
     m_offset = QPointF((width() - m_view.width * m_scale) / 2, (height() - m_view.height * m_scale) / 2);
     update();
+    Q_EMIT viewChanged();
 }
 
 void GraphCanvas::zoomBy(double factor, QPointF around)
@@ -197,6 +202,7 @@ void GraphCanvas::zoomBy(double factor, QPointF around)
     m_scale = std::clamp(m_scale * factor, 1e-5, 8.0);
     m_offset = around - s * m_scale;
     update();
+    Q_EMIT viewChanged();
 }
 
 int GraphCanvas::itemAt(QPointF pos) const
@@ -317,6 +323,7 @@ bool GraphCanvas::selectNode(const QString &name)
     m_scale = std::max(m_scale, 0.8);
     m_offset = QPointF(width() / 2.0, height() / 2.0) - QPointF(it.x + it.w / 2, it.y + it.h / 2) * m_scale;
     update();
+    Q_EMIT viewChanged();
     return true;
 }
 
@@ -357,7 +364,9 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
     for (int i : items) {
         const auto &it = m_view.items[size_t(i)];
         const QRectF r(it.x, it.y, it.w, it.h);
-        const QColor fill = heatTint(categoryFill(it, dark), heatOf(i));
+        QColor fill = heatTint(categoryFill(it, dark), heatOf(i));
+        if (const auto d = diffOf(i); d != DiffMark::None)
+            fill = d == DiffMark::Added ? QColor(dark ? 0x2e7d32 : 0xa5e3a8) : d == DiffMark::Removed ? QColor(dark ? 0x8e2a2a : 0xf4a6a6) : QColor(dark ? 0x8a6d1a : 0xffd98a);
         const uint8_t hl = m_highlight.empty() ? 0 : m_highlight[size_t(i)];
         if (boxesOnly && hl == 0 && i != m_selected && !isSearchHit(i)) {
             p.fillRect(r, fill);
@@ -589,6 +598,7 @@ void GraphCanvas::mousePressEvent(QMouseEvent *e)
         m_offset = QPointF(width() / 2.0, height() / 2.0) - s * m_scale;
         m_dragging = true; // not a selection click
         update();
+        Q_EMIT viewChanged();
         return;
     }
     m_dragFrom = e->pos();
@@ -606,6 +616,7 @@ void GraphCanvas::mouseMoveEvent(QMouseEvent *e)
     m_offset += d;
     m_dragFrom = e->pos();
     update();
+    Q_EMIT viewChanged();
 }
 
 void GraphCanvas::mouseReleaseEvent(QMouseEvent *e)
@@ -696,6 +707,30 @@ void GraphCanvas::addLayoutStatus(QStatusBar *bar)
         cancel->hide();
         bar->showMessage(applied ? tr("Graphviz layout done") : tr("Graphviz layout: %1").arg(error), 4000);
     });
+}
+
+void GraphCanvas::setView(double scale, QPointF sceneCentre)
+{
+    m_scale = std::clamp(scale, 1e-5, 8.0);
+    m_offset = QPointF(width() / 2.0, height() / 2.0) - sceneCentre * m_scale;
+    update();
+}
+
+QPointF GraphCanvas::viewCentre() const { return toScene(QPointF(width() / 2.0, height() / 2.0)); }
+
+void GraphCanvas::setDiffMarks(const std::vector<std::pair<const ir::Node *, DiffMark>> &marks)
+{
+    m_diffNodes = marks;
+    m_diff.assign(m_view.items.size(), 0);
+    for (const auto &[n, mark] : marks)
+        if (n && n->id() < m_view.itemOfNode.size() && m_view.itemOfNode[n->id()] >= 0) {
+            auto &d = m_diff[size_t(m_view.itemOfNode[n->id()])];
+            d = std::max<uint8_t>(d, uint8_t(mark)); // a box holding a removed and an added node shows "changed"
+            if (d != uint8_t(mark))
+                d = uint8_t(DiffMark::Changed);
+        }
+    m_pixelColor.clear();
+    update();
 }
 
 } // namespace fxlens::views

@@ -119,6 +119,14 @@ public:
     const std::vector<Frame> &frames() const { return m_frames; }
     /// The innermost frame at a widget position, -1 for none.
     int frameAt(QPointF pos) const;
+    /// How a node differs from another version (a side-by-side comparison, a step's diff).
+    enum class DiffMark : uint8_t { None = 0, Added = 1, Removed = 2, Changed = 3 };
+    /// Tints the items of these nodes: added green, removed red, changed amber (empty clears).
+    void setDiffMarks(const std::vector<std::pair<const ir::Node *, DiffMark>> &marks);
+    DiffMark diffOf(int item) const { return item >= 0 && size_t(item) < m_diff.size() ? DiffMark(m_diff[size_t(item)]) : DiffMark::None; }
+    /// Zoom and the scene point at the widget's centre (synchronized views).
+    void setView(double scale, QPointF sceneCentre);
+    QPointF viewCentre() const;
     /// Nodes matching the search, outlined on the canvas (empty clears).
     void setSearchHits(const std::vector<const ir::Node *> &nodes);
     bool isSearchHit(int item) const { return item >= 0 && size_t(item) < m_searchHit.size() && m_searchHit[size_t(item)]; }
@@ -131,6 +139,8 @@ Q_SIGNALS:
     void layoutStarted();
     /// `applied` is false when the layout was cancelled or superseded.
     void layoutFinished(bool applied, const QString &error);
+    /// The user zoomed or panned (or the view was fitted, or moved to a selection).
+    void viewChanged();
 
 protected:
     bool event(QEvent *e) override;
@@ -194,6 +204,8 @@ private:
     std::vector<uint8_t> m_searchHit;
     std::vector<const ir::Node *> m_searchNodes;
     std::vector<Frame> m_frames; ///< outermost first
+    std::vector<uint8_t> m_diff; ///< per item: DiffMark
+    std::vector<std::pair<const ir::Node *, DiffMark>> m_diffNodes;
 };
 
 } // namespace fxlens::views

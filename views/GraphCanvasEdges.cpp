@@ -175,6 +175,8 @@ void GraphCanvas::paintEdges(QPainter &p, const std::vector<int> &items, const Q
             if (!everything && (!sceneRect.contains((end + before) / 2) || ++labels > 200))
                 continue;
             QString text = QString::fromStdString(v->meta().val.toString());
+            if (text.startsWith(QLatin1Char('('))) // a tuple (split, unbind): its getitems carry the pieces' shapes
+                continue;
             if (m_view.edges[e].count > 1)
                 text += QStringLiteral(" ×%1").arg(m_view.edges[e].count);
             const QPointF at = (end + before) / 2 + QPointF(4, 3);
@@ -206,6 +208,7 @@ void GraphCanvas::paintLegend(QPainter &p)
     p.fillRect(box, palette().color(QPalette::Window));
     p.setOpacity(1);
     p.setPen(palette().color(QPalette::Mid));
+    p.setBrush(Qt::NoBrush);
     p.drawRect(box);
     int y = box.top() + 4;
     for (int c = 0; c < layout::kOpCategories; ++c) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "WindowMenus.h"
 
+#include "CompareView.h"
 #include "GraphCanvas.h"
 #include "MainWindow.h"
 #include "ProfilePanel.h"
@@ -120,6 +121,31 @@ void WindowMenus::rewriteMenu()
     add(tr("&Undo Step"), QKeySequence::Undo, [d] { d->undo(); });
     add(tr("&Redo Step"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), [d] { d->redo(); });
     add(tr("Run to &Breakpoint or Fixpoint"), QKeySequence(Qt::Key_F5), [d] { d->run(); });
+    m_rewrite->addSeparator();
+    add(tr("&Compare Versions Side by Side…"), QKeySequence(Qt::CTRL | Qt::Key_D), [this, d] {
+        bool ok = false;
+        const QString text = QInputDialog::getText(&m_w, tr("Compare versions"),
+                                                   tr("Two versions of the history (0 to %1), A and B:").arg(d->historySize()),
+                                                   QLineEdit::Normal, QStringLiteral("0, %1").arg(d->version()), &ok);
+        if (!ok)
+            return;
+        const QStringList parts = text.split(QLatin1Char(','));
+        QString error;
+        CompareView *view = parts.size() == 2 ? compareVersions(*m_w.document(), parts[0].trimmed().toInt(), parts[1].trimmed().toInt(), &m_w, &error)
+                                              : nullptr;
+        if (!view) {
+            m_w.statusBar()->showMessage(error.isEmpty() ? tr("Give two versions: A, B") : error, 8000);
+            return;
+        }
+        view->show();
+    });
+    add(tr("Compare with &Previous Version"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D), [this, d] {
+        QString error;
+        if (CompareView *view = compareVersions(*m_w.document(), std::max(0, d->version() - 1), d->version(), &m_w, &error))
+            view->show();
+        else
+            m_w.statusBar()->showMessage(error, 8000);
+    });
 }
 
 void WindowMenus::profileMenu()
