@@ -21,6 +21,7 @@
 #include <memory>
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 
 namespace fxlens::views {
@@ -229,6 +230,19 @@ void GraphCanvas::setExpanded(const QString &module, bool expanded)
     const std::string m = module.toStdString();
     if (expanded == (m_expanded.count(m) > 0))
         return;
+    // The module stays where it was on screen: its box before expanding becomes its frame's top
+    // (and the frame's top the box when collapsing), so you keep your place.
+    auto topOf = [&]() -> std::optional<QPointF> {
+        for (const auto &f : m_frames)
+            if (f.path == m)
+                return QPointF(f.rect.center().x(), f.rect.top());
+        for (const auto &it : m_view.items)
+            if (it.kind == ViewItem::Kind::Module ? it.module == m : (it.module == m || it.module.rfind(m + ".", 0) == 0))
+                return QPointF(it.x + it.w / 2, it.y);
+        return std::nullopt;
+    };
+    const auto before = topOf();
+    const QPointF onScreen = before ? *before * m_scale + m_offset : QPointF();
     if (expanded)
         m_expanded.insert(m);
     else {
@@ -237,6 +251,11 @@ void GraphCanvas::setExpanded(const QString &module, bool expanded)
             it = (*it == m || it->rfind(m + ".", 0) == 0) ? m_expanded.erase(it) : std::next(it);
     }
     relayout(true);
+    if (const auto after = topOf(); before && after) {
+        m_offset = onScreen - *after * m_scale;
+        update();
+        Q_EMIT viewChanged();
+    }
     Q_EMIT moduleToggled(module, expanded);
 }
 

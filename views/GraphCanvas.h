@@ -10,6 +10,7 @@
 #include "layout/Layered.h"
 
 #include <QImage>
+#include <QPainterPath>
 #include <QPolygonF>
 #include <QWidget>
 
@@ -112,9 +113,10 @@ public:
     /// with its name in a title band on top; double-clicking the frame collapses the module.
     struct Frame {
         std::string path;
-        QRectF rect; ///< scene coordinates, title band included
+        QRectF rect; ///< bounding box (scene coordinates, title band included)
         int depth = 0;
         size_t members = 0;
+        QPainterPath shape; ///< row by row around the members: never around another module's node
     };
     const std::vector<Frame> &frames() const { return m_frames; }
     /// The innermost frame at a widget position, -1 for none.

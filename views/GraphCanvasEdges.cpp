@@ -345,69 +345,98 @@ bool GraphCanvas::exportScenePng(const QString &path, double scale, double *used
 void GraphCanvas::computeFrames()
 {
     m_frames.clear();
-    if (m_expanded.empty() || m_view.items.empty())
+    constexpr size_t kFramedItems = 20000;
+    if (m_expanded.empty() || m_view.items.empty() || m_view.items.size() > kFramedItems)
         return;
     constexpr double kPad = 4, kTitle = 13;
-    // Members: nodes whose module chain passes through the path, and boxes of its descendants.
-    std::map<std::string, QRectF> rect;
-    std::map<std::string, size_t> members;
-    auto addTo = [&](const std::string &path, const QRectF &r) {
-        auto [it, fresh] = rect.emplace(path, r);
-        if (!fresh)
-            it->second = it->second.united(r);
-        ++members[path];
-    };
-    for (const auto &it : m_view.items) {
-        const std::string chain = it.kind == ViewItem::Kind::Module ? it.module.substr(0, std::min(it.module.size(), it.module.rfind('.')))
-                                                                    : it.module;
-        if (it.kind == ViewItem::Kind::Module && it.module.find('.') == std::string::npos)
-            continue; // a top-level box has no frame around it
-        const QRectF r(it.x - kPad, it.y - kPad - kTitle, it.w + 2 * kPad, it.h + 2 * kPad + kTitle);
-        for (size_t k = 0; k <= chain.size(); ++k)
-            if ((k == chain.size() || chain[k] == '.') && k > 0 && m_expanded.count(chain.substr(0, k)))
-                addTo(chain.substr(0, k), r);
-    }
-    // A module of one node (a leaf module called once) gets no frame: the node says it all. A
-    // frame that would hold a node of another module (a module called several times, its calls
-    // apart) is not drawn: a frame never claims what is not in it.
-    constexpr size_t kFramedItems = 20000;
+    // Rows of the layout (items whose vertical extents overlap), top to bottom.
     std::vector<uint32_t> byY(m_view.items.size());
     std::iota(byY.begin(), byY.end(), 0u);
     std::sort(byY.begin(), byY.end(), [&](uint32_t a, uint32_t b) { return m_view.items[a].y < m_view.items[b].y; });
-    auto holdsForeign = [&](const std::string &path, const QRectF &r) {
-        auto it = std::lower_bound(byY.begin(), byY.end(), r.top() - 200, [&](uint32_t i, double y) { return m_view.items[i].y < y; });
-        for (; it != byY.end() && m_view.items[*it].y <= r.bottom(); ++it) {
-            const auto &x = m_view.items[*it];
-            const bool member = x.module == path || x.module.rfind(path + ".", 0) == 0;
-            if (!member && r.contains(QPointF(x.x + x.w / 2, x.y + x.h / 2)))
-                return true;
-        }
-        return false;
-    };
-    if (m_view.items.size() > kFramedItems)
-        rect.clear();
-    for (auto it = rect.begin(); it != rect.end();)
-        it = members[it->first] < 2 || holdsForeign(it->first, it->second) ? rect.erase(it) : std::next(it);
-    // Inner frames first, each parent grown around its children's frames.
-    std::vector<std::pair<int, std::string>> byDepth;
-    for (const auto &[path, r] : rect)
-        byDepth.push_back({int(std::count(path.begin(), path.end(), '.')), path});
-    std::sort(byDepth.begin(), byDepth.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
-    for (const auto &[depth, path] : byDepth) {
-        const size_t dot = path.rfind('.');
-        if (dot != std::string::npos) {
-            const std::string parent = path.substr(0, dot);
-            if (auto p = rect.find(parent); p != rect.end())
-                p->second = p->second.united(rect[path].adjusted(-kPad, -kPad - kTitle, kPad, kPad));
-        }
+    std::vector<int> rowOf(m_view.items.size());
+    std::vector<std::pair<double, double>> rowSpan; // top, bottom
+    for (uint32_t i : byY) {
+        const auto &it = m_view.items[i];
+        if (rowSpan.empty() || it.y >= rowSpan.back().second)
+            rowSpan.push_back({it.y, it.y + it.h});
+        else
+            rowSpan.back().second = std::max(rowSpan.back().second, it.y + it.h);
+        rowOf[i] = int(rowSpan.size() - 1);
     }
-    for (auto it = rect.begin(); it != rect.end();) // grown around its children, it may now hold others
-        it = holdsForeign(it->first, it->second) ? rect.erase(it) : std::next(it);
-    byDepth.erase(std::remove_if(byDepth.begin(), byDepth.end(), [&](const auto &d) { return !rect.count(d.second); }), byDepth.end());
+    // Per expanded module: its members' x extent in each row (a module's nodes are kept together
+    // in a layer, so nothing else lies between them).
+    std::map<std::string, std::map<int, std::pair<double, double>>> extent;
+    std::map<std::string, size_t> members;
+    for (size_t i = 0; i < m_view.items.size(); ++i) {
+        const auto &it = m_view.items[i];
+        const std::string chain =
+            it.kind == ViewItem::Kind::Module ? it.module.substr(0, std::min(it.module.size(), it.module.rfind('.'))) : it.module;
+        if (it.kind == ViewItem::Kind::Module && it.module.find('.') == std::string::npos)
+            continue; // a top-level box has no frame around it
+        for (size_t k = 1; k <= chain.size(); ++k)
+            if ((k == chain.size() || chain[k] == '.') && m_expanded.count(chain.substr(0, k))) {
+                auto [e, fresh] = extent[chain.substr(0, k)].emplace(rowOf[i], std::make_pair(it.x, it.x + it.w));
+                if (!fresh)
+                    e->second = {std::min(e->second.first, it.x), std::max(e->second.second, it.x + it.w)};
+                ++members[chain.substr(0, k)];
+            }
+    }
+    // Padding grows with the nesting below a frame, so that frames nest.
+    std::map<std::string, int> below;
+    for (const auto &[path, rows] : extent)
+        for (size_t k = path.find('.'); k != std::string::npos; k = path.find('.', k + 1)) {
+            int &b = below[path.substr(0, k)];
+            b = std::max(b, int(std::count(path.begin() + long(k), path.end(), '.')));
+        }
+    auto isMember = [](const ViewItem &x, const std::string &path) { return x.module == path || x.module.rfind(path + ".", 0) == 0; };
+    for (const auto &[path, rows] : extent) {
+        if (members[path] < 2) // a module of one node (a leaf called once) gets no frame
+            continue;
+        const double pad = kPad * (1 + below[path]), title = kTitle;
+        // The frame follows its rows: a rectangle per row, joined across the gap to the next row;
+        // rows of the module that are not consecutive are joined only through an empty band.
+        QPainterPath shape;
+        shape.setFillRule(Qt::WindingFill);
+        QRectF bounds;
+        bool ok = true;
+        int prevRow = -1;
+        std::pair<double, double> prev;
+        for (const auto &[row, x] : rows) {
+            const QRectF r(x.first - pad, rowSpan[size_t(row)].first - pad - (prevRow < 0 ? title : 0), x.second - x.first + 2 * pad,
+                           rowSpan[size_t(row)].second - rowSpan[size_t(row)].first + 2 * pad + (prevRow < 0 ? title : 0));
+            shape.addRect(r);
+            bounds = bounds.isNull() ? r : bounds.united(r);
+            if (prevRow >= 0) {
+                if (row != prevRow + 1) { // a row without members in between: the frame would cross it
+                    ok = false;
+                    break;
+                }
+                // The join spans both rows' extents: the band between two rows holds no item.
+                const double top = rowSpan[size_t(prevRow)].second, bottom = rowSpan[size_t(row)].first;
+                const double jl = std::min(prev.first, x.first) - pad, jr = std::max(prev.second, x.second) + pad;
+                shape.addRect(QRectF(jl, top, jr - jl, bottom - top));
+            }
+            prevRow = row;
+            prev = x;
+        }
+        if (!ok)
+            continue;
+        shape = shape.simplified();
+        // Never claim another module's node (a module called several times, its calls apart).
+        for (const auto &x : m_view.items)
+            if (!isMember(x, path) && shape.contains(QPointF(x.x + x.w / 2, x.y + x.h / 2))) {
+                ok = false;
+                break;
+            }
+        if (!ok)
+            continue;
+        m_frames.push_back({path, bounds, int(std::count(path.begin(), path.end(), '.')), members[path], shape});
+    }
+    std::sort(m_frames.begin(), m_frames.end(), [](const Frame &a, const Frame &b) { return a.depth < b.depth; });
     // Frames around items at the scene's edge reach past it: the scene moves to hold them.
     double left = 0, top = 0;
-    for (const auto &[path, r] : rect)
-        left = std::min(left, r.left()), top = std::min(top, r.top());
+    for (const auto &f : m_frames)
+        left = std::min(left, f.rect.left()), top = std::min(top, f.rect.top());
     if (left < 0 || top < 0) {
         const double dx = -left + 2, dy = -top + 2;
         for (auto &it : m_view.items)
@@ -420,15 +449,15 @@ void GraphCanvas::computeFrames()
         }
         m_view.width += dx;
         m_view.height += dy;
-        for (auto &[path, r] : rect)
-            r.translate(dx, dy);
+        for (auto &f : m_frames) {
+            f.rect.translate(dx, dy);
+            f.shape.translate(dx, dy);
+        }
     }
-    for (const auto &[path, r] : rect) {
-        m_view.width = std::max(m_view.width, r.right() + 2);
-        m_view.height = std::max(m_view.height, r.bottom() + 2);
+    for (const auto &f : m_frames) {
+        m_view.width = std::max(m_view.width, f.rect.right() + 2);
+        m_view.height = std::max(m_view.height, f.rect.bottom() + 2);
     }
-    for (auto it = byDepth.rbegin(); it != byDepth.rend(); ++it)
-        m_frames.push_back({it->second, rect[it->second], it->first, members[it->second]});
 }
 
 void GraphCanvas::paintFrames(QPainter &p, const QRectF &sceneRect, double scale, bool everything)
@@ -447,12 +476,13 @@ void GraphCanvas::paintFrames(QPainter &p, const QRectF &sceneRect, double scale
         QColor fill = tint;
         fill.setAlpha(dark ? 60 : 70);
         p.setBrush(fill);
-        p.drawRoundedRect(fr.rect, 8, 8);
+        p.drawPath(fr.shape);
         if (everything || 11 * scale >= 7) {
             p.setFont(f);
             p.setPen(palette().color(QPalette::WindowText));
             const QString title = QString::fromStdString(fr.path);
-            p.drawText(fr.rect.adjusted(8, 1, -8, 0), Qt::AlignLeft | Qt::AlignTop,
+            // Nested frames share their top rows: titles alternate sides by depth so they do not overlap.
+            p.drawText(fr.rect.adjusted(8, 1, -8, 0), (fr.depth % 2 ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop,
                        QFontMetrics(f).elidedText(title, Qt::ElideLeft, int(std::max(10.0, fr.rect.width() - 16))));
         }
     }
@@ -463,7 +493,7 @@ int GraphCanvas::frameAt(QPointF pos) const
     const QPointF s = toScene(pos);
     int best = -1;
     for (size_t k = 0; k < m_frames.size(); ++k) // outermost first: the last hit is the innermost
-        if (m_frames[k].rect.contains(s))
+        if (m_frames[k].shape.contains(s))
             best = int(k);
     return best;
 }

@@ -120,9 +120,21 @@ private Q_SLOTS:
         QSignalSpy toggled(&c, &views::GraphCanvas::moduleToggled);
         c.fitToView();
         const QPointF at = c.itemRect(box).center();
+        const QRectF boxOnScreen = c.itemRect(box);
         QTest::mouseDClick(&c, Qt::LeftButton, {}, at.toPoint());
         QCOMPARE(toggled.count(), 1);
         QVERIFY(c.isExpanded(module));
+        // The expanded module stays where its box was: its frame's top centre is the box's.
+        bool framed = false;
+        for (const auto &f : c.frames())
+            if (QString::fromStdString(f.path) == module) {
+                framed = true;
+                const QPointF top = QPointF(f.rect.center().x(), f.rect.top()) * c.scale() +
+                    (c.itemRect(0).topLeft() - QPointF(c.view().items[0].x, c.view().items[0].y) * c.scale());
+                QVERIFY2(std::abs(top.x() - boxOnScreen.center().x()) < 1.5 && std::abs(top.y() - boxOnScreen.top()) < 1.5,
+                         qPrintable(QStringLiteral("%1,%2 vs %3,%4").arg(top.x()).arg(top.y()).arg(boxOnScreen.center().x()).arg(boxOnScreen.top())));
+            }
+        QVERIFY(framed);
         // Its direct nodes and one box per child module replace the box.
         std::set<std::string> children;
         size_t direct = 0;
@@ -417,11 +429,11 @@ private Q_SLOTS:
                 for (const auto &it : c.view().items) {
                     const QRectF rect(it.x, it.y, it.w, it.h);
                     if (member(it)) {
-                        QVERIFY2(f.rect.contains(rect), qPrintable(QString::fromStdString(f.path + " / " + it.label)));
+                        QVERIFY2(f.shape.contains(rect), qPrintable(QString::fromStdString(f.path + " / " + it.label)));
                         ++inside;
                     } else {
                         // A node of another module is never drawn inside this frame.
-                        QVERIFY2(!f.rect.contains(rect.center()),
+                        QVERIFY2(!f.shape.contains(rect.center()),
                                  qPrintable(QStringLiteral("%1: %2 inside the frame of %3").arg(QString::fromLatin1(file),
                                                                                                  QString::fromStdString(it.label),
                                                                                                  QString::fromStdString(f.path))));
@@ -433,7 +445,8 @@ private Q_SLOTS:
                 if (dot != std::string::npos)
                     for (const auto &p : c.frames())
                         if (p.path == f.path.substr(0, dot))
-                            QVERIFY(p.rect.contains(f.rect));
+                            QVERIFY2(f.shape.subtracted(p.shape).isEmpty(), // nothing of the child outside its parent
+                                     qPrintable(QString::fromStdString(f.path + " in " + p.path)));
             }
         }
         auto r = io::readGraphFile(FXLENS_EXAMPLES "/resnet50_fx.json.gz");
