@@ -93,6 +93,12 @@ void GraphCanvas::graphEdited()
     m_markedNodes.clear();
     m_anchor = nullptr;
     const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));
+    if (m_stable && !m_view.items.empty() && m_engine == Engine::Layered) {
+        // A step: what stayed stays where it was, what it made is green, what it removed a red
+        // ghost (View ▸ Re-layout starts afresh).
+        relayout(true, true);
+        return;
+    }
     relayout(true);
     // When the view shrank past the point in the centre (a run straightened it), or fits the widget
     // at this zoom, it is shown whole.
@@ -101,14 +107,32 @@ void GraphCanvas::graphEdited()
         fitToView();
 }
 
-void GraphCanvas::relayout(bool keepCenter)
+void GraphCanvas::relayoutFresh()
+{
+    m_ghosts.clear();
+    m_diffNodes.clear();
+    relayout(true);
+}
+
+void GraphCanvas::relayout(bool keepCenter, bool stable)
 {
     const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));
     std::string selectedName;
     if (m_selected >= 0 && size_t(m_selected) < m_view.items.size())
         selectedName = m_view.items[size_t(m_selected)].label;
+    layout::ViewGraph previous = std::move(m_view);
     m_view = m_graph ? layout::buildView(*m_graph, m_expanded, m_viewOptions) : layout::ViewGraph{};
-    layout::layeredLayout(m_view);
+    m_ghosts.clear();
+    if (stable) {
+        auto r = layout::placeStable(m_view, previous);
+        m_ghosts = std::move(r.removed);
+        m_diffNodes.clear();
+        for (uint32_t i : r.added)
+            if (m_view.items[i].node)
+                m_diffNodes.push_back({m_view.items[i].node, DiffMark::Added});
+    } else {
+        layout::layeredLayout(m_view);
+    }
     m_edgesOf.assign(m_view.items.size(), {});
     for (size_t e = 0; e < m_view.edges.size(); ++e) {
         m_edgesOf[m_view.edges[e].from].push_back(uint32_t(e));
@@ -367,6 +391,25 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
     // layered layout and not worth a second index).
     // With thousands of items in view, edges are a grey wash that costs most of the frame.
     paintFrames(p, sceneRect, scale, everything);
+    // What the last step removed: red ghosts where the nodes were.
+    for (const auto &g : m_ghosts) {
+        const QRectF r(g.x, g.y, g.w, g.h);
+        if (!everything && !sceneRect.intersects(r))
+            continue;
+        p.setPen(QPen(QColor(200, 40, 40), 1.0 / std::max(scale, 0.05), Qt::DashLine));
+        p.setBrush(QColor(240, 120, 120, 70));
+        p.drawRoundedRect(r, 6, 6);
+        if (32 * scale >= 14 || everything) {
+            p.setPen(QColor(170, 40, 40));
+            QFont gf = p.font();
+            gf.setPixelSize(11);
+            gf.setStrikeOut(true);
+            p.setFont(gf);
+            p.drawText(r.adjusted(6, 2, -6, -2), Qt::AlignLeft | Qt::AlignTop, QString::fromStdString(g.label));
+            gf.setStrikeOut(false);
+            p.setFont(gf);
+        }
+    }
     if (everything || items.size() <= kEdgeItemLimit)
         paintEdges(p, items, sceneRect, scale, everything, edge);
     if (!everything && 32 * scale < 3 && p.device() && p.device()->devType() == QInternal::Image) {

@@ -61,6 +61,14 @@ public:
     int highlightOf(int item) const { return item >= 0 && size_t(item) < m_highlight.size() ? m_highlight[size_t(item)] : 0; }
     bool isMarked(int item) const { return item >= 0 && size_t(item) < m_marked.size() && m_marked[size_t(item)]; }
 
+    /// After a step (graphEdited), what stayed keeps its place, new nodes are marked green and the
+    /// removed ones are red ghosts where they were (on by default; off: every edit lays out afresh).
+    void setStableLayout(bool on) { m_stable = on; }
+    bool stableLayout() const { return m_stable; }
+    /// The nodes the last step removed, drawn as ghosts (cleared by relayoutFresh()).
+    const std::vector<layout::ViewItem> &ghosts() const { return m_ghosts; }
+    /// Lays the view out afresh (View ▸ Re-layout): no ghosts, no step marks.
+    void relayoutFresh();
     /// The whole scene in the widget (Ctrl+0); small graphs are enlarged up to 2×.
     void fitToView();
     /// The initial view: fitted, or for a tall graph too small to read whole, fitted to its width
@@ -158,7 +166,8 @@ protected:
     void changeEvent(QEvent *e) override;
 
 private:
-    void relayout(bool keepCenter);
+    /// `stable`: the graph was edited; items keep their places (layout::placeStable).
+    void relayout(bool keepCenter, bool stable = false);
     void rebuildIndex();
     std::vector<int> itemsIn(const QRectF &sceneRect) const;
     void paintScene(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
@@ -207,6 +216,8 @@ private:
     std::vector<const ir::Node *> m_searchNodes;
     std::vector<Frame> m_frames; ///< outermost first
     std::vector<uint8_t> m_diff; ///< per item: DiffMark
+    bool m_stable = true;
+    std::vector<layout::ViewItem> m_ghosts;
     std::vector<std::pair<const ir::Node *, DiffMark>> m_diffNodes;
 };
 

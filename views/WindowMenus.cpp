@@ -76,6 +76,13 @@ void WindowMenus::viewMenu()
     QAction *fit = view->addAction(tr("&Fit to Window"), canvas, &GraphCanvas::fitToView);
     fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
     view->addAction(tr("&Expand All Modules"), canvas, &GraphCanvas::expandAll);
+    QAction *stable = view->addAction(tr("&Keep Places Across Steps"));
+    stable->setCheckable(true);
+    stable->setChecked(true);
+    stable->setToolTip(tr("After a step, unchanged nodes stay where they were, new ones are green and removed ones red ghosts"));
+    connect(stable, &QAction::toggled, canvas, &GraphCanvas::setStableLayout);
+    QAction *fresh = view->addAction(tr("&Re-layout"), canvas, &GraphCanvas::relayoutFresh);
+    fresh->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
     view->addAction(tr("&Collapse All Modules"), canvas, &GraphCanvas::collapseAll);
     view->addSeparator();
     QAction *dotLayout = view->addAction(tr("Graphviz &dot Layout (small views)"));

@@ -107,6 +107,19 @@ struct LayoutOptions {
 
 void layeredLayout(ViewGraph &v, const LayoutOptions &o = {});
 
+/// What a step changed in a view laid out in place (placeStable).
+struct StableResult {
+    std::vector<ViewItem> removed; ///< items of the previous view gone now (their positions; `node` is not valid)
+    std::vector<uint32_t> added;   ///< items of the new view that the previous one did not have
+    bool placed = false;           ///< false: too much changed, the view was laid out afresh
+};
+
+/// Lays `v` out where `previous` was (the same graph before an edit): items the previous view had
+/// (by label) keep their positions; new items go below their inputs, in the nearest free place
+/// (never over a kept item or where a removed one was); edges are routed again. When more than
+/// `maxNewShare` of the items are new, `v` is laid out afresh (layeredLayout) instead.
+StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewShare = 0.3, const LayoutOptions &o = {});
+
 /// Routes every edge through the free space of a laid-out view: items are grouped into rows (by
 /// vertical overlap), an edge leaves its source downwards, crosses each row in between through the
 /// gap between two items nearest its way, and enters its target from above; an edge going upwards

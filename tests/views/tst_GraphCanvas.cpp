@@ -7,6 +7,7 @@
 #include "GraphCanvas.h"
 #include "GraphDocument.h"
 #include "MainWindow.h"
+#include "RewriteDebugger.h"
 #include "TestServices.h"
 #include "io/GraphJson.h"
 #include "rewrite/Session.h"
@@ -21,6 +22,7 @@
 #include <QTextBrowser>
 #include <QtTest>
 
+#include <map>
 #include <set>
 
 using namespace fxlens;
@@ -525,6 +527,61 @@ private Q_SLOTS:
         QVERIFY(view->grab().save(shots() + QStringLiteral("compare_tangle4_steps.png")));
         QVERIFY(!views::compareVersions(doc, 0, 9, nullptr, &error));
         QVERIFY(error.contains(QStringLiteral("0 to 2")));
+    }
+
+    /// After a step the picture stays put: unchanged nodes where they were, the new ones green in
+    /// free places, the removed ones red ghosts where they were; Re-layout starts afresh.
+    void stepDiffKeepsPlaces()
+    {
+        views::MainWindow w(testServices());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+        views::GraphCanvas *c = w.canvas();
+        c->expandAll();
+        std::map<std::string, QRectF> before;
+        for (const auto &it : c->view().items)
+            before[it.label] = QRectF(it.x, it.y, it.w, it.h);
+        QVERIFY(w.debugger()->applySelected());
+        std::set<std::string> now;
+        size_t kept = 0, added = 0;
+        for (size_t i = 0; i < c->view().items.size(); ++i) {
+            const auto &it = c->view().items[i];
+            now.insert(it.label);
+            const QRectF r(it.x, it.y, it.w, it.h);
+            if (auto b = before.find(it.label); b != before.end()) {
+                QCOMPARE(r.topLeft(), b->second.topLeft()); // unchanged: where it was
+                ++kept;
+            } else {
+                QCOMPARE(c->diffOf(int(i)), views::GraphCanvas::DiffMark::Added);
+                ++added;
+            }
+        }
+        size_t removed = 0;
+        for (const auto &[label, r] : before)
+            removed += !now.count(label);
+        QVERIFY(kept > 0 && added + removed > 0);
+        QCOMPARE(c->ghosts().size(), removed);
+        // Nothing overlaps: items with each other and with the ghosts.
+        std::vector<QRectF> boxes;
+        for (const auto &it : c->view().items)
+            boxes.emplace_back(it.x, it.y, it.w, it.h);
+        for (const auto &g : c->ghosts())
+            boxes.emplace_back(g.x, g.y, g.w, g.h);
+        for (size_t a = 0; a < boxes.size(); ++a)
+            for (size_t b = a + 1; b < boxes.size(); ++b)
+                QVERIFY2(!boxes[a].adjusted(1, 1, -1, -1).intersects(boxes[b].adjusted(1, 1, -1, -1)), qPrintable(QStringLiteral("%1 / %2").arg(a).arg(b)));
+        QCOMPARE(layout::measureLayout(c->view(), 0).edgesThroughItems, size_t(0));
+        QVERIFY(QDir().mkpath(shots()));
+        QVERIFY(c->exportPng(shots() + QStringLiteral("step_diff_tangle4.png")));
+        c->relayoutFresh();
+        QVERIFY(c->ghosts().empty());
+        for (size_t i = 0; i < c->view().items.size(); ++i)
+            QCOMPARE(c->diffOf(int(i)), views::GraphCanvas::DiffMark::None);
+        // Undo: back to the previous picture's places for what both versions have.
+        c->setStableLayout(false);
+        QVERIFY(w.debugger()->undo());
+        QVERIFY(c->ghosts().empty());
     }
 };
 
