@@ -2,6 +2,7 @@
 // GraphCanvas: edges (routes, arrowheads, value labels, the selection's in/out edges), colours by
 // op category and the legend, tooltips, search hits, constants and scene export (see GraphCanvas.h).
 #include "GraphCanvas.h"
+#include "ToolTip.h"
 
 #include <QHelpEvent>
 #include <QPainterPath>
@@ -309,16 +310,7 @@ QString GraphCanvas::toolTipAt(QPointF pos) const
 
 bool GraphCanvas::event(QEvent *e)
 {
-    if (e->type() == QEvent::ToolTip) {
-        auto *he = static_cast<QHelpEvent *>(e);
-        const QString text = toolTipAt(he->pos());
-        if (text.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(he->globalPos(), text, this);
-        return true;
-    }
-    return QWidget::event(e);
+    return showToolTip(this, e, [this](const QPoint &p) { return toolTipAt(p); }) || QWidget::event(e);
 }
 
 bool GraphCanvas::exportScenePng(const QString &path, double scale, double *usedScale)

@@ -2,6 +2,8 @@
 // The kernel timeline (see KernelTimeline.h).
 #include "KernelTimeline.h"
 
+#include "ToolTip.h"
+
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -467,42 +469,37 @@ void KernelTimeline::keyPressEvent(QKeyEvent *e)
     e->accept();
 }
 
+QString KernelTimeline::toolTipAt(const QPoint &pos) const
+{
+    if (!m_profile)
+        return {};
+    const auto [t, i] = eventAt(pos);
+    if (t < 0)
+        return {};
+    const Track &track = m_tracks[size_t(t)];
+    if (track.kind == Track::Kind::Device)
+        return kernelDetails(i);
+    if (track.kind == Track::Kind::NodeRanges) {
+        const auto &r = m_profile->ranges[size_t(i)];
+        const auto &n = m_profile->nodes[size_t(r.node)];
+        const size_t kernels = size_t(std::count_if(m_profile->kernels.begin(), m_profile->kernels.end(),
+                                                    [&](const prof::KernelRec &k) { return k.node == r.node && k.iteration == r.iteration; }));
+        return tr("<b>%1</b> (%2)<br>host range %3 · iteration %4 · %5 kernel(s)")
+            .arg(QString::fromStdString(n.name).toHtmlEscaped(), QString::fromStdString(n.target).toHtmlEscaped())
+            .arg(us(r.durUs))
+            .arg(r.iteration)
+            .arg(kernels);
+    }
+    const auto &it = m_profile->iters[size_t(i)];
+    return tr("<b>iteration %1</b><br>wall %2 · host %3 · GPU busy %4 · %5 kernel(s)")
+        .arg(it.index)
+        .arg(us(it.wallUs), us(it.cpuUs), us(it.gpuBusyUs))
+        .arg(it.kernels);
+}
+
 bool KernelTimeline::event(QEvent *e)
 {
-    if (e->type() == QEvent::ToolTip && m_profile) {
-        auto *he = static_cast<QHelpEvent *>(e);
-        const auto [t, i] = eventAt(he->pos());
-        QString text;
-        if (t >= 0) {
-            const Track &track = m_tracks[size_t(t)];
-            if (track.kind == Track::Kind::Device) {
-                text = kernelDetails(i);
-            } else if (track.kind == Track::Kind::NodeRanges) {
-                const auto &r = m_profile->ranges[size_t(i)];
-                const auto &n = m_profile->nodes[size_t(r.node)];
-                const size_t kernels = size_t(std::count_if(m_profile->kernels.begin(), m_profile->kernels.end(), [&](const prof::KernelRec &k) {
-                    return k.node == r.node && k.iteration == r.iteration;
-                }));
-                text = tr("<b>%1</b> (%2)<br>host range %3 · iteration %4 · %5 kernel(s)")
-                           .arg(QString::fromStdString(n.name).toHtmlEscaped(), QString::fromStdString(n.target).toHtmlEscaped())
-                           .arg(us(r.durUs))
-                           .arg(r.iteration)
-                           .arg(kernels);
-            } else {
-                const auto &it = m_profile->iters[size_t(i)];
-                text = tr("<b>iteration %1</b><br>wall %2 · host %3 · GPU busy %4 · %5 kernel(s)")
-                           .arg(it.index)
-                           .arg(us(it.wallUs), us(it.cpuUs), us(it.gpuBusyUs))
-                           .arg(it.kernels);
-            }
-        }
-        if (text.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(he->globalPos(), text, this);
-        return true;
-    }
-    return QWidget::event(e);
+    return showToolTip(this, e, [this](const QPoint &p) { return toolTipAt(p); }) || QWidget::event(e);
 }
 
 } // namespace fxlens::views

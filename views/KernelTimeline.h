@@ -65,6 +65,8 @@ public:
     size_t highlightedKernels() const;
     /// The event under a widget position: (track, index into the track's kind of records), or -1.
     std::pair<int, int> eventAt(const QPoint &pos) const;
+    /// What hovering at a widget position shows (a kernel, a node range or an iteration), "" for nothing.
+    QString toolTipAt(const QPoint &pos) const;
     /// The tooltip text of kernel `index` (what hovering shows).
     QString kernelDetails(int index) const;
     /// Blocks drawn by the last paint, and how many of them were folds of sub-pixel events.

@@ -2,6 +2,8 @@
 // The per-version chart (see ProfileChart.h).
 #include "ProfileChart.h"
 
+#include "ToolTip.h"
+
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -162,23 +164,17 @@ void ProfileChart::mousePressEvent(QMouseEvent *e)
 
 bool ProfileChart::event(QEvent *e)
 {
-    if (e->type() == QEvent::ToolTip) {
-        auto *he = static_cast<QHelpEvent *>(e);
-        Metric m = Kernels;
-        const int b = barAt(he->pos(), &m);
-        if (b < 0) {
-            QToolTip::hideText();
-        } else {
-            const bool cpu = m_bars[size_t(b)].profile->mode == "cpu";
-            QString text = QStringLiteral("<b>%1</b>").arg(m_bars[size_t(b)].label.toHtmlEscaped());
-            for (int mi = 0; mi < MetricCount; ++mi)
-                text += QStringLiteral("<br>%1: %2").arg(metricName(Metric(mi), cpu), valueText(value(b, Metric(mi)), Metric(mi)));
-            text += tr("<br><i>click: show it (A) · Shift+click: compare with it (B)</i>");
-            QToolTip::showText(he->globalPos(), text, this);
-        }
-        return true;
-    }
-    return QWidget::event(e);
+    return showToolTip(this, e, [this](const QPoint &pos) {
+               const int b = barAt(pos, nullptr);
+               if (b < 0)
+                   return QString();
+               const bool cpu = m_bars[size_t(b)].profile->mode == "cpu";
+               QString text = QStringLiteral("<b>%1</b>").arg(m_bars[size_t(b)].label.toHtmlEscaped());
+               for (int mi = 0; mi < MetricCount; ++mi)
+                   text += QStringLiteral("<br>%1: %2").arg(metricName(Metric(mi), cpu), valueText(value(b, Metric(mi)), Metric(mi)));
+               return text + tr("<br><i>click: show it (A) · Shift+click: compare with it (B)</i>");
+           }) ||
+        QWidget::event(e);
 }
 
 } // namespace fxlens::views
