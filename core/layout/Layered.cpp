@@ -410,12 +410,12 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
                         c += layerOf[a] == layerOf[b] && position[a] > position[b];
             return c;
         };
-        for (int pass = 0; pass < 6; ++pass) {
+        for (int pass = 0; pass < 16; ++pass) {
             bool improved = false;
             for (auto &layer : byLayer) {
                 for (size_t k = 0; k + 1 < layer.size(); ++k) {
                     const uint32_t u = layer[k], w = layer[k + 1];
-                    if (clusterOf[u] != clusterOf[w]) // a module's nodes stay together
+                    if (clusterOf[u] != clusterOf[w] && u < n && w < n) // a module's nodes stay together (dummies move freely)
                         continue;
                     if (crossings(w, u) < crossings(u, w)) {
                         std::swap(layer[k], layer[k + 1]);
