@@ -86,6 +86,12 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
                 m.module = box->path;
                 m.call = c.calls++;
                 m.label = m.call == 0 ? box->path : box->path + " (call " + std::to_string(m.call + 1) + ")";
+                for (const auto &f : displayModules(n)) { // the frames outside the box are expanded
+                    if (&f == box)
+                        break;
+                    if (!f.path.empty())
+                        m.cluster = f.path;
+                }
                 m.detail = box->type;
                 m.nodeCount = 0;
                 v.items.push_back(std::move(m));
@@ -100,6 +106,9 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
             i.node = n;
             i.category = opCategory(n);
             i.module = n->meta().modulePath();
+            for (const auto &f : displayModules(n))
+                if (!f.path.empty())
+                    i.cluster = f.path;
             i.label = n->name();
             i.detail = n->op() == ir::OpKind::CallFunction || n->op() == ir::OpKind::CallMethod || n->op() == ir::OpKind::CallModule
                 ? n->target()
@@ -351,14 +360,10 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
     // Nodes of one expanded module stay together in each layer (so its frame holds its own nodes):
     // slots are ordered by the mean position of their modules, outermost first, then their own.
     std::vector<std::string> clusterOf(slots);
+    bool framed = false;
     for (size_t i = 0; i < n; ++i) {
-        const auto &it = v.items[i];
-        if (it.kind == ViewItem::Kind::Module) {
-            const size_t dot = it.module.rfind('.');
-            clusterOf[i] = dot == std::string::npos ? std::string() : it.module.substr(0, dot);
-        } else {
-            clusterOf[i] = it.module;
-        }
+        clusterOf[i] = v.items[i].cluster;
+        framed = framed || !clusterOf[i].empty();
     }
     auto prefixes = [](const std::string &path) {
         std::vector<std::string> out;
@@ -368,65 +373,110 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
             out.push_back(path);
         return out;
     };
-    for (auto &layer : byLayer) {
-        std::unordered_map<std::string, std::pair<double, size_t>> mean;
-        for (uint32_t i : layer)
-            for (const auto &p : prefixes(clusterOf[i])) {
-                auto &m = mean[p];
-                m.first += position[i];
-                ++m.second;
+    using Layers = std::vector<std::vector<uint32_t>>;
+    auto renumber = [](const std::vector<uint32_t> &layer, std::vector<double> &pos) {
+        for (size_t k = 0; k < layer.size(); ++k)
+            pos[layer[k]] = double(k) / double(std::max<size_t>(layer.size(), 1));
+    };
+    auto cluster = [&](Layers &bl, std::vector<double> &pos) {
+        for (auto &layer : bl) {
+            std::unordered_map<std::string, std::pair<double, size_t>> mean;
+            for (uint32_t i : layer)
+                for (const auto &p : prefixes(clusterOf[i])) {
+                    auto &m = mean[p];
+                    m.first += pos[i];
+                    ++m.second;
+                }
+            std::vector<std::vector<double>> keyOf(layer.size());
+            for (size_t k = 0; k < layer.size(); ++k) {
+                for (const auto &p : prefixes(clusterOf[layer[k]])) {
+                    const auto &m = mean[p];
+                    keyOf[k].push_back(m.first / double(m.second));
+                }
+                keyOf[k].push_back(pos[layer[k]]);
             }
-        std::vector<std::vector<double>> keyOf(layer.size());
-        for (size_t k = 0; k < layer.size(); ++k) {
-            for (const auto &p : prefixes(clusterOf[layer[k]])) {
-                const auto &m = mean[p];
-                keyOf[k].push_back(m.first / double(m.second));
-            }
-            keyOf[k].push_back(position[layer[k]]);
+            std::vector<size_t> idx(layer.size());
+            std::iota(idx.begin(), idx.end(), size_t(0));
+            std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+                const auto &x = keyOf[a], &y = keyOf[b];
+                for (size_t k = 0; k < std::min(x.size(), y.size()); ++k)
+                    if (x[k] != y[k])
+                        return x[k] < y[k];
+                return x.size() < y.size();
+            });
+            std::vector<uint32_t> sorted;
+            for (size_t k : idx)
+                sorted.push_back(layer[k]);
+            layer.swap(sorted);
+            renumber(layer, pos);
         }
-        std::vector<size_t> idx(layer.size());
-        std::iota(idx.begin(), idx.end(), size_t(0));
-        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-            const auto &x = keyOf[a], &y = keyOf[b];
-            for (size_t k = 0; k < std::min(x.size(), y.size()); ++k)
-                if (x[k] != y[k])
-                    return x[k] < y[k];
-            return x.size() < y.size();
-        });
-        std::vector<uint32_t> sorted;
-        for (size_t k : idx)
-            sorted.push_back(layer[k]);
-        layer.swap(sorted);
-        number(layer);
-    }
+    };
     // Transposition (as dot's): swap neighbours in a layer while that removes crossings with the
-    // layers above and below; small views only.
-    if (slots <= 20000) {
+    // layers above and below; with `keepModules`, a module's nodes stay together (dummies move
+    // freely: frames hold nodes only).
+    auto transpose = [&](Layers &bl, std::vector<double> &pos, bool keepModules) {
         auto crossings = [&](uint32_t left, uint32_t right) {
             size_t c = 0;
             for (const auto *nb : {&up, &down})
                 for (uint32_t a : (*nb)[left])
                     for (uint32_t b : (*nb)[right])
-                        c += layerOf[a] == layerOf[b] && position[a] > position[b];
+                        c += layerOf[a] == layerOf[b] && pos[a] > pos[b];
             return c;
         };
         for (int pass = 0; pass < 16; ++pass) {
             bool improved = false;
-            for (auto &layer : byLayer) {
+            for (auto &layer : bl)
                 for (size_t k = 0; k + 1 < layer.size(); ++k) {
                     const uint32_t u = layer[k], w = layer[k + 1];
-                    if (clusterOf[u] != clusterOf[w] && u < n && w < n) // a module's nodes stay together (dummies move freely)
+                    if (keepModules && clusterOf[u] != clusterOf[w] && u < n && w < n)
                         continue;
                     if (crossings(w, u) < crossings(u, w)) {
                         std::swap(layer[k], layer[k + 1]);
-                        std::swap(position[u], position[w]);
+                        std::swap(pos[u], pos[w]);
                         improved = true;
                     }
                 }
-            }
             if (!improved)
                 break;
         }
+    };
+    // Crossings between adjacent layers (each edge piece counted once).
+    auto countCrossings = [&](const Layers &bl, const std::vector<double> &pos) {
+        size_t c = 0;
+        std::vector<std::pair<double, double>> pieces;
+        for (size_t li = 1; li < bl.size(); ++li) {
+            pieces.clear();
+            for (uint32_t b : bl[li])
+                for (uint32_t a : up[b])
+                    if (layerOf[a] == int(li) - 1)
+                        pieces.push_back({pos[a], pos[b]});
+            std::sort(pieces.begin(), pieces.end());
+            for (size_t i = 0; i < pieces.size(); ++i)
+                for (size_t j = i + 1; j < pieces.size(); ++j)
+                    c += pieces[j].first > pieces[i].first && pieces[j].second < pieces[i].second;
+        }
+        return c;
+    };
+    if (slots <= 20000) {
+        // Grouping modules costs crossings where data flows across them (a tangle of blocks): it is
+        // kept only when it costs little, else frames that would hold others are not drawn.
+        Layers plain = byLayer;
+        std::vector<double> plainPos = position;
+        transpose(plain, plainPos, false);
+        if (framed) {
+            cluster(byLayer, position);
+            transpose(byLayer, position, true);
+            const size_t grouped = countCrossings(byLayer, position), free = countCrossings(plain, plainPos);
+            if (double(grouped) > double(free) * 1.25 + 8) {
+                byLayer.swap(plain);
+                position.swap(plainPos);
+            }
+        } else {
+            byLayer.swap(plain);
+            position.swap(plainPos);
+        }
+    } else if (framed) {
+        cluster(byLayer, position);
     }
     // Coordinates: layers top to bottom, slots left to right. A layer wider than the wrap width
     // (hundreds of parallel blocks) continues on further rows, so the scene keeps a shape a
