@@ -457,7 +457,7 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
         }
         return c;
     };
-    if (slots <= 20000) {
+    if (slots <= 5000) {
         // Grouping modules costs crossings where data flows across them (a tangle of blocks): it is
         // kept only when it costs little, else frames that would hold others are not drawn.
         Layers plain = byLayer;
@@ -475,8 +475,8 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
             byLayer.swap(plain);
             position.swap(plainPos);
         }
-    } else if (framed) {
-        cluster(byLayer, position);
+    } else if (slots <= 20000) {
+        transpose(byLayer, position, false); // large views: fewer crossings first (frames where they hold)
     }
     // Coordinates: layers top to bottom, slots left to right. A layer wider than the wrap width
     // (hundreds of parallel blocks) continues on further rows, so the scene keeps a shape a
