@@ -5,7 +5,7 @@
 // between module boxes) and layout time, for the layered layout with its routes and for dot with
 // its splines.
 //
-//   bench_layout_quality [--limit N] FILE...
+//   [DOT_SECONDS=30] bench_layout_quality [--limit N] FILE...     (dot is stopped after DOT_SECONDS a view)
 #include "io/GraphJson.h"
 #include "layout/Layered.h"
 #ifdef FXLENS_HAVE_GRAPHVIZ
@@ -48,10 +48,7 @@ int main(int argc, char **argv)
             if (v.items.size() > limit || (expand && layout::allModules(*g.value()).empty()))
                 continue;
             auto t0 = Clock::now();
-            layout::LayoutOptions lo;
-            if (std::getenv("NOWRAP"))
-                lo.minWrapWidth = 1e12;
-            layout::layeredLayout(v, lo);
+            layout::layeredLayout(v);
             const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
             const auto q = layout::measureLayout(v);
             std::printf("%-34s %-9s %6zu %6zu | %8zu %9zu %5zu %8.1f |", std::filesystem::path(argv[i]).filename().string().substr(0, 34).c_str(),

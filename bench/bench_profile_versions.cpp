@@ -51,13 +51,11 @@ int main(int argc, char **argv)
     // What GraphDocument::profileVersions hands the service: a copy of each version, its label and id.
     std::vector<std::unique_ptr<ir::Graph>> copies;
     views::ProfileRequest req;
-    for (size_t v : versions.value()) {
-        session.checkout(v);
-        copies.push_back(work->clone());
+    for (auto &c : rewrite::copyVersions(session, versions.value())) {
+        req.labels.push_back(c.label);
+        req.versionIds.push_back(int(c.version));
+        copies.push_back(std::move(c.graph));
         req.graphs.push_back(copies.back().get());
-        const auto &h = session.history();
-        req.labels.push_back(v == 0 ? "original" : "step " + std::to_string(v) + " (" + h[v - 1].pattern + " @ " + h[v - 1].anchor + ")");
-        req.versionIds.push_back(int(v));
     }
     req.iterations = argc > 3 ? std::atoi(argv[3]) : 10;
     req.graphName = std::filesystem::path(file).filename().string();

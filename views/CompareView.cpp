@@ -108,6 +108,11 @@ void CompareView::follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &to
     m_syncing = true;
     const QPointF c = from->viewCentre();
     const auto &v = from->view();
+    const auto &tv = to->view();
+    std::unordered_map<std::string, int> boxes; // module boxes of `to` by label
+    for (size_t k = 0; k < tv.items.size(); ++k)
+        if (tv.items[k].kind == layout::ViewItem::Kind::Module)
+            boxes.emplace(tv.items[k].label, int(k));
     double best = 1e300;
     QPointF target = to->viewCentre();
     for (const auto &it : v.items) {
@@ -115,15 +120,12 @@ void CompareView::follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &to
         if (d >= best)
             continue;
         // Its counterpart: the same node, or the same module box.
-        const auto &tv = to->view();
         int other = -1;
         if (it.node) {
             if (const ir::Node *n = toGraph.find(it.node->name()); n && n->id() < tv.itemOfNode.size())
                 other = tv.itemOfNode[n->id()];
-        } else {
-            for (size_t k = 0; k < tv.items.size() && other < 0; ++k)
-                if (tv.items[k].kind == it.kind && tv.items[k].label == it.label)
-                    other = int(k);
+        } else if (auto b = boxes.find(it.label); b != boxes.end()) {
+            other = b->second;
         }
         if (other < 0)
             continue;
@@ -138,16 +140,11 @@ void CompareView::follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &to
 CompareView *compareVersions(GraphDocument &doc, int a, int b, QWidget *parent, QString *error)
 {
     auto *h = doc.history();
-    std::unique_ptr<ir::Graph> ga, gb;
-    const bool ok = h->forEachVersion({a, b}, [&](int v, const ir::Graph &g) {
-        (v == a && !ga ? ga : gb) = g.clone();
-        return true;
-    });
-    if (!ok || !ga || !gb) {
-        *error = QObject::tr("Versions %1 and %2: the history has versions 0 to %3").arg(a).arg(b).arg(h->historySize());
+    auto copies = h->copyVersions({a, b}, error);
+    if (copies.size() != 2)
         return nullptr;
-    }
-    auto *view = new CompareView(std::move(ga), h->versionLabel(a), std::move(gb), h->versionLabel(b), parent);
+    auto *view = new CompareView(std::move(copies[0].graph), QString::fromStdString(copies[0].label), std::move(copies[1].graph),
+                                 QString::fromStdString(copies[1].label), parent);
     view->setWindowFlag(Qt::Window);
     view->setAttribute(Qt::WA_DeleteOnClose);
     return view;

@@ -305,10 +305,10 @@ void GraphCanvas::setHighlight(const std::vector<const ir::Node *> &nodes, const
     m_anchor = anchor;
     m_highlight.assign(m_view.items.size(), 0);
     for (const ir::Node *n : nodes)
-        if (n && n->id() < m_view.itemOfNode.size() && m_view.itemOfNode[n->id()] >= 0)
-            m_highlight[size_t(m_view.itemOfNode[n->id()])] = std::max<uint8_t>(m_highlight[size_t(m_view.itemOfNode[n->id()])], 1);
-    if (anchor && anchor->id() < m_view.itemOfNode.size() && m_view.itemOfNode[anchor->id()] >= 0)
-        m_highlight[size_t(m_view.itemOfNode[anchor->id()])] = 2;
+        if (const int i = itemOf(n); i >= 0)
+            m_highlight[size_t(i)] = std::max<uint8_t>(m_highlight[size_t(i)], 1);
+    if (const int i = itemOf(anchor); i >= 0)
+        m_highlight[size_t(i)] = 2;
     update();
 }
 
@@ -337,8 +337,8 @@ void GraphCanvas::setMarked(const std::vector<const ir::Node *> &nodes)
     m_markedNodes = nodes;
     m_marked.assign(m_view.items.size(), 0);
     for (const ir::Node *n : nodes)
-        if (n && n->id() < m_view.itemOfNode.size() && m_view.itemOfNode[n->id()] >= 0)
-            m_marked[size_t(m_view.itemOfNode[n->id()])] = 1;
+        if (const int i = itemOf(n); i >= 0)
+            m_marked[size_t(i)] = 1;
     update();
 }
 
@@ -785,11 +785,9 @@ void GraphCanvas::setDiffMarks(const std::vector<std::pair<const ir::Node *, Dif
     m_diffNodes = marks;
     m_diff.assign(m_view.items.size(), 0);
     for (const auto &[n, mark] : marks)
-        if (n && n->id() < m_view.itemOfNode.size() && m_view.itemOfNode[n->id()] >= 0) {
-            auto &d = m_diff[size_t(m_view.itemOfNode[n->id()])];
-            d = std::max<uint8_t>(d, uint8_t(mark)); // a box holding a removed and an added node shows "changed"
-            if (d != uint8_t(mark))
-                d = uint8_t(DiffMark::Changed);
+        if (const int i = itemOf(n); i >= 0) {
+            auto &d = m_diff[size_t(i)]; // a box holding nodes marked differently shows "changed"
+            d = d == 0 || d == uint8_t(mark) ? uint8_t(mark) : uint8_t(DiffMark::Changed);
         }
     m_pixelColor.clear();
     update();

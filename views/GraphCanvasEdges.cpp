@@ -242,8 +242,8 @@ void GraphCanvas::setSearchHits(const std::vector<const ir::Node *> &nodes)
     m_searchNodes = nodes;
     m_searchHit.assign(m_view.items.size(), 0);
     for (const ir::Node *n : nodes)
-        if (n && n->id() < m_view.itemOfNode.size() && m_view.itemOfNode[n->id()] >= 0)
-            m_searchHit[size_t(m_view.itemOfNode[n->id()])] = 1;
+        if (const int i = itemOf(n); i >= 0)
+            m_searchHit[size_t(i)] = 1;
     update();
 }
 

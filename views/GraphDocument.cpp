@@ -148,12 +148,11 @@ void GraphDocument::setModified(bool modified)
 
 void GraphDocument::aboutToEdit() { waitForCopies(); }
 
-void GraphDocument::edited(bool modifies)
+void GraphDocument::edited()
 {
     if (!m_graph)
         return;
-    if (modifies)
-        setModified(true);
+    setModified(true);
     Q_EMIT changed(m_graph.get());
     countMatches();
 }
@@ -264,7 +263,11 @@ static bool recordedOn(const prof::Profile &p, const ir::Graph &g, const std::st
 
 bool GraphDocument::bindProfiles()
 {
-    if (!m_graph || std::all_of(m_profiles.begin(), m_profiles.end(), [](const DocProfile &p) { return p.versionId != 0; }))
+    // The fingerprint (every node printed) is taken only when an unbound profile has as many nodes
+    // as the graph: walking the history with a profile set open stays cheap.
+    if (!m_graph || std::none_of(m_profiles.begin(), m_profiles.end(), [&](const DocProfile &p) {
+            return p.versionId == 0 && p.profile->nodes.size() == m_graph->size();
+        }))
         return false;
     const std::string hash = ir::fingerprintHex(*m_graph);
     bool bound = false;
@@ -359,25 +362,20 @@ bool GraphDocument::profileVersions(const std::vector<int> &versions, const Prof
     }
     // Copies of each version, made now on the GUI thread (the history walks there and back); the
     // job owns them.
-    auto graphs = std::make_shared<std::vector<std::unique_ptr<ir::Graph>>>();
+    auto copies = std::make_shared<std::vector<rewrite::VersionCopy>>(m_history->copyVersions(versions, error));
+    if (copies->empty())
+        return false;
     auto request = std::make_shared<ProfileRequest>(settings);
     std::vector<uint64_t> ids;
     request->graphs.clear();
     request->labels.clear();
     request->versionIds.clear();
-    const bool walked = m_history->forEachVersion(versions, [&](int v, const ir::Graph &g) {
-        graphs->push_back(g.clone());
-        request->labels.push_back(m_history->versionLabel(v).toStdString());
-        request->versionIds.push_back(v);
-        ids.push_back(m_history->versionId(v));
-        return true;
-    });
-    if (!walked || graphs->empty()) {
-        *error = tr("Version %1 is not in the history (0 to %2)").arg(versions.back()).arg(m_history->historySize());
-        return false;
+    for (const auto &c : *copies) {
+        request->graphs.push_back(c.graph.get());
+        request->labels.push_back(c.label);
+        request->versionIds.push_back(int(c.version));
+        ids.push_back(m_history->versionId(int(c.version)));
     }
-    for (const auto &g : *graphs)
-        request->graphs.push_back(g.get());
     if (request->graphName.empty())
         request->graphName = QFileInfo(m_file).fileName().toStdString();
     if (request->graphDir.empty() && !m_file.isEmpty())
@@ -387,7 +385,7 @@ bool GraphDocument::profileVersions(const std::vector<int> &versions, const Prof
     m_cancelProfiling = cancel;
     QPointer<GraphDocument> self(this);
     const ProfileService service = m_services.profile;
-    m_profiler = QThread::create([graphs, request, outcome, cancel, service, self] {
+    m_profiler = QThread::create([copies, request, outcome, cancel, service, self] {
         *outcome = service(*request, [&](size_t done, size_t total) {
             if (self) // the document lives on the GUI thread: the signal is queued there
                 QMetaObject::invokeMethod(self, [self, done, total] {
@@ -416,7 +414,7 @@ bool GraphDocument::profileVersions(const std::vector<int> &versions, const Prof
         Q_EMIT profilingFinished(added, message, ok);
     });
     m_profiler->start();
-    Q_EMIT profilingProgress(0, int(graphs->size()));
+    Q_EMIT profilingProgress(0, int(copies->size()));
     return true;
 }
 

@@ -78,9 +78,8 @@ public:
 
     /// Before an edit: waits until every worker has its own copy of the graph.
     void aboutToEdit();
-    /// After an edit (a step, undo, redo): modified, and the matches are counted again. A walk
-    /// that came back to the same version (profiling versions) does not modify.
-    void edited(bool modifies = true);
+    /// After an edit (a step, undo, redo): modified, and the matches are counted again.
+    void edited();
     /// Before the pattern set changes (the pattern editor): waits for every worker, which reads patterns.
     void aboutToChangePatterns();
     /// Counts every pattern's candidates on a copy of the graph, off the GUI thread; the result
@@ -113,6 +112,8 @@ public:
     bool isProfiling() const { return m_profiler != nullptr; }
     /// Asks the profiling job to stop after the version it is on (the ones done are kept).
     void cancelProfiling();
+    /// Why the profiles saved beside the graph did not load ("" when they did or there were none).
+    QString profileLoadError() const { return m_profileError; }
     /// Profile files beside a graph file: "model.json.gz" -> "model.fxprof.json.gz".
     static QString profilesFileFor(const QString &graphFile);
 
@@ -160,9 +161,6 @@ private:
     QPointer<QThread> m_profiler;
     std::shared_ptr<std::atomic<bool>> m_cancelProfiling;
     QString m_profileError; ///< why the profiles beside the graph file did not load
-public:
-    /// Why the profiles saved beside the graph did not load ("" when they did or there were none).
-    QString profileLoadError() const { return m_profileError; }
 };
 
 } // namespace fxlens::views

@@ -216,10 +216,10 @@ QRectF KernelTimeline::kernelRect(int index) const
 {
     if (!m_profile || index < 0 || size_t(index) >= m_profile->kernels.size())
         return {};
-    for (size_t t = 0; t < m_tracks.size(); ++t)
-        if (m_tracks[t].kind == Track::Kind::Device && std::find(m_tracks[t].events.begin(), m_tracks[t].events.end(), uint32_t(index)) != m_tracks[t].events.end()) {
-            const auto &k = m_profile->kernels[size_t(index)];
-            const double x0 = xOf(k.startUs), x1 = std::max(x0 + 1, xOf(k.startUs + k.durUs));
+    const auto &kr = m_profile->kernels[size_t(index)];
+    for (size_t t = 0; t < m_tracks.size(); ++t) // a kernel is on its (device, stream) track
+        if (m_tracks[t].kind == Track::Kind::Device && m_tracks[t].device == kr.device && m_tracks[t].stream == kr.stream) {
+            const double x0 = xOf(kr.startUs), x1 = std::max(x0 + 1, xOf(kr.startUs + kr.durUs));
             return QRectF(x0, trackTop(int(t)) + 2, x1 - x0, kRowHeight - 4);
         }
     return {};

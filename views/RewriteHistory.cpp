@@ -209,13 +209,7 @@ uint64_t RewriteHistory::versionId(int v) const
 
 QString RewriteHistory::versionLabel(int v) const
 {
-    if (v == 0)
-        return tr("original");
-    const auto &h = steps();
-    if (v < 0 || size_t(v) > h.size())
-        return {};
-    const auto &s = h[size_t(v) - 1];
-    return tr("step %1 (%2 @ %3)").arg(v).arg(QString::fromStdString(s.pattern), QString::fromStdString(s.anchor));
+    return v < 0 ? QString() : QString::fromStdString(rewrite::versionLabel(steps(), size_t(v)));
 }
 
 VersionInfo RewriteHistory::info() const
@@ -404,24 +398,24 @@ void RewriteHistory::requestStop()
         m_session->requestStop();
 }
 
-bool RewriteHistory::forEachVersion(const std::vector<int> &versions, const std::function<bool(int, const ir::Graph &)> &work)
+std::vector<rewrite::VersionCopy> RewriteHistory::copyVersions(const std::vector<int> &versions, QString *error)
 {
-    if (!m_session || m_running || !m_graph)
-        return false;
-    const int back = version();
-    m_doc.aboutToEdit();
-    bool ok = true;
-    for (int v : versions) {
-        if (v < 0 || size_t(v) > m_session->history().size() || !m_session->checkout(size_t(v))) {
-            ok = false;
-            break;
-        }
-        if (!work(v, *m_graph))
-            break;
+    if (!m_session || m_running) {
+        *error = m_running ? tr("A rewrite run is in progress") : tr("No graph");
+        return {};
     }
-    m_session->checkout(size_t(back));
-    m_doc.edited(false); // the same version again, but the views held nodes of the others meanwhile
-    return ok;
+    std::vector<size_t> vs;
+    for (int v : versions) {
+        if (v < 0 || v > historySize()) {
+            *error = tr("Version %1 is not in the history (0 to %2)").arg(v).arg(historySize());
+            return {};
+        }
+        vs.push_back(size_t(v));
+    }
+    // Undo/redo keep erased nodes alive and put them back: after the walk the graph is the very
+    // version it was, node for node, so nothing needs redrawing.
+    m_doc.aboutToEdit();
+    return rewrite::copyVersions(*m_session, vs);
 }
 
 } // namespace fxlens::views

@@ -13,6 +13,7 @@
 #include "ir/Graph.h"
 #include "rewrite/Pattern.h"
 #include "rewrite/Session.h"
+#include "rewrite/VersionList.h"
 
 #include <QList>
 #include <QObject>
@@ -117,9 +118,10 @@ public:
     /// them (runProgress, Stop); returns the run's result (seconds summed, rollbacks of every slice).
     rewrite::RunResult run();
     void requestStop();
-    /// Runs `work` with the graph at each of `versions` in turn (checked out, then back where the
-    /// history was): what profiling every version uses. Stops early when `work` returns false.
-    bool forEachVersion(const std::vector<int> &versions, const std::function<bool(int version, const ir::Graph &)> &work);
+    /// Copies of the graph at each of `versions` (rewrite::copyVersions; the history ends where it
+    /// was, so views keep their nodes): what profiling and comparing versions work on. Empty with
+    /// `error` for a version not in the history or while a run goes.
+    std::vector<rewrite::VersionCopy> copyVersions(const std::vector<int> &versions, QString *error);
 
 Q_SIGNALS:
     /// The version on screen changed (a step, undo/redo, a branch switch, a replay, a run).

@@ -59,12 +59,9 @@ int historyVersions(const ir::Graph &g, const Args &a, std::vector<std::unique_p
     }
     std::printf("history: %zu steps (%s), %zu -> %zu nodes; profiling %zu version(s)\n", r.steps, rewrite::stopReasonName(r.reason),
                 g.size(), work->size(), list.value().size());
-    for (size_t v : list.value()) {
-        session.checkout(v);
-        graphs.push_back(work->clone());
-        const auto &h = session.history();
-        labels.emplace_back(v == 0 ? std::string("original") : "step " + std::to_string(v) + " (" + h[v - 1].pattern + " @ " + h[v - 1].anchor + ")",
-                            int(v));
+    for (auto &c : rewrite::copyVersions(session, list.value())) {
+        labels.emplace_back(c.label, int(c.version));
+        graphs.push_back(std::move(c.graph));
     }
     return kOk;
 }

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 // Op categories for the canvas' colours and legend (see Layered.h).
-#include "ir/Target.h"
 #include "layout/Layered.h"
 
 #include <algorithm>

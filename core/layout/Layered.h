@@ -111,8 +111,7 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o = {});
 /// What a step changed in a view laid out in place (placeStable).
 struct StableResult {
     std::vector<ViewItem> removed; ///< items of the previous view gone now (their positions; `node` is not valid)
-    std::vector<uint32_t> added;   ///< items of the new view that the previous one did not have
-    bool placed = false;           ///< false: too much changed, the view was laid out afresh
+    std::vector<uint32_t> added;   ///< items of the new view that the previous one did not have (none: laid out afresh)
 };
 
 /// Lays `v` out where `previous` was (the same graph before an edit): items the previous view had

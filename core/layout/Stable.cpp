@@ -106,7 +106,6 @@ StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewS
         e.back = v.items[e.to].y < v.items[e.from].y + v.items[e.from].h;
     }
     routeEdges(v, o.itemGap);
-    r.placed = true;
     return r;
 }
 

@@ -5,6 +5,7 @@
 #include "profile/Profile.h"
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -144,10 +145,14 @@ bool isProfileFile(const std::string &path)
 {
     std::string head;
     if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
-        auto text = io::readTextFile(path); // small or not, a .gz has no readable head
-        if (!text)
+        // Only the first bytes are inflated: a large compressed graph is not read to be told apart.
+        gzFile f = gzopen(path.c_str(), "rb");
+        if (!f)
             return false;
-        head = text.value().substr(0, 255);
+        char buf[256] = {};
+        const int n = gzread(f, buf, sizeof buf - 1);
+        gzclose(f);
+        head.assign(buf, size_t(std::max(n, 0)));
     } else {
         std::ifstream f(path, std::ios::binary);
         char buf[256] = {};

@@ -82,4 +82,26 @@ Result<std::vector<size_t>> parseVersionList(const std::string &text, size_t lat
     return out;
 }
 
+std::string versionLabel(const std::vector<Step> &history, size_t v)
+{
+    if (v == 0 || v > history.size())
+        return v == 0 ? "original" : "";
+    const Step &s = history[v - 1];
+    return "step " + std::to_string(v) + " (" + s.pattern + " @ " + s.anchor + ")";
+}
+
+std::vector<VersionCopy> copyVersions(Session &s, const std::vector<size_t> &versions)
+{
+    std::vector<VersionCopy> out;
+    if (std::any_of(versions.begin(), versions.end(), [&](size_t v) { return v > s.history().size(); }))
+        return out;
+    const size_t back = s.version();
+    for (size_t v : versions) {
+        s.checkout(v);
+        out.push_back({v, versionLabel(s.history(), v), s.graph().clone()});
+    }
+    s.checkout(back);
+    return out;
+}
+
 } // namespace fxlens::rewrite
