@@ -96,7 +96,7 @@ void GraphCanvas::graphEdited()
     if (m_stable && !m_view.items.empty() && m_engine == Engine::Layered) {
         // A step: what stayed stays where it was, what it made is green, what it removed a red
         // ghost (View ▸ Re-layout starts afresh).
-        relayout(true, true);
+        relayout(true, Placement::StableStep);
         return;
     }
     relayout(true);
@@ -114,7 +114,7 @@ void GraphCanvas::relayoutFresh()
     relayout(true);
 }
 
-void GraphCanvas::relayout(bool keepCenter, bool stable)
+void GraphCanvas::relayout(bool keepCenter, Placement placement)
 {
     const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));
     std::string selectedName;
@@ -123,7 +123,7 @@ void GraphCanvas::relayout(bool keepCenter, bool stable)
     layout::ViewGraph previous = std::move(m_view);
     m_view = m_graph ? layout::buildView(*m_graph, m_expanded, m_viewOptions) : layout::ViewGraph{};
     m_ghosts.clear();
-    if (stable) {
+    if (placement == Placement::StableStep) {
         auto r = layout::placeStable(m_view, previous);
         m_ghosts = std::move(r.removed);
         m_diffNodes.clear();
@@ -131,7 +131,9 @@ void GraphCanvas::relayout(bool keepCenter, bool stable)
             if (m_view.items[i].node)
                 m_diffNodes.push_back({m_view.items[i].node, DiffMark::Added});
     } else {
-        layout::layeredLayout(m_view);
+        m_inPlace = placement == Placement::InPlace && layout::placeInPlace(m_view, previous);
+        if (!m_inPlace)
+            layout::layeredLayout(m_view);
     }
     m_edgesOf.assign(m_view.items.size(), {});
     for (size_t e = 0; e < m_view.edges.size(); ++e) {
@@ -254,17 +256,27 @@ void GraphCanvas::setExpanded(const QString &module, bool expanded)
     const std::string m = module.toStdString();
     if (expanded == (m_expanded.count(m) > 0))
         return;
-    // The module stays where it was on screen: its box before expanding becomes its frame's top
-    // (and the frame's top the box when collapsing), so you keep your place.
+    // The picture stays where it was on screen: every item outside the module keeps its place
+    // (placeInPlace), so one of them is held still; should the view be laid out afresh instead,
+    // the module's box before expanding becomes its frame's top (and the frame's top the box).
+    auto inModule = [&](const layout::ViewItem &it) { return it.module == m || it.module.rfind(m + ".", 0) == 0; };
     auto topOf = [&]() -> std::optional<QPointF> {
         for (const auto &f : m_frames)
             if (f.path == m)
                 return QPointF(f.rect.center().x(), f.rect.top());
         for (const auto &it : m_view.items)
-            if (it.kind == ViewItem::Kind::Module ? it.module == m : (it.module == m || it.module.rfind(m + ".", 0) == 0))
+            if (inModule(it))
                 return QPointF(it.x + it.w / 2, it.y);
         return std::nullopt;
     };
+    std::string still;
+    QPointF stillOnScreen;
+    for (const auto &it : m_view.items)
+        if (!inModule(it)) {
+            still = it.label;
+            stillOnScreen = QPointF(it.x, it.y) * m_scale + m_offset;
+            break;
+        }
     const auto before = topOf();
     const QPointF onScreen = before ? *before * m_scale + m_offset : QPointF();
     if (expanded)
@@ -274,12 +286,18 @@ void GraphCanvas::setExpanded(const QString &module, bool expanded)
         for (auto it = m_expanded.begin(); it != m_expanded.end();)
             it = (*it == m || it->rfind(m + ".", 0) == 0) ? m_expanded.erase(it) : std::next(it);
     }
-    relayout(true);
-    if (const auto after = topOf(); before && after) {
+    relayout(true, Placement::InPlace);
+    bool held = false;
+    for (const auto &it : m_view.items)
+        if (!still.empty() && it.label == still && m_inPlace) {
+            m_offset = stillOnScreen - QPointF(it.x, it.y) * m_scale;
+            held = true;
+            break;
+        }
+    if (const auto after = topOf(); !held && before && after)
         m_offset = onScreen - *after * m_scale;
-        update();
-        Q_EMIT viewChanged();
-    }
+    update();
+    Q_EMIT viewChanged();
     Q_EMIT moduleToggled(module, expanded);
 }
 
@@ -358,7 +376,7 @@ bool GraphCanvas::selectNode(const QString &name)
         if (!f.path.empty() && m_expanded.insert(f.path).second)
             changed = true;
     if (changed)
-        relayout(false);
+        relayout(false, Placement::InPlace);
     if (m_view.itemOfNode[node->id()] < 0) // a constant nobody reads (hidden)
         return false;
     m_selected = m_view.itemOfNode[node->id()];

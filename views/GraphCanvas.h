@@ -167,7 +167,11 @@ protected:
 
 private:
     /// `stable`: the graph was edited; items keep their places (layout::placeStable).
-    void relayout(bool keepCenter, bool stable = false);
+    /// How relayout() places the new view: afresh, where the previous version of the graph was
+    /// (a rewrite step), or with modules opened or closed in place (nothing else moves).
+    enum class Placement { Fresh, StableStep, InPlace };
+    void relayout(bool keepCenter, Placement placement = Placement::Fresh);
+    bool m_inPlace = false; ///< the last relayout placed the view in place (placeInPlace)
     void rebuildIndex();
     std::vector<int> itemsIn(const QRectF &sceneRect) const;
     void paintScene(QPainter &p, const QRectF &sceneRect, double scale, bool everything);

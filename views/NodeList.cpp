@@ -21,6 +21,7 @@ class NodeFilter : public QSortFilterProxyModel {
 public:
     using QSortFilterProxyModel::QSortFilterProxyModel;
     const ir::Graph *graph = nullptr;
+    std::vector<uint8_t> constants; ///< layout::constantNodes of the graph (what the canvas hides)
     bool showConstants = false;
     bool filterAcceptsRow(int row, const QModelIndex &parent) const override
     {
@@ -29,7 +30,7 @@ public:
             if (showConstants || !graph)
                 return true;
             const ir::Node *n = static_cast<const NodeTableModel *>(sourceModel())->nodeAt(row);
-            return !n || !layout::isConstant(n, *graph);
+            return !n || !(n->id() < constants.size() ? constants[n->id()] != 0 : layout::isConstant(n, *graph));
         }
         for (int col : {NodeTableModel::NameColumn, NodeTableModel::TargetColumn, NodeTableModel::ModuleColumn})
             if (re.match(sourceModel()->index(row, col, parent).data().toString()).hasMatch())
@@ -73,7 +74,9 @@ NodeList::NodeList(QWidget *parent) : QWidget(parent)
 
 void NodeList::setGraph(const ir::Graph *g)
 {
-    static_cast<NodeFilter *>(m_proxy)->graph = g;
+    auto *filter = static_cast<NodeFilter *>(m_proxy);
+    filter->graph = g;
+    filter->constants = g ? layout::constantNodes(*g) : std::vector<uint8_t>{};
     m_model->setGraph(g);
     m_proxy->invalidate();
 }

@@ -118,4 +118,26 @@ bool isConstant(const ir::Node *n, const ir::Graph &g)
     return false;
 }
 
+std::vector<uint8_t> constantNodes(const ir::Graph &g)
+{
+    std::vector<uint8_t> out(g.idBound(), 0);
+    // Tensors made from nothing but shapes (arange, zeros, full: position ids, causal masks).
+    static const std::unordered_set<std::string> factories = {"arange", "zeros", "ones", "full", "empty", "scalar_tensor", "eye",
+                                                              "linspace", "tensor"};
+    for (ir::Node *n = g.first(); n; n = n->next()) {
+        if (isConstant(n, g)) {
+            out[n->id()] = 1;
+            continue;
+        }
+        if (n->op() != ir::OpKind::CallFunction && n->op() != ir::OpKind::CallMethod)
+            continue;
+        const auto inputs = n->inputNodes();
+        if (inputs.empty())
+            out[n->id()] = factories.count(baseName(n)) > 0;
+        else
+            out[n->id()] = std::all_of(inputs.begin(), inputs.end(), [&](const ir::Node *in) { return out[in->id()] != 0; });
+    }
+    return out;
+}
+
 } // namespace fxlens::layout

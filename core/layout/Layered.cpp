@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "layout/Layered.h"
+#include "layout/Rank.h"
 
 #include <algorithm>
 #include <cmath>
@@ -60,10 +61,7 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
 {
     ViewGraph v;
     v.itemOfNode.assign(g.idBound(), -1);
-    std::vector<uint8_t> hidden(g.idBound(), 0);
-    if (!o.showConstants)
-        for (ir::Node *n = g.first(); n; n = n->next())
-            hidden[n->id()] = isConstant(n, g);
+    const std::vector<uint8_t> hidden = o.showConstants ? std::vector<uint8_t>(g.idBound(), 0) : constantNodes(g);
     // The box of each collapsed module's current call; a call is over once a node outside the box
     // has read its output, and the module running again then gets a box of its own.
     struct Call {
@@ -128,22 +126,25 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
                     c.over = true;
         }
     }
-    // Hidden parameters and constants go with their first visible reader (selecting one shows the
-    // reader; the reader's tooltip lists them).
-    for (ir::Node *n = g.first(); n; n = n->next()) {
-        if (!hidden[n->id()])
-            continue;
+    // Hidden parameters and constants go with their first reader that is shown (through the
+    // hidden nodes computed from them): selecting one shows the reader; its tooltip lists them.
+    std::vector<ir::Node *> hiddenNodes;
+    for (ir::Node *n = g.first(); n; n = n->next())
+        if (hidden[n->id()])
+            hiddenNodes.push_back(n);
+    for (auto k = hiddenNodes.rbegin(); k != hiddenNodes.rend(); ++k) {
+        ir::Node *n = *k;
         for (ir::Node *u : n->users()) {
             const int32_t r = v.itemOfNode[u->id()];
-            if (r < 0 || hidden[u->id()])
+            if (r < 0)
                 continue;
             v.itemOfNode[n->id()] = r;
             auto &reader = v.items[size_t(r)];
             if (++reader.hiddenInputs <= 3) {
-                std::string what = n->target().empty() ? n->name() : n->target();
+                std::string what = n->target().empty() || n->op() != ir::OpKind::GetAttr ? n->name() : n->target();
                 if (n->meta().val.kind != ir::ValueMeta::Kind::Unknown)
                     what += " " + n->meta().val.toString();
-                reader.hiddenSummary += (reader.hiddenSummary.empty() ? "" : ", ") + what;
+                reader.hiddenSummary = what + (reader.hiddenSummary.empty() ? "" : ", ") + reader.hiddenSummary;
             }
             break;
         }
@@ -190,6 +191,32 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
     const size_t n = v.items.size();
     if (n == 0) {
         v.width = v.height = 0;
+        return;
+    }
+    if (o.layering == Layering::Auto) {
+        // The layerings differ by view (the least total edge length is not always the fewest
+        // crossings): small views try each and keep the picture with the fewest crossings.
+        LayoutOptions each = o;
+        each.layering = Layering::LongestPath;
+        if (n > o.tryLayeringsItems || n < 3) {
+            layeredLayout(v, each);
+            return;
+        }
+        ViewGraph best;
+        size_t fewest = SIZE_MAX;
+        for (const Layering l : {Layering::LongestPath, Layering::NetworkSimplex, Layering::NetworkSimplexBalanced}) {
+            ViewGraph candidate = v;
+            each.layering = l;
+            layeredLayout(candidate, each);
+            const size_t crossings = measureLayout(candidate).crossings;
+            if (crossings < fewest) {
+                fewest = crossings;
+                best = std::move(candidate);
+            }
+            if (fewest == 0)
+                break;
+        }
+        v = std::move(best);
         return;
     }
     // Layers by data flow: a topological order of the items (program order among the ready
@@ -264,13 +291,28 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
     }
     for (auto k = order.rbegin(); k != order.rend(); ++k) {
         const uint32_t i = *k;
-        if (succs[i].empty() || (fromInput[i] && !preds[i].empty()))
+        if (succs[i].empty() || (fromInput[i] && !preds[i].empty() && succs[i].size() <= preds[i].size()))
             continue;
         int first = layers;
         for (uint32_t t : succs[i])
             first = std::min(first, v.items[t].layer);
         if (first < layers && first - 1 > v.items[i].layer)
             v.items[i].layer = first - 1;
+    }
+    if (o.layering != Layering::LongestPath) {
+        // Network simplex (dot's ranking): the least total edge length.
+        std::vector<std::pair<uint32_t, uint32_t>> forward;
+        for (uint32_t i = 0; i < n; ++i)
+            for (uint32_t t : succs[i])
+                forward.push_back({i, t});
+        const auto ranks = networkSimplexRanks(n, forward, 20 * n + 1000, o.layering == Layering::NetworkSimplexBalanced);
+        if (!ranks.empty()) {
+            layers = 0;
+            for (uint32_t i = 0; i < n; ++i) {
+                v.items[i].layer = ranks[i];
+                layers = std::max(layers, ranks[i] + 1);
+            }
+        }
     }
     // Long edges get a chain of dummies, one per layer they pass (small views: the ordering then
     // places their routes like items, which keeps them straight and uncrossed). Slots 0..n-1 are
@@ -286,17 +328,43 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
         int count;
     };
     std::vector<Chain> chains;
+    std::vector<std::pair<uint32_t, int>> trunks; // each bundle's first dummy and length
     {
-        size_t dummies = 0;
+        // Long edges from one item share one chain (a bundle: one line down the side of the
+        // picture, branching off to each reader, instead of a lane per reader), placed and
+        // ordered once.
+        std::vector<int> reach(n, 0); // the longest span of each item's edges
         for (const auto &e : v.edges)
             if (!e.back)
-                dummies += size_t(std::max(0, v.items[e.to].layer - v.items[e.from].layer - 1));
+                reach[e.from] = std::max(reach[e.from], v.items[e.to].layer - v.items[e.from].layer);
+        size_t dummies = 0;
+        for (int r : reach)
+            dummies += size_t(std::max(0, r - 1));
         constexpr size_t kDummyItems = 5000, kDummies = 40000;
         if (n <= kDummyItems && dummies <= kDummies) {
             for (auto &l : up)
                 l.clear();
             for (auto &l : down)
                 l.clear();
+            std::vector<uint32_t> trunk(n, 0); // the first dummy of each item's bundle
+            for (uint32_t i = 0; i < n; ++i) {
+                if (reach[i] < 2)
+                    continue;
+                trunk[i] = uint32_t(layerOf.size());
+                trunks.push_back({trunk[i], reach[i] - 1});
+                uint32_t prev = i;
+                for (int k = 1; k < reach[i]; ++k) {
+                    const uint32_t d = uint32_t(layerOf.size());
+                    layerOf.push_back(v.items[i].layer + k);
+                    widthOf.push_back(6);
+                    heightOf.push_back(0);
+                    up.emplace_back();
+                    down.emplace_back();
+                    up[d].push_back(prev);
+                    down[prev].push_back(d);
+                    prev = d;
+                }
+            }
             for (size_t ei = 0; ei < v.edges.size(); ++ei) {
                 const auto &e = v.edges[ei];
                 if (e.back)
@@ -304,18 +372,8 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
                 const int span = v.items[e.to].layer - v.items[e.from].layer;
                 uint32_t prev = e.from;
                 if (span > 1) {
-                    chains.push_back({ei, uint32_t(layerOf.size()), span - 1});
-                    for (int k = 1; k < span; ++k) {
-                        const uint32_t d = uint32_t(layerOf.size());
-                        layerOf.push_back(v.items[e.from].layer + k);
-                        widthOf.push_back(6);
-                        heightOf.push_back(0);
-                        up.emplace_back();
-                        down.emplace_back();
-                        up[d].push_back(prev);
-                        down[prev].push_back(d);
-                        prev = d;
-                    }
+                    chains.push_back({ei, trunk[e.from], span - 1});
+                    prev = trunk[e.from] + uint32_t(span - 2);
                 }
                 up[e.to].push_back(prev);
                 down[prev].push_back(e.to);
@@ -326,157 +384,380 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
     std::vector<std::vector<uint32_t>> byLayer(static_cast<size_t>(layers));
     for (size_t i = 0; i < slots; ++i)
         byLayer[size_t(layerOf[i])].push_back(uint32_t(i));
-    // Barycenter ordering: each slot moves to the mean position of its neighbours in the layer
-    // above (down sweeps) or below (up sweeps); program order breaks ties.
-    std::vector<double> position(slots);
-    auto number = [&](const std::vector<uint32_t> &layer) {
-        for (size_t k = 0; k < layer.size(); ++k)
-            position[layer[k]] = double(k) / double(std::max<size_t>(layer.size(), 1));
-    };
-    for (auto &l : byLayer)
-        number(l);
-    std::vector<double> key(slots);
-    // Small views get more sweeps (fewer crossings; still milliseconds).
-    const int sweeps = n <= 3000 ? std::max(o.sweeps, 12) : o.sweeps;
-    for (int s = 0; s < sweeps; ++s) {
-        const bool downward = s % 2 == 0;
-        for (int li = downward ? 1 : layers - 2; downward ? li < layers : li >= 0; li += downward ? 1 : -1) {
-            auto &layer = byLayer[size_t(li)];
-            for (uint32_t i : layer) {
-                const auto &nb = downward ? up[i] : down[i];
-                double sum = 0;
-                size_t cnt = 0;
-                for (uint32_t j : nb)
-                    if (layerOf[j] == li + (downward ? -1 : 1)) {
-                        sum += position[j];
-                        ++cnt;
-                    }
-                key[i] = cnt ? sum / double(cnt) : position[i];
+    // Order within layers (dot's mincross): sweeps down and up, each slot moving to the weighted
+    // median position of its neighbours in the layer just passed (slots without neighbours there
+    // keep their place), each sweep followed by transposition (neighbours swapped while that
+    // removes crossings); the order with the fewest crossings seen is kept.
+    //
+    // Nodes of one expanded module stay together in each layer (so its frame holds its own nodes):
+    // in the grouped order, each sorted layer is grouped by the mean position of its modules,
+    // outermost first, and transposition keeps the groups. Grouping costs crossings where data
+    // flows across modules (a tangle of blocks), so it is kept only when it costs few crossings
+    // against the free order; else frames that would hold others are not drawn.
+    using Layers = std::vector<std::vector<uint32_t>>;
+    std::vector<uint32_t> clusterId(slots, 0);          // 0: no module
+    std::vector<std::vector<uint32_t>> chainOf(1);      // cluster id -> its module and those around it, outermost first
+    bool framed = false;
+    {
+        std::unordered_map<std::string, uint32_t> ids;
+        ids.emplace(std::string(), 0u);
+        for (size_t i = 0; i < n; ++i) {
+            const std::string &path = v.items[i].cluster;
+            if (path.empty())
+                continue;
+            framed = true;
+            // The path's prefixes, outermost first, each with the chain of those around it.
+            uint32_t id = 0;
+            for (size_t k = path.find('.');; k = path.find('.', k + 1)) {
+                const std::string prefix = k == std::string::npos ? path : path.substr(0, k);
+                auto [it, fresh] = ids.emplace(prefix, uint32_t(chainOf.size()));
+                if (fresh) {
+                    std::vector<uint32_t> chain = chainOf[id];
+                    chain.push_back(it->second);
+                    chainOf.push_back(std::move(chain));
+                }
+                id = it->second;
+                if (k == std::string::npos)
+                    break;
             }
-            std::stable_sort(layer.begin(), layer.end(), [&](uint32_t a, uint32_t b) { return key[a] < key[b]; });
-            number(layer);
+            clusterId[i] = id;
         }
     }
-    // Nodes of one expanded module stay together in each layer (so its frame holds its own nodes):
-    // slots are ordered by the mean position of their modules, outermost first, then their own.
-    std::vector<std::string> clusterOf(slots);
-    bool framed = false;
-    for (size_t i = 0; i < n; ++i) {
-        clusterOf[i] = v.items[i].cluster;
-        framed = framed || !clusterOf[i].empty();
-    }
-    auto prefixes = [](const std::string &path) {
-        std::vector<std::string> out;
-        for (size_t k = path.find('.'); k != std::string::npos; k = path.find('.', k + 1))
-            out.push_back(path.substr(0, k));
-        if (!path.empty())
-            out.push_back(path);
-        return out;
+    std::vector<uint32_t> idx(slots); // each slot's index in its layer
+    auto renumber = [&](const Layers &bl) {
+        for (const auto &layer : bl)
+            for (size_t k = 0; k < layer.size(); ++k)
+                idx[layer[k]] = uint32_t(k);
     };
-    using Layers = std::vector<std::vector<uint32_t>>;
-    auto renumber = [](const std::vector<uint32_t> &layer, std::vector<double> &pos) {
-        for (size_t k = 0; k < layer.size(); ++k)
-            pos[layer[k]] = double(k) / double(std::max<size_t>(layer.size(), 1));
-    };
-    auto cluster = [&](Layers &bl, std::vector<double> &pos) {
-        for (auto &layer : bl) {
-            std::unordered_map<std::string, std::pair<double, size_t>> mean;
-            for (uint32_t i : layer)
-                for (const auto &p : prefixes(clusterOf[i])) {
-                    auto &m = mean[p];
-                    m.first += pos[i];
-                    ++m.second;
-                }
-            std::vector<std::vector<double>> keyOf(layer.size());
-            for (size_t k = 0; k < layer.size(); ++k) {
-                for (const auto &p : prefixes(clusterOf[layer[k]])) {
-                    const auto &m = mean[p];
-                    keyOf[k].push_back(m.first / double(m.second));
-                }
-                keyOf[k].push_back(pos[layer[k]]);
+    // A layer grouped by modules: slots by the mean index of their modules, outermost first, then their own.
+    std::vector<double> sum(chainOf.size()), cnt(chainOf.size());
+    auto group = [&](std::vector<uint32_t> &layer) {
+        for (uint32_t i : layer)
+            for (uint32_t c : chainOf[clusterId[i]])
+                sum[c] = 0, cnt[c] = 0;
+        for (uint32_t i : layer)
+            for (uint32_t c : chainOf[clusterId[i]])
+                sum[c] += idx[i], cnt[c] += 1;
+        std::stable_sort(layer.begin(), layer.end(), [&](uint32_t a, uint32_t b) {
+            const auto &x = chainOf[clusterId[a]], &y = chainOf[clusterId[b]];
+            for (size_t k = 0; k < std::min(x.size(), y.size()); ++k) {
+                if (x[k] == y[k])
+                    continue;
+                const double ka = sum[x[k]] / cnt[x[k]], kb = sum[y[k]] / cnt[y[k]];
+                if (ka != kb)
+                    return ka < kb;
+                return x[k] < y[k];
             }
-            std::vector<size_t> idx(layer.size());
-            std::iota(idx.begin(), idx.end(), size_t(0));
-            std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-                const auto &x = keyOf[a], &y = keyOf[b];
-                for (size_t k = 0; k < std::min(x.size(), y.size()); ++k)
-                    if (x[k] != y[k])
-                        return x[k] < y[k];
-                return x.size() < y.size();
+            const double ka = x.size() > y.size() ? sum[x[y.size()]] / cnt[x[y.size()]] : idx[a];
+            const double kb = y.size() > x.size() ? sum[y[x.size()]] / cnt[y[x.size()]] : idx[b];
+            return ka != kb ? ka < kb : idx[a] < idx[b];
+        });
+        for (size_t k = 0; k < layer.size(); ++k)
+            idx[layer[k]] = uint32_t(k);
+    };
+    // One sweep: each layer sorted by the weighted median of its neighbours in the layer before it.
+    std::vector<double> key(slots), key2(slots);
+    std::vector<uint32_t> near;
+    auto sweep = [&](Layers &bl, bool downward, bool grouped) {
+        for (int li = downward ? 1 : layers - 2; downward ? li < layers : li >= 0; li += downward ? 1 : -1) {
+            auto &layer = bl[size_t(li)];
+            const int from = li + (downward ? -1 : 1);
+            std::vector<uint32_t> movable, places;
+            for (size_t k = 0; k < layer.size(); ++k) {
+                const uint32_t i = layer[k];
+                near.clear();
+                for (uint32_t j : downward ? up[i] : down[i])
+                    if (layerOf[j] == from)
+                        near.push_back(idx[j]);
+                if (near.empty())
+                    continue; // keeps its place
+                std::sort(near.begin(), near.end());
+                const size_t m = near.size() / 2;
+                double med;
+                if (near.size() % 2 || near.size() == 2)
+                    med = near.size() == 2 ? (near[0] + near[1]) / 2.0 : near[m];
+                else {
+                    const double l = near[m - 1] - near.front(), r = near.back() - near[m];
+                    med = l + r == 0 ? (near[m - 1] + near[m]) / 2.0 : (near[m - 1] * r + near[m] * l) / (l + r);
+                }
+                key[i] = med;
+                // Ties go by the neighbours on the other side (a side chain joining the node its
+                // neighbour joins stays on the side it leaves from).
+                double other = 0, cnt = 0;
+                for (uint32_t j : downward ? down[i] : up[i])
+                    if (layerOf[j] == li + (downward ? 1 : -1))
+                        other += idx[j], cnt += 1;
+                key2[i] = cnt ? other / cnt : -1;
+                movable.push_back(i);
+                places.push_back(uint32_t(k));
+            }
+            std::stable_sort(movable.begin(), movable.end(), [&](uint32_t a, uint32_t b) {
+                return key[a] != key[b] ? key[a] < key[b] : (key2[a] >= 0 && key2[b] >= 0 && key2[a] < key2[b]);
             });
-            std::vector<uint32_t> sorted;
-            for (size_t k : idx)
-                sorted.push_back(layer[k]);
-            layer.swap(sorted);
-            renumber(layer, pos);
+            for (size_t k = 0; k < movable.size(); ++k)
+                layer[places[k]] = movable[k];
+            for (size_t k = 0; k < layer.size(); ++k)
+                idx[layer[k]] = uint32_t(k);
+            if (grouped)
+                group(layer);
         }
     };
     // Transposition (as dot's): swap neighbours in a layer while that removes crossings with the
-    // layers above and below; with `keepModules`, a module's nodes stay together (dummies move
+    // layers above and below; in the grouped order a module's nodes stay together (dummies move
     // freely: frames hold nodes only).
-    auto transpose = [&](Layers &bl, std::vector<double> &pos, bool keepModules) {
-        auto crossings = [&](uint32_t left, uint32_t right) {
-            size_t c = 0;
-            for (const auto *nb : {&up, &down})
-                for (uint32_t a : (*nb)[left])
-                    for (uint32_t b : (*nb)[right])
-                        c += layerOf[a] == layerOf[b] && pos[a] > pos[b];
-            return c;
-        };
+    auto pairCrossings = [&](uint32_t left, uint32_t right) {
+        size_t c = 0;
+        for (const auto *nb : {&up, &down})
+            for (uint32_t a : (*nb)[left])
+                for (uint32_t b : (*nb)[right])
+                    c += layerOf[a] == layerOf[b] && idx[a] > idx[b];
+        return c;
+    };
+    // In the grouped order, whole modules swap places too: two neighbouring runs of nodes (each
+    // all of its module's nodes in the layer, below the module the two share) trade places when
+    // that removes crossings.
+    auto inBranch = [&](uint32_t node, uint32_t branch, size_t depth) {
+        const auto &c = chainOf[clusterId[node]];
+        return c.size() > depth && c[depth] == branch;
+    };
+    auto swapBlocks = [&](std::vector<uint32_t> &layer) {
+        bool improved = false;
+        const size_t size = layer.size();
+        for (size_t k = 0; k < size;) {
+            if (layer[k] >= n) {
+                ++k;
+                continue;
+            }
+            size_t m = k;
+            while (m < size && layer[m] < n && clusterId[layer[m]] == clusterId[layer[k]])
+                ++m;
+            if (m >= size || layer[m] >= n) {
+                k = m;
+                continue;
+            }
+            size_t r = m;
+            while (r < size && layer[r] < n && clusterId[layer[r]] == clusterId[layer[m]])
+                ++r;
+            const auto &ca = chainOf[clusterId[layer[k]]], &cb = chainOf[clusterId[layer[m]]];
+            size_t d = 0;
+            while (d < ca.size() && d < cb.size() && ca[d] == cb[d])
+                ++d;
+            bool ok = true;
+            if (ca.size() > d)
+                for (size_t j = k; j-- > 0;)
+                    if (layer[j] < n) {
+                        ok = !inBranch(layer[j], ca[d], d);
+                        break;
+                    }
+            if (ok && cb.size() > d)
+                for (size_t j = r; j < size; ++j)
+                    if (layer[j] < n) {
+                        ok = !inBranch(layer[j], cb[d], d);
+                        break;
+                    }
+            if (ok) {
+                size_t before = 0, after = 0;
+                for (size_t a = k; a < m; ++a)
+                    for (size_t b = m; b < r; ++b) {
+                        before += pairCrossings(layer[a], layer[b]);
+                        after += pairCrossings(layer[b], layer[a]);
+                    }
+                if (after < before) {
+                    std::rotate(layer.begin() + std::ptrdiff_t(k), layer.begin() + std::ptrdiff_t(m), layer.begin() + std::ptrdiff_t(r));
+                    for (size_t j = k; j < r; ++j)
+                        idx[layer[j]] = uint32_t(j);
+                    improved = true;
+                    k += r - m;
+                    continue;
+                }
+            }
+            k = m;
+        }
+        return improved;
+    };
+    auto transpose = [&](Layers &bl, bool grouped) {
         for (int pass = 0; pass < 16; ++pass) {
             bool improved = false;
             for (auto &layer : bl)
                 for (size_t k = 0; k + 1 < layer.size(); ++k) {
                     const uint32_t u = layer[k], w = layer[k + 1];
-                    if (keepModules && clusterOf[u] != clusterOf[w] && u < n && w < n)
+                    if (grouped && clusterId[u] != clusterId[w] && u < n && w < n)
                         continue;
-                    if (crossings(w, u) < crossings(u, w)) {
+                    const size_t c0 = pairCrossings(u, w), c1 = pairCrossings(w, u);
+                    if (c1 < c0) {
                         std::swap(layer[k], layer[k + 1]);
-                        std::swap(pos[u], pos[w]);
+                        std::swap(idx[u], idx[w]);
                         improved = true;
                     }
                 }
+            if (grouped)
+                for (auto &layer : bl)
+                    improved = swapBlocks(layer) || improved;
             if (!improved)
                 break;
         }
     };
-    // Crossings between adjacent layers (each edge piece counted once).
-    auto countCrossings = [&](const Layers &bl, const std::vector<double> &pos) {
+    // Crossings between adjacent layers (inversions of the edge pieces, counted with a Fenwick tree).
+    std::vector<std::pair<uint32_t, uint32_t>> pieces;
+    std::vector<uint32_t> fenwick;
+    auto crossingsBelow = [&](const Layers &bl, size_t li) { // between layers li and li + 1
         size_t c = 0;
-        std::vector<std::pair<double, double>> pieces;
-        for (size_t li = 1; li < bl.size(); ++li) {
-            pieces.clear();
-            for (uint32_t b : bl[li])
-                for (uint32_t a : up[b])
-                    if (layerOf[a] == int(li) - 1)
-                        pieces.push_back({pos[a], pos[b]});
-            std::sort(pieces.begin(), pieces.end());
-            for (size_t i = 0; i < pieces.size(); ++i)
-                for (size_t j = i + 1; j < pieces.size(); ++j)
-                    c += pieces[j].first > pieces[i].first && pieces[j].second < pieces[i].second;
+        pieces.clear();
+        for (uint32_t a : bl[li])
+            for (uint32_t b : down[a])
+                if (layerOf[b] == int(li) + 1)
+                    pieces.push_back({idx[a], idx[b]});
+        std::sort(pieces.begin(), pieces.end());
+        const size_t width = bl[li + 1].size();
+        fenwick.assign(width + 1, 0);
+        size_t inserted = 0;
+        for (size_t k = 0; k < pieces.size();) {
+            size_t e = k;
+            for (; e < pieces.size() && pieces[e].first == pieces[k].first; ++e) {
+                size_t atMost = 0; // inserted pieces ending at or left of this one's end
+                for (size_t f = pieces[e].second + 1; f > 0; f -= f & (~f + 1))
+                    atMost += fenwick[f];
+                c += inserted - atMost;
+            }
+            for (; k < e; ++k, ++inserted)
+                for (size_t f = pieces[k].second + 1; f <= width; f += f & (~f + 1))
+                    ++fenwick[f];
         }
         return c;
     };
-    if (slots <= 5000) {
-        // Grouping modules costs crossings where data flows across them (a tangle of blocks): it is
-        // kept only when it costs little, else frames that would hold others are not drawn.
-        Layers plain = byLayer;
-        std::vector<double> plainPos = position;
-        transpose(plain, plainPos, false);
-        if (framed) {
-            cluster(byLayer, position);
-            transpose(byLayer, position, true);
-            const size_t grouped = countCrossings(byLayer, position), free = countCrossings(plain, plainPos);
-            if (double(grouped) > double(free) * 1.25 + 8) {
-                byLayer.swap(plain);
-                position.swap(plainPos);
+    auto countCrossings = [&](const Layers &bl) {
+        size_t c = 0;
+        for (size_t li = 0; li + 1 < bl.size(); ++li)
+            c += crossingsBelow(bl, li);
+        return c;
+    };
+    auto mincrossFrom = [&](Layers &bl, bool grouped, int iterations, bool downFirst) {
+        renumber(bl);
+        if (grouped)
+            for (auto &layer : bl)
+                group(layer);
+        transpose(bl, grouped);
+        size_t best = countCrossings(bl);
+        Layers kept = bl;
+        for (int it = 0, stale = 0; it < iterations && best > 0 && stale < 6; ++it) {
+            sweep(bl, (it % 2 == 0) == downFirst, grouped);
+            transpose(bl, grouped);
+            const size_t c = countCrossings(bl);
+            stale = c < best ? 0 : stale + 1;
+            if (c <= best) {
+                best = c;
+                kept = bl;
             }
-        } else {
-            byLayer.swap(plain);
-            position.swap(plainPos);
         }
-    } else if (slots <= 20000) {
-        transpose(byLayer, position, false); // large views: fewer crossings first (frames where they hold)
+        // A long bundle can lie on the wrong side of a whole run of blocks, which no swap of
+        // neighbours mends: each bundle also tries the far left and the far right of its layers.
+        bl = kept;
+        renumber(bl);
+        for (const auto &[first, count] : trunks) {
+            if (count < 4 || best == 0)
+                continue;
+            const size_t top = size_t(layerOf[first]), bottom = top + size_t(count) - 1;
+            auto crossingsAround = [&]() {
+                size_t c = 0;
+                for (size_t l = top - 1; l <= bottom && l + 1 < bl.size(); ++l)
+                    c += crossingsBelow(bl, l);
+                return c;
+            };
+            const size_t before = crossingsAround();
+            size_t fewest = before;
+            int side = 0; // 0: where it is, 1: far left, 2: far right
+            std::vector<uint32_t> home(static_cast<size_t>(count));
+            for (int k = 0; k < count; ++k)
+                home[size_t(k)] = idx[first + uint32_t(k)];
+            auto moveTo = [&](int where) {
+                for (int k = 0; k < count; ++k) {
+                    const uint32_t d = first + uint32_t(k);
+                    auto &layer = bl[size_t(layerOf[d])];
+                    layer.erase(layer.begin() + std::ptrdiff_t(idx[d]));
+                    const size_t at = where == 1 ? 0 : where == 2 ? layer.size() : size_t(home[size_t(k)]);
+                    layer.insert(layer.begin() + std::ptrdiff_t(at), d);
+                    for (size_t j = 0; j < layer.size(); ++j)
+                        idx[layer[j]] = uint32_t(j);
+                }
+            };
+            for (int where : {1, 2}) {
+                moveTo(where);
+                if (const size_t c = crossingsAround(); c < fewest)
+                    fewest = c, side = where;
+            }
+            moveTo(side == 2 ? 2 : 0);
+            if (side == 1)
+                moveTo(1);
+            if (fewest < before)
+                best -= before - fewest;
+        }
+        if (countCrossings(bl) <= best) {
+            best = countCrossings(bl);
+            kept = bl;
+        }
+        bl.swap(kept);
+        return best;
+    };
+    // Two starting orders (program order, and dot's: depth first from the sources), each swept
+    // first down and first up; the best result is kept.
+    Layers depthFirst(static_cast<size_t>(layers));
+    {
+        std::vector<uint8_t> seen(slots, 0);
+        std::vector<uint32_t> stack;
+        for (uint32_t s0 = 0; s0 < slots; ++s0) {
+            if (seen[s0] || !up[s0].empty())
+                continue;
+            stack.push_back(s0);
+            seen[s0] = 1;
+            while (!stack.empty()) {
+                const uint32_t i = stack.back();
+                stack.pop_back();
+                depthFirst[size_t(layerOf[i])].push_back(i);
+                for (auto t = down[i].rbegin(); t != down[i].rend(); ++t)
+                    if (!seen[*t]) {
+                        seen[*t] = 1;
+                        stack.push_back(*t);
+                    }
+            }
+        }
+        for (uint32_t i = 0; i < slots; ++i)
+            if (!seen[i])
+                depthFirst[size_t(layerOf[i])].push_back(i);
+    }
+    auto mincross = [&](Layers &bl, bool grouped, int iterations) {
+        size_t best = SIZE_MAX;
+        Layers result;
+        for (const Layers *start : {&bl, &depthFirst})
+            for (const bool downFirst : {true, false}) {
+                Layers l = *start;
+                const size_t c = mincrossFrom(l, grouped, iterations, downFirst);
+                if (c < best) {
+                    best = c;
+                    result.swap(l);
+                }
+                if (best == 0)
+                    break;
+            }
+        bl.swap(result);
+        renumber(bl);
+        return best;
+    };
+    if (slots <= 20000) {
+        const int iterations = slots <= 5000 ? 24 : 8;
+        if (framed) {
+            Layers plain = byLayer;
+            const size_t free = mincross(plain, false, iterations);
+            const size_t grouped = mincross(byLayer, true, iterations);
+            if (double(grouped) > double(free) * 1.25 + 8)
+                byLayer.swap(plain);
+        } else {
+            mincross(byLayer, false, iterations);
+        }
+    } else {
+        // Very large views: a few median sweeps (fractions of a second at 100k items).
+        renumber(byLayer);
+        for (int s = 0; s < o.sweeps; ++s)
+            sweep(byLayer, s % 2 == 0, false);
     }
     // Coordinates: layers top to bottom, slots left to right. A layer wider than the wrap width
     // (hundreds of parallel blocks) continues on further rows, so the scene keeps a shape a

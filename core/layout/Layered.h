@@ -37,6 +37,11 @@ const char *opCategoryName(OpCategory c);
 /// A parameter, buffer or constant: get_attr, or a placeholder that stands for one of the graph's
 /// params (torch.export's p_/b_/c_ inputs).
 bool isConstant(const ir::Node *n, const ir::Graph &g);
+/// By node id: the nodes hidden while constants are (ViewOptions::showConstants off): constants
+/// (isConstant) and what is computed from them alone (a post-grad graph's folded batch-norm
+/// scales, an export's transposed weights, position ids from arange): constant folding's work,
+/// attached to the first node that reads it, as Model Explorer and Netron show weights.
+std::vector<uint8_t> constantNodes(const ir::Graph &g);
 
 struct ViewItem {
     enum class Kind : uint8_t { Node, Module };
@@ -104,7 +109,14 @@ struct LayoutOptions {
     /// one row per layer and start at a readable zoom instead).
     double minWrapWidth = 2400;
     size_t wrapItems = 2000;
+    /// How items get their layers. Auto: views up to `tryLayeringsItems` items are laid out with
+    /// each layering below and keep the one with the fewest edge crossings; larger ones use
+    /// LongestPath (linear time).
+    enum class Layering { Auto, LongestPath, NetworkSimplex, NetworkSimplexBalanced };
+    Layering layering = Layering::Auto;
+    size_t tryLayeringsItems = 5000;
 };
+using Layering = LayoutOptions::Layering;
 
 void layeredLayout(ViewGraph &v, const LayoutOptions &o = {});
 
@@ -119,6 +131,13 @@ struct StableResult {
 /// (never over a kept item or where a removed one was); edges are routed again. When more than
 /// `maxNewShare` of the items are new, `v` is laid out afresh (layeredLayout) instead.
 StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewShare = 0.3, const LayoutOptions &o = {});
+
+/// Lays `v` out where `previous` was (the same graph with modules expanded or collapsed): every
+/// other item keeps its position; an expanded box's contents are laid out on their own and take
+/// its place (centred under its top; what lies below moves down, what shares its row moves
+/// aside); a collapsed module's box takes the top of what it stood for (what lies below moves
+/// up). False, leaving `v` unplaced, when the views differ otherwise (then use layeredLayout).
+bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &o = {});
 
 /// Routes every edge through the free space of a laid-out view: items are grouped into rows (by
 /// vertical overlap), an edge leaves its source downwards, crosses each row in between through the

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 namespace fxlens::layout {
 
@@ -217,6 +218,11 @@ LayoutQuality measureLayout(const ViewGraph &v, size_t maxSegments)
     }
     q.edgesThroughItems = size_t(std::count(through.begin(), through.end(), 1));
     // Crossings: segments by their top; each compared with those whose vertical span overlaps.
+    // Edges drawn along the same line (a bundle's shared trunk) are one stroke: a segment drawn
+    // twice is counted once.
+    auto key = [](const Seg &s) { return std::make_tuple(s.a.x, s.a.y, s.b.x, s.b.y); };
+    std::sort(segs.begin(), segs.end(), [&](const Seg &s, const Seg &t) { return key(s) < key(t); });
+    segs.erase(std::unique(segs.begin(), segs.end(), [&](const Seg &s, const Seg &t) { return near(s.a, t.a) && near(s.b, t.b); }), segs.end());
     if (segs.size() <= maxSegments) {
         std::sort(segs.begin(), segs.end(), [](const Seg &s, const Seg &t) { return std::min(s.a.y, s.b.y) < std::min(t.a.y, t.b.y); });
         for (size_t i = 0; i < segs.size(); ++i) {

@@ -131,10 +131,19 @@ private Q_SLOTS:
         auto g = example("resnet50_aten.json.gz");
         QVERIFY(g);
         auto v = layout::buildView(*g, {});
+        const auto hiddenNodes = layout::constantNodes(*g);
         size_t constants = 0, read = 0;
         for (const ir::Node *n = g->first(); n; n = n->next()) {
-            constants += layout::isConstant(n, *g);
-            read += layout::isConstant(n, *g) && !n->users().empty();
+            QVERIFY(!layout::isConstant(n, *g) || hiddenNodes[n->id()]);
+            constants += hiddenNodes[n->id()];
+            read += hiddenNodes[n->id()] && v.itemOfNode[n->id()] >= 0;
+            // A constant read by a node that shows is on that node's item.
+            if (layout::isConstant(n, *g))
+                for (const ir::Node *u : n->users())
+                    if (!hiddenNodes[u->id()]) {
+                        QVERIFY(v.itemOfNode[n->id()] >= 0);
+                        break;
+                    }
         }
         QVERIFY(constants >= 300);
         size_t counted = 0;
@@ -153,6 +162,94 @@ private Q_SLOTS:
         auto hidden = layout::buildView(*g, layout::allModules(*g));
         QCOMPARE(shown.items.size(), hidden.items.size() + constants);
         QCOMPARE(layout::opCategory(g->find("conv1_weight")), layout::OpCategory::Constant);
+    }
+
+    /// What is computed from constants alone (a transposed weight, position ids from arange) is
+    /// hidden with them and counted on the node that reads it; what reads a model input, or makes
+    /// fresh random numbers, is not.
+    void derivedConstantsHidden()
+    {
+        const std::string text = R"({"format": "fxlens-graph", "version": 1, "name": "t", "ir": "aten", "nodes": [
+          {"name": "x", "op": "placeholder", "target": "x", "args": []},
+          {"name": "w", "op": "get_attr", "target": "lin.weight", "args": []},
+          {"name": "wt", "op": "call_function", "target": "aten.t.default", "args": [{"node": "w"}]},
+          {"name": "mm", "op": "call_function", "target": "aten.mm.default", "args": [{"node": "x"}, {"node": "wt"}]},
+          {"name": "pos", "op": "call_function", "target": "aten.arange.default", "args": [4]},
+          {"name": "pos2", "op": "call_function", "target": "aten.unsqueeze.default", "args": [{"node": "pos"}, 0]},
+          {"name": "add", "op": "call_function", "target": "aten.add.Tensor", "args": [{"node": "mm"}, {"node": "pos2"}]},
+          {"name": "noise", "op": "call_function", "target": "aten.randn.default", "args": [[4]]},
+          {"name": "add2", "op": "call_function", "target": "aten.add.Tensor", "args": [{"node": "add"}, {"node": "noise"}]},
+          {"name": "output", "op": "output", "target": "output", "args": [{"node": "add2"}]}]})";
+        auto g = io::parseGraphJson(text, "derived.json");
+        QVERIFY2(g, g ? "" : g.error().toString().c_str());
+        const ir::Graph &graph = *g.value();
+        const auto hidden = layout::constantNodes(graph);
+        auto hiddenByName = [&](const char *name) { return hidden[graph.find(name)->id()] != 0; };
+        for (const char *name : {"w", "wt", "pos", "pos2"})
+            QVERIFY2(hiddenByName(name), name);
+        for (const char *name : {"x", "mm", "add", "noise", "add2", "output"})
+            QVERIFY2(!hiddenByName(name), name);
+        auto v = layout::buildView(graph, {});
+        QCOMPARE(v.items.size(), size_t(6));
+        const auto &mm = v.items[size_t(v.itemOfNode[graph.find("mm")->id()])];
+        const auto &add = v.items[size_t(v.itemOfNode[graph.find("add")->id()])];
+        QCOMPARE(mm.hiddenInputs, 2u); // w through wt
+        QCOMPARE(add.hiddenInputs, 2u); // pos through pos2
+        QVERIFY(mm.hiddenSummary.find("wt") != std::string::npos);
+        QCOMPARE(v.itemOfNode[graph.find("w")->id()], v.itemOfNode[graph.find("mm")->id()]);
+        layout::ViewOptions all;
+        all.showConstants = true;
+        QCOMPARE(layout::buildView(graph, {}, all).items.size(), graph.size());
+    }
+
+    /// Expanding a module in place: every other item keeps its position, the module's contents
+    /// take its place below its top (nothing overlaps, nothing is drawn through), and collapsing
+    /// it again brings back the box where the contents began.
+    void expandInPlaceKeepsTheRest()
+    {
+        auto g = example("resnet50_fx.json.gz");
+        QVERIFY(g);
+        auto before = layout::buildView(*g, {});
+        layout::layeredLayout(before);
+        auto after = layout::buildView(*g, {"layer2"});
+        QVERIFY(layout::placeInPlace(after, before));
+        std::map<std::string, const layout::ViewItem *> old;
+        for (const auto &it : before.items)
+            old[it.label] = &it;
+        const layout::ViewItem *box = old.at("layer2");
+        size_t kept = 0, inside = 0;
+        for (const auto &it : after.items) {
+            if (it.module.rfind("layer2.", 0) == 0 || it.module == "layer2") {
+                ++inside;
+                QVERIFY(it.y >= box->y - 1e-6); // below the box's top
+                continue;
+            }
+            auto o = old.find(it.label);
+            QVERIFY2(o != old.end(), it.label.c_str());
+            ++kept;
+            const auto &was = *o->second;
+            if (was.y + was.h <= box->y) // above the module: exactly where it was
+                QVERIFY2(it.x == was.x && it.y == was.y, it.label.c_str());
+            else if (was.y >= box->y + box->h) // below: moved straight down
+                QVERIFY2(it.x == was.x && it.y >= was.y, it.label.c_str());
+            else // beside: moved aside
+                QVERIFY2(it.y == was.y, it.label.c_str());
+        }
+        QCOMPARE(kept, before.items.size() - 1);
+        QVERIFY(inside > 1);
+        for (size_t a = 0; a < after.items.size(); ++a)
+            for (size_t b = a + 1; b < after.items.size(); ++b)
+                QVERIFY(!overlap(after.items[a], after.items[b]));
+        QCOMPARE(layout::measureLayout(after).edgesThroughItems, size_t(0));
+        auto again = layout::buildView(*g, {});
+        QVERIFY(layout::placeInPlace(again, after));
+        for (const auto &it : again.items)
+            if (it.label == "layer2")
+                QCOMPARE(it.y, box->y);
+        // A view of another graph is not "the same picture with a module opened".
+        auto other = example("tangle4_fx.json");
+        auto unrelated = layout::buildView(*other, {});
+        QVERIFY(!layout::placeInPlace(unrelated, before));
     }
 
     /// No edge is drawn through an item, in the default and the expanded view of every example of

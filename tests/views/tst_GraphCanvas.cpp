@@ -61,8 +61,9 @@ private Q_SLOTS:
         // parameters and constants hidden (each counted on its reader), inputs and output shown.
         std::set<std::string> top;
         size_t loose = 0, hidden = 0;
+        const auto constants = layout::constantNodes(g);
         for (ir::Node *n = g.first(); n; n = n->next()) {
-            if (layout::isConstant(n, g)) {
+            if (constants[n->id()]) {
                 ++hidden;
                 continue;
             }
@@ -77,7 +78,7 @@ private Q_SLOTS:
         for (const auto &it : c->view().items) {
             laterCalls += it.kind == layout::ViewItem::Kind::Module && it.call > 0;
             counted += it.hiddenInputs;
-            QVERIFY(!it.node || (it.node->op() != ir::OpKind::GetAttr && !layout::isConstant(it.node, g)));
+            QVERIFY(!it.node || (it.node->op() != ir::OpKind::GetAttr && !constants[it.node->id()]));
             QVERIFY(!it.node || it.node->op() != ir::OpKind::Placeholder || it.kind == layout::ViewItem::Kind::Node);
         }
         QCOMPARE(c->view().items.size() - laterCalls, top.size() + loose);
@@ -123,20 +124,41 @@ private Q_SLOTS:
         c.fitToView();
         const QPointF at = c.itemRect(box).center();
         const QRectF boxOnScreen = c.itemRect(box);
+        std::map<std::string, QRectF> onScreen;
+        for (size_t i = 0; i < c.view().items.size(); ++i)
+            onScreen[c.view().items[i].label] = c.itemRect(int(i));
         QTest::mouseDClick(&c, Qt::LeftButton, {}, at.toPoint());
         QCOMPARE(toggled.count(), 1);
         QVERIFY(c.isExpanded(module));
-        // The expanded module stays where its box was: its frame's top centre is the box's.
+        // The expanded module takes its box's place: its contents start at the box's top, centred
+        // under it, inside its frame.
         bool framed = false;
         for (const auto &f : c.frames())
-            if (QString::fromStdString(f.path) == module) {
-                framed = true;
-                const QPointF top = QPointF(f.rect.center().x(), f.rect.top()) * c.scale() +
-                    (c.itemRect(0).topLeft() - QPointF(c.view().items[0].x, c.view().items[0].y) * c.scale());
-                QVERIFY2(std::abs(top.x() - boxOnScreen.center().x()) < 1.5 && std::abs(top.y() - boxOnScreen.top()) < 1.5,
-                         qPrintable(QStringLiteral("%1,%2 vs %3,%4").arg(top.x()).arg(top.y()).arg(boxOnScreen.center().x()).arg(boxOnScreen.top())));
-            }
+            framed = framed || QString::fromStdString(f.path) == module;
         QVERIFY(framed);
+        QRectF contents;
+        for (size_t i = 0; i < c.view().items.size(); ++i) {
+            const auto &it = c.view().items[i];
+            if (QString::fromStdString(it.module) == module || QString::fromStdString(it.module).startsWith(module + QLatin1Char('.')))
+                contents = contents.united(c.itemRect(int(i)));
+        }
+        QVERIFY2(std::abs(contents.center().x() - boxOnScreen.center().x()) < 1.5 && std::abs(contents.top() - boxOnScreen.top()) < 1.5,
+                 qPrintable(QStringLiteral("%1,%2 vs %3,%4").arg(contents.center().x()).arg(contents.top()).arg(boxOnScreen.center().x()).arg(boxOnScreen.top())));
+        // Nothing else moves on screen but what lies below the module (straight down) or beside it.
+        size_t still = 0;
+        for (size_t i = 0; i < c.view().items.size(); ++i) {
+            const auto o = onScreen.find(c.view().items[i].label);
+            if (o == onScreen.end())
+                continue;
+            const QRectF now = c.itemRect(int(i)), was = o->second;
+            if (was.bottom() <= boxOnScreen.top()) {
+                QVERIFY2((now.topLeft() - was.topLeft()).manhattanLength() < 1.5, c.view().items[i].label.c_str());
+                ++still;
+            } else if (was.top() >= boxOnScreen.bottom()) {
+                QVERIFY2(std::abs(now.left() - was.left()) < 1.5 && now.top() >= was.top() - 1.5, c.view().items[i].label.c_str());
+            }
+        }
+        QVERIFY(still > 0);
         // Its direct nodes and one box per child module replace the box.
         std::set<std::string> children;
         size_t direct = 0;
@@ -154,6 +176,9 @@ private Q_SLOTS:
         QCOMPARE(c.view().items.size(), collapsed - 1 + direct + children.size());
         c.setExpanded(module, false);
         QCOMPARE(c.view().items.size(), collapsed);
+        for (size_t i = 0; i < c.view().items.size(); ++i) // collapsed again: the box is back where it was
+            if (QString::fromStdString(c.view().items[i].module) == module && c.view().items[i].kind == layout::ViewItem::Kind::Module)
+                QVERIFY((c.itemRect(int(i)).topLeft() - boxOnScreen.topLeft()).manhattanLength() < 1.5);
 
         // Selecting a node inside a collapsed module expands it and centres the node.
         QVERIFY(c.selectNode(QStringLiteral("tanh_3")));

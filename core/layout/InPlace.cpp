@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+// Expanding and collapsing modules without moving the rest of the picture (see Layered.h:
+// placeInPlace).
+#include "layout/Layered.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace fxlens::layout {
+
+namespace {
+
+struct Rect {
+    double x = 0, y = 0, w = 0, h = 0;
+    bool valid = false;
+};
+
+} // namespace
+
+bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &o)
+{
+    const size_t n = v.items.size(), m = previous.items.size();
+    if (n == 0 || m == 0)
+        return false;
+    // Which old items each new item stands for, through the nodes both show.
+    std::vector<std::vector<uint32_t>> newOf(m), oldOf(n);
+    const size_t ids = std::min(v.itemOfNode.size(), previous.itemOfNode.size());
+    for (size_t k = 0; k < ids; ++k) {
+        const int32_t ni = v.itemOfNode[k], oi = previous.itemOfNode[k];
+        if (ni < 0 || oi < 0)
+            continue;
+        auto &a = newOf[size_t(oi)];
+        if (std::find(a.begin(), a.end(), uint32_t(ni)) == a.end())
+            a.push_back(uint32_t(ni));
+        auto &b = oldOf[size_t(ni)];
+        if (std::find(b.begin(), b.end(), uint32_t(oi)) == b.end())
+            b.push_back(uint32_t(oi));
+    }
+    // Every item is kept (one for one), a box opened (one old, several new) or a box closed
+    // (several old, one new); anything else (the graph changed) is laid out afresh.
+    std::vector<uint32_t> opened, closed;
+    for (size_t oi = 0; oi < m; ++oi) {
+        if (newOf[oi].empty())
+            return false;
+        if (newOf[oi].size() > 1) {
+            for (uint32_t ni : newOf[oi])
+                if (oldOf[ni].size() != 1)
+                    return false;
+            opened.push_back(uint32_t(oi));
+        }
+    }
+    for (size_t ni = 0; ni < n; ++ni) {
+        if (oldOf[ni].empty())
+            return false;
+        if (oldOf[ni].size() > 1) {
+            for (uint32_t oi : oldOf[ni])
+                if (newOf[oi].size() != 1)
+                    return false;
+            closed.push_back(uint32_t(ni));
+        }
+    }
+    // Working rectangles: new items (kept ones where they were) and the boxes still to open.
+    std::vector<Rect> at(n), box(m);
+    for (size_t ni = 0; ni < n; ++ni)
+        if (oldOf[ni].size() == 1 && newOf[oldOf[ni][0]].size() == 1) {
+            const auto &p = previous.items[oldOf[ni][0]];
+            at[ni] = {p.x, p.y, v.items[ni].w, v.items[ni].h, true};
+            v.items[ni].layer = p.layer;
+        }
+    for (uint32_t oi : opened) {
+        const auto &p = previous.items[oi];
+        box[oi] = {p.x, p.y, p.w, p.h, true};
+    }
+    auto forEachRect = [&](auto &&f) {
+        for (auto &r : at)
+            if (r.valid)
+                f(r);
+        for (auto &r : box)
+            if (r.valid)
+                f(r);
+    };
+    const double gap = o.itemGap;
+    // Boxes opened bottom up: what lies below moves down by the growth, what shares the box's row
+    // moves aside; the module's own layout takes the box's place, centred under its top.
+    std::sort(opened.begin(), opened.end(), [&](uint32_t a, uint32_t b) { return previous.items[a].y > previous.items[b].y; });
+    for (uint32_t oi : opened) {
+        const Rect b = box[oi];
+        box[oi].valid = false;
+        ViewGraph sub;
+        const auto &members = newOf[oi];
+        std::vector<int32_t> local(n, -1);
+        for (uint32_t ni : members) {
+            local[ni] = int32_t(sub.items.size());
+            sub.items.push_back(v.items[ni]);
+        }
+        for (const auto &e : v.edges)
+            if (local[e.from] >= 0 && local[e.to] >= 0) {
+                ViewEdge se = e;
+                se.from = uint32_t(local[e.from]);
+                se.to = uint32_t(local[e.to]);
+                sub.edges.push_back(std::move(se));
+            }
+        layeredLayout(sub, o);
+        double w = 0, h = 0;
+        for (const auto &it : sub.items)
+            w = std::max(w, it.x + it.w), h = std::max(h, it.y + it.h);
+        const double grow = std::max(0.0, h - b.h), widen = std::max(0.0, (w - b.w) / 2);
+        const double cx = b.x + b.w / 2, bottom = b.y + b.h;
+        forEachRect([&](Rect &r) {
+            if (r.y >= bottom - 0.5)
+                r.y += grow;
+            else if (r.y + r.h > b.y && widen > 0)
+                r.x += r.x + r.w / 2 < cx ? -widen - gap : widen + gap;
+        });
+        const double x0 = cx - w / 2;
+        for (size_t k = 0; k < members.size(); ++k) {
+            const auto &s = sub.items[k];
+            at[members[k]] = {x0 + s.x, b.y + s.y, s.w, s.h, true};
+            v.items[members[k]].layer = previous.items[oi].layer + s.layer;
+        }
+    }
+    // Boxes closed bottom up: the box takes the top of what it stood for; what lies below moves up.
+    std::sort(closed.begin(), closed.end(), [&](uint32_t a, uint32_t b) {
+        double ya = std::numeric_limits<double>::max(), yb = ya;
+        for (uint32_t oi : oldOf[a])
+            ya = std::min(ya, previous.items[oi].y);
+        for (uint32_t oi : oldOf[b])
+            yb = std::min(yb, previous.items[oi].y);
+        return ya > yb;
+    });
+    for (uint32_t ni : closed) {
+        double x0 = std::numeric_limits<double>::max(), y0 = x0, x1 = -x0, y1 = -x0;
+        int layer = std::numeric_limits<int>::max();
+        for (uint32_t oi : oldOf[ni]) {
+            const auto &p = previous.items[oi];
+            x0 = std::min(x0, p.x), y0 = std::min(y0, p.y), x1 = std::max(x1, p.x + p.w), y1 = std::max(y1, p.y + p.h);
+            layer = std::min(layer, p.layer);
+        }
+        // Where the closed items are now (openings above may have moved them: none here, both
+        // never happen in one change), then the box.
+        auto &it = v.items[ni];
+        const double shrink = std::max(0.0, (y1 - y0) - it.h);
+        forEachRect([&](Rect &r) {
+            if (r.y >= y1 - 0.5)
+                r.y -= shrink;
+        });
+        at[ni] = {(x0 + x1) / 2 - it.w / 2, y0, it.w, it.h, true};
+        it.layer = layer;
+    }
+    double minX = std::numeric_limits<double>::max(), minY = minX;
+    for (const auto &r : at) {
+        if (!r.valid)
+            return false;
+        minX = std::min(minX, r.x), minY = std::min(minY, r.y);
+    }
+    // Nothing may start left of or above the scene's origin (the canvas keeps the module where
+    // it was on screen, whatever this shift).
+    const double dx = minX < 0 ? -minX : 0, dy = minY < 0 ? -minY : 0;
+    v.width = v.height = 0;
+    for (size_t ni = 0; ni < n; ++ni) {
+        auto &it = v.items[ni];
+        it.x = at[ni].x + dx, it.y = at[ni].y + dy;
+        v.width = std::max(v.width, it.x + it.w), v.height = std::max(v.height, it.y + it.h);
+    }
+    v.height += o.layerGap;
+    for (auto &e : v.edges) {
+        e.via.clear();
+        e.back = v.items[e.to].y < v.items[e.from].y + v.items[e.from].h;
+    }
+    routeEdges(v, o.itemGap);
+    return true;
+}
+
+} // namespace fxlens::layout
