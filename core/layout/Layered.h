@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // The canvas' own layout for graphs of any size (Qt-free, Graphviz-free). A view of a graph shows
 // the nodes of expanded modules and one box per call of a collapsed module (nn_module_stack);
-// parameters and constants are hidden by default (attached to their readers); inputs and outputs
-// always show. The layered layout places it in O((V + E) log V): layers by data flow (a box is
-// ranked by its inputs, whatever its first node), barycenter ordering within layers, coordinates;
-// then every edge is routed through the gaps between items (routeEdges), so that no edge crosses
-// a node. Graphviz `dot` needs seconds for 2k nodes and minutes for 20k; this takes milliseconds
-// for 20k and about a second for 160k (docs/BENCHMARKS.md).
+// parameters, constants and what is computed from them alone are hidden by default (attached to
+// their readers); inputs and outputs always show. The layered layout places it: layers by data
+// flow (a box is ranked by its inputs, whatever its first node; small views also try network
+// simplex layerings and keep the fewest crossings), dot-style median ordering with transposition
+// within layers (long edges from one item bundled), coordinates; then every edge is routed
+// through the gaps between items (routeEdges), so that no edge crosses a node. Graphviz `dot`
+// needs seconds for 2k nodes and minutes for 20k; this takes milliseconds for 20k and about a
+// second for 160k (docs/BENCHMARKS.md).
 #pragma once
 
 #include "ir/Graph.h"

@@ -481,7 +481,9 @@ private Q_SLOTS:
         c.resize(1200, 900);
         c.show();
         c.setGraph(r.value().get());
+        QVERIFY(c.grab().save(shots() + QStringLiteral("expand_in_place_before.png")));
         c.setExpanded(QStringLiteral("layer1"), true);
+        QVERIFY(c.grab().save(shots() + QStringLiteral("expand_in_place_after.png")));
         c.fitToView();
         QCOMPARE(c.frames().size(), size_t(1));
         // The frame's title band (above its first row of items) folds it on double-click.
