@@ -73,6 +73,8 @@ private Q_SLOTS:
                     .toLocal8Bit());
     }
 
+    void cleanupTestCase() { QDir(QString::fromLocal8Bit(qgetenv("FXLENS_AUTOSAVE_DIR"))).removeRecursively(); }
+
     void modelPassesTester()
     {
         MainWindow w(testServices());
