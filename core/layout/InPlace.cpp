@@ -164,11 +164,7 @@ bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &
         v.width = std::max(v.width, it.x + it.w), v.height = std::max(v.height, it.y + it.h);
     }
     v.height += o.layerGap;
-    for (auto &e : v.edges) {
-        e.via.clear();
-        e.back = v.items[e.to].y < v.items[e.from].y + v.items[e.from].h;
-    }
-    routeEdges(v, o.itemGap);
+    routePlacedEdges(v, o.itemGap);
     return true;
 }
 

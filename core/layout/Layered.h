@@ -146,6 +146,9 @@ bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &
 /// gap between two items nearest its way, and enters its target from above; an edge going upwards
 /// (a cycle) runs around the right side. No route crosses an item.
 void routeEdges(ViewGraph &v, double gap = 14);
+/// Routes the edges of a view whose items were placed freely (placeStable, placeInPlace): edges
+/// that end above where they start are marked back edges, no via points are followed.
+void routePlacedEdges(ViewGraph &v, double gap = 14);
 
 /// How readable a laid-out view is: edges whose route crosses an item other than their ends, and
 /// crossings between routes (segments of two edges that intersect away from shared ends).

@@ -130,6 +130,15 @@ void routeEdges(ViewGraph &v, double gap)
     v.width = std::max(v.width, right + gap * 10);
 }
 
+void routePlacedEdges(ViewGraph &v, double gap)
+{
+    for (auto &e : v.edges) {
+        e.via.clear();
+        e.back = v.items[e.to].y < v.items[e.from].y + v.items[e.from].h;
+    }
+    routeEdges(v, gap);
+}
+
 namespace {
 
 struct Seg {

@@ -101,11 +101,7 @@ StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewS
     for (const auto &b : taken)
         v.width = std::max(v.width, b.x1), v.height = std::max(v.height, b.y1);
     v.height += o.layerGap;
-    for (auto &e : v.edges) {
-        e.via.clear();
-        e.back = v.items[e.to].y < v.items[e.from].y + v.items[e.from].h;
-    }
-    routeEdges(v, o.itemGap);
+    routePlacedEdges(v, o.itemGap);
     return r;
 }
 
