@@ -289,6 +289,16 @@ QString GraphCanvas::toolTipAt(QPointF pos) const
                         .arg(QString::fromStdString(it.hiddenSummary).toHtmlEscaped(), it.hiddenInputs > 3 ? QStringLiteral(", …") : QString());
         if (heatOf(i) > 0)
             text += tr("<br>profile: %1% of the hottest item").arg(heatOf(i) * 100, 0, 'f', 0);
+        if (highlightOf(i) == 2)
+            text += tr("<br><i>anchor of the highlighted match</i>");
+        else if (highlightOf(i) == 1)
+            text += tr("<br><i>part of the highlighted match</i>");
+        else if (size_t(i) < m_marked.size() && m_marked[size_t(i)])
+            text += tr("<br><i>candidate anchor: a pattern may match from here</i>");
+        if (const auto d = diffOf(i); d == DiffMark::Added)
+            text += tr("<br><i>new in this step</i>");
+        else if (d == DiffMark::Changed)
+            text += tr("<br><i>changed in this step</i>");
         return text;
     }
     const int e = edgeAt(pos);

@@ -422,6 +422,16 @@ private Q_SLOTS:
         c.setSearchHits(hits);
         QVERIFY(c.isSearchHit(c.itemOf(hits.front())));
         QVERIFY(!c.isSearchHit(0) || c.view().items[0].node == hits.front());
+        // Anchors: a match's anchor and members, and candidate anchors, say so on hover.
+        const ir::Node *softmax = hits.front(), *scores = softmax->inputNodes().front();
+        c.setHighlight({scores, softmax}, softmax);
+        QVERIFY(c.toolTipAt(c.itemRect(c.itemOf(softmax)).center()).contains(QStringLiteral("anchor of the highlighted match")));
+        QVERIFY(c.toolTipAt(c.itemRect(c.itemOf(scores)).center()).contains(QStringLiteral("part of the highlighted match")));
+        c.setHighlight({}, nullptr);
+        c.setMarked({softmax});
+        QVERIFY(c.toolTipAt(c.itemRect(c.itemOf(softmax)).center()).contains(QStringLiteral("candidate anchor")));
+        QVERIFY(!c.toolTipAt(c.itemRect(c.itemOf(scores)).center()).contains(QStringLiteral("anchor")));
+        c.setMarked({});
         // Colours by category and the legend (drawn; categories distinct).
         QVERIFY(views::GraphCanvas::categoryColour(layout::OpCategory::MatMulConv, false) !=
                 views::GraphCanvas::categoryColour(layout::OpCategory::Elementwise, false));
