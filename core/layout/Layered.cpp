@@ -653,7 +653,9 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
         // neighbours mends: each bundle also tries the far left and the far right of its layers.
         bl = kept;
         renumber(bl);
-        for (const auto &[first, count] : trunks) {
+        for (const auto &trunk : trunks) {
+            const uint32_t first = trunk.first; // (plain names: lambdas below capture them)
+            const int count = trunk.second;
             if (count < 4 || best == 0)
                 continue;
             const size_t top = size_t(layerOf[first]), bottom = top + size_t(count) - 1;
