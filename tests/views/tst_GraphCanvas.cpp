@@ -611,6 +611,7 @@ private Q_SLOTS:
         QCOMPARE(layout::measureLayout(c->view(), 0).edgesThroughItems, size_t(0));
         QVERIFY(QDir().mkpath(shots()));
         QVERIFY(c->exportPng(shots() + QStringLiteral("step_diff_tangle4.png")));
+        QVERIFY(c->exportScenePng(shots() + QStringLiteral("step_diff_tangle4_scene.png"), 0.5));
         c->relayoutFresh();
         QVERIFY(c->ghosts().empty());
         for (size_t i = 0; i < c->view().items.size(); ++i)
