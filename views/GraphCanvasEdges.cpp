@@ -166,6 +166,13 @@ void GraphCanvas::paintEdges(QPainter &p, const std::vector<int> &items, const Q
         p.setFont(f);
         p.setPen(palette().color(QPalette::PlaceholderText));
         size_t labels = 0;
+        // Frames' title bands sit in the gap above their first row, where labels go too: a label
+        // that would run into one moves above the frame.
+        std::vector<QRectF> titles;
+        for (const auto &fr : m_frames)
+            if (everything || sceneRect.intersects(fr.rect))
+                titles.emplace_back(fr.rect.left(), fr.rect.top(), fr.rect.width(), 15);
+        const QFontMetricsF fm(f);
         for (size_t e : shown) {
             const ir::Node *v = m_view.edges[e].value;
             if (!v || v->meta().val.kind == ir::ValueMeta::Kind::Unknown)
@@ -180,8 +187,16 @@ void GraphCanvas::paintEdges(QPainter &p, const std::vector<int> &items, const Q
                 continue;
             if (m_view.edges[e].count > 1)
                 text += QStringLiteral(" ×%1").arg(m_view.edges[e].count);
-            const QPointF at = (end + before) / 2 + QPointF(4, 3);
-            p.drawText(at, text.size() > 40 ? text.left(38) + QStringLiteral("…") : text);
+            if (text.size() > 40)
+                text = text.left(38) + QStringLiteral("…");
+            QPointF at = (end + before) / 2 + QPointF(4, 3);
+            const QRectF box(at.x(), at.y() - fm.ascent(), fm.horizontalAdvance(text), fm.height());
+            for (const QRectF &t : titles)
+                if (t.intersects(box)) {
+                    at.setY(t.top() - fm.descent() - 1);
+                    break;
+                }
+            p.drawText(at, text);
         }
     }
     p.setRenderHint(QPainter::Antialiasing, aa);
