@@ -305,7 +305,7 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
         for (uint32_t i = 0; i < n; ++i)
             for (uint32_t t : succs[i])
                 forward.push_back({i, t});
-        const auto ranks = networkSimplexRanks(n, forward, 20 * n + 1000, o.layering == Layering::NetworkSimplexBalanced);
+        const auto ranks = networkSimplexRanks(n, forward, 2 * n + 200, o.layering == Layering::NetworkSimplexBalanced);
         if (!ranks.empty()) {
             layers = 0;
             for (uint32_t i = 0; i < n; ++i) {

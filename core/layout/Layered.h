@@ -116,7 +116,7 @@ struct LayoutOptions {
     /// LongestPath (linear time).
     enum class Layering { Auto, LongestPath, NetworkSimplex, NetworkSimplexBalanced };
     Layering layering = Layering::Auto;
-    size_t tryLayeringsItems = 5000;
+    size_t tryLayeringsItems = 2000; // (larger views wrap their layers: the tries gain little there and cost seconds)
 };
 using Layering = LayoutOptions::Layering;
 
