@@ -277,28 +277,7 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
         v.items[i].layer = l;
         layers = std::max(layers, l + 1);
     }
-    // Work that does not depend on the model's inputs (weight-only chains: a post-grad graph's
-    // folded batch-norm scales, an export's weight reshapes) is placed as late as it can be, just
-    // above its first reader, instead of at the top with edges reaching down hundreds of layers.
-    // Sources (inputs) sit just above their first reader too, instead of all in layer 0.
-    std::vector<uint8_t> fromInput(n, 0);
-    for (uint32_t i : order) {
-        const auto &it = v.items[i];
-        fromInput[i] = fromInput[i] || (it.node && it.category == OpCategory::Input);
-        if (fromInput[i])
-            for (uint32_t t : succs[i])
-                fromInput[t] = 1;
-    }
-    for (auto k = order.rbegin(); k != order.rend(); ++k) {
-        const uint32_t i = *k;
-        if (succs[i].empty() || (fromInput[i] && !preds[i].empty() && succs[i].size() <= preds[i].size()))
-            continue;
-        int first = layers;
-        for (uint32_t t : succs[i])
-            first = std::min(first, v.items[t].layer);
-        if (first < layers && first - 1 > v.items[i].layer)
-            v.items[i].layer = first - 1;
-    }
+    bool ranked = false;
     if (o.layering != Layering::LongestPath) {
         // Network simplex (dot's ranking): the least total edge length.
         std::vector<std::pair<uint32_t, uint32_t>> forward;
@@ -312,6 +291,32 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
                 v.items[i].layer = ranks[i];
                 layers = std::max(layers, ranks[i] + 1);
             }
+            ranked = true;
+        }
+    }
+    // Longest path: work that does not depend on the model's inputs (weight-only chains: a
+    // post-grad graph's folded batch-norm scales, an export's weight reshapes) is placed as late as
+    // it can be, just above its first reader, instead of at the top with edges reaching down
+    // hundreds of layers. Sources (inputs), and items with more readers than inputs, sit just
+    // above their first reader too, instead of all in layer 0.
+    if (!ranked) {
+        std::vector<uint8_t> fromInput(n, 0);
+        for (uint32_t i : order) {
+            const auto &it = v.items[i];
+            fromInput[i] = fromInput[i] || (it.node && it.category == OpCategory::Input);
+            if (fromInput[i])
+                for (uint32_t t : succs[i])
+                    fromInput[t] = 1;
+        }
+        for (auto k = order.rbegin(); k != order.rend(); ++k) {
+            const uint32_t i = *k;
+            if (succs[i].empty() || (fromInput[i] && !preds[i].empty() && succs[i].size() <= preds[i].size()))
+                continue;
+            int first = layers;
+            for (uint32_t t : succs[i])
+                first = std::min(first, v.items[t].layer);
+            if (first < layers && first - 1 > v.items[i].layer)
+                v.items[i].layer = first - 1;
         }
     }
     // Long edges get a chain of dummies, one per layer they pass (small views: the ordering then
@@ -487,12 +492,12 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
                 for (uint32_t j : downward ? down[i] : up[i])
                     if (layerOf[j] == li + (downward ? 1 : -1))
                         other += idx[j], cnt += 1;
-                key2[i] = cnt ? other / cnt : -1;
+                key2[i] = cnt ? other / cnt : double(k); // (no neighbours there: its own place)
                 movable.push_back(i);
                 places.push_back(uint32_t(k));
             }
             std::stable_sort(movable.begin(), movable.end(), [&](uint32_t a, uint32_t b) {
-                return key[a] != key[b] ? key[a] < key[b] : (key2[a] >= 0 && key2[b] >= 0 && key2[a] < key2[b]);
+                return key[a] != key[b] ? key[a] < key[b] : key2[a] < key2[b];
             });
             for (size_t k = 0; k < movable.size(); ++k)
                 layer[places[k]] = movable[k];
@@ -690,11 +695,9 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
             moveTo(side == 2 ? 2 : 0);
             if (side == 1)
                 moveTo(1);
-            if (fewest < before)
-                best -= before - fewest;
         }
-        if (countCrossings(bl) <= best) {
-            best = countCrossings(bl);
+        if (const size_t c = countCrossings(bl); c <= best) {
+            best = c;
             kept = bl;
         }
         bl.swap(kept);
@@ -702,8 +705,8 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
     };
     // Two starting orders (program order, and dot's: depth first from the sources), each swept
     // first down and first up; the best result is kept.
-    Layers depthFirst(static_cast<size_t>(layers));
-    {
+    auto depthFirstOrder = [&]() {
+        Layers depthFirst(static_cast<size_t>(layers));
         std::vector<uint8_t> seen(slots, 0);
         std::vector<uint32_t> stack;
         for (uint32_t s0 = 0; s0 < slots; ++s0) {
@@ -725,8 +728,12 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
         for (uint32_t i = 0; i < slots; ++i)
             if (!seen[i])
                 depthFirst[size_t(layerOf[i])].push_back(i);
-    }
+        return depthFirst;
+    };
+    Layers depthFirst;
     auto mincross = [&](Layers &bl, bool grouped, int iterations) {
+        if (depthFirst.empty())
+            depthFirst = depthFirstOrder();
         size_t best = SIZE_MAX;
         Layers result;
         for (const Layers *start : {&bl, &depthFirst})

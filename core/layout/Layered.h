@@ -105,7 +105,7 @@ std::set<std::string> allModules(const ir::Graph &g);
 struct LayoutOptions {
     double layerGap = 36;
     double itemGap = 14;
-    int sweeps = 2; ///< barycenter sweeps (down, up, ...)
+    int sweeps = 2; ///< median sweeps (down, up, ...) for views over 20,000 slots (smaller ones: mincross)
     /// Layers wider than max(this, 2 * sqrt(scene area)) wrap onto further rows in views of more
     /// than `wrapItems` items (a wrapped layer's rows cross each other's edges: smaller views keep
     /// one row per layer and start at a readable zoom instead).
