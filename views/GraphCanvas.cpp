@@ -114,7 +114,7 @@ void GraphCanvas::relayoutFresh()
     relayout(true);
 }
 
-void GraphCanvas::relayout(bool keepCenter, Placement placement)
+bool GraphCanvas::relayout(bool keepCenter, Placement placement)
 {
     const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));
     std::string selectedName;
@@ -130,11 +130,10 @@ void GraphCanvas::relayout(bool keepCenter, Placement placement)
         for (uint32_t i : r.added)
             if (m_view.items[i].node)
                 m_diffNodes.push_back({m_view.items[i].node, DiffMark::Added});
-    } else {
-        m_inPlace = placement == Placement::InPlace && layout::placeInPlace(m_view, previous);
-        if (!m_inPlace)
-            layout::layeredLayout(m_view);
     }
+    const bool inPlace = placement == Placement::InPlace && layout::placeInPlace(m_view, previous);
+    if (placement == Placement::Fresh || (placement == Placement::InPlace && !inPlace))
+        layout::layeredLayout(m_view);
     m_edgesOf.assign(m_view.items.size(), {});
     for (size_t e = 0; e < m_view.edges.size(); ++e) {
         m_edgesOf[m_view.edges[e].from].push_back(uint32_t(e));
@@ -162,6 +161,7 @@ void GraphCanvas::relayout(bool keepCenter, Placement placement)
         m_offset = QPointF(width() / 2.0, height() / 2.0) - c * m_scale;
     }
     update();
+    return inPlace;
 }
 
 void GraphCanvas::rebuildIndex()
@@ -286,10 +286,10 @@ void GraphCanvas::setExpanded(const QString &module, bool expanded)
         for (auto it = m_expanded.begin(); it != m_expanded.end();)
             it = (*it == m || it->rfind(m + ".", 0) == 0) ? m_expanded.erase(it) : std::next(it);
     }
-    relayout(true, Placement::InPlace);
+    const bool inPlace = relayout(true, Placement::InPlace);
     bool held = false;
     for (const auto &it : m_view.items)
-        if (!still.empty() && it.label == still && m_inPlace) {
+        if (inPlace && it.label == still) {
             m_offset = stillOnScreen - QPointF(it.x, it.y) * m_scale;
             held = true;
             break;
@@ -321,16 +321,22 @@ void GraphCanvas::setHighlight(const std::vector<const ir::Node *> &nodes, const
 {
     m_highlightNodes = nodes;
     m_anchor = anchor;
-    m_highlight.assign(m_view.items.size(), 0);
-    for (const ir::Node *n : nodes)
-        if (const int i = itemOf(n); i >= 0)
-            m_highlight[size_t(i)] = std::max<uint8_t>(m_highlight[size_t(i)], 1);
+    m_highlight = itemFlags(nodes);
     if (const int i = itemOf(anchor); i >= 0)
         m_highlight[size_t(i)] = 2;
     update();
 }
 
 int GraphCanvas::itemOf(const ir::Node *n) const { return n && n->id() < m_view.itemOfNode.size() ? m_view.itemOfNode[n->id()] : -1; }
+
+std::vector<uint8_t> GraphCanvas::itemFlags(const std::vector<const ir::Node *> &nodes) const
+{
+    std::vector<uint8_t> flags(m_view.items.size(), 0);
+    for (const ir::Node *n : nodes)
+        if (const int i = itemOf(n); i >= 0)
+            flags[size_t(i)] = 1;
+    return flags;
+}
 
 void GraphCanvas::setHeat(const std::vector<std::pair<const ir::Node *, double>> &values)
 {
@@ -353,10 +359,7 @@ void GraphCanvas::setHeat(const std::vector<std::pair<const ir::Node *, double>>
 void GraphCanvas::setMarked(const std::vector<const ir::Node *> &nodes)
 {
     m_markedNodes = nodes;
-    m_marked.assign(m_view.items.size(), 0);
-    for (const ir::Node *n : nodes)
-        if (const int i = itemOf(n); i >= 0)
-            m_marked[size_t(i)] = 1;
+    m_marked = itemFlags(nodes);
     update();
 }
 

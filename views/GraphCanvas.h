@@ -166,12 +166,13 @@ protected:
     void changeEvent(QEvent *e) override;
 
 private:
-    /// `stable`: the graph was edited; items keep their places (layout::placeStable).
     /// How relayout() places the new view: afresh, where the previous version of the graph was
-    /// (a rewrite step), or with modules opened or closed in place (nothing else moves).
+    /// (a rewrite step: layout::placeStable), or with modules opened or closed in place (nothing
+    /// else moves: layout::placeInPlace, else afresh). True when it was placed in place.
     enum class Placement { Fresh, StableStep, InPlace };
-    void relayout(bool keepCenter, Placement placement = Placement::Fresh);
-    bool m_inPlace = false; ///< the last relayout placed the view in place (placeInPlace)
+    bool relayout(bool keepCenter, Placement placement = Placement::Fresh);
+    /// Per item: 1 where it shows one of these nodes.
+    std::vector<uint8_t> itemFlags(const std::vector<const ir::Node *> &nodes) const;
     void rebuildIndex();
     std::vector<int> itemsIn(const QRectF &sceneRect) const;
     void paintScene(QPainter &p, const QRectF &sceneRect, double scale, bool everything);

@@ -255,10 +255,7 @@ void GraphCanvas::setShowConstants(bool on)
 void GraphCanvas::setSearchHits(const std::vector<const ir::Node *> &nodes)
 {
     m_searchNodes = nodes;
-    m_searchHit.assign(m_view.items.size(), 0);
-    for (const ir::Node *n : nodes)
-        if (const int i = itemOf(n); i >= 0)
-            m_searchHit[size_t(i)] = 1;
+    m_searchHit = itemFlags(nodes);
     update();
 }
 

@@ -39,27 +39,24 @@ bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &
     }
     // Every item is kept (one for one), a box opened (one old, several new) or a box closed
     // (several old, one new); anything else (the graph changed) is laid out afresh.
+    // `many[k]`: what item k of one view stands for in the other; `back` the other way round.
+    auto split = [](const std::vector<std::vector<uint32_t>> &many, const std::vector<std::vector<uint32_t>> &back,
+                    std::vector<uint32_t> &out) {
+        for (size_t k = 0; k < many.size(); ++k) {
+            if (many[k].empty())
+                return false;
+            if (many[k].size() > 1) {
+                for (uint32_t j : many[k])
+                    if (back[j].size() != 1)
+                        return false;
+                out.push_back(uint32_t(k));
+            }
+        }
+        return true;
+    };
     std::vector<uint32_t> opened, closed;
-    for (size_t oi = 0; oi < m; ++oi) {
-        if (newOf[oi].empty())
-            return false;
-        if (newOf[oi].size() > 1) {
-            for (uint32_t ni : newOf[oi])
-                if (oldOf[ni].size() != 1)
-                    return false;
-            opened.push_back(uint32_t(oi));
-        }
-    }
-    for (size_t ni = 0; ni < n; ++ni) {
-        if (oldOf[ni].empty())
-            return false;
-        if (oldOf[ni].size() > 1) {
-            for (uint32_t oi : oldOf[ni])
-                if (newOf[oi].size() != 1)
-                    return false;
-            closed.push_back(uint32_t(ni));
-        }
-    }
+    if (!split(newOf, oldOf, opened) || !split(oldOf, newOf, closed))
+        return false;
     // Working rectangles: new items (kept ones where they were) and the boxes still to open.
     std::vector<Rect> at(n), box(m);
     for (size_t ni = 0; ni < n; ++ni)

@@ -37,6 +37,24 @@ QString shots()
     QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots"));
     return QStringLiteral(FXLENS_BUILD_DIR "/screenshots/");
 }
+/// An example graph on a shown canvas of the given size (the graph lives as long as the canvas);
+/// null when the file does not read.
+struct ShownGraph {
+    std::unique_ptr<ir::Graph> graph;
+    views::GraphCanvas canvas;
+};
+std::unique_ptr<ShownGraph> showExample(const std::string &file, int width, int height)
+{
+    auto r = io::readGraphFile(file);
+    if (!r)
+        return nullptr;
+    auto shown = std::make_unique<ShownGraph>();
+    shown->graph = std::move(r.value());
+    shown->canvas.resize(width, height);
+    shown->canvas.show();
+    shown->canvas.setGraph(shown->graph.get());
+    return shown;
+}
 } // namespace
 
 class TestGraphCanvas : public QObject {
@@ -103,12 +121,9 @@ private Q_SLOTS:
 
     void expandCollapseSelect()
     {
-        auto r = io::readGraphFile(FXLENS_EXAMPLES "/tangle50_torch.json");
-        QVERIFY(r.ok());
-        views::GraphCanvas c;
-        c.resize(1200, 800);
-        c.show();
-        c.setGraph(r.value().get());
+        auto shown = showExample(FXLENS_EXAMPLES "/tangle50_torch.json", 1200, 800);
+        QVERIFY(shown);
+        views::GraphCanvas &c = shown->canvas;
         const size_t collapsed = c.view().items.size();
         // Find a module box and expand it.
         int box = -1;
@@ -162,7 +177,7 @@ private Q_SLOTS:
         // Its direct nodes and one box per child module replace the box.
         std::set<std::string> children;
         size_t direct = 0;
-        for (ir::Node *n = r.value()->first(); n; n = n->next()) {
+        for (ir::Node *n = shown->graph->first(); n; n = n->next()) {
             const auto &stack = layout::displayModules(n);
             for (size_t k = 0; k < stack.size(); ++k)
                 if (stack[k].path == module.toStdString()) {
@@ -244,12 +259,9 @@ private Q_SLOTS:
 #ifndef FXLENS_HAVE_GRAPHVIZ
         QSKIP("built without Graphviz");
 #endif
-        auto r = io::readGraphFile(FXLENS_EXAMPLES "/transformer_fx.json");
-        QVERIFY(r.ok());
-        views::GraphCanvas c;
-        c.resize(900, 700);
-        c.show();
-        c.setGraph(r.value().get());
+        auto shown = showExample(FXLENS_EXAMPLES "/transformer_fx.json", 900, 700);
+        QVERIFY(shown);
+        views::GraphCanvas &c = shown->canvas;
         c.expandAll();
         const auto layered = c.view().items;
         QSignalSpy finished(&c, &views::GraphCanvas::layoutFinished);
@@ -391,12 +403,9 @@ private Q_SLOTS:
     /// the selection's in and out edges; search hits outlined; the legend lists the categories.
     void tooltipsSelectionSearch()
     {
-        auto r = io::readGraphFile(FXLENS_EXAMPLES "/transformer_aten.json");
-        QVERIFY(r.ok());
-        views::GraphCanvas c;
-        c.resize(1200, 900);
-        c.show();
-        c.setGraph(r.value().get());
+        auto shown = showExample(FXLENS_EXAMPLES "/transformer_aten.json", 1200, 900);
+        QVERIFY(shown);
+        views::GraphCanvas &c = shown->canvas;
         c.expandAll();
         c.fitToView();
         int reader = -1;
@@ -415,7 +424,7 @@ private Q_SLOTS:
         QVERIFY2(c.toolTipAt(mid).contains(QStringLiteral("→")), qPrintable(c.toolTipAt(mid)));
         // Search hits.
         std::vector<const ir::Node *> hits;
-        for (const ir::Node *n = r.value()->first(); n; n = n->next())
+        for (const ir::Node *n = shown->graph->first(); n; n = n->next())
             if (n->target().find("softmax") != std::string::npos)
                 hits.push_back(n);
         QVERIFY(!hits.empty());
@@ -450,12 +459,9 @@ private Q_SLOTS:
     void moduleFrames()
     {
         for (const char *file : {"resnet50_fx.json.gz", "resnet50_aten.json.gz", "tangle50_aten.json"}) {
-            auto r = io::readGraphFile(std::string(FXLENS_EXAMPLES "/") + file);
-            QVERIFY(r.ok());
-            views::GraphCanvas c;
-            c.resize(1200, 900);
-            c.show();
-            c.setGraph(r.value().get());
+            auto shown = showExample(std::string(FXLENS_EXAMPLES "/") + file, 1200, 900);
+            QVERIFY(shown);
+            views::GraphCanvas &c = shown->canvas;
             c.expandAll();
             QVERIFY2(!c.frames().empty(), file);
             for (const auto &f : c.frames()) {
@@ -486,11 +492,9 @@ private Q_SLOTS:
                                      qPrintable(QString::fromStdString(f.path + " in " + p.path)));
             }
         }
-        auto r = io::readGraphFile(FXLENS_EXAMPLES "/resnet50_fx.json.gz");
-        views::GraphCanvas c;
-        c.resize(1200, 900);
-        c.show();
-        c.setGraph(r.value().get());
+        auto shown = showExample(FXLENS_EXAMPLES "/resnet50_fx.json.gz", 1200, 900);
+        QVERIFY(shown);
+        views::GraphCanvas &c = shown->canvas;
         QVERIFY(c.grab().save(shots() + QStringLiteral("expand_in_place_before.png")));
         c.setExpanded(QStringLiteral("layer1"), true);
         QVERIFY(c.grab().save(shots() + QStringLiteral("expand_in_place_after.png")));
