@@ -34,7 +34,7 @@ if ! .venv/bin/python -c "import torch,sys; sys.exit(0 if torch.__version__.star
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q "torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION"
 fi
-.venv/bin/python -c "import safetensors, pytest, numpy" 2>/dev/null || .venv/bin/pip install -q safetensors pytest numpy
+.venv/bin/python -c "import safetensors, pytest, numpy, nanobind" 2>/dev/null || .venv/bin/pip install -q safetensors pytest numpy "nanobind==3.1.0"
 # The model zoo's architectures (bench/models.py, ctest -L models): pinned, weights never downloaded.
 TIMM_VERSION=1.0.31
 TRANSFORMERS_VERSION=5.24.0

@@ -396,8 +396,13 @@ def _fetch_attr(root: torch.nn.Module, target: str) -> Any:
     return obj
 
 
-def dict_to_graph(data: Dict[str, Any], where: str = "<graph>", allow_any_target: bool = False) -> fx.Graph:
+def dict_to_graph(data: Dict[str, Any], where: str = "<graph>", allow_any_target: bool = False,
+                  known_targets: Optional[Dict[str, Any]] = None) -> fx.Graph:
+    """An fx.Graph from a graph file's data. `known_targets` (name -> callable) resolves call targets
+    first: the objects of the graph the data was made from in this process (any function Dynamo
+    captured, not only the namespaces a file may name)."""
     graph = fx.Graph()
+    known_targets = known_targets or {}
     env: Dict[str, fx.Node] = {}
     for jn in data["nodes"]:
         name = jn["name"]
@@ -408,7 +413,12 @@ def dict_to_graph(data: Dict[str, Any], where: str = "<graph>", allow_any_target
         if op not in ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output"):
             raise FormatError(f"{loc}: unknown op kind '{op}'")
         try:
-            target = resolve_target(jn["target"], allow_any_target) if op == "call_function" else jn["target"]
+            if op != "call_function":
+                target = jn["target"]
+            elif jn["target"] in known_targets:
+                target = known_targets[jn["target"]]
+            else:
+                target = resolve_target(jn["target"], allow_any_target)
         except FormatError as e:
             raise FormatError(f"{loc}: {e}") from None
         node = graph.create_node(op, target, args, kwargs, name=name)

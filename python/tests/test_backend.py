@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: MIT
+"""fxlens in-process: the extension against the CLI, fxlens.backend and fxlens.pre_grad_pass inside
+torch.compile (inference with folding, training with gradients, dynamic shapes, traces, bad input)."""
+import copy
+import glob
+import json
+import os
+import subprocess
+import warnings
+
+import pytest
+import torch
+
+import fxlens
+from fxlens import models
+from fxlens.engine import optimize_file_text
+
+from clitools import CLI, ROOT
+
+torch.set_num_threads(1)
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def _close(a, b):
+    fa, fb = _flat(a), _flat(b)
+    assert len(fa) == len(fb)
+    for x, y in zip(fa, fb):
+        torch.testing.assert_close(x, y, rtol=RTOL, atol=ATOL)
+
+
+def _flat(o):
+    if isinstance(o, torch.Tensor):
+        return [o]
+    if isinstance(o, (list, tuple)):
+        return [t for x in o for t in _flat(x)]
+    if hasattr(o, "to_tuple"):
+        return _flat(o.to_tuple())
+    return []
+
+
+def tangle():
+    torch.manual_seed(0)
+    m = models.Tangle(6).eval()  # 6 blocks: horizontal batching needs 5 or more of a kind
+    return m, models.tangle_inputs(6, batch=8)
+
+
+def ctr():
+    torch.manual_seed(0)
+    m = models.CTRModel(n_sparse=6, n_dense=5).eval()
+    return m, models.ctr_inputs(m, batch=8)
+
+
+class _Bert(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        from transformers import BertConfig, BertModel
+        cfg = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                         vocab_size=100, max_position_embeddings=32, attn_implementation="eager")
+        self.bert = BertModel(cfg, add_pooling_layer=False)
+
+    def forward(self, ids):
+        return self.bert(input_ids=ids, return_dict=False)[0]
+
+
+def bert():
+    pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    return _Bert().eval(), (torch.randint(0, 100, (2, 8), generator=torch.Generator().manual_seed(0)),)
+
+
+MODELS = {"tangle": tangle, "ctr": ctr, "bert": bert}
+
+
+# ----------------------------------------------------------------------------- the extension vs the CLI
+
+def _nodes(text):
+    return [(n["name"], n["op"], n["target"], n.get("args"), n.get("kwargs")) for n in json.loads(text)["nodes"]]
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "resources", "examples", "*.json"))),
+                         ids=os.path.basename)
+def test_engine_equals_cli(path, tmp_path):
+    """The same graph file through fxlens-cli optimize and through the extension: the same result."""
+    if not os.path.exists(CLI):
+        pytest.skip("fxlens-cli not built")
+    out = tmp_path / "out.json"
+    subprocess.run([CLI, "optimize", path, "-o", str(out), "--preset", "all"], check=True, capture_output=True)
+    with open(path) as f:
+        r = optimize_file_text(f.read(), name=os.path.basename(path), preset="all")
+    assert _nodes(r["graph"]) == _nodes(out.read_text())
+    assert r["nodes_after"] == len(_nodes(out.read_text()))
+
+
+def test_patterns_listed():
+    names = {p["name"] for p in fxlens.patterns()}
+    cli = subprocess.run([CLI, "patterns"], capture_output=True, text=True).stdout if os.path.exists(CLI) else ""
+    assert len(names) >= 70
+    for name in names:
+        assert not cli or name in cli
+
+
+# ----------------------------------------------------------------------------- fxlens.backend
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_backend_inference_folds(name):
+    model, inputs = MODELS[name]()
+    be = fxlens.backend(then="eager", strict=True)
+    with torch.no_grad():
+        ref = model(*inputs)
+        out = torch.compile(model, backend=be)(*inputs)
+    _close(out, ref)
+    assert be.stats and all(s["mode"] == "inference" for s in be.stats), be.stats
+    assert sum(s["steps"] for s in be.stats) > 0
+    assert sum(s["frozen"] for s in be.stats) > 0  # stacked / fused weights computed once
+    if name in ("tangle", "ctr"):
+        assert sum(s["nodes_after"] for s in be.stats) < sum(s["nodes_before"] for s in be.stats)
+
+
+def test_backend_inductor_tangle():
+    model, inputs = tangle()
+    be = fxlens.backend(strict=True)
+    with torch.no_grad():
+        out = torch.compile(model, backend=be)(*inputs)
+        _close(out, model(*inputs))
+        # New inputs, same compiled code: the folded weights are constants, the inputs are live.
+        x2 = (torch.randn_like(inputs[0]),)
+        _close(torch.compile(model, backend=be)(*x2), model(*x2))
+    assert be.stats[0]["then_seconds"] > 0 and be.stats[0]["frozen"] > 0
+
+
+@pytest.mark.parametrize("name", ["tangle", "ctr"])
+def test_backend_training_gradients(name):
+    model, inputs = MODELS[name]()
+    model.train()
+    twin = copy.deepcopy(model)
+    be = fxlens.backend(then="eager", strict=True)
+    compiled = torch.compile(model, backend=be)
+    for m, f in ((twin, twin), (model, compiled)):
+        m.zero_grad()
+        f(*inputs).square().sum().backward()
+    assert be.stats[0]["mode"] == "training" and be.stats[0]["steps"] > 0 and be.stats[0]["frozen"] == 0
+    for (n, p), (_, q) in zip(twin.named_parameters(), model.named_parameters()):
+        assert p.grad is not None and q.grad is not None, n
+        torch.testing.assert_close(q.grad, p.grad, rtol=RTOL, atol=ATOL, msg=n)
+
+
+def test_backend_training_inductor_step():
+    model, inputs = tangle()
+    model.train()
+    twin = copy.deepcopy(model)
+    compiled = torch.compile(model, backend=fxlens.backend(strict=True))
+    for m, f in ((twin, twin), (model, compiled)):
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+        opt.zero_grad()
+        f(*inputs).square().mean().backward()
+        opt.step()
+    for (n, p), (_, q) in zip(twin.named_parameters(), model.named_parameters()):
+        torch.testing.assert_close(q, p, rtol=RTOL, atol=ATOL, msg=n)
+
+
+def test_backend_dynamic_passes_through():
+    model, inputs = tangle()
+    be = fxlens.backend(then="eager")
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = torch.compile(model, backend=be, dynamic=True)(*inputs)
+    _close(out, model(*inputs))
+    assert be.stats[0]["mode"] == "passthrough" and be.stats[0]["reason"] == "symbolic sizes"
+    assert any("symbolic sizes" in str(w.message) for w in caught)
+
+
+def test_backend_trace_file(tmp_path):
+    model, inputs = tangle()
+    be = fxlens.backend(then="eager", trace=str(tmp_path))
+    with torch.no_grad():
+        torch.compile(model, backend=be)(*inputs)
+    path = tmp_path / "graph_0.json"
+    data = json.loads(path.read_text())
+    session = data["session"]
+    assert session["tool"] == "fxlens.backend" and len(session["steps"]) == be.stats[0]["steps"] > 0
+    # The engine, replaying the recorded graph, reaches the same result.
+    replay = optimize_file_text(path.read_text(), preset=session["preset"])
+    assert [(s["pattern"], s["anchor"]) for s in replay["steps"]] == [(s["pattern"], s["anchor"]) for s in session["steps"]]
+    if os.path.exists(CLI):
+        info = subprocess.run([CLI, "info", str(path)], capture_output=True, text=True)
+        assert info.returncode == 0, info.stderr
+
+
+def test_backend_user_patterns_and_errors(tmp_path):
+    bad = tmp_path / "bad.fxpat"
+    bad.write_text("def pattern(x):\n    return torch.relu(x\n")
+    with pytest.raises(ValueError, match=r"bad.fxpat:\d+:\d+: error"):
+        fxlens.backend(patterns=[str(bad)])
+    with pytest.raises(ValueError, match="unknown preset"):
+        fxlens.backend(preset="nope")
+    with pytest.raises(FileNotFoundError):
+        fxlens.backend(patterns=[str(tmp_path / "missing")])
+    good = tmp_path / "mine"
+    good.mkdir()
+    (good / "double_neg.fxpat").write_text(
+        'name = "double_neg"\nlevel = "both"\n\ndef pattern(x: Tensor):\n    return torch.neg(torch.neg(x))\n\n'
+        "def replacement(x):\n    return x\n")
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.neg(torch.neg(x)) + 1
+
+    be = fxlens.backend(patterns=[str(good)], then="eager", strict=True)
+    x = torch.randn(4)
+    with torch.no_grad():
+        _close(torch.compile(M(), backend=be)(x), x + 1)
+    assert be.stats[0]["steps"] >= 1
+
+
+# ----------------------------------------------------------------------------- fxlens.pre_grad_pass
+
+@pytest.mark.parametrize("name", ["tangle", "ctr", "bert"])
+def test_pre_grad_pass(name):
+    from torch._inductor import config
+    model, inputs = MODELS[name]()
+    p = fxlens.pre_grad_pass(strict=True)
+    torch._dynamo.reset()
+    with torch.no_grad(), config.patch(pre_grad_custom_pass=p):
+        out = torch.compile(model)(*inputs)
+    torch._dynamo.reset()
+    _close(out, model(*inputs))
+    assert p.stats and sum(s["steps"] for s in p.stats) > 0, p.stats
