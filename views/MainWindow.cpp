@@ -13,6 +13,7 @@
 #include "ProfilePanel.h"
 #include "RewriteDebugger.h"
 #include "Selection.h"
+#include "SessionReplay.h"
 #include "Theme.h"
 #include "WindowMenus.h"
 #include "io/GraphJson.h"
@@ -45,6 +46,7 @@ MainWindow::MainWindow(Services services, QWidget *parent) : QMainWindow(parent)
     if (!m_doc->registryError().isEmpty())
         statusBar()->showMessage(m_doc->registryError(), 10000);
     m_debugger = new RewriteDebugger(*m_doc, this);
+    m_replay = std::make_unique<SessionReplay>(*m_doc, *m_debugger);
     // Unsaved work goes to an autosave a moment after each change (Autosave.h).
     m_autosaveTimer = new QTimer(this);
     m_autosaveTimer->setSingleShot(true);
@@ -248,10 +250,32 @@ bool MainWindow::openFile(const QString &path)
     }
     m_menus->rememberRecent(path);
     statusBar()->showMessage(tr("Loaded %1").arg(path), 5000);
-    if (offerRecovery())
+    m_replay->fileOpened(); // before recovery: recovered steps may use the session's pattern files
+    const bool recovered = offerRecovery();
+    if (recovered)
         statusBar()->showMessage(tr("Recovered the unsaved work on %1 (%2 step(s))").arg(path).arg(m_debugger->historySize()), 8000);
+    replayRecordedSession(recovered);
     Q_EMIT graphLoaded(path);
     return true;
+}
+
+void MainWindow::replayRecordedSession(bool recovered)
+{
+    if (!m_replay->hasSession())
+        return;
+    if (recovered) { // the autosave holds the whole history, the recorded steps included
+        const QStringList warnings = m_replay->warnings();
+        for (const QString &w : warnings)
+            qWarning("%s", qPrintable(w));
+        if (!warnings.isEmpty())
+            statusBar()->showMessage(statusBar()->currentMessage() + QStringLiteral(" — ") + warnings.join(QStringLiteral(" — ")));
+        return;
+    }
+    const bool ok = m_replay->replay();
+    const bool quiet = ok && m_replay->warnings().isEmpty();
+    if (!quiet) // logged too: a step that stopped the replay, a pattern file that is missing
+        qWarning("%s", qPrintable(m_replay->message()));
+    statusBar()->showMessage(m_replay->message(), quiet ? 15000 : 0);
 }
 
 bool MainWindow::offerRecovery()

@@ -32,6 +32,7 @@ class PatternEditor;
 class ProfilePanel;
 class WindowMenus;
 class Selection;
+class SessionReplay;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -112,6 +113,9 @@ private:
     bool settleUnsaved(const QString &before);
     /// Offers the autosave of the file just opened; true when its work was recovered.
     bool offerRecovery();
+    /// The file just opened records a rewrite session (a trace file): its history is replayed into
+    /// the debugger (SessionReplay), unless `recovered` work took its place; says so in the status bar.
+    void replayRecordedSession(bool recovered);
 
     GraphDocument *m_doc = nullptr;
     NodeList *m_nodes = nullptr;
@@ -132,6 +136,7 @@ private:
     QTimer *m_autosaveTimer = nullptr;
     std::function<bool(const AutosaveState &)> m_recoveryPrompt;
     std::function<int(const QString &)> m_unsavedPrompt;
+    std::unique_ptr<SessionReplay> m_replay;
 };
 
 } // namespace fxlens::views

@@ -173,7 +173,12 @@ RewriteDebugger::~RewriteDebugger() = default;
 
 bool RewriteDebugger::verifyAvailable() const { return m_h.verifyAvailable(); }
 
-void RewriteDebugger::setPreset(const QString &preset) { m_preset->setCurrentText(preset); }
+void RewriteDebugger::setPreset(const QString &preset)
+{
+    m_preset->setCurrentText(preset); // its signal sets the history's preset when the text changes
+    if (m_preset->currentText() == preset)
+        m_h.setPreset(preset); // the list showed it already while the history had another (patterns reloaded)
+}
 
 void RewriteDebugger::fillPresets()
 {
@@ -493,8 +498,7 @@ QStringList RewriteDebugger::stepRecord() const { return m_h.stepRecord(); }
 bool RewriteDebugger::replay(const QStringList &steps)
 {
     const bool ok = m_h.replay(steps);
-    if (!ok)
-        setStatus(m_h.lastError());
+    setStatus(ok ? tr("Replayed %n step(s)", nullptr, int(steps.size())) : m_h.lastError());
     return ok;
 }
 

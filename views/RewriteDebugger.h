@@ -70,8 +70,8 @@ public:
     QList<QPair<QString, QString>> breakpointList() const;
     /// The steps of the history as "pattern<TAB>anchor" (what an autosave records).
     QStringList stepRecord() const;
-    /// Applies recorded steps in order from the current version; false at the first that is not a
-    /// candidate (the steps before it stay applied).
+    /// Applies recorded steps in order from the current version; false at the first that does not
+    /// apply (the steps before it stay applied), and status() names it.
     bool replay(const QStringList &steps);
     void clearBreakpoints();
 

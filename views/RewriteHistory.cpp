@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <set>
 
 namespace fxlens::views {
 
@@ -324,18 +325,35 @@ bool RewriteHistory::replay(const QStringList &recorded)
     if (!m_session)
         return recorded.isEmpty();
     m_doc.aboutToEdit();
+    std::string presetError;
+    std::set<std::string> inPreset;
+    for (const auto *p : m_registry.preset(m_preset.toStdString(), presetError))
+        inPreset.insert(p->name);
+    // Each step is applied at its anchor by name: the session matches the pattern there again (no
+    // list of every candidate per step), and a step that does not apply says why.
     bool ok = true;
-    for (const QString &line : recorded) {
-        const QStringList parts = line.split(QLatin1Char('\t'));
-        bool applied = false;
-        if (parts.size() == 2)
-            for (const auto &m : m_session->candidates())
-                if (QString::fromStdString(m.pattern) == parts[0] && m.anchor && QString::fromStdString(m.anchor->name()) == parts[1]) {
-                    applied = m_session->apply(m);
-                    break;
-                }
-        if (!applied) {
-            m_lastError = tr("Could not replay %1").arg(QString(line).replace(QLatin1Char('\t'), QLatin1String(" at ")));
+    for (qsizetype i = 0; i < recorded.size(); ++i) {
+        const QStringList parts = recorded[i].split(QLatin1Char('\t'));
+        const QString pattern = parts.value(0), anchor = parts.value(1);
+        QString why;
+        ir::Node *node = parts.size() == 2 ? m_graph->find(anchor.toStdString()) : nullptr;
+        if (parts.size() != 2)
+            why = tr("not a \"pattern<TAB>anchor\" record");
+        else if (!m_registry.find(pattern.toStdString()))
+            why = tr("no pattern named '%1' is loaded").arg(pattern);
+        else if (!inPreset.count(pattern.toStdString()))
+            why = tr("pattern '%1' is not in preset '%2'").arg(pattern, m_preset);
+        else if (!node)
+            why = tr("version %1 has no node '%2'").arg(version()).arg(anchor);
+        else {
+            rewrite::Match m;
+            m.pattern = pattern.toStdString();
+            m.anchor = node;
+            if (!m_session->apply(m))
+                why = m_session->lastError().empty() ? tr("it does not apply") : QString::fromStdString(m_session->lastError());
+        }
+        if (!why.isEmpty()) {
+            m_lastError = tr("Could not replay step %1 of %2 (%3 at %4): %5").arg(i + 1).arg(recorded.size()).arg(pattern, anchor, why);
             ok = false;
             break;
         }

@@ -112,7 +112,8 @@ public:
     bool unskip(const QString &pattern, const QString &anchor);
     bool checkout(int version);
     bool switchBranch(int index);
-    /// Applies recorded steps from this version; false at the first that is not a candidate.
+    /// Applies recorded steps ("pattern<TAB>anchor") from this version, each at its anchor by name;
+    /// false at the first that does not apply, with lastError() naming it (step, pattern, anchor, why).
     bool replay(const QStringList &steps);
     /// The greedy driver to the next breakpoint or the fixpoint, in slices with events between
     /// them (runProgress, Stop); returns the run's result (seconds summed, rollbacks of every slice).

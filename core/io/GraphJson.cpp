@@ -342,6 +342,57 @@ public:
         }
     }
 
+    /// "session": a rewrite session recorded on this graph (ir::RecordedSession, docs/FORMAT.md).
+    void readSession(Element e)
+    {
+        if (!e.is_object())
+            fail("", std::string("\"session\" must be an object, found ") + typeName(e));
+        auto o = objectOf(e);
+        auto s = std::make_shared<RecordedSession>();
+        s->json = simdjson::minify(e);
+        Element f;
+        if (!field(o, "format", f) || !f.is_string() || str(f) != "fxlens-session")
+            fail("", "\"session\": \"format\" must be \"fxlens-session\"");
+        if (!field(o, "version", f) || !f.is_int64())
+            fail("", "\"session\": missing integer \"version\"");
+        if (f.get_int64().value_unsafe() != 1)
+            fail("", "\"session\": unsupported version " + std::to_string(f.get_int64().value_unsafe()) + " (this fxlens reads version 1)");
+        auto text = [&](const char *key, std::string &out) {
+            if (!field(o, key, f))
+                return;
+            if (!f.is_string())
+                fail("", std::string("\"session\": \"") + key + "\" must be a string, found " + typeName(f));
+            out = str(f);
+        };
+        text("tool", s->tool);
+        text("preset", s->preset);
+        text("patterns", s->patterns);
+        if (s->preset.empty())
+            fail("", "\"session\": \"preset\" must not be empty");
+        if (field(o, "pattern_paths", f)) {
+            if (!f.is_array())
+                fail("", std::string("\"session\": \"pattern_paths\" must be an array of strings, found ") + typeName(f));
+            for (Element p : arrayOf(f)) {
+                if (!p.is_string() || p.get_string().value_unsafe().empty())
+                    fail("", "\"session\": \"pattern_paths\" must hold non-empty strings");
+                s->patternPaths.push_back(str(p));
+            }
+        }
+        if (!field(o, "steps", f) || !f.is_array())
+            fail("", "\"session\": missing array \"steps\"");
+        size_t index = 0;
+        for (Element st : arrayOf(f)) {
+            Element pattern, anchor;
+            if (!st.is_object() || !field(objectOf(st), "pattern", pattern) || !field(objectOf(st), "anchor", anchor) ||
+                !pattern.is_string() || !anchor.is_string() || pattern.get_string().value_unsafe().empty() ||
+                anchor.get_string().value_unsafe().empty())
+                fail("", "\"session\": steps[" + std::to_string(index) + "] needs non-empty strings \"pattern\" and \"anchor\"");
+            s->steps.push_back({str(pattern), str(anchor)});
+            ++index;
+        }
+        m_g.session = std::move(s);
+    }
+
     /// Pass 1: every node, so that references may be resolved in pass 2 and cycles reported as such.
     std::vector<Node *> createNodes(simdjson::dom::array nodes)
     {
@@ -432,6 +483,8 @@ public:
         m_g.weightsFile = stringField(root, "weights");
         m_g.inputsFile = stringField(root, "inputs");
         m_g.foldFile = stringField(root, "fold");
+        if (field(root, "session", e))
+            readSession(e);
         if (field(root, "modules", e))
             readModules(e);
         if (field(root, "params", e))

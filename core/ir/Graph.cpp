@@ -98,6 +98,7 @@ std::unique_ptr<Graph> Graph::clone() const
     g->inputsFile = inputsFile;
     g->foldFile = foldFile;
     g->sourcePath = sourcePath;
+    g->session = session;
     g->modules = modules;
     g->params = params;
     std::unordered_map<const Node *, Node *> map;
@@ -639,6 +640,17 @@ void Graph::addObserver(GraphObserver *o) { m_observers.push_back(o); }
 void Graph::removeObserver(GraphObserver *o)
 {
     m_observers.erase(std::remove(m_observers.begin(), m_observers.end(), o), m_observers.end());
+}
+
+std::string RecordedSession::summary() const
+{
+    auto count = [](size_t n, const char *one, const char *many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
+    std::string s = "recorded by " + (tool.empty() ? std::string("an unnamed tool") : tool) + ": ";
+    s += patterns.empty() ? "preset " + preset : "patterns " + patterns;
+    s += ", " + count(steps.size(), "step", "steps");
+    if (!patternPaths.empty())
+        s += ", " + count(patternPaths.size(), "pattern path", "pattern paths");
+    return s;
 }
 
 } // namespace fxlens::ir

@@ -42,6 +42,25 @@ struct ParamInfo {
     }
 };
 
+/// A rewrite session recorded with the graph: the "session" key of a trace file (docs/FORMAT.md), as
+/// the Python companion's torch.compile backend writes it. The graph is the original; `steps` are the
+/// engine's history on it (Session::history(): pattern and anchor of each applied step, in order).
+/// Read from a file, never written back: a saved graph is a plain graph.
+struct RecordedSession {
+    struct Step {
+        std::string pattern;
+        std::string anchor; ///< the anchor node's name in the version the step was applied to
+    };
+    std::string json;                      ///< the "session" object as read (compact JSON, unknown keys included)
+    std::string tool;                      ///< who recorded it ("fxlens.backend")
+    std::string preset = "all";            ///< the preset of the run
+    std::string patterns;                  ///< comma-separated pattern names the run chose instead, "" for none
+    std::vector<std::string> patternPaths; ///< user pattern files or directories the run loaded besides the built-ins
+    std::vector<Step> steps;
+    /// "recorded by fxlens.backend: preset all, 12 steps, 1 pattern path" (`fxlens-cli info`).
+    std::string summary() const;
+};
+
 /// One problem found by lint(); `node` names the offending node ("" for graph-level problems).
 struct LintError {
     std::string node;
@@ -81,6 +100,8 @@ public:
     /// computes the `_frozen_*` weights from the original ones, so an original checkpoint still loads.
     std::string foldFile;
     std::string sourcePath; ///< the file this graph was read from ("" if built in memory); not written
+    /// The rewrite session the file recorded on this graph (its "session" key), nullptr when none; not written.
+    std::shared_ptr<const RecordedSession> session;
     std::vector<ModuleInfo> modules;
     std::vector<ParamInfo> params;
 

@@ -14,6 +14,8 @@ namespace fxlens::ir {
 GraphInfo computeGraphInfo(const Graph &g)
 {
     GraphInfo info;
+    if (g.session)
+        info.session = g.session->summary();
     std::vector<size_t> level(g.idBound(), 0);
     std::unordered_map<std::string, size_t> perModule;
     for (Node *n = g.first(); n; n = n->next()) {
@@ -86,6 +88,8 @@ std::string GraphInfo::toString(size_t maxTargets) const
     char buf[256];
     std::snprintf(buf, sizeof buf, "nodes: %zu\nedges: %zu\ndepth: %zu\n", nodes, edges, depth);
     s += buf;
+    if (!session.empty())
+        s += "session: " + session + "\n";
     s += "by op:\n";
     for (const auto &[op, c] : byOp) {
         std::snprintf(buf, sizeof buf, "  %-14s %zu\n", op.c_str(), c);

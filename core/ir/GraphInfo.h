@@ -24,6 +24,7 @@ struct GraphInfo {
     std::map<std::string, size_t> byTarget;  ///< "call_function torch.cat" -> count
     size_t depth = 0;                        ///< longest path, in nodes
     std::vector<ModuleTreeEntry> moduleTree; ///< sorted by path
+    std::string session;                     ///< RecordedSession::summary() of a recorded session, "" when none
     std::string toString(size_t maxTargets = 30) const;
 };
 

@@ -4,6 +4,7 @@
 #include "io/DotWriter.h"
 #include "io/GraphJson.h"
 #include "ir/GraphDiff.h"
+#include "ir/GraphInfo.h"
 #include "ir/Printer.h"
 
 #include <QDir>
@@ -162,6 +163,10 @@ private Q_SLOTS:
         row("bad_float.json", "y", 0, "'float' argument must be \"inf\", \"-inf\" or \"nan\", found \"huge\"");
         row("param_missing_shape.json", "", 0, "each entry of \"params\" needs \"name\", \"shape\" and \"dtype\"");
         row("source_fn_shape.json", "y", 0, "meta.source_fn must be [name, target]");
+        row("session_not_object.json", "", 0, "\"session\" must be an object, found array");
+        row("session_version_2.json", "", 0, "\"session\": unsupported version 2 (this fxlens reads version 1)");
+        row("session_step_without_anchor.json", "", 0, "\"session\": steps[1] needs non-empty strings \"pattern\" and \"anchor\"");
+        row("session_paths_not_array.json", "", 0, "\"session\": \"pattern_paths\" must be an array of strings, found string");
         row("corrupt.json.gz", "", 0, "");
         row("no_such_file.json", "", 0, "cannot open file");
         row("number_overflow.json", "", 1, "malformed JSON: number overflow parsing '1e400'");
@@ -220,6 +225,44 @@ private Q_SLOTS:
         QVERIFY(text.startsWith(QString::fromStdString(path)));
         if (!node.isEmpty())
             QVERIFY(text.contains(QStringLiteral("node '%1'").arg(node)));
+    }
+
+    /// A trace file's "session" is kept as read (fields and raw JSON), shown by GraphInfo, copied by
+    /// clone(), and never written: a saved graph is a plain graph.
+    void recordedSessionIsReadNotWritten()
+    {
+        auto plain = io::readGraphFile(std::string(FXLENS_EXAMPLES) + "/tangle4_fx.json");
+        QVERIFY(plain.ok());
+        QVERIFY(!plain.value()->session);
+        QVERIFY(ir::computeGraphInfo(*plain.value()).toString().find("session:") == std::string::npos);
+        std::string text = io::writeGraphJson(*plain.value());
+        const std::string session = R"({"format":"fxlens-session","version":1,"tool":"fxlens.backend","preset":"all",)"
+                                    R"("patterns":"","pattern_paths":["/abs/my.fxpat"],"future":{"x":1},)"
+                                    R"("steps":[{"pattern":"cat_single","anchor":"cat"},{"pattern":"fold_view","anchor":"view_2"}]})";
+        text.insert(1, "\"session\":" + session + ",");
+        auto r = io::parseGraphJson(text, "trace.json");
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        const auto &s = r.value()->session;
+        QVERIFY(s);
+        QCOMPARE(s->tool, std::string("fxlens.backend"));
+        QCOMPARE(s->preset, std::string("all"));
+        QCOMPARE(s->patternPaths, std::vector<std::string>{"/abs/my.fxpat"});
+        QCOMPARE(s->steps.size(), size_t(2));
+        QCOMPARE(s->steps[1].pattern + "@" + s->steps[1].anchor, std::string("fold_view@view_2"));
+        QCOMPARE(s->json, session); // compact, unknown keys kept
+        QCOMPARE(s->summary(), std::string("recorded by fxlens.backend: preset all, 2 steps, 1 pattern path"));
+        const std::string info = ir::computeGraphInfo(*r.value()).toString();
+        QVERIFY2(info.find("session: recorded by fxlens.backend: preset all, 2 steps") != std::string::npos, info.c_str());
+        QCOMPARE(r.value()->clone()->session, s);
+        const std::string again = io::writeGraphJson(*r.value());
+        QVERIFY(again.find("\"session\"") == std::string::npos);
+        QCOMPARE(again, io::writeGraphJson(*plain.value()));
+        // Shape errors name the file.
+        text.replace(text.find("\"anchor\":\"cat\""), 14, "\"anchor\":\"\"");
+        r = io::parseGraphJson(text, "trace.json");
+        QVERIFY(!r.ok());
+        QCOMPARE(QString::fromStdString(r.error().toString()),
+                 QStringLiteral("trace.json: error: \"session\": steps[0] needs non-empty strings \"pattern\" and \"anchor\""));
     }
 
     void malformedColumn()
