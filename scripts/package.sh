@@ -47,12 +47,20 @@ fi
 echo "== wheel"
 PY=${FXLENS_PYTHON:-$ROOT/.venv/bin/python}
 cp -r "$ROOT/python" "$SCRATCH/python"  # the build writes next to the sources: keep them clean
-rm -rf "$SCRATCH/python/build" "$SCRATCH/python"/*.egg-info "$SCRATCH/python/tests"
+rm -rf "$SCRATCH/python/build" "$SCRATCH/python"/*.egg-info "$SCRATCH/python/tests" "$SCRATCH/python/fxlens/patterns"
+# The extension fxlens._core (built by CMake into python/fxlens/ for this Python) and the pattern
+# files that ship with fxlens go into the wheel, which is then tagged for this Python and platform.
+EXT_SUFFIX=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+[ -f "$SCRATCH/python/fxlens/_core$EXT_SUFFIX" ] || fail "python/fxlens/_core$EXT_SUFFIX is not built (FXLENS_BUILD_PYTHON, nanobind)"
+strip --strip-debug "$SCRATCH/python/fxlens/_core$EXT_SUFFIX"  # the build keeps debug info; the wheel need not
+mkdir -p "$SCRATCH/python/fxlens/patterns"
+cp "$ROOT"/patterns/*.fxpat "$SCRATCH/python/fxlens/patterns/"
 "$PY" -m pip wheel -q --no-deps --no-build-isolation "$SCRATCH/python" -w "$OUT" 2>/dev/null ||
   "$PY" -m pip wheel -q --no-deps "$SCRATCH/python" -w "$OUT"
 WHL=$(ls -t "$OUT"/fxlens-*.whl | head -1)
 python3 -m venv "$SCRATCH/venv"
 "$SCRATCH/venv/bin/pip" install -q --no-deps --no-index "$WHL"
+case "$(basename "$WHL")" in *-none-any.whl) fail "the wheel is not tagged for a platform: $(basename "$WHL")";; esac
 "$SCRATCH/venv/bin/python" - <<'PYEOF'
 import importlib.metadata as m, importlib.util, sys
 md = m.metadata("fxlens")
@@ -62,6 +70,17 @@ assert md["Name"] == "fxlens" and md["Version"], md
 assert {"examples", "test"} <= extras, extras
 assert any(r.startswith("torch") for r in requires), requires
 assert importlib.util.find_spec("fxlens") is not None
-print(f"wheel: fxlens {md['Version']}, extras {sorted(extras)}")
+# The extension loads and knows the built-in patterns and the pattern files shipped beside it (its
+# package needs torch, which this venv lacks: the module is loaded on its own).
+import glob, os
+pkg = os.path.dirname(importlib.util.find_spec("fxlens").origin)
+so = glob.glob(os.path.join(pkg, "_core*.so"))
+assert so, os.listdir(pkg)
+spec = importlib.util.spec_from_file_location("fxlens._core", so[0])
+core = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(core)
+names = [p["name"] for p in core.Engine(os.path.join(pkg, "patterns"), []).patterns()]
+assert len(names) >= 70 and "split_cat_full" in names, names
+print(f"wheel: fxlens {md['Version']}, extras {sorted(extras)}, fxlens._core with {len(names)} patterns")
 PYEOF
 echo "packages in $OUT"

@@ -225,3 +225,23 @@ def test_pre_grad_pass(name):
     torch._dynamo.reset()
     _close(out, model(*inputs))
     assert p.stats and sum(s["steps"] for s in p.stats) > 0, p.stats
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_backend_cuda(name):
+    """The same through Inductor on the GPU (ctest -L gpu; skipped without CUDA)."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    model, inputs = MODELS[name]()
+    model = model.cuda()
+    inputs = tuple(x.cuda() for x in inputs)
+    be = fxlens.backend(strict=True)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        out = torch.compile(model, backend=be)(*inputs)
+        ref = model(*inputs)
+    torch._dynamo.reset()
+    for x, y in zip(_flat(out), _flat(ref)):
+        torch.testing.assert_close(x, y, rtol=1e-3, atol=1e-3)
+    assert sum(s["frozen"] for s in be.stats) > 0
