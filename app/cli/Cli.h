@@ -47,6 +47,7 @@ struct Args {
     std::string inputs, weights, expect;
     uint64_t seed = 0;
     bool noMeta = false, randomInputs = false;
+    bool randomWeights = false; ///< optimize --freeze: seeded random weights may be frozen (benchmarks)
 };
 
 struct Command {
@@ -113,6 +114,9 @@ std::function<std::string(const ir::Graph &)> stepVerifier(const ir::Graph &orig
 /// optimize --verify: runs both graphs and prints the comparison; kOk, or kFailed when they differ
 /// or cannot run.
 int verifyResult(const ir::Graph &original, const ir::Graph &result, const Args &a);
+/// optimize --freeze on a graph whose weights would be made up (`why`), without --random-weights:
+/// the message (naming the graph file and the option) and kBadInput (RewriteCommands.cpp).
+int refuseRandomFreeze(const Args &a, const std::string &why);
 /// optimize --freeze: folds the weight-only nodes of `g` into new weights and writes the frozen
 /// graph to `out` with its weights and fold graph next to it.
 int writeFrozen(const Args &a, const ir::Graph &g, const std::string &out);

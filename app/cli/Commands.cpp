@@ -30,9 +30,10 @@ const std::vector<Command> &commands()
          "apply rewrite patterns greedily to a fixpoint; --verify compares the result with the input graph by running "
          "both, --verify-each checks (and rolls back) every step; --freeze (with -o OUT.json) folds weight-only nodes "
          "(stacked, transposed weights) into new weights OUT.frozen.safetensors and writes OUT.fold.json, which computes "
-         "them from the original weights (fxlens.load_graph(..., state_dict=))",
-         withExec(
-             {"-o", "--preset", "--patterns", "--steps", "--trace", "--checked", "--verify", "--verify-each", "--pattern-dir", "--freeze"}),
+         "them from the original weights (fxlens.load_graph(..., state_dict=)); a graph without its weights is refused "
+         "unless --random-weights allows freezing seeded random values (benchmarks)",
+         withExec({"-o", "--preset", "--patterns", "--steps", "--trace", "--checked", "--verify", "--verify-each", "--pattern-dir",
+                   "--freeze", "--random-weights"}),
          cmdOptimize},
         {"run", "<graph.json>",
          "execute the graph with LibTorch; inputs/weights from safetensors files, else the example inputs saved with the "
@@ -41,7 +42,10 @@ const std::vector<Command> &commands()
          "plan), checks every run gives the first run's outputs, and prints the times; --freeze folds weight-only nodes "
          "once; --cuda-graph captures one run as a CUDA graph and replays it",
          withExec({"-o", "--expect", "--repeat", "--freeze", "--cuda-graph"}), cmdRun},
-        {"verify", "<a.json> <b.json>", "run both on the same inputs and weights, compare outputs", withExec({}), cmdVerify},
+        {"verify", "<a.json> <b.json>",
+         "run both on the same inputs and weights, compare outputs; a frozen graph (optimize --freeze) against its "
+         "original gets its frozen weights from its fold graph, computed from the original's weights",
+         withExec({}), cmdVerify},
         {"profile", "<graph.json|profile.json>",
          "run warm-up + K timed iterations with NVTX ranges per node and kernel capture (Kineto/CUPTI); prints kernels, "
          "GPU busy, wall, CPU launch time, peak memory and the top nodes; --compare profiles a second version (graph or "

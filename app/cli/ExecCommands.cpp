@@ -48,9 +48,14 @@ int writeFrozen(const Args &a, const ir::Graph &g, const std::string &out)
         std::cerr << "fxlens-cli optimize: --freeze: " << runner.error().toString() << "\n";
         return kFailed;
     }
-    if (g.weightsFile.empty() && a.weights.empty())
-        std::cerr << "fxlens-cli optimize: --freeze: warning: " << a.positional[0]
-                  << " has no weights file; the frozen values come from seeded random weights\n";
+    // Frozen values are written as weights: made-up ones would pass for the model's.
+    if (const auto made = runner.value()->randomWeights(); !made.empty() && !a.randomWeights) {
+        const std::string file = a.weights.empty() ? g.weightsFile : a.weights;
+        const std::string why = file.empty()
+            ? std::string("the graph has no weights file")
+            : "its weights file '" + file + "' lacks " + std::to_string(made.size()) + " of its weights (first '" + made.front() + "')";
+        return refuseRandomFreeze(a, why);
+    }
     const auto folded = rewrite::weightOnlyNodes(g);
     std::vector<std::string> names;
     for (const ir::Node *n : rewrite::freezeBoundary(g, folded))
@@ -209,7 +214,10 @@ int cmdVerify(const Args &a)
             std::cerr << r->error().toString() << "\n";
             return kBadInput;
         }
-    auto rep = exec::verifyGraphs(*ga.value(), *gb.value(), execOptions(a, a.positional[0]));
+    // The original runs first: its weights feed the frozen graph's fold graph (verifyGraphs).
+    const bool swap = !ga.value()->foldFile.empty() && gb.value()->foldFile.empty();
+    const ir::Graph &first = swap ? *gb.value() : *ga.value(), &second = swap ? *ga.value() : *gb.value();
+    auto rep = exec::verifyGraphs(first, second, execOptions(a, a.positional[swap ? 1 : 0]));
     if (!rep) {
         std::cerr << "fxlens-cli verify: " << rep.error().toString() << "\n";
         return kFailed;

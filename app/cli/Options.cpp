@@ -79,6 +79,9 @@ const std::vector<Option> &options()
         {"--verify", nullptr, nullptr, "run the input and the result, compare their outputs", flag(&Args::verify)},
         {"--verify-each", nullptr, nullptr, "run every version, roll back a step whose outputs differ", flag(&Args::verifyEach)},
         {"--freeze", nullptr, nullptr, "fold weight-only nodes (stacked, transposed weights) into weights", flag(&Args::freeze)},
+        {"--random-weights", nullptr, nullptr,
+         "optimize --freeze: allow a graph without (all of) its weights; seeded random values are frozen (benchmarks only)",
+         flag(&Args::randomWeights)},
         {"--cuda-graph", nullptr, nullptr, "capture one run as a CUDA graph and replay it", flag(&Args::cudaGraph)},
         {"--device", nullptr, "D", "cpu, cuda or cuda:N (default cpu; profile: cuda when there is one)",
          [](Args &a, const std::string &v, std::string &) {

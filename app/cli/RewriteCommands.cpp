@@ -13,6 +13,14 @@
 
 namespace fxlens::cli {
 
+int refuseRandomFreeze(const Args &a, const std::string &why)
+{
+    std::cerr << a.positional[0] << ": error: --freeze: " << why
+              << "; the frozen weights would be seeded random values. Pass the weights (--weights F, or export with "
+                 "weights=True), or --random-weights to freeze random values (benchmarks)\n";
+    return kBadInput;
+}
+
 int cmdOptimize(const Args &a)
 {
     int code = kOk;
@@ -34,9 +42,18 @@ int cmdOptimize(const Args &a)
         std::cerr << "fxlens-cli optimize: --freeze needs -o OUT.json (the frozen weights are written next to it)\n";
         return kUsage;
     }
+    if (a.randomWeights && !a.freeze) {
+        std::cerr << "fxlens-cli optimize: --random-weights goes with --freeze\n";
+        return kUsage;
+    }
     auto g = load(a, code);
     if (!g)
         return code;
+    if (a.freeze && g->weightsFile.empty() && a.weights.empty() && !a.randomWeights && !g->params.empty()) {
+        // Refused before rewriting: the frozen weights would be seeded random values (writeFrozen
+        // also refuses a weights file that lacks some).
+        return refuseRandomFreeze(a, "the graph has no weights file");
+    }
     // Rewrites assume a well-formed graph: a broken one is reported, node by node, not rewritten.
     if (auto errors = g->lint(); !errors.empty()) {
         for (const auto &e : errors)

@@ -400,18 +400,22 @@ bool bindSchema(const c10::FunctionSchema &s, const std::vector<IValue> &pos, co
 
 thread_local std::optional<c10::Device> t_runDevice;
 
-/// Device arguments of a call set to the run's device (only when that is not the CPU).
+/// Device arguments of a call set to the run's device. A graph records the device it was captured
+/// on (`arange(..., device='cuda:0')`), but every input and weight of a run lives on the run's
+/// device: a factory must create its tensor there too, on the CPU as well (a fold of a graph captured
+/// on a GPU runs on the CPU). On the CPU an absent device already means the CPU and stays absent.
 void placeOnRunDevice(const c10::FunctionSchema &s, std::vector<IValue> &stack)
 {
-    if (!t_runDevice || t_runDevice->is_cpu())
+    if (!t_runDevice)
         return;
+    const bool cpu = t_runDevice->is_cpu();
     const auto &args = s.arguments();
     for (size_t k = 0; k < args.size() && k < stack.size(); ++k) {
         const c10::TypePtr &t = args[k].real_type();
         const bool device = t->kind() == c10::TypeKind::DeviceObjType ||
             (t->kind() == c10::TypeKind::OptionalType &&
              t->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::DeviceObjType);
-        if (device)
+        if (device && (!cpu || (stack[k].isDevice() && !stack[k].toDevice().is_cpu())))
             stack[k] = IValue(*t_runDevice);
     }
 }

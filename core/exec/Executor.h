@@ -88,6 +88,15 @@ public:
     Result<std::map<std::string, io::SafeTensor>> evaluateWeightNodes(const ir::Graph &g, const std::vector<std::string> &names);
     /// This runner's weights of these names (loaded, or seeded random); unknown names are left out.
     std::map<std::string, io::SafeTensor> weightValues(const std::vector<std::string> &names) const;
+    /// Names of the weights this runner made up (seeded random values: no weights file, or one
+    /// that lacks them), in the reference graph's order.
+    std::vector<std::string> randomWeights() const;
+    /// The `_frozen_*` weights that `frozen` (a frozen graph: optimize --freeze, freeze=True) reads
+    /// and this runner lacks, computed by its fold graph (`frozen.foldFile`, in the folder of
+    /// `frozen.sourcePath`) from this runner's weights, the original ones: a runner prepared from the
+    /// original graph then runs the frozen one too (verify original frozen). The diagnostic names
+    /// the frozen or fold file.
+    Status computeFrozenWeights(const ir::Graph &frozen);
     /// CUDA graph capture (run/profile --cuda-graph): runs `g` on a side stream, then captures one
     /// run; later runs of `g` (same revision) replay it, with no per-node host work: their outputs
     /// are the same tensors, overwritten by each replay (snapshot() keeps a copy), and an observer

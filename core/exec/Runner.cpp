@@ -3,6 +3,7 @@
 // their compiled plans (freezing, CUDA graph capture, observers around computing nodes).
 #include "exec/RunnerImpl.h"
 
+#include "io/GraphJson.h"
 #include "ir/Target.h"
 #include "rewrite/Freeze.h"
 #include "rewrite/Mutation.h"
@@ -138,6 +139,7 @@ static std::optional<Diagnostic> loadWeights(Runner::Impl &impl, const ir::Graph
         if (const auto *s = lookup(p.name)) {
             t = fromSafe(*s);
         } else {
+            impl.randomized.push_back(p.name);
             auto st = scalarType(p.dtype).value_or(at::kFloat);
             const std::string &n = p.name;
             if (!at::isFloatingType(st))
@@ -411,6 +413,68 @@ std::map<std::string, io::SafeTensor> Runner::weightValues(const std::vector<std
         if (auto f = m_impl->params.find(name); f != m_impl->params.end())
             out[name] = toSafe(f->second);
     return out;
+}
+
+std::vector<std::string> Runner::randomWeights() const { return m_impl->randomized; }
+
+/// The names a fold graph gives its values: the nodes its output tuple returns.
+static std::vector<std::string> foldOutputNames(const ir::Graph &fold)
+{
+    std::vector<std::string> names;
+    const Node *out = fold.outputNode();
+    if (!out || out->args().empty())
+        return names;
+    const Argument &ret = out->args()[0];
+    if (ret.isNode())
+        names.push_back(ret.toNode()->name());
+    else if (ret.isSequence())
+        for (const Argument &a : ret.items())
+            names.push_back(a.isNode() ? a.toNode()->name() : std::string());
+    return names;
+}
+
+Status Runner::computeFrozenWeights(const ir::Graph &frozen)
+{
+    const std::string where = frozen.sourcePath.empty() ? frozen.name : frozen.sourcePath;
+    std::string first;
+    for (Node *n = frozen.first(); n && first.empty(); n = n->next())
+        if (n->op() == OpKind::GetAttr && n->target().rfind(rewrite::kFrozenPrefix, 0) == 0 && !m_impl->params.count(n->target()))
+            first = n->target();
+    if (first.empty())
+        return {};
+    if (frozen.foldFile.empty())
+        return diag(where + ": reads the frozen weight '" + first + "' but names no fold graph that computes it");
+    std::string why;
+    auto path = sideFile(std::filesystem::path(frozen.sourcePath).parent_path().string(), frozen.foldFile, why);
+    if (!path)
+        return diag(where + ": " + why);
+    auto read = io::readGraphFile(*path);
+    if (!read)
+        return read.error();
+    ir::Graph &fold = *read.value();
+    rewrite::keepOnlyOutputInputs(fold); // older versions could leave an unused input placeholder in it
+    const std::vector<std::string> names = foldOutputNames(fold);
+    auto out = run(fold);
+    // The fold graph is read for this call only: its plan and bindings go with it.
+    auto &plans = m_impl->plans;
+    plans.erase(std::remove_if(plans.begin(), plans.end(), [&](const auto &p) { return p->graph == &fold; }), plans.end());
+    for (Node *n = fold.first(); n; n = n->next())
+        m_impl->slots.erase(n);
+    if (!out) {
+        Diagnostic d = out.error();
+        d.message = "fold graph of " + where + ": " + d.message;
+        d.file = *path;
+        return d;
+    }
+    const auto &values = out.value()->tensors;
+    if (values.size() != names.size() || std::count(names.begin(), names.end(), std::string()) > 0)
+        return diag(*path + ": the fold graph returns " + std::to_string(values.size()) + " tensor(s) for " + std::to_string(names.size()) +
+                    " output(s); expected a tuple of its nodes, one tensor each");
+    for (size_t i = 0; i < names.size(); ++i)
+        m_impl->params[rewrite::kFrozenPrefix + names[i]] = values[i];
+    if (!m_impl->params.count(first))
+        return diag(where + ": reads the frozen weight '" + first + "', which its fold graph " + *path + " does not return");
+    return {};
 }
 
 Status Runner::captureCudaGraph(const ir::Graph &g)

@@ -26,6 +26,7 @@ struct Runner::Impl {
     at::Device device = at::kCPU;
     std::unordered_map<const Node *, Slot> slots;
     std::unordered_map<std::string, at::Tensor> params;
+    std::vector<std::string> randomized; ///< params made up from seeded random values
     std::vector<at::Tensor> inputs;
     /// Compiled versions, most recently used first (a verification alternates two graphs; the
     /// debugger runs each new version once).

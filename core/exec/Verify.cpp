@@ -120,6 +120,10 @@ Result<VerifyReport> verifyGraphs(const ir::Graph &a, const ir::Graph &b, const 
     auto r = Runner::create(a, opts);
     if (!r)
         return r.error();
+    // A frozen `b` reads `_frozen_*` values that `a`, its original, does not have: its fold graph
+    // computes them from `a`'s weights.
+    if (auto st = r.value()->computeFrozenWeights(b); !st)
+        return st.error();
     auto oa = r.value()->run(a);
     if (!oa)
         return oa.error();

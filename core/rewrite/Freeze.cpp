@@ -91,6 +91,33 @@ static void pruneParams(ir::Graph &g)
     g.params.erase(std::remove_if(g.params.begin(), g.params.end(), [&](const ir::ParamInfo &p) { return !used(p); }), g.params.end());
 }
 
+size_t keepOnlyOutputInputs(ir::Graph &g)
+{
+    Node *out = g.outputNode();
+    if (!out)
+        return 0;
+    std::vector<bool> needed(g.idBound(), false);
+    std::vector<Node *> work = {out};
+    while (!work.empty()) {
+        Node *n = work.back();
+        work.pop_back();
+        if (needed[n->id()])
+            continue;
+        needed[n->id()] = true;
+        for (Node *in : n->inputNodes())
+            work.push_back(in);
+    }
+    // In reverse program order a node's users are gone before it is.
+    size_t removed = 0;
+    for (Node *n = g.last(); n;) {
+        Node *prev = n->prev();
+        if (!needed[n->id()] && g.erase(n))
+            ++removed;
+        n = prev;
+    }
+    return removed;
+}
+
 FrozenSplit splitFrozen(const ir::Graph &g, const std::vector<std::string> &chosen)
 {
     FrozenSplit s;
@@ -98,6 +125,7 @@ FrozenSplit splitFrozen(const ir::Graph &g, const std::vector<std::string> &chos
     s.fold = g.clone();
     s.fold->name = g.name.empty() ? "fold" : g.name + ".fold";
     s.fold->inputsFile.clear();
+    s.fold->foldFile.clear();
 
     // The frozen graph: every chosen value is read from a new weight, declared after the last
     // placeholder (where exporters put get_attr nodes).
@@ -119,18 +147,14 @@ FrozenSplit splitFrozen(const ir::Graph &g, const std::vector<std::string> &chos
     eliminateDeadCode(*s.frozen);
     pruneParams(*s.frozen);
 
-    // The fold graph: the chosen values as its outputs, nothing else.
+    // The fold graph: the chosen values as its outputs and only what they read. Everything else
+    // goes, side-effecting nodes included (an assert on an input would keep the input's placeholder
+    // alive, and the fold graph takes no input).
     Node *oldOut = s.fold->outputNode();
     Node *newOut = s.fold->create(OpKind::Output, "output", {ir::Argument::tuple(std::move(outs))}, {}, "output_fold", nullptr);
     if (oldOut && s.fold->erase(oldOut))
         s.fold->rename(newOut, "output");
-    eliminateDeadCode(*s.fold);
-    for (Node *n = s.fold->first(); n;) {
-        Node *next = n->next();
-        if (n->op() == OpKind::Placeholder && n->users().empty())
-            s.fold->erase(n);
-        n = next;
-    }
+    keepOnlyOutputInputs(*s.fold);
     pruneParams(*s.fold);
     return s;
 }

@@ -44,4 +44,9 @@ FrozenSplit splitFrozen(const ir::Graph &g, const std::vector<std::string> &chos
 /// Removes nodes without users that have no side effects (never placeholders or the output).
 size_t eliminateDeadCode(ir::Graph &g);
 
+/// Removes every node the output does not read, placeholders and side-effecting calls included:
+/// what a fold graph is (splitFrozen writes one so; readers apply it to fold graphs written by older
+/// versions, which could keep an input placeholder that an assert read). Returns how many went.
+size_t keepOnlyOutputInputs(ir::Graph &g);
+
 } // namespace fxlens::rewrite

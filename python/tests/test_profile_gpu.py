@@ -60,8 +60,9 @@ def test_cuda_graph_replays_the_frozen_graph(tmp_path):
     """optimize --freeze, then run --cuda-graph: every replay gives the first run's outputs, which
     are the plain run's; profile --cuda-graph captures the same kernels per iteration."""
     frozen = str(tmp_path / "frozen.json")
-    r = subprocess.run([CLI, "optimize", os.path.join(EX, "tangle50_torch.json"), "-o", frozen, "--freeze"],
-                       capture_output=True, text=True)
+    # The example has no weights file: its frozen values are seeded random ones (what is measured here).
+    r = subprocess.run([CLI, "optimize", os.path.join(EX, "tangle50_torch.json"), "-o", frozen, "--freeze",
+                        "--random-weights"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     plain, graph = str(tmp_path / "plain.safetensors"), str(tmp_path / "graph.safetensors")
     r = subprocess.run([CLI, "run", frozen, "--device", "cuda", "-o", plain], capture_output=True, text=True)
