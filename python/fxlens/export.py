@@ -443,27 +443,103 @@ def _confined(graph_path: str, name: str) -> str:
     return full
 
 
-def _root_from_state(graph: fx.Graph, state: Dict[str, torch.Tensor], missing: str) -> torch.nn.Module:
-    """A root holding the get_attr values of `graph` from `state`; `missing` ({} = the name) when one lacks."""
+def _root_from_state(graph: fx.Graph, state: Dict[str, torch.Tensor], missing: str,
+                     constants: Optional[Callable[[str], Optional[torch.Tensor]]] = None) -> torch.nn.Module:
+    """A root holding the get_attr values of `graph` from `state`, else from `constants` (the buffers
+    a checkpoint leaves out); `missing` ({} = the name) when neither has one."""
     root = torch.nn.Module()
     for n in graph.nodes:
         if n.op == "get_attr":
-            if n.target not in state:
+            v = state.get(n.target)
+            if v is None and constants is not None:
+                v = constants(n.target)
+            if v is None:
                 raise FormatError(missing.replace("{}", n.target, 1))
-            _set_attr(root, n.target, state[n.target], False)
+            _set_attr(root, n.target, v, False)
     return root
+
+
+def _original_values(state_dict: Optional[Dict[str, torch.Tensor]],
+                     module: Optional[torch.nn.Module]) -> Dict[str, torch.Tensor]:
+    """The original model's values by qualified name: `module`'s parameters and buffers under every
+    name (tied and non-persistent ones too, which its state_dict leaves out), then its state_dict, then
+    `state_dict` over them."""
+    state: Dict[str, torch.Tensor] = {}
+    if module is not None:
+        for name, v in list(module.named_parameters(remove_duplicate=False)) + list(
+                module.named_buffers(remove_duplicate=False)):
+            state[name] = v
+        state.update(module.state_dict(keep_vars=True))
+    if state_dict is not None:
+        state.update(state_dict)
+    return state
+
+
+def _buffers_of_file(path: str, data: Dict[str, Any]) -> Callable[[str], Optional[torch.Tensor]]:
+    """A lookup of the buffers (kind "buffer": non-persistent ones such as position ids, constants) in
+    the weights file a graph names: what a checkpoint may lack. Parameters are never taken from it:
+    a checkpoint without one is an error, not a silent mix of two models."""
+    buffers = {p["name"] for p in data.get("params", []) if p.get("kind") == "buffer"}
+    cache: Dict[str, Dict[str, torch.Tensor]] = {}
+
+    def lookup(name: str) -> Optional[torch.Tensor]:
+        if name not in buffers or not data.get("weights"):
+            return None
+        if "w" not in cache:
+            wpath = _confined(path, data["weights"])
+            cache["w"] = load_weights_file(wpath) if os.path.exists(wpath) else {}
+        return cache["w"].get(name)
+
+    return lookup
+
+
+def _only_what_the_output_reads(graph: fx.Graph) -> None:
+    """Removes the nodes the output does not read: a fold graph takes no input, but older versions
+    could keep one (an assert on the model's input kept its placeholder)."""
+    needed: set = set()
+    stack = [n for n in graph.nodes if n.op == "output"]
+    while stack:
+        n = stack.pop()
+        if n not in needed:
+            needed.add(n)
+            stack.extend(n.all_input_nodes)
+    for n in reversed(list(graph.nodes)):
+        if n not in needed:
+            graph.erase_node(n)
+
+
+def _factories_on(graph: fx.Graph, device: torch.device) -> None:
+    """Calls that create tensors on a recorded device (`arange(..., device='cuda:0')`, the device the
+    model was captured on) create them on `device` instead: where the fold's weights are."""
+    for n in graph.nodes:
+        if n.op in ("call_function", "call_method") and isinstance(n.kwargs.get("device"), (str, torch.device)):
+            n.kwargs = {**n.kwargs, "device": device}
+
+
+def _run_fold(path: str, data: Dict[str, Any], state: Dict[str, torch.Tensor], allow_any_target: bool):
+    """(names, values): a frozen graph's `_frozen_*` values, computed by its fold graph from `state`."""
+    fold_path = _confined(path, data["fold"])
+    fold_data = read_dict(fold_path)
+    fold_graph = dict_to_graph(fold_data, fold_path, allow_any_target=allow_any_target)
+    _only_what_the_output_reads(fold_graph)
+    root = _root_from_state(fold_graph, state, f"{fold_path}: the state_dict has no '{{}}' (the fold graph reads it)",
+                            _buffers_of_file(fold_path, fold_data))
+    first = next(root.buffers(), None)
+    _factories_on(fold_graph, first.device if first is not None else torch.device("cpu"))
+    try:
+        with torch.no_grad():
+            values = fx.GraphModule(root, fold_graph)()
+    except Exception as e:
+        raise FormatError(f"{fold_path}: the fold graph of {path} fails: {type(e).__name__}: "
+                          f"{str(e).splitlines()[0] if str(e) else ''}") from e
+    out = next(n for n in fold_graph.nodes if n.op == "output")
+    return [a.name for a in out.args[0]], values
 
 
 def _load_frozen(path: str, data: Dict[str, Any], graph: fx.Graph, state: Dict[str, torch.Tensor],
                  allow_any_target: bool, module: Optional[torch.nn.Module] = None) -> fx.GraphModule:
     """A frozen graph with its `_frozen_*` weights computed by its fold graph from `state`."""
-    fold_path = _confined(path, data["fold"])
-    fold_graph = dict_to_graph(read_dict(fold_path), fold_path, allow_any_target=allow_any_target)
-    with torch.no_grad():
-        values = fx.GraphModule(_root_from_state(fold_graph, state, f"{fold_path}: the state_dict has no '{{}}' "
-                                                 "(the fold graph reads it)"), fold_graph)()
-    out = next(n for n in fold_graph.nodes if n.op == "output")
-    names = [a.name for a in out.args[0]]
+    names, values = _run_fold(path, data, state, allow_any_target)
     root = torch.nn.Module()
     for name, v in zip(names, values):
         _set_attr(root, FROZEN_PREFIX + name, v, False)
@@ -474,7 +550,8 @@ def _load_frozen(path: str, data: Dict[str, Any], graph: fx.Graph, state: Dict[s
                 if own is None:
                     own = load_weights_file(_confined(path, data["weights"])) if data.get("weights") else {}
                 if n.target not in own:
-                    raise FormatError(f"{path}: the state_dict has no '{n.target}' (nor the graph's weights file)")
+                    raise FormatError(f"{path}: node '{n.name}': the state_dict has no '{n.target}' "
+                                      "(nor the graph's weights file)")
             _set_attr(root, n.target, state[n.target] if n.target in state else own[n.target], False)
         elif n.op == "call_module":
             if module is None:
@@ -501,15 +578,17 @@ def load_graph(path: str, module: Optional[torch.nn.Module] = None, weights: Opt
     `allow_any_target=True` lets a trusted file name any importable function.
 
     A frozen graph (optimize --freeze, export with freeze=True) loads its own weights file; given the
-    original model's `state_dict` (or `module`), its `_frozen_*` weights are recomputed by the fold
-    graph it names, so an original checkpoint still loads."""
+    original model's `state_dict` (or `module`: its parameters and buffers, non-persistent ones
+    included), its `_frozen_*` weights are recomputed by the fold graph it names, so an original
+    checkpoint still loads. Buffers a `state_dict` leaves out (non-persistent ones: position ids)
+    come from the weights file the graph names; a missing parameter is an error."""
     data = read_dict(path)
     graph = dict_to_graph(data, path, allow_any_target=allow_any_target)
     if data.get("fold") and (state_dict is not None or module is not None):
-        state = dict(state_dict if state_dict is not None else module.state_dict())
-        return _load_frozen(path, data, graph, state, allow_any_target, module)
+        return _load_frozen(path, data, graph, _original_values(state_dict, module), allow_any_target, module)
     if state_dict is not None and module is None:
-        return fx.GraphModule(_root_from_state(graph, state_dict, f"{path}: the state_dict has no '{{}}'"), graph)
+        return fx.GraphModule(_root_from_state(graph, state_dict, f"{path}: the state_dict has no '{{}}'",
+                                               _buffers_of_file(path, data)), graph)
     if module is not None:
         return fx.GraphModule(module, graph)
     needs_modules = [n.target for n in graph.nodes if n.op == "call_module"]

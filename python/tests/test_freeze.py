@@ -230,3 +230,246 @@ def test_cli_freeze_edge_cases(tmp_path):
     other = M()
     for a, b in zip(fxlens.load_graph(out, state_dict=other.state_dict())(x), other(x)):
         torch.testing.assert_close(a, b)
+
+
+# ------------------------------------------------------------------ frozen graphs never break
+
+def _flat(o):
+    """A model's outputs as a list of tensors (HuggingFace output classes, tuples, one tensor)."""
+    if hasattr(o, "to_tuple"):
+        o = o.to_tuple()
+    return list(o) if isinstance(o, (tuple, list)) else [o]
+
+
+def _assert_outputs(gm, inputs, want):
+    with torch.no_grad():
+        got = _flat(gm(*inputs))
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
+def _tiny_bert(seed):
+    from transformers import BertConfig, BertModel
+    torch.manual_seed(seed)
+    cfg = BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
+                     vocab_size=100, max_position_embeddings=32)
+    ids = torch.randint(0, 100, (2, 8), generator=torch.Generator().manual_seed(1))
+    return BertModel(cfg).eval(), (ids,)
+
+
+def _model(kind, seed):
+    """Small instances of the models users froze: (model, inputs); `seed` gives other weights."""
+    from fxlens.models import CTRModel, ctr_inputs
+    torch.manual_seed(seed)
+    if kind == "tangle":
+        return Tangle(8).eval(), tangle_inputs(8)
+    if kind == "ctr":
+        m = CTRModel(n_sparse=4, n_dense=5, vocab=20, dim=8).eval()
+        return m, ctr_inputs(m)
+    return _tiny_bert(seed)
+
+
+def _dynamo_export(model, inputs, folder, name):
+    """The Dynamo route with weights: fxlens.compile_backend(dir, weights=True)."""
+    torch._dynamo.reset()
+    be = fxlens.compile_backend(str(folder), name=name, weights=True)
+    with torch.no_grad():
+        torch.compile(model, backend=be, fullgraph=True)(*inputs)
+    assert len(be.files) == 1, be.files
+    return be.files[0]
+
+
+@needs_cli
+@pytest.mark.parametrize("kind", ["tangle", "ctr", "bert"])
+def test_frozen_graph_round_trips(tmp_path, kind):
+    """optimize --preset all --freeze on a Dynamo graph; the frozen graph computes the model's outputs
+    loaded with module=, with state_dict= (also another model's: through the fold graph), on its own
+    weights, as the generated Python module, and `fxlens-cli verify original frozen` agrees."""
+    model, inputs = _model(kind, 0)
+    src = _dynamo_export(model, inputs, tmp_path, kind)
+    out = str(tmp_path / "frozen.json")
+    r = _cli("optimize", src, "-o", out, "--preset", "all", "--freeze")
+    assert r.returncode == 0, r.stderr
+    fold = fxlens.graph_format.read_dict(str(tmp_path / "frozen.fold.json"))
+    assert not [n["name"] for n in fold["nodes"] if n["op"] == "placeholder"]
+    with torch.no_grad():
+        want = _flat(model(*inputs))
+    other, _ = _model(kind, 1)
+    with torch.no_grad():
+        want_other = _flat(other(*inputs))
+    _assert_outputs(fxlens.load_graph(out, module=model), inputs, want)
+    _assert_outputs(fxlens.load_graph(out, state_dict=model.state_dict()), inputs, want)
+    _assert_outputs(fxlens.load_graph(out), inputs, want)
+    _assert_outputs(fxlens.load_graph(out, module=other), inputs, want_other)
+    _assert_outputs(fxlens.load_graph(out, state_dict=other.state_dict()), inputs, want_other)
+    r = _cli("verify", src, out)
+    assert r.returncode == 0 and "outputs match" in r.stdout, r.stdout + r.stderr
+    py = str(tmp_path / "frozen_model.py")
+    r = _cli("convert", out, "--to", "python", "-o", py)
+    assert r.returncode == 0, r.stderr
+    ns = {}
+    exec(compile(open(py).read(), py, "exec"), ns)
+    pm = ns["Model"]()
+    pm.load_weights(str(tmp_path / "frozen.frozen.safetensors"))
+    _assert_outputs(pm, inputs, want)
+
+
+class _Checked(torch.nn.Module):
+    """Asserts on its input (a call with side effects that reads the placeholder) and stacks weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.ws = torch.nn.ParameterList(torch.nn.Parameter(torch.randn(4, 4)) for _ in range(3))
+
+    def forward(self, x):
+        torch._assert(x.size(0) > 0, "empty batch")
+        return torch.bmm(x, torch.stack(list(self.ws)).transpose(1, 2))
+
+
+@needs_cli
+def test_fold_graph_reads_no_input(tmp_path):
+    """The fold graph holds only what its values read: an assert on the input (kept by dead-code
+    elimination for its effect) no longer keeps the input placeholder in it, which made load_graph(...,
+    module=) fail with `forward() missing 1 required positional argument`. Fold graphs written so by
+    older versions still load (their unused inputs are dropped), in Python and in verify."""
+    torch.manual_seed(0)
+    m, x = _Checked(), torch.randn(3, 2, 4)
+    src = str(tmp_path / "m.json")
+    fxlens.export_module(m, (x,), src, weights=True)
+    out = str(tmp_path / "frozen.json")
+    r = _cli("optimize", src, "-o", out, "--freeze")
+    assert r.returncode == 0, r.stderr
+    fold_path = str(tmp_path / "frozen.fold.json")
+    fold = fxlens.graph_format.read_dict(fold_path)
+    assert [n["op"] for n in fold["nodes"]].count("placeholder") == 0
+    assert not [n for n in fold["nodes"] if "assert" in n["target"]]
+    for kw in (dict(module=m), dict(state_dict=m.state_dict())):
+        _assert_outputs(fxlens.load_graph(out, **kw), (x,), [m(x).detach()])
+    # An old fold graph: the input and the assert on it kept before the weight nodes.
+    original = fxlens.graph_format.read_dict(src)
+    fold["nodes"] = [n for n in original["nodes"] if n["name"] in ("x", "size", "gt", "_assert")] + fold["nodes"]
+    assert len(fold["nodes"]) == 10
+    fxlens.graph_format.write_dict(fold, fold_path)
+    for kw in (dict(module=m), dict(state_dict=m.state_dict())):
+        _assert_outputs(fxlens.load_graph(out, **kw), (x,), [m(x).detach()])
+    r = _cli("verify", src, out)
+    assert r.returncode == 0 and "outputs match" in r.stdout, r.stdout + r.stderr
+
+
+def test_frozen_bert_loads_non_persistent_buffers(tmp_path):
+    """BERT's position ids are a non-persistent buffer: not in its state_dict, read by the fold graph.
+    module= takes them from the module (named_buffers); state_dict= from the weights file the fold
+    graph names (buffers only)."""
+    model, inputs = _tiny_bert(0)
+    assert "embeddings.position_ids" not in model.state_dict()
+    torch._dynamo.reset()
+    be = fxlens.compile_backend(str(tmp_path), name="bert", weights=True, freeze=True)
+    with torch.no_grad():
+        want = _flat(torch.compile(model, backend=be, fullgraph=True)(*inputs))
+    fold = fxlens.graph_format.read_dict(str(tmp_path / "bert_0.fold.json"))
+    assert "embeddings.position_ids" in [n["target"] for n in fold["nodes"] if n["op"] == "get_attr"]
+    _assert_outputs(fxlens.load_graph(be.files[0], module=model), inputs, want)
+    _assert_outputs(fxlens.load_graph(be.files[0], state_dict=model.state_dict()), inputs, want)
+    # A checkpoint without a parameter the fold reads is refused, naming the fold file and the weight.
+    sd = {k: v for k, v in model.state_dict().items() if k != "embeddings.position_embeddings.weight"}
+    with pytest.raises(fxlens.FormatError, match=r"bert_0\.fold\.json: the state_dict has no "
+                                                 r"'embeddings\.position_embeddings\.weight'"):
+        fxlens.load_graph(be.files[0], state_dict=sd)
+
+
+class _Positions(torch.nn.Module):
+    """Position ids and a mask made in the graph (device=ids.device: the capture device recorded)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok = torch.nn.Embedding(10, 4)
+        self.pos = torch.nn.Embedding(8, 4)
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, ids):
+        p = torch.arange(ids.shape[1], device=ids.device)
+        mask = torch.zeros(ids.shape[1], 4, device=ids.device)
+        return self.lin(self.tok(ids) + self.pos(p) + mask)
+
+
+@needs_cli
+def test_factory_device_of_the_capture_follows_the_run(tmp_path):
+    """A graph captured on CUDA records device='cuda:0' in its factory calls (arange, zeros); freezing,
+    running and verifying on the CPU create those tensors on the CPU, where the weights are (the fold
+    failed with `Expected all tensors to be on the same device`), and so does load_graph's fold."""
+    torch.manual_seed(0)
+    m, ids = _Positions().eval(), torch.randint(0, 10, (2, 8))
+    src = _dynamo_export(m, (ids,), tmp_path, "pos")
+    data = fxlens.graph_format.read_dict(src)
+    factories = [n for n in data["nodes"] if n["target"] in ("torch.arange", "torch.zeros")]
+    assert len(factories) == 2 and all(n["kwargs"]["device"] == {"device": "cpu"} for n in factories)
+    for n in factories:
+        n["kwargs"]["device"] = {"device": "cuda:0"}
+    fxlens.graph_format.write_dict(data, src)
+    with torch.no_grad():
+        want = [m(ids)]
+    r = _cli("run", src, "--freeze")
+    assert r.returncode == 0, r.stderr
+    out = str(tmp_path / "frozen.json")
+    r = _cli("optimize", src, "-o", out, "--freeze")
+    assert r.returncode == 0, r.stderr
+    fold = fxlens.graph_format.read_dict(str(tmp_path / "frozen.fold.json"))
+    assert {"device": "cuda:0"} in [n["kwargs"].get("device") for n in fold["nodes"]]
+    r = _cli("verify", src, out)
+    assert r.returncode == 0 and "outputs match" in r.stdout, r.stdout + r.stderr
+    r = _cli("run", out)
+    assert r.returncode == 0, r.stderr
+    _assert_outputs(fxlens.load_graph(out), (ids,), want)
+    _assert_outputs(fxlens.load_graph(out, state_dict=m.state_dict()), (ids,), want)
+    _assert_outputs(fxlens.load_graph(out, module=m), (ids,), want)
+
+
+@needs_cli
+def test_verify_computes_frozen_weights_through_the_fold(tmp_path):
+    """verify original frozen (either order) runs the fold graph on the original's weights instead of
+    failing with `no value for parameter '_frozen_transpose'`; a fold graph that is gone is named."""
+    torch.manual_seed(0)
+    m, x = _Checked(), torch.randn(3, 2, 4)
+    src = str(tmp_path / "m.json")
+    fxlens.export_module(m, (x,), src, weights=True)
+    out = str(tmp_path / "frozen.json")
+    assert _cli("optimize", src, "-o", out, "--freeze").returncode == 0
+    for a, b in ((src, out), (out, src)):
+        r = _cli("verify", a, b)
+        assert r.returncode == 0 and "outputs match" in r.stdout, r.stdout + r.stderr
+    # Other original weights: the frozen file's own values no longer match, the fold's do.
+    from safetensors.torch import load_file, save_file
+    w = load_file(str(tmp_path / "m.safetensors"))
+    save_file({k: v + 1 for k, v in w.items()}, str(tmp_path / "other.safetensors"))
+    r = _cli("verify", src, out, "--weights", str(tmp_path / "other.safetensors"))
+    assert r.returncode == 0 and "outputs match" in r.stdout, r.stdout + r.stderr
+    os.remove(tmp_path / "frozen.fold.json")
+    r = _cli("verify", src, out)
+    assert r.returncode == 1 and "frozen.fold.json" in r.stderr, r.stderr
+
+
+@needs_cli
+def test_freeze_refuses_made_up_weights(tmp_path):
+    """optimize --freeze on a graph saved without weights (or with some missing) is bad input naming
+    the file and --random-weights, writes nothing, and --random-weights allows it (benchmarks)."""
+    torch.manual_seed(0)
+    m, x = _Checked(), torch.randn(3, 2, 4)
+    src = str(tmp_path / "m.json")
+    fxlens.export_module(m, (x,), src)
+    out = str(tmp_path / "frozen.json")
+    r = _cli("optimize", src, "-o", out, "--freeze")
+    assert r.returncode == 3, r.stderr
+    assert f"{src}: error: --freeze: the graph has no weights file" in r.stderr and "--random-weights" in r.stderr
+    assert not os.path.exists(out) and not os.path.exists(tmp_path / "frozen.frozen.safetensors")
+    r = _cli("optimize", src, "-o", out, "--freeze", "--random-weights")
+    assert r.returncode == 0 and os.path.exists(out), r.stderr
+    r = _cli("optimize", src, "-o", out, "--random-weights")
+    assert r.returncode == 2 and "--random-weights goes with --freeze" in r.stderr
+    # A weights file that lacks one of the graph's weights.
+    from safetensors.torch import save_file
+    save_file({"ws.0": torch.randn(4, 4), "ws.1": torch.randn(4, 4)}, str(tmp_path / "part.safetensors"))
+    r = _cli("optimize", src, "-o", str(tmp_path / "f2.json"), "--freeze", "--weights",
+             str(tmp_path / "part.safetensors"))
+    assert r.returncode == 3 and "lacks 1 of its weights (first 'ws.2')" in r.stderr, r.stderr
+    assert "--random-weights" in r.stderr and not os.path.exists(tmp_path / "f2.json")
