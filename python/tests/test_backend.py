@@ -245,3 +245,29 @@ def test_backend_cuda(name):
     for x, y in zip(_flat(out), _flat(ref)):
         torch.testing.assert_close(x, y, rtol=1e-3, atol=1e-3)
     assert sum(s["frozen"] for s in be.stats) > 0
+
+
+FIXTURE = os.path.join(ROOT, "tests", "data", "traces", "tangle6_backend.json")
+
+
+def make_trace_fixture(out_dir):
+    """The trace tst_RecordedSession opens: torch.compile(Tangle(6), backend=fxlens.backend(trace=...))."""
+    model, inputs = tangle()
+    torch._dynamo.reset()
+    be = fxlens.backend(then="eager", trace=str(out_dir), name="tangle6")
+    with torch.no_grad():
+        torch.compile(model, backend=be)(*inputs)
+    torch._dynamo.reset()
+    return os.path.join(str(out_dir), "tangle6_0.json")
+
+
+def test_trace_fixture_is_what_the_backend_writes(tmp_path):
+    """tests/data/traces/tangle6_backend.json is current (FXLENS_UPDATE_FIXTURES=1 rewrites it)."""
+    path = make_trace_fixture(tmp_path)
+    if os.environ.get("FXLENS_UPDATE_FIXTURES"):
+        import shutil
+        shutil.copy(path, FIXTURE)
+    with open(path) as f, open(FIXTURE) as g:
+        now, kept = json.load(f), json.load(g)
+    assert now["session"] == kept["session"]
+    assert _nodes(json.dumps(now)) == _nodes(json.dumps(kept))

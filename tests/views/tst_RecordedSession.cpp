@@ -223,6 +223,31 @@ private Q_SLOTS:
         QVERIFY(win.d().candidateCount() > 0);
     }
 
+    /// A trace that fxlens.backend itself wrote (torch.compile on Tangle(6), Dynamo's graph with
+    /// its weights lifted; tests/data/traces, made by python/tests/test_backend.py's
+    /// make_trace_fixture): the app replays every recorded step to the engine's result.
+    void opensTheBackendsTrace()
+    {
+        const QString path = QStringLiteral(FXLENS_TEST_DATA "/traces/tangle6_backend.json");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject session = QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("session")).toObject();
+        const int n = int(session.value(QStringLiteral("steps")).toArray().size());
+        QVERIFY(n > 10);
+        const Trace t = recordTrace(path, m_dir.filePath(QStringLiteral("engine.trace.json")), "all", {});
+        QVERIFY2(t.error.empty(), t.error.c_str());
+        QCOMPARE(int(t.steps.size()), n); // the engine here takes the steps the backend recorded
+        Window win;
+        QVERIFY(win.w.openFile(path));
+        QCOMPARE(win.d().historySize(), n);
+        QCOMPARE(win.d().version(), n);
+        QCOMPARE(win.d().stepRecord(), t.steps);
+        QCOMPARE(ir::printGraph(*win.w.graph()), t.result);
+        QCOMPARE(win.status(), QStringLiteral("Replayed %1 steps recorded by fxlens.backend").arg(n));
+        QVERIFY(win.d().checkout(0));
+        QCOMPARE(win.w.graph()->size(), t.originalNodes);
+    }
+
 private:
     QTemporaryDir m_dir;
 };
