@@ -113,6 +113,10 @@ struct Interp {
     static Fast fastKind(const Node *n);
 
     IValue evalNode(const Node *n);
+
+    /// The ATen ops PyTorch ran for `n` when it was exported (meta.decomposition), run on n's
+    /// inputs; nullopt when there are none or the inputs no longer fit them (Decomposition.cpp).
+    std::optional<IValue> runDecomposition(const Node *n) const;
 };
 
 } // namespace fxlens::exec::detail

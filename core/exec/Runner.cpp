@@ -248,6 +248,23 @@ Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecO
     return std::unique_ptr<Runner>(new Runner(std::move(impl)));
 }
 
+/// A call that failed as written runs as the ATen ops PyTorch ran for it when it was exported
+/// (Decomposition.cpp); without those, or when they fail too, the diagnostic names the node.
+static std::optional<Diagnostic> decomposed(Interp &it, const Node *n, const std::string &why)
+{
+    try {
+        if (auto v = it.runDecomposition(n)) {
+            it.env[n->id()] = std::move(*v);
+            return std::nullopt;
+        }
+    } catch (const CallError &e) {
+        return diag(n->target() + ": " + why + "; " + e.message, n->name());
+    } catch (const std::exception &e) {
+        return diag(n->target() + ": " + why + "; " + firstLine(e.what()), n->name());
+    }
+    return diag(n->target() + ": " + why, n->name());
+}
+
 /// Evaluates one node into the environment; the diagnostic names the node when it fails.
 static std::optional<Diagnostic> evalOne(Interp &it, const Node *n)
 {
@@ -257,10 +274,10 @@ static std::optional<Diagnostic> evalOne(Interp &it, const Node *n)
         return std::nullopt;
     } catch (const CallError &e) {
         t_slot = nullptr;
-        return diag(n->target() + ": " + e.message, n->name());
+        return decomposed(it, n, e.message);
     } catch (const std::exception &e) {
         t_slot = nullptr;
-        return diag(n->target() + ": " + firstLine(e.what()), n->name());
+        return decomposed(it, n, firstLine(e.what()));
     }
 }
 

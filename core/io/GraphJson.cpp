@@ -289,6 +289,11 @@ public:
                         if (r.is_string())
                             p.replaced.push_back(str(r));
                 meta.provenance = p;
+            } else if (k == "decomposition") {
+                Element nodes;
+                if (!v.is_object() || !field(objectOf(v), "nodes", nodes) || !nodes.is_array())
+                    fail(nm, "meta.decomposition must be a graph document with 'nodes'");
+                meta.decomposition = std::make_shared<const std::string>(simdjson::minify(v));
             }
             // Other keys are ignored: the exporter may add fields newer than this reader.
         }

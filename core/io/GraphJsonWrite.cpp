@@ -118,6 +118,8 @@ json writeNode(const Node &n)
         meta["source_fn"] = {m.sourceFnName, m.sourceFnTarget};
     if (m.provenance)
         meta["provenance"] = {{"pattern", m.provenance->pattern}, {"step", m.provenance->step}, {"replaced", m.provenance->replaced}};
+    if (m.decomposition)
+        meta["decomposition"] = json::parse(*m.decomposition);
     j["meta"] = meta;
     return j;
 }

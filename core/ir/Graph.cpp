@@ -305,6 +305,8 @@ void Graph::setArgs(Node *n, std::vector<Argument> args)
 {
     touch();
     bool fresh = n->m_args.empty() && n->m_kwargs.empty();
+    if (!fresh)
+        n->m_meta.decomposition.reset(); // traced for the old call
     removeUses(n);
     n->m_args = std::move(args);
     addUses(n, fresh);
@@ -315,6 +317,8 @@ void Graph::setArgs(Node *n, std::vector<Argument> args)
 void Graph::setKwargs(Node *n, std::vector<std::pair<std::string, Argument>> kwargs)
 {
     touch();
+    if (!n->m_args.empty() || !n->m_kwargs.empty())
+        n->m_meta.decomposition.reset(); // traced for the old call
     removeUses(n);
     n->m_kwargs = std::move(kwargs);
     addUses(n);
@@ -326,6 +330,8 @@ void Graph::setInputs(Node *n, std::vector<Argument> args, std::vector<std::pair
 {
     touch();
     bool fresh = n->m_args.empty() && n->m_kwargs.empty();
+    if (!fresh)
+        n->m_meta.decomposition.reset(); // traced for the old call
     removeUses(n);
     n->m_args = std::move(args);
     n->m_kwargs = std::move(kwargs);
@@ -337,6 +343,8 @@ void Graph::setInputs(Node *n, std::vector<Argument> args, std::vector<std::pair
 void Graph::setTarget(Node *n, std::string target)
 {
     touch();
+    if (n->m_target != target)
+        n->m_meta.decomposition.reset(); // traced for the old call
     n->m_target = std::move(target);
     for (auto *o : m_observers)
         o->notifyNodeChanged(n);

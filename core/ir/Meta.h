@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,13 +78,19 @@ struct Meta {
     std::string sourceFnName;   ///< source_fn_stack[-1][0]
     std::string sourceFnTarget; ///< source_fn_stack[-1][1]
     std::optional<Provenance> provenance;
+    /// What PyTorch ran for this call when it was exported (a Python-level function traced to ATen
+    /// ops): a graph document (docs/FORMAT.md, "decomposition") whose placeholders are the node's
+    /// input nodes in order. The executor runs it when the call itself has no ATen operator or fits
+    /// none; an edit of the call's target or arguments drops it (Graph::setArgs, ...).
+    std::shared_ptr<const std::string> decomposition;
 
     /// The innermost module path ("" at top level).
     const std::string &modulePath() const;
     bool operator==(const Meta &o) const
     {
         return val == o.val && moduleStack == o.moduleStack && stackTrace == o.stackTrace && sourceFnName == o.sourceFnName &&
-            sourceFnTarget == o.sourceFnTarget && provenance == o.provenance;
+            sourceFnTarget == o.sourceFnTarget && provenance == o.provenance &&
+            (decomposition == o.decomposition || (decomposition && o.decomposition && *decomposition == *o.decomposition));
     }
 };
 

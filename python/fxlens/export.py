@@ -157,6 +157,9 @@ def _write(graph: fx.Graph, root: torch.nn.Module, path: str, *, name: str, ir: 
         for pname, p in list(root.named_parameters(remove_duplicate=False)) + list(root.named_buffers(remove_duplicate=False)):
             tensors.setdefault(pname, p)
         wpath = _save_weights(tensors, weights_path_for(path))
+    if ir == "torch":  # calls PyTorch defines in Python: the ATen ops they ran (fxlens.decompose)
+        from .decompose import record_decompositions
+        record_decompositions(graph)
     data = graph_to_dict(graph, root, name=name, ir=ir, source=source,
                          weights=os.path.basename(wpath) if wpath else None)
     if weights and inputs is not None:

@@ -285,6 +285,10 @@ def _node_json(node: fx.Node) -> Dict[str, Any]:
     if sfs:
         name, fn = sfs[-1]
         meta["source_fn"] = [str(name), fn if isinstance(fn, str) else target_name(fn)]
+    traced = node.meta.get("fxlens_decomposition")  # fxlens.decompose.record_decompositions
+    if traced is not None:
+        from .decompose import decomposition_json
+        meta["decomposition"] = decomposition_json(traced)
     return {"name": node.name, "op": node.op, "target": target,
             "args": [encode_arg(a) for a in node.args],
             "kwargs": {k: encode_arg(v) for k, v in node.kwargs.items()}, "meta": meta}
