@@ -265,12 +265,28 @@ static std::optional<Diagnostic> decomposed(Interp &it, const Node *n, const std
     return diag(n->target() + ": " + why, n->name());
 }
 
-/// Evaluates one node into the environment; the diagnostic names the node when it fails.
+/// The value has the structure the file records for the node (one tensor, or a sequence of that
+/// many items); unknown meta fits anything.
+static bool structureFits(const IValue &v, const ir::ValueMeta &m)
+{
+    if (m.kind == ir::ValueMeta::Kind::Tensor)
+        return v.isTensor();
+    if (m.kind == ir::ValueMeta::Kind::Sequence)
+        return (v.isTuple() || v.isList()) && Interp::items(v).size() == m.items.size();
+    return true;
+}
+
+/// Evaluates one node into the environment; the diagnostic names the node when it fails. A call
+/// whose ATen op answers with another structure than PyTorch's Python function did (unique_consecutive
+/// without its flags: one tensor, not three) runs as the ops PyTorch recorded for it.
 static std::optional<Diagnostic> evalOne(Interp &it, const Node *n)
 {
     try {
         it.env[n->id()] = it.evalNode(n);
         t_slot = nullptr;
+        if (n->meta().decomposition && !structureFits(it.env[n->id()], n->meta().val))
+            if (auto v = it.runDecomposition(n))
+                it.env[n->id()] = std::move(*v);
         return std::nullopt;
     } catch (const CallError &e) {
         t_slot = nullptr;

@@ -29,19 +29,39 @@ def _python_defined(fn: Any) -> bool:
     return inspect.isfunction(fn) or inspect.ismethod(fn)
 
 
+def _no_aten_op(name: str) -> bool:
+    return not hasattr(torch.ops.aten, name.rstrip("_") if not name.startswith("__") else name)
+
+
+def _tensor_valued(node: fx.Node) -> bool:
+    v = _value(node.meta)
+    return isinstance(v, torch.Tensor) or (isinstance(v, (list, tuple)) and bool(v)
+                                           and all(isinstance(x, torch.Tensor) for x in v))
+
+
 def wants_decomposition(node: fx.Node) -> bool:
-    """Calls PyTorch defines in Python (functions and Tensor methods), not ATen ops or operators."""
+    """Calls PyTorch defines in Python (functions, Tensor methods and properties, reflected
+    operators), and torch calls or Tensor methods with no ATen operator of their name; not ATen ops,
+    Python operators or calls that give no tensor."""
     if node.op == "call_function":
         t = node.target
         if isinstance(t, (torch._ops.OpOverload, torch._ops.OpOverloadPacket, torch._ops.HigherOrderOperator)):
             return False
-        if getattr(t, "__module__", None) in ("_operator", "operator", "builtins", "math") or t in (getattr, operator.getitem):
+        if t is getattr:  # a tensor property computed by PyTorch (x.mH, x.H, x.real)
+            return (len(node.args) == 2 and isinstance(node.args[1], str) and isinstance(node.args[0], fx.Node)
+                    and isinstance(_value(node.args[0].meta), torch.Tensor) and _tensor_valued(node))
+        if getattr(t, "__module__", None) in ("_operator", "operator", "builtins", "math") or t is operator.getitem:
             return False
         module = getattr(inspect.unwrap(t), "__module__", "") or ""
-        return _python_defined(t) and module.startswith("torch")
+        if not module.startswith("torch") or not _tensor_valued(node):
+            return False
+        return _python_defined(t) or _no_aten_op(getattr(t, "__name__", ""))
     if node.op == "call_method":
-        method = getattr(torch.Tensor, str(node.target), None)
-        return method is not None and _python_defined(method)
+        name = str(node.target)
+        method = getattr(torch.Tensor, name, None)
+        if method is None or not _tensor_valued(node):
+            return False
+        return _python_defined(method) or _no_aten_op(name)
     return False
 
 
@@ -97,8 +117,17 @@ def trace_call(node: fx.Node) -> Optional[fx.GraphModule]:
         warnings.simplefilter("ignore")
         mode = FakeTensorMode()
         fakes = [mode.from_tensor(e, static_shapes=True) if isinstance(e, torch.Tensor) else e for e in examples]
-        with mode:
-            gm = make_fx(call, tracing_mode="real")(*fakes)
+        try:
+            with mode:
+                gm = make_fx(call, tracing_mode="real")(*fakes)
+        except Exception:
+            # A result whose size depends on the data (unique): traced on real values, kept only when
+            # it is one ATen call on the inputs (nothing after it could have fixed a size).
+            real = [torch.zeros_like(e) if isinstance(e, torch.Tensor) else e for e in examples]
+            gm = make_fx(call, tracing_mode="real")(*real)
+            calls = [n for n in gm.graph.nodes if n.op == "call_function" and n.target is not operator.getitem]
+            if len(calls) != 1 or any(a.op != "placeholder" for a in calls[0].all_input_nodes):
+                return None
     if any(n.op == "get_attr" for n in gm.graph.nodes):
         return None  # a constant made inside the call: not kept in the file
     if not any(n.op == "call_function" for n in gm.graph.nodes):
