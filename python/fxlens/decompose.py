@@ -69,9 +69,17 @@ def _value(meta: Dict[str, Any]) -> Any:
     for key in ("val", "example_value"):
         if key in meta:
             return meta[key]
-    tm = meta.get("tensor_meta")
-    if tm is not None and hasattr(tm, "shape"):
+    return _from_tensor_meta(meta.get("tensor_meta"))
+
+
+def _from_tensor_meta(tm: Any) -> Any:
+    """ShapeProp's TensorMetadata (or a sequence of them, for calls returning several tensors)."""
+    if tm is None:
+        return None
+    if hasattr(tm, "shape") and hasattr(tm, "stride"):
         return torch.empty_strided(tuple(tm.shape), tuple(tm.stride), dtype=tm.dtype)
+    if isinstance(tm, (list, tuple)):
+        return type(tm)(_from_tensor_meta(x) for x in tm) if not hasattr(tm, "_fields") else None
     return None
 
 
