@@ -322,7 +322,19 @@ def _lift_dynamo_inputs(graph: fx.Graph, dynamo_graph: fx.Graph, values: Sequenc
     module path, owning those values. Returns (GraphModule, the other inputs' values)."""
     g = fx.Graph()
     g.output(g.graph_copy(graph, {}))
-    copy = fx.GraphModule(torch.nn.Module(), g)
+    # Constants the graph reads as attributes of its own module (Inductor lifts tensors made in
+    # forward to `_tensor_constant<i>` of the post-grad graph's module) stay constants of the copy.
+    root = torch.nn.Module()
+    owner = graph.owning_module
+    for n in g.nodes:
+        if n.op == "get_attr" and owner is not None:
+            try:
+                value = _fetch_attr(owner, n.target)
+            except AttributeError:
+                continue
+            if isinstance(value, torch.Tensor):
+                _set_attr(root, n.target, value.detach(), False)
+    copy = fx.GraphModule(root, g)
     dyn = [n for n in dynamo_graph.nodes if n.op == "placeholder"]
     mapping: Dict[str, str] = {}
     user_inputs = []

@@ -149,3 +149,28 @@ def test_edited_call_drops_its_decomposition(tmp_path):
         json.dump(data, f)
     r = subprocess.run([CLI, "run", path], capture_output=True, text=True)
     assert r.returncode != 0 and "node 'interpolate'" in r.stderr and "Traceback" not in r.stderr
+
+
+class _Constant(torch.nn.Module):
+    """A tensor made in forward (Swin's relative position index): Inductor lifts it to
+    `_tensor_constant0` of its post-grad graph's module."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        idx = torch.tensor([[0, 1], [1, 0]])
+        return self.lin(x)[:, idx].sum(-1)
+
+
+def test_post_grad_capture_with_lifted_constants(tmp_path):
+    model, x = _Constant().eval(), _r(2, 4)
+    torch._dynamo.reset()
+    with torch.no_grad(), fxlens.capture_post_grad(str(tmp_path)) as cap:
+        torch.compile(model)(x)
+    torch._dynamo.reset()
+    assert len(cap.files) == 1
+    with torch.no_grad():
+        ref = model(x)
+    _check(_run(cap.files[0], tmp_path), ref)
