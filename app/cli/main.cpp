@@ -5,6 +5,7 @@
 #include "Version.h"
 
 #include <iostream>
+#include <string>
 
 int main(int argc, char **argv)
 {
@@ -32,5 +33,15 @@ int main(int argc, char **argv)
         std::cerr << "fxlens-cli " << a.command << ": " << err << "\n";
         return kUsage;
     }
-    return c->run(a);
+    // The commands report failures as diagnostics; an exception that still escapes one (from ATen:
+    // c10::Error's text carries a C++ backtrace) is one line, never a backtrace or an abort.
+    try {
+        return c->run(a);
+    } catch (const std::exception &e) {
+        const std::string what = e.what();
+        std::cerr << "fxlens-cli " << a.command << ": error: " << what.substr(0, what.find('\n')) << "\n";
+    } catch (...) {
+        std::cerr << "fxlens-cli " << a.command << ": error: unexpected failure\n";
+    }
+    return kFailed;
 }

@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+namespace fxlens::ir {
+class Argument;
+}
+
 namespace fxlens::exec::detail {
 
 using c10::IValue;
@@ -117,6 +121,16 @@ IValue callAten(const std::string &name, const std::vector<IValue> &pos, const s
 void flattenTensors(const IValue &v, std::vector<at::Tensor> &out);
 Diagnostic diag(std::string msg, std::string node = {});
 at::Tensor fromSafe(const io::SafeTensor &t);
+/// A tensor as safetensors stores it; throws std::runtime_error (why, and what to do instead) for a
+/// dtype safetensors has no code for and for a sparse or other non-strided tensor.
 io::SafeTensor toSafe(const at::Tensor &x);
+/// flattenTensors of the output node's value `v` (its argument `a` evaluated), with the name of the
+/// node each tensor came from ("output" for a tensor written in the output node itself).
+void flattenOutputs(const ir::Argument &a, const IValue &v, std::vector<at::Tensor> &out, std::vector<std::string> &nodes);
+/// A tensor's values as a dense CPU float64 tensor (complex: torch.view_as_real's pairs, quantized:
+/// dequantized); throws for dtypes without numeric values (bits, sub-byte integers, float4).
+at::Tensor asDouble(const at::Tensor &t);
+/// The sum of absolute values (complex: magnitudes); NaN for a dtype with no numeric values.
+double absSum(const at::Tensor &t);
 
 } // namespace fxlens::exec::detail

@@ -5,20 +5,74 @@
 // TorchScript picks overloads.
 #include "exec/Aten.h"
 
+#include "ir/Argument.h"
+#include "ir/Node.h"
 #include "rewrite/Schema.h"
 
+#include <cmath>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
 namespace fxlens::exec::detail {
 
+namespace {
+
+/// Every dtype torch has: its torch name (the graph format's, docs/FORMAT.md) and ScalarType.
+const std::pair<const char *, at::ScalarType> kScalarTypes[] = {
+    {"float32", at::kFloat},
+    {"float64", at::kDouble},
+    {"float16", at::kHalf},
+    {"bfloat16", at::kBFloat16},
+    {"int64", at::kLong},
+    {"int32", at::kInt},
+    {"int16", at::kShort},
+    {"int8", at::kChar},
+    {"uint8", at::kByte},
+    {"bool", at::kBool},
+    {"complex32", at::kComplexHalf},
+    {"complex64", at::kComplexFloat},
+    {"complex128", at::kComplexDouble},
+    {"uint16", at::kUInt16},
+    {"uint32", at::kUInt32},
+    {"uint64", at::kUInt64},
+    {"float8_e4m3fn", at::ScalarType::Float8_e4m3fn},
+    {"float8_e5m2", at::ScalarType::Float8_e5m2},
+    {"float8_e4m3fnuz", at::ScalarType::Float8_e4m3fnuz},
+    {"float8_e5m2fnuz", at::ScalarType::Float8_e5m2fnuz},
+    {"float8_e8m0fnu", at::ScalarType::Float8_e8m0fnu},
+    {"float4_e2m1fn_x2", at::ScalarType::Float4_e2m1fn_x2},
+    {"qint8", at::kQInt8},
+    {"quint8", at::kQUInt8},
+    {"qint32", at::kQInt32},
+    {"quint4x2", at::kQUInt4x2},
+    {"quint2x4", at::kQUInt2x4},
+    {"bits1x8", at::ScalarType::Bits1x8},
+    {"bits2x4", at::ScalarType::Bits2x4},
+    {"bits4x2", at::ScalarType::Bits4x2},
+    {"bits8", at::ScalarType::Bits8},
+    {"bits16", at::ScalarType::Bits16},
+    {"int1", at::ScalarType::Int1},
+    {"int2", at::ScalarType::Int2},
+    {"int3", at::ScalarType::Int3},
+    {"int4", at::ScalarType::Int4},
+    {"int5", at::ScalarType::Int5},
+    {"int6", at::ScalarType::Int6},
+    {"int7", at::ScalarType::Int7},
+    {"uint1", at::ScalarType::UInt1},
+    {"uint2", at::ScalarType::UInt2},
+    {"uint3", at::ScalarType::UInt3},
+    {"uint4", at::ScalarType::UInt4},
+    {"uint5", at::ScalarType::UInt5},
+    {"uint6", at::ScalarType::UInt6},
+    {"uint7", at::ScalarType::UInt7},
+};
+
+} // namespace
+
 std::optional<at::ScalarType> scalarType(const std::string &d)
 {
-    static const std::pair<const char *, at::ScalarType> table[] = {
-        {"float32", at::kFloat}, {"float64", at::kDouble}, {"float16", at::kHalf},          {"bfloat16", at::kBFloat16},
-        {"int64", at::kLong},    {"int32", at::kInt},      {"int16", at::kShort},           {"int8", at::kChar},
-        {"uint8", at::kByte},    {"bool", at::kBool},      {"complex64", at::kComplexFloat}};
-    for (const auto &[n, t] : table)
+    for (const auto &[n, t] : kScalarTypes)
         if (d == n)
             return t;
     return std::nullopt;
@@ -26,19 +80,10 @@ std::optional<at::ScalarType> scalarType(const std::string &d)
 
 std::string dtypeName(at::ScalarType t)
 {
-    switch (t) {
-    case at::kFloat: return "float32";
-    case at::kDouble: return "float64";
-    case at::kHalf: return "float16";
-    case at::kBFloat16: return "bfloat16";
-    case at::kLong: return "int64";
-    case at::kInt: return "int32";
-    case at::kShort: return "int16";
-    case at::kChar: return "int8";
-    case at::kByte: return "uint8";
-    case at::kBool: return "bool";
-    default: return c10::toString(t);
-    }
+    for (const auto &[n, s] : kScalarTypes)
+        if (t == s)
+            return n;
+    return c10::toString(t);
 }
 
 std::optional<at::ScalarType> dtypeOf(const c10::IValue &v)
@@ -52,8 +97,13 @@ std::optional<at::ScalarType> dtypeOf(const c10::IValue &v)
 
 std::string firstLine(const std::string &s)
 {
-    auto nl = s.find('\n');
-    return nl == std::string::npos ? s : s.substr(0, nl);
+    std::string line = s.substr(0, s.find('\n'));
+    // The dispatcher's "Could not run 'aten::view' with arguments from the 'SparseCPU' backend." goes
+    // on with advice and every backend the op has: the first sentence says it.
+    if (line.rfind("Could not run '", 0) == 0)
+        if (auto cut = line.find(" backend. "); cut != std::string::npos)
+            line.resize(cut + std::strlen(" backend"));
+    return line;
 }
 
 namespace {
@@ -513,6 +563,44 @@ void flattenTensors(const IValue &v, std::vector<at::Tensor> &out)
             flattenTensors(kv.value(), out);
 }
 
+void flattenOutputs(const ir::Argument &a, const IValue &v, std::vector<at::Tensor> &out, std::vector<std::string> &nodes)
+{
+    using K = ir::Argument::Kind;
+    if ((a.kind() == K::List || a.kind() == K::Tuple) && v.isList() && v.toListRef().size() == a.items().size()) {
+        for (size_t i = 0; i < a.items().size(); ++i)
+            flattenOutputs(a.items()[i], v.toListRef()[i], out, nodes);
+        return;
+    }
+    flattenTensors(v, out);
+    nodes.resize(out.size(), a.kind() == K::NodeRef ? a.toNode()->name() : std::string("output"));
+}
+
+at::Tensor asDouble(const at::Tensor &t)
+{
+    at::Tensor x = t.layout() == at::kStrided ? t : t.to_dense();
+    if (x.is_quantized())
+        x = x.dequantize();
+    if (x.is_complex())
+        x = at::view_as_real(x.to(at::kComplexDouble).resolve_conj());
+    return x.to(at::kCPU).to(at::kDouble);
+}
+
+double absSum(const at::Tensor &t)
+{
+    if (!t.numel())
+        return 0.0;
+    try {
+        at::Tensor x = t.layout() == at::kStrided ? t : t.to_dense();
+        if (x.is_quantized())
+            x = x.dequantize();
+        if (x.is_complex())
+            return x.to(at::kComplexDouble).abs().sum().item<double>();
+        return x.to(at::kDouble).abs().sum().item<double>();
+    } catch (const std::exception &) { // bits, sub-byte integers, float4: no arithmetic
+        return std::nan("");
+    }
+}
+
 Diagnostic diag(std::string msg, std::string node)
 {
     Diagnostic d;
@@ -525,15 +613,23 @@ at::Tensor fromSafe(const io::SafeTensor &t)
 {
     auto st = scalarType(io::fxlensDtype(t.dtype));
     if (!st)
-        throw CallError{"unsupported dtype " + t.dtype};
+        throw std::runtime_error("unsupported dtype " + t.dtype);
     return at::from_blob(const_cast<uint8_t *>(t.data.data()), t.shape, at::TensorOptions().dtype(*st)).clone();
 }
 
 io::SafeTensor toSafe(const at::Tensor &x)
 {
-    at::Tensor c = x.detach().to(at::kCPU).contiguous();
     io::SafeTensor t;
-    t.dtype = io::safetensorsDtype(dtypeName(c.scalar_type()));
+    const std::string name = dtypeName(x.scalar_type());
+    t.dtype = io::safetensorsDtype(name);
+    if (t.dtype.empty())
+        throw std::runtime_error(io::unstorableReason(name));
+    if (x.layout() != at::kStrided)
+        throw std::runtime_error("a tensor of layout " + c10::str(x.layout()) +
+                                 ": safetensors holds dense tensors (make it dense with .to_dense())");
+    if (x.scalar_type() == at::ScalarType::Float4_e2m1fn_x2 && x.dim() == 0)
+        throw std::runtime_error("a 0-dim float4_e2m1fn_x2 has no safetensors shape (F4 counts 4-bit values in its last dimension)");
+    at::Tensor c = x.detach().to(at::kCPU).contiguous();
     t.shape = c.sizes().vec();
     const auto *p = static_cast<const uint8_t *>(c.data_ptr());
     t.data.assign(p, p + c.nbytes());

@@ -344,7 +344,7 @@ Result<std::shared_ptr<Outputs>> Runner::run(const ir::Graph &g, NodeObserver *o
         if (s.node->op() == OpKind::Output) {
             err = evalOne(it, s.node);
             if (!err)
-                flattenTensors(p.env[s.id], out->tensors);
+                flattenOutputs(s.node->args()[0], p.env[s.id], out->tensors, out->nodes);
         } else {
             err = runOne(p, s, it);
         }
@@ -443,8 +443,13 @@ std::map<std::string, io::SafeTensor> Runner::weightValues(const std::vector<std
 {
     std::map<std::string, io::SafeTensor> out;
     for (const auto &name : names)
-        if (auto f = m_impl->params.find(name); f != m_impl->params.end())
-            out[name] = toSafe(f->second);
+        if (auto f = m_impl->params.find(name); f != m_impl->params.end()) {
+            try {
+                out[name] = toSafe(f->second);
+            } catch (const std::exception &) { // no safetensors code: the writer refuses it by name
+                out[name].dtype = dtypeName(f->second.scalar_type());
+            }
+        }
     return out;
 }
 
@@ -540,6 +545,7 @@ std::shared_ptr<Outputs> Runner::snapshot(const Outputs &o) const
     auto copy = std::make_shared<Outputs>();
     for (const auto &t : o.tensors)
         copy->tensors.push_back(t.clone());
+    copy->nodes = o.nodes;
     return copy;
 }
 
@@ -563,7 +569,7 @@ std::vector<OutputInfo> Runner::describe(const Outputs &o) const
         OutputInfo i;
         i.dtype = dtypeName(t.scalar_type());
         i.shape = t.sizes().vec();
-        i.absSum = t.numel() ? t.to(at::kDouble).abs().sum().item<double>() : 0.0;
+        i.absSum = absSum(t);
         out.push_back(i);
     }
     return out;

@@ -14,6 +14,7 @@ namespace fxlens::exec {
 class Outputs {
 public:
     std::vector<at::Tensor> tensors;
+    std::vector<std::string> nodes; ///< the node each tensor came from (names it in errors)
 };
 
 struct Runner::Impl {

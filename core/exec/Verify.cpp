@@ -4,6 +4,7 @@
 #include "exec/RunnerImpl.h"
 
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 namespace fxlens::exec {
@@ -24,23 +25,42 @@ static OutputDiff diffOne(size_t k, const at::Tensor &e, const at::Tensor &a)
         d.note = "dtype " + dtypeName(a.scalar_type()) + " != expected " + dtypeName(e.scalar_type());
         return d;
     }
-    at::Tensor ed = e.to(at::kCPU).to(at::kDouble), ad = a.to(at::kCPU).to(at::kDouble);
-    if (ed.numel() == 0) {
+    if (e.numel() == 0) {
         d.pass = true;
+        return d;
+    }
+    at::Tensor ed, ad;
+    try {
+        ed = asDouble(e);
+        ad = asDouble(a);
+    } catch (const std::exception &ex) {
+        // No numeric values (bits, sub-byte integers, float4): equal when the bytes are.
+        const bool raw = e.layout() == at::kStrided && a.layout() == at::kStrided && e.is_contiguous() && a.is_contiguous();
+        if (!raw) {
+            d.note = "cannot compare " + d.dtype + " values: " + firstLine(ex.what());
+            return d;
+        }
+        at::Tensor ec = e.to(at::kCPU), ac = a.to(at::kCPU);
+        d.pass = ec.nbytes() == ac.nbytes() && std::memcmp(ec.data_ptr(), ac.data_ptr(), ec.nbytes()) == 0;
+        if (!d.pass)
+            d.note = d.dtype + " values differ (compared bit for bit)";
         return d;
     }
     at::Tensor diff = (ad - ed).abs();
     d.maxAbs = diff.max().item<double>();
     d.maxRel = (diff / ed.abs().clamp_min(1e-12)).max().item<double>();
     const auto st = a.scalar_type();
-    if (st == at::kFloat) {
+    if (st == at::kFloat || st == at::kComplexFloat) {
         d.rtol = 1e-4;
         d.atol = 1e-5;
-    } else if (st == at::kDouble) {
+    } else if (st == at::kDouble || st == at::kComplexDouble) {
         d.rtol = 1e-7;
         d.atol = 1e-9;
-    } else if (st == at::kHalf || st == at::kBFloat16) {
+    } else if (st == at::kHalf || st == at::kBFloat16 || st == at::kComplexHalf) {
         d.rtol = 1e-2;
+        d.atol = 1e-3;
+    } else if (at::isFloat8Type(st)) { // 2 or 3 mantissa bits: one step of rounding
+        d.rtol = 0.25;
         d.atol = 1e-3;
     }
     // Tolerances scale with the output's magnitude (a sum of 10^4 terms rounds differently).
@@ -93,9 +113,22 @@ Result<VerifyReport> Runner::compareWithFile(const Outputs &actual, const std::s
 
 Status Runner::saveOutputs(const Outputs &o, const std::string &path) const
 {
+    // Every output is converted before the file is touched: one that safetensors cannot hold is
+    // refused, naming the node it came from, and nothing is written.
     std::map<std::string, io::SafeTensor> m;
-    for (size_t k = 0; k < o.tensors.size(); ++k)
-        m["output:" + std::to_string(k)] = toSafe(o.tensors[k]);
+    for (size_t k = 0; k < o.tensors.size(); ++k) {
+        const std::string name = "output:" + std::to_string(k);
+        try {
+            m[name] = toSafe(o.tensors[k]);
+        } catch (const std::exception &e) {
+            const at::Tensor &t = o.tensors[k];
+            Diagnostic d = diag(name + " is " + dtypeName(t.scalar_type()) + c10::str(t.sizes()) + ": " + firstLine(e.what()) +
+                                    "; nothing was written",
+                                k < o.nodes.size() ? o.nodes[k] : std::string());
+            d.file = path;
+            return d;
+        }
+    }
     return io::writeSafetensors(m, path);
 }
 

@@ -48,13 +48,23 @@ const char *typeName(Element e)
     return "?";
 }
 
+/// Every dtype torch has, by its torch name (str(torch.float32) without "torch."): docs/FORMAT.md.
 const std::unordered_map<std::string_view, int> &knownDtypes()
 {
-    static const std::unordered_map<std::string_view, int> d = {
-        {"float32", 1},       {"float64", 1},     {"float16", 1}, {"bfloat16", 1}, {"int64", 1},     {"int32", 1},
-        {"int16", 1},         {"int8", 1},        {"uint8", 1},   {"bool", 1},     {"complex64", 1}, {"complex128", 1},
-        {"float8_e4m3fn", 1}, {"float8_e5m2", 1}, {"uint16", 1},  {"uint32", 1},   {"uint64", 1},
-    };
+    static const std::unordered_map<std::string_view, int> d = [] {
+        static const std::string names = "float64 float32 float16 bfloat16 complex32 complex64 complex128 "
+                                         "int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool "
+                                         "float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz float8_e8m0fnu "
+                                         "float4_e2m1fn_x2 qint8 quint8 qint32 quint4x2 quint2x4 "
+                                         "bits1x8 bits2x4 bits4x2 bits8 bits16 int1 int2 int3 int4 int5 int6 int7 "
+                                         "uint1 uint2 uint3 uint4 uint5 uint6 uint7";
+        std::unordered_map<std::string_view, int> m;
+        for (size_t i = 0, j; i < names.size(); i = j + 1) {
+            j = std::min(names.find(' ', i), names.size());
+            m.emplace(std::string_view(names).substr(i, j - i), 1);
+        }
+        return m;
+    }();
     return d;
 }
 

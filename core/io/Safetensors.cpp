@@ -12,10 +12,42 @@ namespace fxlens::io {
 
 namespace {
 
-const std::pair<const char *, const char *> kDtypes[] = {
-    {"float32", "F32"}, {"float16", "F16"}, {"bfloat16", "BF16"}, {"float64", "F64"}, {"int64", "I64"},
-    {"int32", "I32"},   {"int16", "I16"},   {"int8", "I8"},       {"uint8", "U8"},    {"bool", "BOOL"},
+/// Every dtype safetensors has a code for that torch has too: fxlens (torch) name, code, bytes per
+/// torch element. F4 holds float4_e2m1fn_x2, whose torch element is a pair of 4-bit values.
+struct DtypeCode {
+    const char *fxlens, *code;
+    size_t size;
 };
+const DtypeCode kDtypes[] = {
+    {"float64", "F64", 8},
+    {"float32", "F32", 4},
+    {"float16", "F16", 2},
+    {"bfloat16", "BF16", 2},
+    {"complex64", "C64", 8},
+    {"int64", "I64", 8},
+    {"int32", "I32", 4},
+    {"int16", "I16", 2},
+    {"int8", "I8", 1},
+    {"uint64", "U64", 8},
+    {"uint32", "U32", 4},
+    {"uint16", "U16", 2},
+    {"uint8", "U8", 1},
+    {"bool", "BOOL", 1},
+    {"float8_e4m3fn", "F8_E4M3", 1},
+    {"float8_e5m2", "F8_E5M2", 1},
+    {"float8_e4m3fnuz", "F8_E4M3FNUZ", 1},
+    {"float8_e5m2fnuz", "F8_E5M2FNUZ", 1},
+    {"float8_e8m0fnu", "F8_E8M0", 1},
+    {"float4_e2m1fn_x2", "F4", 1},
+};
+
+std::string knownCodes()
+{
+    std::string s;
+    for (const auto &d : kDtypes)
+        s += (s.empty() ? "" : ", ") + std::string(d.code);
+    return s;
+}
 
 Diagnostic err(const std::string &path, const std::string &msg)
 {
@@ -29,31 +61,43 @@ Diagnostic err(const std::string &path, const std::string &msg)
 
 std::string safetensorsDtype(const std::string &f)
 {
-    for (const auto &[a, b] : kDtypes)
-        if (f == a)
-            return b;
+    for (const auto &d : kDtypes)
+        if (f == d.fxlens)
+            return d.code;
     return {};
 }
 
 std::string fxlensDtype(const std::string &s)
 {
-    for (const auto &[a, b] : kDtypes)
-        if (s == b)
-            return a;
+    for (const auto &d : kDtypes)
+        if (s == d.code)
+            return d.fxlens;
     return {};
 }
 
 size_t dtypeSize(const std::string &s)
 {
-    if (s == "F64" || s == "I64")
-        return 8;
-    if (s == "F32" || s == "I32")
-        return 4;
-    if (s == "F16" || s == "BF16" || s == "I16")
-        return 2;
-    if (s == "I8" || s == "U8" || s == "BOOL")
-        return 1;
+    for (const auto &d : kDtypes)
+        if (s == d.code)
+            return d.size;
     return 0;
+}
+
+std::string unstorableReason(const std::string &f)
+{
+    if (!safetensorsDtype(f).empty())
+        return {};
+    const std::string no = "safetensors has no code for " + (f.empty() ? std::string("a tensor without a dtype") : f);
+    auto starts = [&](const char *p) { return f.rfind(p, 0) == 0; };
+    if (f == "complex128" || f == "complex32")
+        return no + " (its one complex code is C64): convert it with .to(torch.complex64), or store torch.view_as_real(t)";
+    if (starts("qint") || starts("quint"))
+        return no + " (a quantized dtype): store t.dequantize(), or t.int_repr() with its scale and zero point";
+    if (starts("bits"))
+        return no + " (an untyped bit container): view it as a typed dtype, e.g. t.view(torch.uint8)";
+    if ((starts("int") || starts("uint")) && f.size() <= 5)
+        return no + " (a sub-byte integer): store it as uint8 or int8";
+    return no + " (it has " + knownCodes() + ")";
 }
 
 Result<std::map<std::string, SafeTensor>> readSafetensors(const std::string &path)
@@ -92,11 +136,19 @@ Result<std::map<std::string, SafeTensor>> readSafetensors(const std::string &pat
             t.shape = e["shape"].get<std::vector<int64_t>>();
             auto off = e["data_offsets"].get<std::vector<uint64_t>>();
             if (!dtypeSize(t.dtype))
-                return err(path, "tensor '" + it.key() + "': unsupported dtype " + t.dtype);
+                return err(path, "tensor '" + it.key() + "': unsupported dtype " + t.dtype + " (fxlens reads " + knownCodes() + ")");
             uint64_t count = 1;
             for (auto s : t.shape)
                 if (s < 0 || __builtin_mul_overflow(count, uint64_t(s), &count))
                     return err(path, "tensor '" + it.key() + "': shape " + nlohmann::json(t.shape).dump() + " is negative or too large");
+            if (t.dtype == "F4") { // the file counts 4-bit values, torch pairs of them
+                if (t.shape.empty() || t.shape.back() % 2)
+                    return err(path,
+                               "tensor '" + it.key() + "': F4 shape " + nlohmann::json(t.shape).dump() +
+                                   " does not end in an even dimension (float4_e2m1fn_x2 holds pairs)");
+                t.shape.back() /= 2;
+                count /= 2;
+            }
             uint64_t bytes = 0;
             if (__builtin_mul_overflow(count, uint64_t(dtypeSize(t.dtype)), &bytes))
                 return err(path, "tensor '" + it.key() + "': shape " + nlohmann::json(t.shape).dump() + " is too large");
@@ -127,10 +179,36 @@ Result<std::map<std::string, SafeTensor>> readSafetensors(const std::string &pat
 
 Status writeSafetensors(const std::map<std::string, SafeTensor> &tensors, const std::string &path)
 {
+    // Everything is checked before the file is touched: a reader opens every file this writes.
     nlohmann::json h = nlohmann::json::object();
     uint64_t offset = 0;
     for (const auto &[name, t] : tensors) {
-        h[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.data.size()}}};
+        const size_t size = dtypeSize(t.dtype);
+        if (!size) { // an empty dtype, or a torch name (of a dtype with no code, or by mistake)
+            std::string why = unstorableReason(t.dtype);
+            if (why.empty())
+                why = "dtype '" + t.dtype + "' is a torch name, not its safetensors code " + safetensorsDtype(t.dtype);
+            return err(path, "tensor '" + name + "': " + why + "; nothing was written");
+        }
+        uint64_t count = 1;
+        for (auto s : t.shape)
+            if (s < 0 || __builtin_mul_overflow(count, uint64_t(s), &count))
+                return err(path, "tensor '" + name + "': shape " + nlohmann::json(t.shape).dump() + " is negative or too large");
+        uint64_t bytes = 0;
+        if (__builtin_mul_overflow(count, uint64_t(size), &bytes) || bytes != t.data.size())
+            return err(path,
+                       "tensor '" + name + "': " + std::to_string(t.data.size()) + " bytes of data for shape " +
+                           nlohmann::json(t.shape).dump() + " of " + t.dtype + "; nothing was written");
+        std::vector<int64_t> shape = t.shape;
+        if (t.dtype == "F4") {
+            if (shape.empty())
+                return err(path,
+                           "tensor '" + name +
+                               "': a 0-dim float4_e2m1fn_x2 has no safetensors shape (F4 counts 4-bit "
+                               "values in its last dimension); nothing was written");
+            shape.back() *= 2;
+        }
+        h[name] = {{"dtype", t.dtype}, {"shape", shape}, {"data_offsets", {offset, offset + t.data.size()}}};
         offset += t.data.size();
     }
     std::string header = h.dump();

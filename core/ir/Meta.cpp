@@ -16,8 +16,9 @@ std::vector<int64_t> TensorMeta::sizes() const
 static std::string shortDtype(const std::string &d)
 {
     static const std::pair<const char *, const char *> table[] = {
-        {"float32", "f32"}, {"float16", "f16"}, {"bfloat16", "bf16"}, {"float64", "f64"}, {"int64", "i64"},
-        {"int32", "i32"},   {"int16", "i16"},   {"int8", "i8"},       {"uint8", "u8"},    {"bool", "b8"},
+        {"float32", "f32"}, {"float16", "f16"},   {"bfloat16", "bf16"}, {"float64", "f64"},     {"int64", "i64"},  {"int32", "i32"},
+        {"int16", "i16"},   {"int8", "i8"},       {"uint8", "u8"},      {"bool", "b8"},         {"uint16", "u16"}, {"uint32", "u32"},
+        {"uint64", "u64"},  {"complex32", "c32"}, {"complex64", "c64"}, {"complex128", "c128"},
     };
     for (const auto &[full, s] : table)
         if (d == full)

@@ -77,7 +77,10 @@ def _from_tensor_meta(tm: Any) -> Any:
     if tm is None:
         return None
     if hasattr(tm, "shape") and hasattr(tm, "stride"):
-        return torch.empty_strided(tuple(tm.shape), tuple(tm.stride), dtype=tm.dtype)
+        try:
+            return torch.empty_strided(tuple(tm.shape), tuple(tm.stride), dtype=tm.dtype)
+        except RuntimeError:  # quantized and sparse values have no plain tensor to stand for them
+            return None
     if isinstance(tm, (list, tuple)):
         return type(tm)(_from_tensor_meta(x) for x in tm) if not hasattr(tm, "_fields") else None
     return None

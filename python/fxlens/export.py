@@ -34,6 +34,37 @@ def inputs_path_for(path: str) -> str:
     return weights_path_for(path)[:-len(".safetensors")] + ".inputs.safetensors"
 
 
+# The dtypes safetensors has a code for (docs/FORMAT.md, "Dtypes"); fxlens-cli reads and writes the same.
+_SAFETENSORS_DTYPES = {getattr(torch, n) for n in (
+    "float64", "float32", "float16", "bfloat16", "complex64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "bool", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
+    "float4_e2m1fn_x2") if isinstance(getattr(torch, n, None), torch.dtype)}
+
+
+def _check_storable(tensors: Dict[str, Any], path: str) -> None:
+    """Refuses (FormatError naming the tensor and its dtype) what safetensors cannot hold, before
+    any file is written."""
+    for k, v in tensors.items():
+        if not isinstance(v, torch.Tensor):
+            continue
+        d = str(v.dtype).replace("torch.", "")
+        why = None
+        if v.layout != torch.strided:
+            why = f"a {str(v.layout).replace('torch.', '')} tensor: safetensors holds dense tensors (.to_dense())"
+        elif v.dtype in (torch.complex32, torch.complex128):
+            why = (f"safetensors has no code for {d} (its one complex code is C64): convert it with "
+                   ".to(torch.complex64), or store torch.view_as_real(t)")
+        elif v.is_quantized:
+            why = (f"safetensors has no code for {d} (a quantized dtype): store t.dequantize(), or t.int_repr() "
+                   "with its scale and zero point")
+        elif v.dtype not in _SAFETENSORS_DTYPES:
+            why = f"safetensors has no code for {d}"
+        elif v.dim() == 0 and d == "float4_e2m1fn_x2":
+            why = "a 0-dim float4_e2m1fn_x2 has no safetensors shape"
+        if why:
+            raise FormatError(f"{path}: cannot save '{k}' ({d}): {why}; nothing was written")
+
+
 def _save_weights(tensors: Dict[str, torch.Tensor], path: str) -> str:
     """Writes tensors by name; tied tensors (one storage, same view) are stored once and the other
     names recorded in the metadata ("fxlens.aliases"), which fxlens and load_graph resolve."""
@@ -126,6 +157,8 @@ def _fold_path_for(path: str) -> str:
 def _write(graph: fx.Graph, root: torch.nn.Module, path: str, *, name: str, ir: str, source: str,
            weights: bool, modules: Optional[List[Dict[str, str]]] = None,
            inputs: Optional[Sequence[Any]] = None, freeze: bool = False) -> str:
+    if weights and inputs is not None:
+        _check_storable({f"input:{i}": v for i, v in enumerate(inputs)}, path)
     if freeze:
         # The frozen graph (weight-only values as new weights) and its fold graph, which computes
         # them from the original weights (fxlens-cli optimize --freeze writes the same pair).
@@ -156,6 +189,7 @@ def _write(graph: fx.Graph, root: torch.nn.Module, path: str, *, name: str, ir: 
         # Every name of a tied tensor (the file stores it once, see _save_weights).
         for pname, p in list(root.named_parameters(remove_duplicate=False)) + list(root.named_buffers(remove_duplicate=False)):
             tensors.setdefault(pname, p)
+        _check_storable(tensors, path)
         wpath = _save_weights(tensors, weights_path_for(path))
     if ir == "torch":  # calls PyTorch defines in Python: the ATen ops they ran (fxlens.decompose)
         from .decompose import record_decompositions

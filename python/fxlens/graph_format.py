@@ -22,12 +22,21 @@ import torch.fx as fx
 FORMAT_NAME = "fxlens-graph"
 FORMAT_VERSION = 1
 
-_DTYPES = {
-    torch.float32: "float32", torch.float64: "float64", torch.float16: "float16", torch.bfloat16: "bfloat16",
-    torch.int64: "int64", torch.int32: "int32", torch.int16: "int16", torch.int8: "int8", torch.uint8: "uint8",
-    torch.bool: "bool", torch.complex64: "complex64", torch.complex128: "complex128",
-}
+# Every dtype torch has, by its torch name (docs/FORMAT.md, "Dtypes"); the C++ reader knows the same.
+DTYPE_NAMES = (
+    "float64", "float32", "float16", "bfloat16", "complex32", "complex64", "complex128",
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool",
+    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2",
+    "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16",
+    "int1", "int2", "int3", "int4", "int5", "int6", "int7", "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7",
+)
+_DTYPES = {getattr(torch, n): n for n in DTYPE_NAMES if isinstance(getattr(torch, n, None), torch.dtype)}
 _DTYPE_BY_NAME = {v: k for k, v in _DTYPES.items()}
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """The graph format's name of a torch dtype ("float32")."""
+    return _DTYPES.get(dtype, str(dtype).replace("torch.", ""))
 
 
 class FormatError(ValueError):
@@ -123,7 +132,7 @@ def resolve_target(name: str, allow_any: bool = False) -> Any:
 
 def _tensor_json(shape, dtype, stride, requires_grad) -> Dict[str, Any]:
     out: Dict[str, Any] = {"shape": [d if isinstance(d, int) else str(d) for d in shape],
-                           "dtype": _DTYPES.get(dtype, str(dtype).replace("torch.", ""))}
+                           "dtype": dtype_name(dtype)}
     if stride is not None and all(isinstance(s, int) for s in stride):
         out["stride"] = list(stride)
     out["requires_grad"] = bool(requires_grad)
@@ -177,7 +186,7 @@ def encode_arg(a: Any) -> Any:
     if isinstance(a, slice):
         return {"slice": [encode_arg(a.start), encode_arg(a.stop), encode_arg(a.step)]}
     if isinstance(a, torch.dtype):
-        return {"dtype": _DTYPES.get(a, str(a).replace("torch.", ""))}
+        return {"dtype": dtype_name(a)}
     if isinstance(a, torch.device):
         return {"device": str(a)}
     if isinstance(a, torch.layout):
@@ -335,13 +344,13 @@ def graph_to_dict(graph: fx.Graph, root: Optional[torch.nn.Module] = None, *, na
                 continue
             seen.add(pname)
             params.append({"name": pname, "kind": "parameter", "shape": list(p.shape),
-                           "dtype": _DTYPES.get(p.dtype, str(p.dtype)), "requires_grad": bool(p.requires_grad)})
+                           "dtype": dtype_name(p.dtype), "requires_grad": bool(p.requires_grad)})
         for bname, b in root.named_buffers(remove_duplicate=False):
             if bname in seen:
                 continue
             seen.add(bname)
             params.append({"name": bname, "kind": "buffer", "shape": list(b.shape),
-                           "dtype": _DTYPES.get(b.dtype, str(b.dtype)), "requires_grad": False})
+                           "dtype": dtype_name(b.dtype), "requires_grad": False})
         # get_attr of constants that are neither parameters nor buffers (e.g. _tensor_constant0).
         for node in graph.nodes:
             if node.op == "get_attr" and node.target not in seen:
@@ -352,7 +361,7 @@ def graph_to_dict(graph: fx.Graph, root: Optional[torch.nn.Module] = None, *, na
                 if isinstance(obj, torch.Tensor):
                     seen.add(node.target)
                     params.append({"name": node.target, "kind": "buffer", "shape": list(obj.shape),
-                                   "dtype": _DTYPES.get(obj.dtype, str(obj.dtype)), "requires_grad": False})
+                                   "dtype": dtype_name(obj.dtype), "requires_grad": False})
     out = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "name": name, "ir": ir, "source": source}
     if weights:
         out["weights"] = weights

@@ -6,10 +6,12 @@
 #include "exec/Executor.h"
 #include "exec/PatternCheck.h"
 #include "io/GraphJson.h"
+#include "io/Safetensors.h"
 #include "rewrite/Session.h"
 
 #include <QtTest>
 
+#include <filesystem>
 #include <fstream>
 
 using namespace fxlens;
@@ -267,6 +269,108 @@ private Q_SLOTS:
             QCOMPARE(QString::fromStdString(bad.error().toString()),
                      QStringLiteral("error: node 'g9': operator.getitem: index 9 out of range for 2 items"));
         }
+    }
+
+    /// Inputs of every dtype safetensors has a code for go through the executor (fromSafe, the
+    /// graph, toSafe) and back to a file unchanged; an output safetensors cannot hold (complex128,
+    /// sparse) is refused by the node that made it, and no file is written.
+    void everyDtypeThroughTheExecutor()
+    {
+        const char *dtypes[][2] = {{"float64", "F64"},
+                                   {"float32", "F32"},
+                                   {"float16", "F16"},
+                                   {"bfloat16", "BF16"},
+                                   {"complex64", "C64"},
+                                   {"int8", "I8"},
+                                   {"int16", "I16"},
+                                   {"int32", "I32"},
+                                   {"int64", "I64"},
+                                   {"uint8", "U8"},
+                                   {"uint16", "U16"},
+                                   {"uint32", "U32"},
+                                   {"uint64", "U64"},
+                                   {"bool", "BOOL"},
+                                   {"float8_e4m3fn", "F8_E4M3"},
+                                   {"float8_e5m2", "F8_E5M2"},
+                                   {"float8_e4m3fnuz", "F8_E4M3FNUZ"},
+                                   {"float8_e5m2fnuz", "F8_E5M2FNUZ"},
+                                   {"float8_e8m0fnu", "F8_E8M0"},
+                                   {"float4_e2m1fn_x2", "F4"}};
+        // (Each raw string keeps its braces balanced: moc reads through them.)
+        auto subst = [](std::string text, const std::string &key, const std::string &value) {
+            for (size_t at; (at = text.find(key)) != std::string::npos;)
+                text.replace(at, key.size(), value);
+            return text;
+        };
+        const std::string placeholder =
+            R"({"name":"X","op":"placeholder","target":"X","args":[],"kwargs":{},"meta":{"val":{"tensor":{"shape":[3],"dtype":"D","stride":[1],"requires_grad":false}}}},)";
+        QTemporaryDir dir;
+        std::string nodes, outs;
+        std::map<std::string, io::SafeTensor> inputs;
+        for (size_t i = 0; i < std::size(dtypes); ++i) {
+            const std::string x = "x" + std::to_string(i);
+            nodes += subst(subst(placeholder, "X", x), "\"D\"", std::string("\"") + dtypes[i][0] + "\"") + "\n";
+            outs += std::string(outs.empty() ? "" : ",") + subst(R"({"node":"X"})", "X", x);
+            io::SafeTensor t;
+            t.dtype = dtypes[i][1];
+            t.shape = {3};
+            for (size_t b = 0; b < 3 * io::dtypeSize(t.dtype); ++b)
+                t.data.push_back(std::strcmp(dtypes[i][0], "bool") == 0 ? uint8_t(b % 2) : uint8_t(b * 29 + i));
+            inputs["input:" + std::to_string(i)] = t;
+        }
+        const std::string graph =
+            R"({"format":"fxlens-graph","version":1,"ir":"aten","nodes":[NODES{"name":"output","op":"output","target":"output","args":[[OUTS]],"kwargs":{},"meta":{}}]})";
+        auto g = io::parseGraphJson(subst(subst(graph, "NODES", nodes), "OUTS", outs), "dtypes");
+        QVERIFY2(g.ok(), g.ok() ? "" : g.error().toString().c_str());
+        exec::ExecOptions o;
+        o.inputsFile = dir.filePath(QStringLiteral("in.safetensors")).toStdString();
+        QVERIFY(io::writeSafetensors(inputs, o.inputsFile).ok());
+        auto r = exec::Runner::create(*g.value(), o);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        auto out = r.value()->run(*g.value());
+        QVERIFY2(out.ok(), out.ok() ? "" : out.error().toString().c_str());
+        auto infos = r.value()->describe(*out.value());
+        for (size_t i = 0; i < std::size(dtypes); ++i)
+            QCOMPARE(infos[i].dtype, std::string(dtypes[i][0]));
+        const std::string path = dir.filePath(QStringLiteral("out.safetensors")).toStdString();
+        QVERIFY(r.value()->saveOutputs(*out.value(), path).ok());
+        auto back = io::readSafetensors(path);
+        QVERIFY(back.ok());
+        for (size_t i = 0; i < std::size(dtypes); ++i) {
+            const io::SafeTensor &a = back.value().at("output:" + std::to_string(i)), &e = inputs.at("input:" + std::to_string(i));
+            QCOMPARE(a.dtype, e.dtype);
+            QCOMPARE(a.shape, e.shape);
+            QVERIFY2(a.data == e.data, dtypes[i][0]);
+        }
+        auto same = r.value()->compareWithFile(*out.value(), path);
+        QVERIFY(same.ok());
+        QVERIFY2(same.value().pass, same.value().summary().c_str());
+
+        // Outputs safetensors cannot hold: named by their node, nothing written.
+        auto refused = io::parseGraphJson(R"({"format":"fxlens-graph","version":1,"ir":"aten","nodes":[
+{"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"val":{"tensor":{"shape":[4,2],"dtype":"float64","stride":[2,1],"requires_grad":false}}}},
+{"name":"c","op":"call_function","target":"torch.view_as_complex","args":[{"node":"x"}],"kwargs":{},"meta":{}},
+{"name":"s","op":"call_method","target":"to_sparse","args":[{"node":"x"}],"kwargs":{},"meta":{}},
+{"name":"output","op":"output","target":"output","args":[[{"node":"x"},{"node":"c"},{"node":"s"}]],"kwargs":{},"meta":{}}]})",
+                                          "refused");
+        QVERIFY(refused.ok());
+        auto r2 = exec::Runner::create(*refused.value(), {});
+        QVERIFY(r2.ok());
+        auto out2 = r2.value()->run(*refused.value());
+        QVERIFY2(out2.ok(), out2.ok() ? "" : out2.error().toString().c_str());
+        QCOMPARE(r2.value()->describe(*out2.value())[1].dtype, std::string("complex128"));
+        const std::string none = dir.filePath(QStringLiteral("none.safetensors")).toStdString();
+        auto w = r2.value()->saveOutputs(*out2.value(), none);
+        QVERIFY(!w.ok());
+        QCOMPARE(QString::fromStdString(w.error().toString()),
+                 QString::fromStdString(none +
+                                        ": error: node 'c': output:1 is complex128[4]: safetensors has no code for complex128 (its "
+                                        "one complex code is C64): convert it with .to(torch.complex64), or store "
+                                        "torch.view_as_real(t); nothing was written"));
+        QVERIFY(!std::filesystem::exists(none));
+        // The same outputs compare with themselves (complex as pairs, sparse made dense).
+        auto self = r2.value()->compare(*out2.value(), *out2.value());
+        QVERIFY2(self.pass, self.summary().c_str());
     }
 
     void errorsNameTheNode()

@@ -3,6 +3,7 @@
 // diagnostic for each file of the malformed corpus.
 #include "io/DotWriter.h"
 #include "io/GraphJson.h"
+#include "io/Safetensors.h"
 #include "ir/GraphDiff.h"
 #include "ir/GraphInfo.h"
 #include "ir/Printer.h"
@@ -11,7 +12,78 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <filesystem>
+#include <fstream>
+
 using namespace fxlens;
+
+namespace {
+
+/// Every dtype torch has (docs/FORMAT.md, "Dtypes"), with its safetensors code ("" when it has none).
+const std::pair<const char *, const char *> kTorchDtypes[] = {
+    {"float64", "F64"},
+    {"float32", "F32"},
+    {"float16", "F16"},
+    {"bfloat16", "BF16"},
+    {"complex32", ""},
+    {"complex64", "C64"},
+    {"complex128", ""},
+    {"int8", "I8"},
+    {"int16", "I16"},
+    {"int32", "I32"},
+    {"int64", "I64"},
+    {"uint8", "U8"},
+    {"uint16", "U16"},
+    {"uint32", "U32"},
+    {"uint64", "U64"},
+    {"bool", "BOOL"},
+    {"float8_e4m3fn", "F8_E4M3"},
+    {"float8_e5m2", "F8_E5M2"},
+    {"float8_e4m3fnuz", "F8_E4M3FNUZ"},
+    {"float8_e5m2fnuz", "F8_E5M2FNUZ"},
+    {"float8_e8m0fnu", "F8_E8M0"},
+    {"float4_e2m1fn_x2", "F4"},
+    {"qint8", ""},
+    {"quint8", ""},
+    {"qint32", ""},
+    {"quint4x2", ""},
+    {"quint2x4", ""},
+    {"bits1x8", ""},
+    {"bits2x4", ""},
+    {"bits4x2", ""},
+    {"bits8", ""},
+    {"bits16", ""},
+    {"int1", ""},
+    {"int2", ""},
+    {"int3", ""},
+    {"int4", ""},
+    {"int5", ""},
+    {"int6", ""},
+    {"int7", ""},
+    {"uint1", ""},
+    {"uint2", ""},
+    {"uint3", ""},
+    {"uint4", ""},
+    {"uint5", ""},
+    {"uint6", ""},
+    {"uint7", ""},
+};
+
+/// The JSON header of a safetensors file.
+std::string safetensorsHeader(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    uint8_t len[8] = {};
+    in.read(reinterpret_cast<char *>(len), 8);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i)
+        n = (n << 8) | len[i];
+    std::string h(n, '\0');
+    in.read(h.data(), std::streamsize(n));
+    return h;
+}
+
+} // namespace
 
 class TestGraphJson : public QObject {
     Q_OBJECT
@@ -115,6 +187,115 @@ private Q_SLOTS:
         QVERIFY(again.ok());
         QCOMPARE(io::writeGraphJson(*again.value()), io::writeGraphJson(g));
         QCOMPARE(ir::printNode(*again.value()->find("y")), ir::printNode(*y));
+    }
+
+    /// Every torch dtype name survives the graph reader and writer: value meta, params and dtype arguments.
+    void everyDtypeNameRoundTrips()
+    {
+        const std::string tensor = R"({"tensor":{"shape":[2],"dtype":"@","stride":[1],"requires_grad":false}})";
+        const std::string graph = R"({"format":"fxlens-graph","version":1,"ir":"aten",
+"params":[{"name":"w","kind":"buffer","shape":[2],"dtype":"@","requires_grad":false}],"nodes":[
+{"name":"x","op":"placeholder","target":"x","args":[],"kwargs":{},"meta":{"val":T}},
+{"name":"w","op":"get_attr","target":"w","args":[],"kwargs":{},"meta":{"val":T}},
+{"name":"y","op":"call_function","target":"aten.view.dtype","args":[{"node":"x"},{"dtype":"@"}],"kwargs":{},"meta":{"val":T}},
+{"name":"output","op":"output","target":"output","args":[[{"node":"y"},{"node":"w"}]],"kwargs":{},"meta":{}}]})";
+        for (const auto &[name, code] : kTorchDtypes) {
+            const std::string d = name;
+            std::string text;
+            for (char c : graph)
+                text += c == 'T' ? tensor : std::string(1, c);
+            for (size_t at; (at = text.find('@')) != std::string::npos;)
+                text.replace(at, 1, d);
+            auto r = io::parseGraphJson(text, d);
+            QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+            QCOMPARE(r.value()->params[0].dtype, d);
+            QCOMPARE(r.value()->find("y")->args()[1].text(), d);
+            QCOMPARE(r.value()->find("x")->meta().val.tensor.dtype, d);
+            auto again = io::parseGraphJson(io::writeGraphJson(*r.value()), d);
+            QVERIFY(again.ok());
+            QCOMPARE(io::writeGraphJson(*again.value()), io::writeGraphJson(*r.value()));
+        }
+    }
+
+    /// Every dtype safetensors has a code for is written and read back as it was (F4 with its last
+    /// dimension counted in 4-bit values in the file); every other one, an empty dtype and data that
+    /// does not fit its shape are refused by name before a byte is written.
+    void safetensorsRoundTripsEveryDtype()
+    {
+        QTemporaryDir dir;
+        std::map<std::string, io::SafeTensor> all;
+        for (const auto &[name, code] : kTorchDtypes) {
+            QCOMPARE(io::safetensorsDtype(name), std::string(code));
+            QCOMPARE(io::unstorableReason(name).empty(), *code != 0);
+            if (!*code) {
+                QVERIFY2(io::unstorableReason(name).find(std::string("safetensors has no code for ") + name) == 0,
+                         io::unstorableReason(name).c_str());
+                continue;
+            }
+            QCOMPARE(io::fxlensDtype(code), std::string(name));
+            io::SafeTensor t;
+            t.dtype = code;
+            t.shape = {2, 3};
+            for (size_t i = 0; i < 6 * io::dtypeSize(code); ++i)
+                t.data.push_back(uint8_t(i * 37 + std::strlen(name)));
+            all["t:" + std::string(name)] = t;
+        }
+        QCOMPARE(all.size(), size_t(20));
+        const std::string path = dir.filePath(QStringLiteral("all.safetensors")).toStdString();
+        QVERIFY(io::writeSafetensors(all, path).ok());
+        auto back = io::readSafetensors(path);
+        QVERIFY2(back.ok(), back.ok() ? "" : back.error().toString().c_str());
+        QCOMPARE(back.value().size(), all.size());
+        for (const auto &[name, t] : all) {
+            const io::SafeTensor &b = back.value().at(name);
+            QCOMPARE(b.dtype, t.dtype);
+            QCOMPARE(b.shape, t.shape);
+            QVERIFY2(b.data == t.data, name.c_str());
+        }
+        QVERIFY(safetensorsHeader(path).find(R"("t:float4_e2m1fn_x2":{"data_offsets":[)") != std::string::npos);
+        QVERIFY2(safetensorsHeader(path).find(R"("dtype":"F4","shape":[2,6]})") != std::string::npos, safetensorsHeader(path).c_str());
+
+        // Refused before the file exists.
+        const std::string refused = dir.filePath(QStringLiteral("refused.safetensors")).toStdString();
+        auto refuse = [&](io::SafeTensor t, const std::string &expected) {
+            std::map<std::string, io::SafeTensor> m = all;
+            m["bad"] = std::move(t);
+            auto w = io::writeSafetensors(m, refused);
+            QVERIFY(!w.ok());
+            QVERIFY2(w.error().message.rfind("tensor 'bad': " + expected, 0) == 0, w.error().message.c_str());
+            QVERIFY(!std::filesystem::exists(refused));
+            QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1); // no temporary file either
+        };
+        refuse({"", {2}, {0, 0, 0, 0, 0, 0, 0, 0}}, "safetensors has no code for a tensor without a dtype");
+        refuse({"complex128", {1}, std::vector<uint8_t>(16)}, "safetensors has no code for complex128 (its one complex code is C64)");
+        refuse({"qint8", {1}, std::vector<uint8_t>(1)}, "safetensors has no code for qint8 (a quantized dtype)");
+        refuse({"C128", {1}, std::vector<uint8_t>(16)}, "safetensors has no code for C128 (it has F64, F32,");
+        refuse({"float32", {1}, std::vector<uint8_t>(4)}, "dtype 'float32' is a torch name, not its safetensors code F32");
+        refuse({"F32", {3}, std::vector<uint8_t>(8)}, "8 bytes of data for shape [3] of F32");
+        refuse({"F4", {}, std::vector<uint8_t>(1)}, "a 0-dim float4_e2m1fn_x2 has no safetensors shape");
+
+        // The reader names what it cannot read.
+        auto readBack = [&](const std::string &header, size_t bytes) {
+            std::string h = header;
+            while (h.size() % 8)
+                h += ' ';
+            std::string file;
+            for (int i = 0; i < 8; ++i)
+                file.push_back(char((uint64_t(h.size()) >> (8 * i)) & 0xff));
+            file += h + std::string(bytes, '\0');
+            const std::string p = dir.filePath(QStringLiteral("crafted.safetensors")).toStdString();
+            std::ofstream(p, std::ios::binary) << file;
+            return io::readSafetensors(p);
+        };
+        auto odd = readBack(R"({"a":{"dtype":"F4","shape":[3],"data_offsets":[0,1]}})", 1);
+        QVERIFY(!odd.ok());
+        QVERIFY2(odd.error().message.find("tensor 'a': F4 shape [3] does not end in an even dimension") == 0, odd.error().message.c_str());
+        auto f6 = readBack(R"({"a":{"dtype":"F6_E2M3","shape":[4],"data_offsets":[0,3]}})", 3);
+        QVERIFY(!f6.ok());
+        QVERIFY2(f6.error().message.find("tensor 'a': unsupported dtype F6_E2M3 (fxlens reads F64,") == 0, f6.error().message.c_str());
+        auto c64 = readBack(R"({"a":{"dtype":"C64","shape":[2],"data_offsets":[0,16]}})", 16);
+        QVERIFY(c64.ok());
+        QCOMPARE(c64.value().at("a").data.size(), size_t(16));
     }
 
     void malformed_data()
