@@ -9,7 +9,7 @@ namespace {
 /// The options of every command that runs graphs (inputs, weights, device).
 std::vector<const char *> withExec(std::vector<const char *> own)
 {
-    for (const char *o : {"--device", "--seed", "--inputs", "--weights", "--random-inputs"})
+    for (const char *o : {"--device", "--seed", "--inputs", "--weights", "--random-inputs", "--load-library"})
         own.push_back(o);
     return own;
 }

@@ -30,6 +30,7 @@ exec::ExecOptions execOptions(const Args &a, const std::string &graphPath)
     o.seed = a.seed;
     o.inputsFile = a.inputs;
     o.randomInputs = a.randomInputs;
+    o.libraries = a.libraries;
     o.weightsFile = a.weights;
     o.graphDir = std::filesystem::path(graphPath).parent_path().string();
     return o;

@@ -100,6 +100,12 @@ const std::vector<Option> &options()
              return true;
          }},
         {"--inputs", nullptr, "F", "inputs input:0, input:1, ... from a safetensors file", text(&Args::inputs)},
+        {"--load-library", nullptr, "SO",
+         "load a library of custom operators with C++ kernels first (torch.ops.load_library; e.g. torchvision's _C.so); repeatable",
+         [](Args &a, const std::string &v, std::string &) {
+             a.libraries.push_back(v);
+             return true;
+         }},
         {"--weights", nullptr, "F", "weights by name from a safetensors file", text(&Args::weights)},
         {"--random-inputs", nullptr, nullptr, "seeded random inputs even when the graph saved example inputs", flag(&Args::randomInputs)},
         {"--expect", nullptr, "F", "compare the outputs with tensors output:0, ... of a file", text(&Args::expect)},

@@ -27,6 +27,9 @@ struct ExecOptions {
     bool randomInputs = false;
     /// Directory the graph file was read from (resolves the graph's relative weights file).
     std::string graphDir;
+    /// Shared libraries loaded before the run (dlopen): custom operators registered with
+    /// TORCH_LIBRARY in C++ (torchvision's _C.so) become callable through the dispatcher.
+    std::vector<std::string> libraries;
 };
 
 /// One output of a run, summarized (the values stay inside the executor).

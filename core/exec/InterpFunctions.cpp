@@ -20,6 +20,8 @@ IValue Interp::callFunction(const Node *n) const
         return callOperator(n, t.substr(9));
     if (t.rfind("aten.", 0) == 0)
         return callAtenOverload(n);
+    if (auto v = callCustomOperator(n))
+        return *v;
     if (t.rfind("prims.", 0) == 0)
         return callPrims(n);
     if (auto v = callBuiltin(n))
@@ -33,9 +35,7 @@ IValue Interp::callFunction(const Node *n) const
     if (auto v = callPythonSignature(t, base, pos, kw))
         return *v;
     if (t.rfind("torch.", 0) != 0 && t.rfind("math.", 0) != 0)
-        throw CallError{"no executor for " + t +
-                        ": a Python function outside torch; export the model with "
-                        "torch.export or torch.compile (fxlens.export_program / fxlens.compile_backend), which trace through it"};
+        throw CallError{unknownTargetMessage(n)};
     if (inplace)
         return callInPlace(base, pos, kw);
     try {
@@ -50,6 +50,58 @@ IValue Interp::callFunction(const Node *n) const
             throw;
         return callPacked("aten::" + base, pos, kept, 0);
     }
+}
+
+/// `ns.op.overload` of a namespace other than torch's own (a custom operator, torch.library):
+/// the dispatcher's operator when a loaded library registered it in C++; nullopt for other targets.
+std::optional<IValue> Interp::callCustomOperator(const Node *n) const
+{
+    const std::string &t = n->target();
+    const size_t a = t.find('.');
+    if (a == std::string::npos)
+        return std::nullopt;
+    const std::string ns = t.substr(0, a);
+    if (ns == "torch" || ns == "math" || ns == "operator" || ns == "_operator" || ns == "builtins" || ns == "prims")
+        return std::nullopt;
+    const size_t b = t.find('.', a + 1);
+    const std::string op = t.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+    std::string overload = b == std::string::npos ? "" : t.substr(b + 1);
+    if (overload == "default")
+        overload.clear();
+    auto h = c10::Dispatcher::singleton().findSchema({ns + "::" + op, overload});
+    if (!h)
+        return std::nullopt;
+    t_slot = nullptr;
+    auto pos = positional(n);
+    auto kw = keywords(n);
+    std::vector<IValue> stack;
+    std::string why;
+    if (!bindSchema(h->schema(), pos, kw, false, stack, why, nullptr) && !bindSchema(h->schema(), pos, kw, true, stack, why, nullptr))
+        throw CallError{"arguments do not fit " + ns + "::" + op + ": " + why};
+    return finish(*h, stack);
+}
+
+/// Why a target outside torch does not run: a custom operator no loaded library registered in C++
+/// (the graph came through torch.export or torch.compile, so re-exporting is no answer), or a
+/// Python function outside torch.
+std::string Interp::unknownTargetMessage(const Node *n) const
+{
+    const std::string &t = n->target();
+    const std::string ns = t.substr(0, t.find('.'));
+    const std::string rest = t.substr(std::min(t.size(), ns.size() + 1));
+    const std::string op = ns + "::" + rest.substr(0, rest.find('.'));
+    const std::string inPython = "fxlens.load_graph(path, allow_namespaces=['" + ns + "'])";
+    const std::string load = "load it with --load-library FILE.so (torchvision: site-packages/torchvision/_C.so)";
+    if (n->meta().customOp == "python")
+        return "custom operator " + op + " has only a Python kernel (torch.library), which fxlens-cli cannot run; run the graph in Python: " +
+            inPython;
+    if (n->meta().customOp == "cpp")
+        return "custom operator " + op + " has a C++ kernel in a library that is not loaded: " + load;
+    if (std::count(t.begin(), t.end(), '.') == 2 || g.irLevel == "aten")
+        return "custom operator " + op + " is not registered in this process: when its library has a C++ kernel, " + load +
+            "; an operator defined in Python runs only in Python: " + inPython;
+    return "no executor for " + t + ": a Python function outside torch; export the model with torch.export or "
+                                    "torch.compile (fxlens.export_program / fxlens.compile_backend), which trace through it";
 }
 
 /// operator.<op>: unary and binary operators, and setitem on a tensor.

@@ -94,6 +94,8 @@ struct Interp {
     static IValue tensorFrom(const IValue &data, const IValue &dtype, const IValue &device);
 
     IValue callFunction(const Node *n) const;
+    std::optional<IValue> callCustomOperator(const Node *n) const;
+    std::string unknownTargetMessage(const Node *n) const;
     IValue callOperator(const Node *n, const std::string &op) const;
     IValue callAtenOverload(const Node *n) const;
     IValue callPrims(const Node *n) const;

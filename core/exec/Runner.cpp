@@ -9,6 +9,7 @@
 #include "rewrite/Mutation.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <dlfcn.h>
 #include <ATen/DeviceAccelerator.h>
 #include <c10/core/InferenceMode.h>
 
@@ -223,6 +224,17 @@ static std::optional<Diagnostic> makeInputs(Runner::Impl &impl, const ir::Graph 
 
 Result<std::unique_ptr<Runner>> Runner::create(const ir::Graph &ref, const ExecOptions &opts)
 {
+    for (const auto &lib : opts.libraries)
+        if (!::dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+            const char *err = ::dlerror(); // read once: the next call returns nothing
+            const std::string why = err ? firstLine(err) : std::string("unknown error");
+            // torchvision's _C.so, for one, links PyTorch's Python bindings: only a Python process loads it.
+            const std::string python = why.find("libtorch_python") != std::string::npos
+                ? " (the library needs PyTorch's Python bindings, which only a Python process can load: run the graph in "
+                  "Python with fxlens.load_graph(path, allow_namespaces=[...]))"
+                : "";
+            return diag(lib + ": cannot load the operator library: " + why + python);
+        }
     auto impl = std::make_unique<Impl>();
     try {
         impl->device = at::Device(opts.device);

@@ -299,6 +299,8 @@ public:
                         if (r.is_string())
                             p.replaced.push_back(str(r));
                 meta.provenance = p;
+            } else if (k == "custom_op") {
+                meta.customOp = v.is_string() ? str(v) : "";
             } else if (k == "decomposition") {
                 Element nodes;
                 if (!v.is_object() || !field(objectOf(v), "nodes", nodes) || !nodes.is_array())

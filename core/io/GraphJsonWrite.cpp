@@ -120,6 +120,8 @@ json writeNode(const Node &n)
         meta["provenance"] = {{"pattern", m.provenance->pattern}, {"step", m.provenance->step}, {"replaced", m.provenance->replaced}};
     if (m.decomposition)
         meta["decomposition"] = json::parse(*m.decomposition);
+    if (!m.customOp.empty())
+        meta["custom_op"] = m.customOp;
     j["meta"] = meta;
     return j;
 }

@@ -83,6 +83,9 @@ struct Meta {
     /// input nodes in order. The executor runs it when the call itself has no ATen operator or fits
     /// none; an edit of the call's target or arguments drops it (Graph::setArgs, ...).
     std::shared_ptr<const std::string> decomposition;
+    /// A custom operator's kernel as the exporter found it: "cpp" (a C++ library registered it:
+    /// --load-library), "python" (torch.library.custom_op: only Python runs it), "" unknown.
+    std::string customOp;
 
     /// The innermost module path ("" at top level).
     const std::string &modulePath() const;
@@ -90,7 +93,8 @@ struct Meta {
     {
         return val == o.val && moduleStack == o.moduleStack && stackTrace == o.stackTrace && sourceFnName == o.sourceFnName &&
             sourceFnTarget == o.sourceFnTarget && provenance == o.provenance &&
-            (decomposition == o.decomposition || (decomposition && o.decomposition && *decomposition == *o.decomposition));
+            (decomposition == o.decomposition || (decomposition && o.decomposition && *decomposition == *o.decomposition)) &&
+            customOp == o.customOp;
     }
 };
 

@@ -617,14 +617,17 @@ def _load_frozen(path: str, data: Dict[str, Any], graph: fx.Graph, state: Dict[s
 
 def load_graph(path: str, module: Optional[torch.nn.Module] = None, weights: Optional[str] = None,
                random_weights: bool = False, seed: int = 0, allow_any_target: bool = False,
-               state_dict: Optional[Dict[str, torch.Tensor]] = None) -> fx.GraphModule:
+               state_dict: Optional[Dict[str, torch.Tensor]] = None,
+               allow_namespaces: Sequence[str] = ()) -> fx.GraphModule:
     """Loads an fxlens graph file as a runnable GraphModule.
 
     Parameters come from `module` (the original model: needed for call_module nodes), else from the
     safetensors file `weights` (default: the file named in the graph, which must lie in the graph's
     folder), else, with `random_weights`, from seeded random values of the recorded shapes.
     call_function targets resolve only from torch, operator, math and a few builtins;
-    `allow_any_target=True` lets a trusted file name any importable function.
+    `allow_any_target=True` lets a trusted file name any importable function. Custom operators
+    (torch.library: `ns.op.overload`) run when their namespace is in `allow_namespaces` and this
+    process registered them (import the library that defines them first).
 
     A frozen graph (optimize --freeze, export with freeze=True) loads its own weights file; given the
     original model's `state_dict` (or `module`: its parameters and buffers, non-persistent ones
@@ -632,7 +635,7 @@ def load_graph(path: str, module: Optional[torch.nn.Module] = None, weights: Opt
     checkpoint still loads. Buffers a `state_dict` leaves out (non-persistent ones: position ids)
     come from the weights file the graph names; a missing parameter is an error."""
     data = read_dict(path)
-    graph = dict_to_graph(data, path, allow_any_target=allow_any_target)
+    graph = dict_to_graph(data, path, allow_any_target=allow_any_target, allow_namespaces=allow_namespaces)
     if data.get("fold") and (state_dict is not None or module is not None):
         return _load_frozen(path, data, graph, _original_values(state_dict, module), allow_any_target, module)
     if state_dict is not None and module is None:

@@ -14,7 +14,7 @@ import math
 import operator
 import os
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 import torch.fx as fx
@@ -93,14 +93,51 @@ def target_allowed(name: str) -> bool:
     return not any(name == r or name.startswith(r + ".") for r in _REFUSED_IN_TORCH)
 
 
-def resolve_target(name: str, allow_any: bool = False) -> Any:
+def custom_operator_kernel(target: Any) -> Optional[str]:
+    """For a custom operator (an op of torch.ops outside aten/prims): "cpp" when a C++ library
+    registered its CPU or composite kernel (torchvision), "python" when only Python did
+    (torch.library.custom_op); None for other targets."""
+    if not isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return None
+    name = target._schema.name if isinstance(target, torch._ops.OpOverload) else f"{target._qualified_op_name}"
+    if name.split("::")[0] in ("aten", "prims", "_c10d_functional", "c10d_functional", "higher_order", "_quantized"):
+        return None
+    try:
+        dump = torch._C._dispatch_dump(name)
+    except RuntimeError:
+        return None
+    kernels = [line for line in dump.splitlines()
+               if line.startswith(("CPU:", "CUDA:", "CompositeExplicitAutograd", "CompositeImplicitAutograd"))]
+    if not kernels:
+        return None
+    return "python" if all(".py:" in line for line in kernels) else "cpp"
+
+
+def _custom_operator(name: str) -> Any:
+    """torch.ops.<ns>.<op>[.<overload>] for `ns.op[.overload]` (a custom operator, torch.library)."""
+    ns, op, *overload = name.split(".")
+    try:
+        packet = getattr(getattr(torch.ops, ns), op)
+        return getattr(packet, overload[0]) if overload else packet
+    except (AttributeError, RuntimeError):
+        raise FormatError(f"custom operator {ns}::{op} is not registered in this Python process: import the library "
+                          "that defines it (torch.library) before loading the graph") from None
+
+
+def resolve_target(name: str, allow_any: bool = False, allow_namespaces: Sequence[str] = ()) -> Any:
     """Inverse of :func:`target_name`. Names outside the allowed namespaces are refused unless
-    `allow_any` (a trusted file)."""
+    `allow_any` (a trusted file); custom operators (`ns.op.overload`) of `allow_namespaces` resolve
+    through torch.ops."""
     if "pybind11_detail_function_record" in name and name.endswith("_log_api_usage_once"):
         name = "torch._C._log_api_usage_once"  # files written before the spelling was fixed
+    if name.split(".")[0] in allow_namespaces and name.count(".") in (1, 2):
+        return _custom_operator(name)
     if not allow_any and not target_allowed(name):
+        ns = name.split(".")[0]
+        hint = (f"; a custom operator of namespace '{ns}' runs with allow_namespaces=['{ns}']"
+                if name.count(".") == 2 else "")
         raise FormatError(f"target '{name}' is outside the namespaces a graph file may call (torch, operator, "
-                          "math, torchvision.ops); refused. Pass allow_any_target=True only for a file you trust")
+                          f"math, torchvision.ops); refused{hint}. Pass allow_any_target=True only for a file you trust")
     if name.startswith("prims."):
         parts = name.split(".")
         obj: Any = torch.ops.prims
@@ -294,6 +331,9 @@ def _node_json(node: fx.Node) -> Dict[str, Any]:
     if sfs:
         name, fn = sfs[-1]
         meta["source_fn"] = [str(name), fn if isinstance(fn, str) else target_name(fn)]
+    kind = custom_operator_kernel(node.target) if node.op == "call_function" else None
+    if kind:
+        meta["custom_op"] = kind
     traced = node.meta.get("fxlens_decomposition")  # fxlens.decompose.record_decompositions
     if traced is not None:
         from .decompose import decomposition_json
@@ -410,7 +450,7 @@ def _fetch_attr(root: torch.nn.Module, target: str) -> Any:
 
 
 def dict_to_graph(data: Dict[str, Any], where: str = "<graph>", allow_any_target: bool = False,
-                  known_targets: Optional[Dict[str, Any]] = None) -> fx.Graph:
+                  known_targets: Optional[Dict[str, Any]] = None, allow_namespaces: Sequence[str] = ()) -> fx.Graph:
     """An fx.Graph from a graph file's data. `known_targets` (name -> callable) resolves call targets
     first: the objects of the graph the data was made from in this process (any function Dynamo
     captured, not only the namespaces a file may name)."""
@@ -431,7 +471,7 @@ def dict_to_graph(data: Dict[str, Any], where: str = "<graph>", allow_any_target
             elif jn["target"] in known_targets:
                 target = known_targets[jn["target"]]
             else:
-                target = resolve_target(jn["target"], allow_any_target)
+                target = resolve_target(jn["target"], allow_any_target, allow_namespaces)
         except FormatError as e:
             raise FormatError(f"{loc}: {e}") from None
         node = graph.create_node(op, target, args, kwargs, name=name)

@@ -174,3 +174,120 @@ def test_post_grad_capture_with_lifted_constants(tmp_path):
     with torch.no_grad():
         ref = model(x)
     _check(_run(cap.files[0], tmp_path), ref)
+
+
+# ----------------------------------------------------------------------------- custom operators
+
+def _torchvision_library():
+    tv = pytest.importorskip("torchvision")
+    import glob
+    found = glob.glob(os.path.join(os.path.dirname(tv.__file__), "_C*.so"))
+    if not found:
+        pytest.skip("torchvision without its C++ library")
+    return found[0]
+
+
+class _RoiAlign(torch.nn.Module):
+    def forward(self, x, boxes):
+        import torchvision
+        return torchvision.ops.roi_align(x, boxes, output_size=(2, 2), spatial_scale=1.0, sampling_ratio=2, aligned=True)
+
+
+def test_custom_operator_with_a_cpp_kernel(tmp_path):
+    """An operator registered in C++ (TORCH_LIBRARY, tests/ops): refused with a message naming
+    --load-library, run through the dispatcher once the library is loaded."""
+    so = os.environ.get("FXLENS_TEST_OPS")
+    if not so or not os.path.exists(so):
+        pytest.skip("the tests' operator library (tests/ops) is not built")
+    torch.ops.load_library(so)
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.fxlens_test_cpp.scaled_shift(x, 3.0).relu()
+
+    x = _r(3, 4)
+    path = str(tmp_path / "ops.json")
+    fxlens.export_program(torch.export.export(M(), (x,)), path, weights=True)
+    r = subprocess.run([CLI, "run", path], capture_output=True, text=True)
+    assert r.returncode != 0 and "custom operator fxlens_test_cpp::scaled_shift has a C++ kernel" in r.stderr, r.stderr
+    assert "--load-library" in r.stderr and "torch.export or torch.compile" not in r.stderr
+    out = tmp_path / "out.safetensors"
+    r = subprocess.run([CLI, "run", path, "--load-library", so, "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    from safetensors.torch import load_file
+    torch.testing.assert_close(load_file(str(out))["output:0"], M()(x))
+    r = subprocess.run([CLI, "run", path, "--load-library", str(tmp_path / "missing.so")], capture_output=True, text=True)
+    assert r.returncode != 0 and "missing.so: cannot load the operator library" in r.stderr
+
+
+def test_torchvision_library_needs_python(tmp_path):
+    """torchvision's _C.so links PyTorch's Python bindings: the message says a Python process runs it."""
+    so = _torchvision_library()
+    x = _r(1, 2, 8, 8)
+    boxes = torch.tensor([[0, 0.0, 0.0, 4.0, 4.0], [0, 2.0, 2.0, 7.0, 6.0]])
+    path = str(tmp_path / "roi.json")
+    fxlens.export_program(torch.export.export(_RoiAlign(), (x, boxes)), path, weights=True)
+    r = subprocess.run([CLI, "run", path], capture_output=True, text=True)
+    assert r.returncode != 0 and "custom operator torchvision::roi_align has a C++ kernel" in r.stderr, r.stderr
+    r = subprocess.run([CLI, "run", path, "--load-library", so], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "cannot load the operator library" in r.stderr and ("Python" in r.stderr or "undefined symbol" in r.stderr)
+    gm = fxlens.load_graph(path, allow_namespaces=["torchvision"])
+    torch.testing.assert_close(_flat(gm(x, boxes))[0], _RoiAlign()(x, boxes))
+
+
+@torch.library.custom_op("fxlens_test::scaled", mutates_args=())
+def _scaled(x: torch.Tensor, k: float) -> torch.Tensor:
+    return x * k + 1
+
+
+@_scaled.register_fake
+def _(x, k):
+    return torch.empty_like(x)
+
+
+class _UsesCustom(torch.nn.Module):
+    def forward(self, x):
+        return torch.ops.fxlens_test.scaled(x, 3.0).relu()
+
+
+def test_custom_operator_defined_in_python(tmp_path):
+    """An operator with a Python kernel only: the CLI says so and names the Python route; load_graph
+    runs it once the namespace is allowed explicitly."""
+    x = _r(3, 4)
+    path = str(tmp_path / "c.json")
+    fxlens.export_program(torch.export.export(_UsesCustom(), (x,)), path, weights=True)
+    r = subprocess.run([CLI, "run", path], capture_output=True, text=True)
+    assert r.returncode != 0 and "custom operator fxlens_test::scaled" in r.stderr
+    assert "allow_namespaces=['fxlens_test']" in r.stderr
+    with pytest.raises(fxlens.FormatError, match=r"allow_namespaces=\['fxlens_test'\]"):
+        fxlens.load_graph(path)
+    gm = fxlens.load_graph(path, allow_namespaces=["fxlens_test"])
+    torch.testing.assert_close(_flat(gm(x))[0], _UsesCustom()(x))
+
+
+def test_moe_decoder_python_custom_operator(tmp_path):
+    """An MoE decoder from transformers (Mixtral, tiny) calls transformers::grouped_mm_fallback, a
+    custom operator with a Python kernel only: fxlens-cli says exactly that and names the Python route,
+    which runs the graph with the namespace allowed."""
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.MixtralConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4,
+                                     num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2, vocab_size=100,
+                                     max_position_embeddings=64, attn_implementation="eager", use_cache=False)
+    torch.manual_seed(0)
+    model = transformers.MixtralModel(cfg).eval()
+    ids = torch.randint(0, 100, (2, 8), generator=torch.Generator().manual_seed(0))
+    torch._dynamo.reset()
+    be = fxlens.compile_backend(str(tmp_path), weights=True)
+    with torch.no_grad():
+        torch.compile(model, backend=be)(input_ids=ids)
+        ref = model(input_ids=ids).last_hidden_state
+    torch._dynamo.reset()
+    assert len(be.files) == 1
+    r = subprocess.run([CLI, "run", be.files[0]], capture_output=True, text=True)
+    assert r.returncode != 0 and "transformers::grouped_mm_fallback has only a Python kernel" in r.stderr, r.stderr
+    assert "allow_namespaces=['transformers']" in r.stderr
+    gm = fxlens.load_graph(be.files[0], allow_namespaces=["transformers"])
+    with torch.no_grad():
+        out = gm(*be.inputs[0])
+    torch.testing.assert_close(_flat(out)[0], ref, rtol=1e-4, atol=1e-5)
