@@ -15,7 +15,7 @@ if [ "${1:-}" = "quick" ]; then
     FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
     cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-O1 $FLAGS" \
       -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DFXLENS_EXPENSIVE_CHECKS=ON \
-      -DFXLENS_WITH_TORCH=OFF -DFXLENS_BUILD_GUI=OFF -DFXLENS_BUILD_BENCH=OFF >/dev/null
+      -DFXLENS_WITH_TORCH=OFF -DFXLENS_BUILD_GUI=OFF -DFXLENS_BUILD_BENCH=OFF -DFXLENS_BUILD_PYTHON=OFF >/dev/null
   fi
   cmake --build $B -j "$(nproc)"
   QT_QPA_PLATFORM=offscreen ctest --test-dir $B -j "$(nproc)" --output-on-failure -L "core|cli" -LE "fuzz|packaging|memcheck|models"
