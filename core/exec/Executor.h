@@ -87,7 +87,8 @@ public:
     void unfreeze();
     /// Values of the named nodes of `g`, which depend on weights and constants only
     /// (rewrite::weightOnlyNodes), evaluated once from this runner's weights; a node whose value is
-    /// not a tensor is left out (optimize --freeze writes these as new weights).
+    /// not a tensor, or not contiguous (a file would hold another layout), is left out (optimize
+    /// --freeze writes these as new weights).
     Result<std::map<std::string, io::SafeTensor>> evaluateWeightNodes(const ir::Graph &g, const std::vector<std::string> &names);
     /// This runner's weights of these names (loaded, or seeded random); unknown names are left out.
     std::map<std::string, io::SafeTensor> weightValues(const std::vector<std::string> &names) const;

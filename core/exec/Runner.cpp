@@ -442,8 +442,10 @@ Result<std::map<std::string, io::SafeTensor>> Runner::evaluateWeightNodes(const 
         return *err;
     std::map<std::string, io::SafeTensor> out;
     try {
+        // A value with strides of its own (a permuted or broadcast result) is left out: written to a
+        // file it would be a contiguous copy, and what reads it would round differently.
         for (const std::string &name : names)
-            if (const Node *n = g.find(name); n && folded[n->id()] && env[n->id()].isTensor())
+            if (const Node *n = g.find(name); n && folded[n->id()] && env[n->id()].isTensor() && env[n->id()].toTensor().is_contiguous())
                 out[name] = toSafe(env[n->id()].toTensor());
     } catch (const std::exception &e) {
         return diag("freezing: " + firstLine(e.what()));

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "rewrite/Freeze.h"
 
+#include "ir/Target.h"
 #include "rewrite/Mutation.h"
 #include "rewrite/Schema.h"
 
 #include <algorithm>
+#include <string_view>
 #include <unordered_set>
 
 namespace fxlens::rewrite {
@@ -40,15 +42,93 @@ std::vector<bool> weightOnlyNodes(const ir::Graph &g)
     return folded;
 }
 
+/// The node's recorded value (meta) is a tensor laid out contiguously: written to a file as it is.
+/// An unknown layout counts as not contiguous.
+static bool recordedContiguous(const Node *n)
+{
+    if (!n->meta().val.isTensor())
+        return false;
+    const ir::TensorMeta &t = n->meta().val.tensor;
+    const std::vector<int64_t> shape = t.sizes();
+    if (t.stride.size() != shape.size())
+        return false;
+    int64_t expected = 1;
+    for (size_t i = shape.size(); i-- > 0;) {
+        if (shape[i] < 0)
+            return false;
+        if (shape[i] == 1)
+            continue;
+        if (t.stride[i] != expected)
+            return false;
+        expected *= shape[i];
+    }
+    return true;
+}
+
+/// The call's value is a view of its first input (or a piece of one) with strides a file cannot
+/// hold: one that reorders or broadcasts (permute, expand: whatever the meta says, since a rewrite
+/// may have copied it from the node it replaced), or another view whose recorded layout is not
+/// contiguous. Such a view holds no data of its own and costs nothing to recompute. reshape/flatten
+/// that copy (their input's strides admit no view) are not views.
+static bool stridedView(const Node *n)
+{
+    if (n->op() != OpKind::CallFunction && n->op() != OpKind::CallMethod)
+        return false;
+    // clang-format off
+    static const std::unordered_set<std::string_view> reorder = {
+        "transpose", "t", "T", "mT", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "expand",
+        "expand_as", "broadcast_to", "as_strided", "diagonal", "unfold"};
+    static const std::unordered_set<std::string_view> views = {
+        "view", "_unsafe_view", "view_as", "reshape", "reshape_as", "_reshape_alias", "flatten", "unflatten",
+        "squeeze", "unsqueeze", "narrow", "slice", "select", "alias", "detach", "real", "imag", "view_as_real",
+        "view_as_complex"};
+    static const std::unordered_set<std::string_view> pieces = {
+        "split", "split_with_sizes", "tensor_split", "chunk", "unbind", "hsplit", "vsplit", "dsplit",
+        "unsafe_split", "unsafe_chunk"};
+    // clang-format on
+    auto name = [](const Node *m) {
+        return m->op() == OpKind::CallMethod ? std::string(m->target()) : std::string(ir::Target::parse(m->target()).name);
+    };
+    const std::string b = name(n);
+    if (reorder.count(b))
+        return true;
+    if (recordedContiguous(n))
+        return false;
+    if (n->op() == OpKind::CallFunction && n->target() == "operator.getitem") {
+        auto ins = n->inputNodes();
+        return !ins.empty() && (ins[0]->op() == OpKind::CallFunction || ins[0]->op() == OpKind::CallMethod) &&
+            pieces.count(name(ins[0])) > 0;
+    }
+    if ((b == "reshape" || b == "flatten") && !mayAliasInput(n))
+        return false; // reshapeCopies: fresh storage
+    return views.count(b) > 0 || pieces.count(b) > 0;
+}
+
 std::vector<Node *> freezeBoundary(const ir::Graph &g, const std::vector<bool> &folded)
 {
-    std::vector<Node *> out;
-    for (Node *n = g.first(); n; n = n->next()) {
-        if (!folded[n->id()] || n->op() == OpKind::GetAttr)
+    // Strided views at the edge of the folded region stay in the graph, and the value they view is
+    // kept instead: such a view would be written materialized, a copy of the weight with other
+    // strides (a matmul on it rounds differently from the graph it came from) or, for expand, one
+    // many times larger (ViT's expanded in_proj weight: 197x). Contiguous ones (a batch norm's
+    // weight viewed as [1, C, 1, 1]) are written as they are. In reverse program order a view's
+    // readers are settled before it, so a chain of views (permute, then expand) goes back whole.
+    std::vector<bool> kept = folded;
+    for (Node *n = g.last(); n; n = n->prev()) {
+        if (!kept[n->id()] || n->op() == OpKind::GetAttr || !stridedView(n))
             continue;
         bool read = false;
         for (Node *u : n->users())
-            read = read || !folded[u->id()];
+            read = read || !kept[u->id()];
+        if (read)
+            kept[n->id()] = false;
+    }
+    std::vector<Node *> out;
+    for (Node *n = g.first(); n; n = n->next()) {
+        if (!kept[n->id()] || n->op() == OpKind::GetAttr)
+            continue;
+        bool read = false;
+        for (Node *u : n->users())
+            read = read || !kept[u->id()];
         if (read)
             out.push_back(n);
     }

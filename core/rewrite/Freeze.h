@@ -20,7 +20,11 @@ bool impureForFreezing(const std::string &target);
 /// By node id: get_attr nodes, and pure calls whose inputs are all such nodes (none: a constant).
 std::vector<bool> weightOnlyNodes(const ir::Graph &g);
 
-/// Folded calls (not get_attr) that an unfolded node reads: the values freezing keeps.
+/// Folded calls (not get_attr) that an unfolded node reads: the values freezing keeps. A view at that
+/// edge that reorders or broadcasts (permute, expand), or whose recorded layout is not contiguous, is
+/// not kept: it stays in the graph, reading the value it views (kept instead, unless it is a weight),
+/// since a written view is a materialized copy (other strides, other rounding in the matmul that
+/// reads it; an expand many times the weight's size).
 std::vector<ir::Node *> freezeBoundary(const ir::Graph &g, const std::vector<bool> &folded);
 
 /// The prefix of the weights a frozen graph reads instead of a folded value: `_frozen_<fold node>`.

@@ -165,7 +165,7 @@ def _write(graph: fx.Graph, root: torch.nn.Module, path: str, *, name: str, ir: 
         from .freeze import freeze as _freeze
         if not weights:
             raise FormatError(f"{path}: freeze=True needs weights=True (the frozen values are weights)")
-        frozen, fold = _freeze(fx.GraphModule(root, graph))
+        frozen, fold = _freeze(fx.GraphModule(root, graph), views=False)  # what a file holds exactly
         fold_path = _fold_path_for(path)
         if any(n.op == "get_attr" and n.target.startswith(FROZEN_PREFIX) for n in frozen.graph.nodes):
             _write(fold.graph, fold, fold_path, name=(name or "graph") + ".fold", ir=ir, source=source, weights=True)

@@ -65,9 +65,99 @@ def weight_only_nodes(graph: fx.Graph) -> set:
     return folded
 
 
-def boundary(graph: fx.Graph, folded: set) -> List[fx.Node]:
-    """Folded calls that an unfolded node reads: the values freezing keeps."""
-    return [n for n in graph.nodes if n in folded and n.op != "get_attr" and any(u not in folded for u in n.users)]
+# Calls whose value is a view of their first input (or a piece of it): no data of their own. The
+# first ones reorder or broadcast: their strides are never what a file holds.
+_REORDER = {"transpose", "t", "T", "mT", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "expand",
+            "expand_as", "broadcast_to", "as_strided", "diagonal", "unfold"}
+_VIEWS = {"view", "_unsafe_view", "view_as", "reshape", "reshape_as", "_reshape_alias", "flatten", "unflatten",
+          "squeeze", "unsqueeze", "narrow", "slice", "select", "alias", "detach", "real", "imag", "view_as_real",
+          "view_as_complex"}
+_PIECES = {"split", "split_with_sizes", "tensor_split", "chunk", "unbind", "hsplit", "vsplit", "dsplit",
+           "unsafe_split", "unsafe_chunk"}
+
+
+def _op_name(node: fx.Node) -> str:
+    """aten.permute.default -> permute, torch.transpose -> transpose, a method's name as it is."""
+    if node.op == "call_method":
+        return str(node.target)
+    parts = _text(node).split(".")
+    return parts[1] if parts[0] == "aten" and len(parts) > 1 else parts[-1]
+
+
+def _layout(node: Any) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
+    """(shape, stride) of a node's recorded tensor value (val, example_value or tensor_meta)."""
+    if not isinstance(node, fx.Node):
+        return None
+    v = node.meta.get("val", node.meta.get("example_value"))
+    try:
+        if isinstance(v, torch.Tensor):
+            return tuple(int(d) for d in v.shape), tuple(int(d) for d in v.stride())
+        tm = node.meta.get("tensor_meta")
+        if tm is not None and getattr(tm, "stride", None) is not None:
+            return tuple(int(d) for d in tm.shape), tuple(int(d) for d in tm.stride)
+    except (TypeError, RuntimeError):  # symbolic sizes
+        return None
+    return None
+
+
+def _recorded_contiguous(node: fx.Node) -> bool:
+    """The node's recorded value is laid out contiguously (unknown: no): fxlens-cli's
+    recordedContiguous (core/rewrite/Freeze.cpp)."""
+    layout = _layout(node)
+    if layout is None or len(layout[0]) != len(layout[1]):
+        return False
+    expected = 1
+    for size, stride in zip(reversed(layout[0]), reversed(layout[1])):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _copies(node: fx.Node) -> bool:
+    """A reshape/flatten whose input's recorded strides admit no view: it makes fresh storage."""
+    src, out = _layout(node.args[0] if node.args else None), _layout(node)
+    if src is None or out is None:
+        return False
+    try:
+        torch.empty_strided(src[0], src[1], device="meta").view(out[0])
+        return False
+    except RuntimeError:  # "view size is not compatible with input tensor's size and stride": a copy
+        return True
+
+
+def _strided_view(node: fx.Node) -> bool:
+    """The call's value is a view of what it reads with strides a file cannot hold: one that reorders
+    or broadcasts (permute, expand), or another view whose recorded layout is not contiguous.
+    fxlens-cli's stridedView (core/rewrite/Freeze.cpp)."""
+    if node.op not in ("call_function", "call_method"):
+        return False
+    name = _op_name(node)
+    if name in _REORDER:
+        return True
+    if _recorded_contiguous(node):
+        return False
+    if node.op == "call_function" and _text(node) in ("operator.getitem", "_operator.getitem"):
+        src = node.args[0] if node.args else None
+        return isinstance(src, fx.Node) and src.op in ("call_function", "call_method") and _op_name(src) in _PIECES
+    if name in ("reshape", "flatten") and _copies(node):
+        return False
+    return name in _VIEWS or name in _PIECES
+
+
+def boundary(graph: fx.Graph, folded: set, views: bool = True) -> List[fx.Node]:
+    """Folded calls that an unfolded node reads: the values freezing keeps. With `views=False` a
+    strided view at that edge (see _strided_view) is not kept (the same cut as fxlens-cli optimize
+    --freeze): it stays in the graph and the value it views is kept instead, since a view written to
+    a file is a materialized copy (other strides, so the matmul reading it rounds differently; an
+    expand many times the weight's size)."""
+    kept = set(folded)
+    if not views:
+        # In reverse order a view's readers are settled before it: a chain of views goes back whole.
+        for n in reversed(list(graph.nodes)):
+            if n in kept and n.op != "get_attr" and _strided_view(n) and any(u not in kept for u in n.users):
+                kept.discard(n)
+    return [n for n in graph.nodes if n in kept and n.op != "get_attr" and any(u not in kept for u in n.users)]
 
 
 def _fetch(root: torch.nn.Module, qualname: str) -> Any:
@@ -147,16 +237,22 @@ def _root_for(graph: fx.Graph, source: torch.nn.Module) -> torch.nn.Module:
     return root
 
 
-def freeze(gm: fx.GraphModule) -> Tuple[fx.GraphModule, fx.GraphModule]:
+def freeze(gm: fx.GraphModule, views: bool = True) -> Tuple[fx.GraphModule, fx.GraphModule]:
     """(frozen module, fold module) for inference: the weight-only values are computed once and kept
-    as buffers `_frozen_<node>`; the fold module recomputes them from the original weights."""
+    as buffers `_frozen_<node>`; the fold module recomputes them from the original weights.
+
+    `views=False` makes the cut that is written to files (fxlens-cli optimize --freeze, exporters'
+    freeze=True): strided views of weights (a transpose, an expand) stay in the frozen graph reading
+    the value they view, and any other value with strides of its own stays computed, since a file
+    holds each value contiguous."""
     folded = weight_only_nodes(gm.graph)
-    chosen = boundary(gm.graph, folded)
+    chosen = boundary(gm.graph, folded, views=views)
     # Only tensor values become weights (a folded Python number or shape stays computed).
     _, probe, _ = split_graph(gm.graph, chosen)
     with torch.no_grad():
         probe_values = fx.GraphModule(_root_for(probe, gm), probe)() if chosen else ()
-    chosen = [n for n, v in zip(chosen, probe_values) if isinstance(v, torch.Tensor)]
+    chosen = [n for n, v in zip(chosen, probe_values)
+              if isinstance(v, torch.Tensor) and (views or v.is_contiguous())]
     frozen, fold, _ = _cut(gm, chosen, as_parameters=False)
     return frozen, fold
 
