@@ -3,7 +3,8 @@
 (nothing is downloaded), each through every exporter, then through fxlens:
 
     export -> info/lint -> run vs PyTorch -> optimize --preset all --verify -> load_graph vs PyTorch
-           -> convert --to python, run vs PyTorch -> (GUI screenshot) -> (GPU: profile --optimize)
+           -> convert --to python, run vs PyTorch -> frozen round trips -> (GUI screenshot)
+           -> (GPU: profile --optimize)
 
     .venv/bin/python bench/models.py                         # everything, writes docs/MODELS.md
     .venv/bin/python bench/models.py --models bert_base --exporters dynamo --no-md
@@ -12,6 +13,15 @@
 "PyTorch" is the exported graph run by PyTorch itself (fxlens.load_graph, with the original module for
 symbolic_trace graphs): run, load_graph and the generated Python must give its outputs within rtol 1e-4,
 atol 1e-5. Where PyTorch's own exporter fails, the companion's message is recorded instead.
+
+The frozen stage (every graph saved with weights): `optimize --preset all --freeze -o G.frozen.json`,
+then the frozen graph against the same reference: fxlens.load_graph with module=model, with
+state_dict=model.state_dict() (the fold graph recomputes the frozen weights) and on its own weights,
+`fxlens-cli verify G G.frozen.json`, and the module `convert --to python` writes, run on the frozen
+weights. A graph that calls modules (torch.fx.symbolic_trace) runs in PyTorch only with its module:
+state_dict= and its own weights are n/a there; on a device where PyTorch cannot run the exported
+graph (no reference) only verify runs.
+
 Exit code 1 when any cell that PyTorch can export fails.
 """
 from __future__ import annotations
@@ -234,12 +244,15 @@ class Cell:
     verify: str = ""
     load_graph: str = ""
     python: str = ""
+    frozen: str = ""       # "ok", "n/a", or the failed sub-checks (FROZEN_CHECKS) with their first error line
+    folded: int = 0        # values folded by --freeze
+    frozen_checks: str = ""  # the sub-checks that do not apply, and why
     fusions: Dict[str, int] = field(default_factory=dict)
     profile: Dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
 
     def ok(self) -> bool:
-        steps = [self.run, self.verify, self.load_graph, self.python]
+        steps = [self.run, self.verify, self.load_graph, self.python, self.frozen]
         return self.export.startswith("PyTorch") or all(s in ("ok", "n/a") or s.startswith("runs") for s in steps)
 
 
@@ -247,35 +260,101 @@ def _error(e: Exception) -> str:
     return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
 
 
-def _check_load_graph(path, module, inputs, ref) -> str:
-    """The (optimized) graph back in PyTorch through fxlens.load_graph, against the reference."""
+class _CliFailed(Exception):
+    """fxlens-cli exited non-zero; the message is its first error line."""
+
+
+def _outputs_on(module: torch.nn.Module, inputs, device: str) -> List[torch.Tensor]:
+    """`module`'s outputs (on the CPU) for `inputs`, both run on `device`; the module goes back where
+    it was afterwards (a graph loaded with module= shares the model's parameters and submodules)."""
+    first = next(iter(list(module.parameters()) + list(module.buffers())), None)
+    home = first.device if first is not None else torch.device("cpu")
     try:
-        back = fxlens.load_graph(path, module=module, allow_any_target=True)  # our own export: trusted
         with torch.no_grad():
-            got = _flat(back(*[t.clone() for t in inputs]))
-        return _close(got, ref) or "ok"
+            return [t.detach().cpu() for t in _flat(module.to(device)(*[t.clone().to(device) for t in inputs]))]
+    finally:
+        module.to(home)
+
+
+def _compare(make: Callable[[], torch.nn.Module], inputs, ref, device: str = "cpu") -> str:
+    """"ok" when the module `make` builds gives the reference outputs on `device`, else the first line
+    of what went wrong."""
+    try:
+        return _close(_outputs_on(make(), inputs, device), ref) or "ok"
+    except _CliFailed as e:
+        return str(e)
     except Exception as e:  # noqa: BLE001 - recorded in the matrix
         return _error(e)
 
 
-def _check_python(path, data, module, inputs, ref) -> str:
-    """convert --to python, the module run with the graph's weights, against the reference."""
+def _check_load_graph(path, module, inputs, ref) -> str:
+    """The (optimized) graph back in PyTorch through fxlens.load_graph, against the reference."""
+    # Our own export: trusted targets.
+    return _compare(lambda: fxlens.load_graph(path, module=module, allow_any_target=True), inputs, ref)
+
+
+def _python_module(path, data, module) -> torch.nn.Module:
+    """The module `convert --to python` writes for `path`, with `module`'s weights (for the modules it
+    calls) and the weights file the graph names."""
     r = _cli("convert", path, "--to", "python")
     if r.returncode != 0:
-        return _first_error(r)
-    try:
-        ns: Dict[str, Any] = {}
-        exec(compile(r.stdout, path[:-5] + ".py", "exec"), ns)  # our own generated module
-        pm = ns["Model"]()
-        if module is not None:
-            pm.load_state_dict(module.state_dict(), strict=False)
-        if data.get("weights"):
-            pm.load_weights(os.path.join(os.path.dirname(path), data["weights"]))
-        with torch.no_grad():
-            got = _flat(pm(*[t.clone() for t in inputs]))
-        return _close(got, ref) or "ok"
-    except Exception as e:  # noqa: BLE001
-        return _error(e)
+        raise _CliFailed(_first_error(r))
+    ns: Dict[str, Any] = {}
+    exec(compile(r.stdout, path[:-5] + ".py", "exec"), ns)  # our own generated module
+    pm = ns["Model"]()
+    if module is not None:
+        pm.load_state_dict(module.state_dict(), strict=False)
+    if data.get("weights"):
+        pm.load_weights(os.path.join(os.path.dirname(path), data["weights"]))
+    return pm
+
+
+def _check_python(path, data, module, inputs, ref) -> str:
+    """convert --to python, the module run with the graph's weights, against the reference."""
+    return _compare(lambda: _python_module(path, data, module), inputs, ref)
+
+
+FROZEN_CHECKS = ("module=", "state_dict=", "own weights", "verify", "python")
+
+
+def _check_frozen(path, data, model, inputs, ref, device: str, cell: "Cell") -> None:
+    """The frozen round trips of one graph saved with weights: `optimize --preset all --freeze`, then
+    the frozen graph against the reference loaded with module= (the model), state_dict= (its
+    state_dict: the fold graph recomputes the frozen weights) and on its own weights, `verify original
+    frozen` (the executor computes the frozen weights through the fold graph), and the generated Python
+    module on the frozen weights. Sets cell.frozen to "ok", "n/a" or the failed sub-checks with the
+    first line of each error; cell.frozen_checks names the sub-checks that do not apply, and why."""
+    if not data.get("weights"):
+        cell.frozen = "n/a"  # nothing to freeze from: optimize --freeze refuses made-up weights
+        return
+    frozen = path[:-5] + ".frozen.json"
+    r = _cli("optimize", path, "-o", frozen, "--preset", "all", "--freeze", "--device", device)
+    if r.returncode != 0:
+        cell.frozen = "freeze: " + _first_error(r)
+        return
+    m = re.search(r"freeze: (\d+) value", r.stdout)
+    cell.folded += int(m.group(1)) if m else 0
+    fdata = read_dict(frozen)
+    # A graph that calls modules (symbolic_trace) runs in PyTorch only with the model's modules.
+    calls_modules = any(n["op"] == "call_module" for n in fdata["nodes"])
+    load = lambda **kw: lambda: fxlens.load_graph(frozen, allow_any_target=True, **kw)  # noqa: E731 - trusted
+    results: Dict[str, str] = {}
+    if ref is not None:
+        results["module="] = _compare(load(module=model), inputs, ref, device)
+        if not calls_modules:
+            results["state_dict="] = _compare(load(state_dict=model.state_dict()), inputs, ref, device)
+            results["own weights"] = _compare(load(), inputs, ref, device)
+    r = _cli("verify", path, frozen, "--device", device)
+    results["verify"] = "ok" if r.returncode == 0 and "outputs match" in r.stdout else _first_error(r)
+    if ref is not None:
+        results["python"] = _compare(lambda: _python_module(frozen, fdata, model if calls_modules else None),
+                                     inputs, ref, device)
+    failed = [f"{k}: {v}" for k, v in results.items() if v != "ok"]
+    cell.frozen = "; ".join(failed) if failed else "ok"
+    skipped = [k for k in FROZEN_CHECKS if k not in results]
+    if skipped:
+        why = "calls modules" if ref is not None else f"no PyTorch reference on {device}"
+        cell.frozen_checks = f"{', '.join(skipped)} n/a: {why}"
 
 
 def _module_for(path, model):
@@ -330,6 +409,7 @@ def check_graph(path: str, model, cell: Cell, device: str, profile: bool, screen
         # Exported graphs may create tensors on the export's device (PyTorch runs them as written);
         # load_graph and the Python export are checked by the CPU matrix.
         cell.load_graph = cell.python = "n/a"
+    _check_frozen(path, data, model, inputs, ref, device, cell)
     if profile:
         r = _cli("profile", path, "--optimize", "--device", device, "-o", tmp + ".profile.json")
         with open(tmp + ".profile.txt", "w") as f:
@@ -382,9 +462,11 @@ def run_cell(name: str, exporter: str, out: str, device: str, profile: bool, scr
             traceback.print_exc()
         cell.nodes += sub.nodes
         cell.nodes_after += sub.nodes_after
+        cell.folded += sub.folded
+        cell.frozen_checks = cell.frozen_checks or sub.frozen_checks
         for k, v in sub.fusions.items():
             cell.fusions[k] = cell.fusions.get(k, 0) + v
-        for f in ("run", "verify", "load_graph", "python"):
+        for f in ("run", "verify", "load_graph", "python", "frozen"):
             mine, theirs = getattr(cell, f), getattr(sub, f) or "not reached"
             setattr(cell, f, theirs if not mine or mine in ("ok", "n/a") or mine.startswith("runs") else mine)
         if sub.profile:
@@ -403,17 +485,23 @@ def markdown(cells: List[Cell], device: str) -> str:
         "Public architectures built from their constructors with random weights (nothing downloaded), batch 2,",
         "eval mode, through every exporter; generated by `.venv/bin/python bench/models.py` "
         f"(device: {device}). Reference: PyTorch running the exported graph (rtol 1e-4, atol 1e-5).",
+        "*frozen*: `optimize --preset all --freeze`, then the frozen graph through load_graph with module=,",
+        "with state_dict= and on its own weights, `verify` original vs frozen, and `convert --to python` on",
+        "the frozen weights (values folded; the sub-checks that do not apply).",
         "",
-        "| model | exporter | graphs | nodes → after `all` | run | optimize --verify | load_graph | convert → python | fusions | s |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| model | exporter | graphs | nodes → after `all` | run | optimize --verify | load_graph | convert → python | frozen | fusions | s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for c in cells:
         if not c.export.startswith("ok"):
-            lines.append(f"| {c.model} | {c.exporter} | – | – | {c.export.replace('|', '/')} | | | | | {c.seconds:.0f} |")
+            lines.append(f"| {c.model} | {c.exporter} | – | – | {c.export.replace('|', '/')} | | | | | | {c.seconds:.0f} |")
             continue
         fus = ", ".join(f"{k} {v}" for k, v in sorted(c.fusions.items())) or "–"
+        frozen = mark(c.frozen)
+        if c.frozen == "ok":
+            frozen += f" {c.folded} folded" + (f"; {c.frozen_checks}" if c.frozen_checks else "")
         lines.append(f"| {c.model} | {c.exporter} | {c.graphs} | {c.nodes} → {c.nodes_after} | {mark(c.run)} | {mark(c.verify)} | "
-                     f"{mark(c.load_graph)} | {mark(c.python)} | {fus} | {c.seconds:.0f} |")
+                     f"{mark(c.load_graph)} | {mark(c.python)} | {frozen} | {fus} | {c.seconds:.0f} |")
     return "\n".join(lines) + "\n"
 
 
