@@ -67,15 +67,19 @@ std::optional<IValue> Interp::runDecomposition(const Node *n) const
     for (const Node *s : nodes)
         if (s->op() == OpKind::Placeholder)
             holes.push_back(s);
-    const auto ins = n->inputNodes();
+    // The placeholders are the call's tensor inputs in order; its numbers and sizes were recorded
+    // into the decomposition as the values they had (they follow from the tensors' shapes).
+    std::vector<const IValue *> ins;
+    for (const Node *in : n->inputNodes())
+        if (env[in->id()].isTensor())
+            ins.push_back(&env[in->id()]);
     if (ins.size() != holes.size())
         return std::nullopt;
     std::vector<IValue> subEnv(sub->idBound());
     for (size_t i = 0; i < ins.size(); ++i) {
-        const IValue &v = env[ins[i]->id()];
-        if (!fits(holes[i], v))
+        if (!fits(holes[i], *ins[i]))
             return std::nullopt; // the call's inputs changed shape since it was traced
-        subEnv[holes[i]->id()] = v;
+        subEnv[holes[i]->id()] = *ins[i];
     }
     static const std::unordered_map<std::string, at::Tensor> kNoParams;
     static const std::vector<at::Tensor> kNoInputs;

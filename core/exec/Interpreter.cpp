@@ -71,11 +71,42 @@ std::vector<IValue> Interp::items(const IValue &v)
     return out;
 }
 
+/// seq[start:stop:step] with Python's rules (None defaults, negative positions from the end, clamped);
+/// a list stays a list, a tuple (a size) a tuple.
+IValue Interp::sliceSequence(const IValue &c, const std::vector<IValue> &sl)
+{
+    const std::vector<IValue> items = Interp::items(c);
+    const int64_t n = int64_t(items.size());
+    const int64_t step = sl[2].isNone() ? 1 : sl[2].toInt();
+    if (step == 0)
+        throw CallError{"slice step cannot be zero"};
+    auto clamp = [&](const IValue &v, int64_t dflt) {
+        if (v.isNone())
+            return dflt;
+        int64_t i = v.toInt();
+        if (i < 0)
+            i += n;
+        return step > 0 ? std::clamp<int64_t>(i, 0, n) : std::clamp<int64_t>(i, -1, n - 1);
+    };
+    const int64_t start = clamp(sl[0], step > 0 ? 0 : n - 1), stop = clamp(sl[1], step > 0 ? n : -1);
+    std::vector<IValue> out;
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
+        out.push_back(items[size_t(i)]);
+    if (c.isTuple())
+        return c10::ivalue::Tuple::create(std::move(out));
+    c10::impl::GenericList list(c.toList().elementType());
+    for (auto &v : out)
+        list.push_back(std::move(v));
+    return IValue(list);
+}
+
 IValue Interp::getitem(const IValue &c, const IValue &idx) const
 {
     if (c.isList() || c.isTuple()) {
+        if (idx.isTuple() && idx.toTupleRef().elements().size() == 3)
+            return sliceSequence(c, idx.toTupleRef().elements()); // x.shape[-2:]
         if (!idx.isInt())
-            throw CallError{"getitem on a sequence needs an int index"};
+            throw CallError{"getitem on a sequence needs an int index or a slice"};
         const size_t n = c.isList() ? c.toListRef().size() : c.toTupleRef().elements().size();
         int64_t i = idx.toInt() < 0 ? idx.toInt() + int64_t(n) : idx.toInt();
         if (i < 0 || size_t(i) >= n)

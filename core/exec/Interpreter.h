@@ -32,6 +32,7 @@ struct Interp {
     static bool isNumber(const IValue &v) { return v.isInt() || v.isDouble() || v.isBool(); }
 
     IValue getitem(const IValue &c, const IValue &idx) const;
+    static IValue sliceSequence(const IValue &c, const std::vector<IValue> &slice);
 
     std::vector<at::indexing::TensorIndex> tensorIndices(const IValue &idx) const;
 

@@ -87,12 +87,13 @@ def _from_tensor_meta(tm: Any) -> Any:
 
 
 def _example(v: Any) -> Any:
-    """A real tensor with the layout of `v` (a FakeTensor or tensor meta): make_fx fakes it again."""
+    """A real tensor with the layout of `v` (a FakeTensor or tensor meta): make_fx fakes it again.
+    Numbers and sequences of numbers (sizes: x.shape[-2:]) are the recorded values themselves."""
     if isinstance(v, torch.Tensor):
         if any(not isinstance(d, int) for d in v.shape):
             raise ValueError("symbolic shape")
         return torch.empty_strided(tuple(v.shape), tuple(v.stride()), dtype=v.dtype)
-    if isinstance(v, (int, float, bool)):
+    if isinstance(v, (int, float, bool)) or (isinstance(v, (tuple, list)) and all(isinstance(x, int) for x in v)):
         return v
     raise ValueError(f"input of kind {type(v).__name__}")
 
@@ -112,9 +113,15 @@ def trace_call(node: fx.Node) -> Optional[fx.GraphModule]:
     from torch.fx.experimental.proxy_tensor import make_fx
     inputs = node.all_input_nodes
     examples = [_example(_value(i.meta)) for i in inputs]
+    # Tensors are the decomposition's placeholders; numbers and sizes are the values recorded for
+    # them (static shapes: they follow from the tensors' shapes, which the executor checks).
+    fixed = {i: e for i, e in zip(inputs, examples) if not isinstance(e, torch.Tensor)}
+    tensor_inputs = [i for i in inputs if i not in fixed]
+    examples = [e for e in examples if isinstance(e, torch.Tensor)]
 
     def call(*values: Any) -> Any:
-        env = dict(zip(inputs, values))
+        env = dict(fixed)
+        env.update(zip(tensor_inputs, values))
         args = fx.map_arg(node.args, lambda n: env[n])
         kwargs = fx.map_arg(node.kwargs, lambda n: env[n])
         if node.op == "call_method":
@@ -172,7 +179,7 @@ def record_decompositions(graph: fx.Graph) -> int:
 
 
 def decomposition_json(gm: fx.GraphModule) -> Dict[str, Any]:
-    """The file's form of a decomposition: a graph document (placeholders = the node's inputs)."""
+    """The file's form of a decomposition: a graph document (placeholders = the node's tensor inputs)."""
     from .graph_format import graph_to_dict
     data = graph_to_dict(gm.graph, None, name="decomposition", ir="aten", source="make_fx")
     for key in ("modules", "params"):

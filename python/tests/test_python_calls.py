@@ -291,3 +291,17 @@ def test_moe_decoder_python_custom_operator(tmp_path):
     with torch.no_grad():
         out = gm(*be.inputs[0])
     torch.testing.assert_close(_flat(out)[0], ref, rtol=1e-4, atol=1e-5)
+
+
+def test_sizes_sliced_from_a_shape(tmp_path):
+    """DeepLabV3's head: size = x.shape[-2:] (a slice of a size), then interpolate to it — the
+    slice runs on the sequence, and the decomposition of interpolate holds the recorded size."""
+    class Head(torch.nn.Module):
+        def forward(self, x, feats):
+            size = x.shape[-2:]
+            return F.interpolate(feats, size=size, mode="bilinear", align_corners=False)
+
+    x, feats = _r(1, 3, 12, 10), _r(1, 4, 3, 3)
+    path = str(tmp_path / "g.json")
+    fxlens.export_module(Head(), (x, feats), path, weights=True)
+    _check(_run(path, tmp_path), Head()(x, feats))
