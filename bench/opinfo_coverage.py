@@ -5,7 +5,7 @@ run by `fxlens-cli run` and compared with eager PyTorch.
 
     .venv/bin/python bench/opinfo_coverage.py                       # both routes -> docs/measurements/opinfo-cpu.md
     .venv/bin/python bench/opinfo_coverage.py --route fx --json fx.json --out fx.md
-    .venv/bin/python bench/opinfo_coverage.py --route fx --every 10  # what python/tests/test_opinfo.py runs
+    .venv/bin/python bench/opinfo_coverage.py --route fx --every 20  # what python/tests/test_opinfo.py runs
     .venv/bin/python bench/opinfo_coverage.py --route dynamo --ops add,nn.functional.conv2d --keep /tmp/oi
 
 Per op: the first CPU sample (`op.sample_inputs("cpu", float32)`; an op without float32 on the CPU
