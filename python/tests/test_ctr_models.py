@@ -47,6 +47,7 @@ def test_symbolic_trace_matches_eager(kind):
         torch.testing.assert_close(gm(*inputs), m(*inputs), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_dynamo_captures_one_graph_matching_eager(kind):
     m = _model(kind)
@@ -62,6 +63,7 @@ def test_dynamo_captures_one_graph_matching_eager(kind):
     torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_torch_export_matches_eager(kind):
     m = _model(kind)

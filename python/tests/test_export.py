@@ -94,6 +94,7 @@ def test_dynamo_backend_roundtrip(tmp_path, name, model, inputs):
     assert len(placeholders) == len(inputs)  # parameters are get_attr, not inputs
 
 
+@pytest.mark.slow
 def test_post_grad_capture(tmp_path):
     torch._dynamo.reset()
 

@@ -164,6 +164,7 @@ class _Constant(torch.nn.Module):
         return self.lin(x)[:, idx].sum(-1)
 
 
+@pytest.mark.slow
 def test_post_grad_capture_with_lifted_constants(tmp_path):
     model, x = _Constant().eval(), _r(2, 4)
     torch._dynamo.reset()
@@ -266,6 +267,7 @@ def test_custom_operator_defined_in_python(tmp_path):
     torch.testing.assert_close(_flat(gm(x))[0], _UsesCustom()(x))
 
 
+@pytest.mark.slow
 def test_moe_decoder_python_custom_operator(tmp_path):
     """An MoE decoder from transformers (Mixtral, tiny) calls transformers::grouped_mm_fallback, a
     custom operator with a Python kernel only: fxlens-cli says exactly that and names the Python route,
