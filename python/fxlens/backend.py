@@ -32,70 +32,19 @@ import torch
 import torch.fx as fx
 
 from .engine import Engine, engine_for
-from .graph_format import write_dict
+from .graph_format import _fetch_attr, write_dict
 
 _THEN = ("inductor", "eager")
 
 
-def _fqn_of(node: fx.Node, value: Any) -> Optional[Tuple[str, bool]]:
-    """(module path, is parameter) of a Dynamo placeholder that carries a parameter or buffer."""
-    from .export import _dynamo_param_fqn, _source_name
-    if not isinstance(value, torch.Tensor):
-        return None
-    fqn = _dynamo_param_fqn(node)
-    if not fqn:
-        return None
-    if isinstance(value, torch.nn.Parameter):
-        return fqn, True
-    source = _source_name(getattr(node.meta.get("grapharg"), "source", ""))
-    return (fqn, False) if "_buffers" in source else None
-
-
 def lift_weights(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Tuple[fx.GraphModule, Dict[str, str]]:
     """A copy of `gm` whose placeholders that carry parameters/buffers are get_attr nodes of their
-    module path, owning the values (not copies). Returns it and {module path: placeholder name}."""
-    from .export import _set_attr
-    graph = fx.Graph()
-    graph.output(graph.graph_copy(gm.graph, {}))
-    root = torch.nn.Module()
-    for n in gm.graph.nodes:  # Dynamo's own attributes (constants it did not lift)
-        if n.op == "get_attr":
-            _set_attr(root, n.target, _fetch(gm, n.target), False)
-    lifted: Dict[str, str] = {}
-    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    for node, value in zip(placeholders, example_inputs):
-        found = _fqn_of(node, value)
-        if found is None or found[0] in lifted:
-            continue
-        fqn, is_param = found
-        with graph.inserting_before(node):
-            attr = graph.get_attr(fqn)
-        attr.meta = dict(node.meta)
-        node.replace_all_uses_with(attr)
-        graph.erase_node(node)
-        lifted[fqn] = node.name
-        if is_param:
-            root_holder_set(root, fqn, value)
-        else:
-            _set_attr(root, fqn, value.detach(), False)
-    return fx.GraphModule(root, graph), lifted
-
-
-def root_holder_set(root: torch.nn.Module, qualname: str, value: torch.nn.Parameter) -> None:
-    """Registers the model's own Parameter object under `qualname` (no copy: same storage)."""
-    *path, leaf = qualname.split(".")
-    mod = root
-    for p in path:
-        if not hasattr(mod, p):
-            mod.add_module(p, torch.nn.Module())
-        mod = getattr(mod, p)
-    mod.register_parameter(leaf, value)
-
-
-def _fetch(root: Any, target: str) -> Any:
-    for part in target.split("."):
-        root = getattr(root, part)
-    return root
+    module path, owning the model's own values (export's lifting, `own=True`). Returns it and
+    {module path: placeholder name}."""
+    from .export import _lift_dynamo_inputs
+    by_placeholder: Dict[str, str] = {}
+    lifted_gm, _ = _lift_dynamo_inputs(gm.graph, gm.graph, example_inputs, own=True, lifted=by_placeholder)
+    return lifted_gm, {fqn: name for name, fqn in by_placeholder.items()}
 
 
 def restore_inputs(gm: fx.GraphModule, original: fx.GraphModule, lifted: Dict[str, str]) -> fx.GraphModule:
@@ -121,11 +70,9 @@ def restore_inputs(gm: fx.GraphModule, original: fx.GraphModule, lifted: Dict[st
             env[n] = by_name[lifted[n.target]]
         else:
             if n.op == "get_attr":
-                value = _fetch(gm, n.target)
-                if isinstance(value, torch.nn.Parameter):
-                    root_holder_set(root, n.target, value)
-                elif isinstance(value, torch.Tensor):
-                    _set_attr(root, n.target, value, False)
+                value = _fetch_attr(gm, n.target)
+                if isinstance(value, torch.Tensor):
+                    _set_attr(root, n.target, value, isinstance(value, torch.nn.Parameter))
                 else:
                     setattr(root, n.target, value)
             env[n] = graph.node_copy(n, lambda x: env[x])

@@ -128,7 +128,9 @@ def _set_attr(root: torch.nn.Module, qualname: str, value: torch.Tensor, as_para
         if not hasattr(mod, p):
             mod.add_module(p, _ParamHolder())
         mod = getattr(mod, p)
-    if as_param:
+    if as_param and isinstance(value, torch.nn.Parameter):
+        mod.register_parameter(leaf, value)  # the model's own parameter: its gradients land there
+    elif as_param:
         mod.register_parameter(leaf, torch.nn.Parameter(value, requires_grad=value.is_floating_point()))
     else:
         mod.register_buffer(leaf, value)
@@ -350,10 +352,13 @@ def _source_name(source: Any) -> str:
     return name if isinstance(name, str) else str(source)
 
 
-def _lift_dynamo_inputs(graph: fx.Graph, dynamo_graph: fx.Graph, values: Sequence[Any]) -> "tuple":
+def _lift_dynamo_inputs(graph: fx.Graph, dynamo_graph: fx.Graph, values: Sequence[Any], *,
+                        own: bool = False, lifted: Optional[Dict[str, str]] = None) -> "tuple":
     """A copy of `graph` whose placeholders that carry parameters or buffers (found through the Dynamo
     graph's placeholders, in the same order, and the real values passed) are get_attr nodes of their
-    module path, owning those values. Returns (GraphModule, the other inputs' values)."""
+    module path, owning those values: detached copies, or with `own` the model's own Parameter
+    objects and buffers (fxlens.backend: gradients and in-place updates reach the model). Returns
+    (GraphModule, the other inputs' values); `lifted` gets {placeholder name: module path}."""
     g = fx.Graph()
     g.output(g.graph_copy(graph, {}))
     # Constants the graph reads as attributes of its own module (Inductor lifts tensors made in
@@ -370,7 +375,7 @@ def _lift_dynamo_inputs(graph: fx.Graph, dynamo_graph: fx.Graph, values: Sequenc
                 _set_attr(root, n.target, value.detach(), False)
     copy = fx.GraphModule(root, g)
     dyn = [n for n in dynamo_graph.nodes if n.op == "placeholder"]
-    mapping: Dict[str, str] = {}
+    mapping: Dict[str, str] = {} if lifted is None else lifted
     user_inputs = []
     for i, (node, value) in enumerate(zip([n for n in g.nodes if n.op == "placeholder"], values)):
         dnode = dyn[i] if i < len(dyn) else None
@@ -380,7 +385,7 @@ def _lift_dynamo_inputs(graph: fx.Graph, dynamo_graph: fx.Graph, values: Sequenc
                      and "_buffers" in _source_name(getattr(dnode.meta.get("grapharg"), "source", "")))
         if fqn and (is_param or is_buffer) and fqn not in mapping.values():
             mapping[node.name] = fqn
-            _set_attr(copy, fqn, value.detach(), is_param)
+            _set_attr(copy, fqn, value if own else value.detach(), is_param)
         else:
             user_inputs.append(value)
     _lifted_to_get_attr(copy.graph, mapping)
