@@ -15,3 +15,17 @@ def has_executor() -> bool:
         return False
     out = subprocess.run([CLI, "doctor"], capture_output=True, text=True).stdout
     return "LibTorch" in out and "LibTorch: no" not in out
+
+
+def flat_tensors(o):
+    """The tensors of a model's or graph's outputs, in order (tuples, lists, dicts, ModelOutput)."""
+    import torch
+    if isinstance(o, torch.Tensor):
+        return [o]
+    if isinstance(o, (list, tuple)):
+        return [t for x in o for t in flat_tensors(x)]
+    if isinstance(o, dict):
+        return [t for x in o.values() for t in flat_tensors(x)]
+    if hasattr(o, "to_tuple"):
+        return flat_tensors(o.to_tuple())
+    return []

@@ -15,27 +15,17 @@ import fxlens
 from fxlens import models
 from fxlens.engine import optimize_file_text
 
-from clitools import CLI, ROOT
+from clitools import CLI, ROOT, flat_tensors
 
 torch.set_num_threads(1)
 RTOL, ATOL = 1e-4, 1e-5
 
 
 def _close(a, b):
-    fa, fb = _flat(a), _flat(b)
+    fa, fb = flat_tensors(a), flat_tensors(b)
     assert len(fa) == len(fb)
     for x, y in zip(fa, fb):
         torch.testing.assert_close(x, y, rtol=RTOL, atol=ATOL)
-
-
-def _flat(o):
-    if isinstance(o, torch.Tensor):
-        return [o]
-    if isinstance(o, (list, tuple)):
-        return [t for x in o for t in _flat(x)]
-    if hasattr(o, "to_tuple"):
-        return _flat(o.to_tuple())
-    return []
 
 
 def tangle():
@@ -242,7 +232,7 @@ def test_backend_cuda(name):
         out = torch.compile(model, backend=be)(*inputs)
         ref = model(*inputs)
     torch._dynamo.reset()
-    for x, y in zip(_flat(out), _flat(ref)):
+    for x, y in zip(flat_tensors(out), flat_tensors(ref)):
         torch.testing.assert_close(x, y, rtol=1e-3, atol=1e-3)
     assert sum(s["frozen"] for s in be.stats) > 0
 

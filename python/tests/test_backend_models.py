@@ -13,7 +13,7 @@ import torch
 import fxlens
 from fxlens import models as fxmodels
 
-from clitools import ROOT
+from clitools import ROOT, flat_tensors
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import models as zoo  # noqa: E402  (bench/models.py)
@@ -22,18 +22,8 @@ torch.set_num_threads(2)
 RTOL, ATOL = 1e-4, 1e-4
 
 
-def _flat(o):
-    if isinstance(o, torch.Tensor):
-        return [o]
-    if isinstance(o, (list, tuple)):
-        return [t for x in o for t in _flat(x)]
-    if hasattr(o, "to_tuple"):
-        return _flat(o.to_tuple())
-    return []
-
-
 def _close(a, b):
-    fa, fb = _flat(a), _flat(b)
+    fa, fb = flat_tensors(a), flat_tensors(b)
     assert len(fa) == len(fb) and fa
     for x, y in zip(fa, fb):
         torch.testing.assert_close(x, y, rtol=RTOL, atol=ATOL)

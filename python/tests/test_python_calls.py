@@ -15,7 +15,7 @@ import torch.nn.functional as F
 import fxlens
 from fxlens.decompose import wants_decomposition
 
-from clitools import CLI, has_executor
+from clitools import CLI, has_executor, flat_tensors
 
 pytestmark = pytest.mark.skipif(not has_executor(), reason="fxlens-cli without LibTorch")
 torch.set_num_threads(1)
@@ -72,14 +72,6 @@ def One(fn, n=1):
     return (_One1 if n == 1 else _One2)(fn)
 
 
-def _flat(o):
-    if isinstance(o, torch.Tensor):
-        return [o]
-    if isinstance(o, (list, tuple)):
-        return [t for x in o for t in _flat(x)]
-    return []
-
-
 def _run(path, tmp_path):
     out = tmp_path / "out.safetensors"
     r = subprocess.run([CLI, "run", path, "-o", str(out)], capture_output=True, text=True)
@@ -90,7 +82,7 @@ def _run(path, tmp_path):
 
 
 def _check(got, ref):
-    ref = _flat(ref)
+    ref = flat_tensors(ref)
     assert len(got) == len(ref)
     for a, b in zip(got, ref):
         assert a.dtype == b.dtype and a.shape == b.shape
@@ -234,7 +226,7 @@ def test_torchvision_library_needs_python(tmp_path):
     assert r.returncode != 0
     assert "cannot load the operator library" in r.stderr and ("Python" in r.stderr or "undefined symbol" in r.stderr)
     gm = fxlens.load_graph(path, allow_namespaces=["torchvision"])
-    torch.testing.assert_close(_flat(gm(x, boxes))[0], _RoiAlign()(x, boxes))
+    torch.testing.assert_close(flat_tensors(gm(x, boxes))[0], _RoiAlign()(x, boxes))
 
 
 @torch.library.custom_op("fxlens_test::scaled", mutates_args=())
@@ -264,7 +256,7 @@ def test_custom_operator_defined_in_python(tmp_path):
     with pytest.raises(fxlens.FormatError, match=r"allow_namespaces=\['fxlens_test'\]"):
         fxlens.load_graph(path)
     gm = fxlens.load_graph(path, allow_namespaces=["fxlens_test"])
-    torch.testing.assert_close(_flat(gm(x))[0], _UsesCustom()(x))
+    torch.testing.assert_close(flat_tensors(gm(x))[0], _UsesCustom()(x))
 
 
 @pytest.mark.slow
@@ -292,7 +284,7 @@ def test_moe_decoder_python_custom_operator(tmp_path):
     gm = fxlens.load_graph(be.files[0], allow_namespaces=["transformers"])
     with torch.no_grad():
         out = gm(*be.inputs[0])
-    torch.testing.assert_close(_flat(out)[0], ref, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(flat_tensors(out)[0], ref, rtol=1e-4, atol=1e-5)
 
 
 def test_sizes_sliced_from_a_shape(tmp_path):
