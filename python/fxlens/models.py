@@ -146,6 +146,21 @@ class _CriteoBase(nn.Module):
         for e in self.embeddings:
             nn.init.normal_(e.weight, std=0.05)
 
+    def _add_first_order(self):
+        """The first-order (linear) term's weights: a 1-wide table per field, a linear over dense."""
+        self.first_order = nn.ModuleList(nn.Embedding(self.vocab, 1) for _ in range(self.n_sparse))
+        for e in self.first_order:
+            nn.init.normal_(e.weight, std=0.05)
+        self.dense_linear = nn.Linear(self.n_dense, 1)
+
+    def first_order_term(self, dense: torch.Tensor, sparse: torch.Tensor) -> torch.Tensor:
+        """[B, 1]: the per-field 1-wide lookups summed, plus the dense linear (DeepFM, xDeepFM)."""
+        firsts = []
+        for i in range(self.n_sparse):
+            ids = sparse[:, i].long()
+            firsts.append(self.first_order[i](ids))
+        return torch.sum(torch.cat(firsts, dim=1), dim=1, keepdim=True) + self.dense_linear(dense)
+
     def sparse_embeddings(self, sparse: torch.Tensor):
         """One lookup per feature: [B, dim] each."""
         embs = []
@@ -172,18 +187,11 @@ class DeepFM(_CriteoBase):
     def __init__(self, n_sparse: int = N_SPARSE, n_dense: int = N_DENSE, vocab: int = CTR_VOCAB,
                  dim: int = CTR_DIM, hidden=(256, 128)):
         super().__init__(n_sparse, n_dense, vocab, dim)
-        self.first_order = nn.ModuleList(nn.Embedding(vocab, 1) for _ in range(n_sparse))
-        for e in self.first_order:
-            nn.init.normal_(e.weight, std=0.05)
-        self.dense_linear = nn.Linear(n_dense, 1)
+        self._add_first_order()
         self.dnn = _mlp([n_sparse * dim + n_dense, *hidden], out=1)
 
     def forward(self, dense: torch.Tensor, sparse: torch.Tensor) -> torch.Tensor:
-        firsts = []
-        for i in range(self.n_sparse):
-            ids = sparse[:, i].long()
-            firsts.append(self.first_order[i](ids))
-        linear = torch.sum(torch.cat(firsts, dim=1), dim=1, keepdim=True) + self.dense_linear(dense)
+        linear = self.first_order_term(dense, sparse)
         embs = self.sparse_embeddings(sparse)
         e = torch.stack(embs, dim=1)                                      # [B, F, D]
         square_of_sum = torch.pow(torch.sum(e, dim=1), 2)                 # [B, D]
@@ -256,20 +264,13 @@ class XDeepFM(_CriteoBase):
     def __init__(self, n_sparse: int = N_SPARSE, n_dense: int = N_DENSE, vocab: int = CTR_VOCAB,
                  dim: int = CTR_DIM, cin_sizes=(64, 64), hidden=(256, 128)):
         super().__init__(n_sparse, n_dense, vocab, dim)
-        self.first_order = nn.ModuleList(nn.Embedding(vocab, 1) for _ in range(n_sparse))
-        for e in self.first_order:
-            nn.init.normal_(e.weight, std=0.05)
-        self.dense_linear = nn.Linear(n_dense, 1)
+        self._add_first_order()
         self.cin = CIN(n_sparse, cin_sizes)
         self.cin_out = nn.Linear(self.cin.out_width, 1)
         self.dnn = _mlp([n_sparse * dim + n_dense, *hidden], out=1)
 
     def forward(self, dense: torch.Tensor, sparse: torch.Tensor) -> torch.Tensor:
-        firsts = []
-        for i in range(self.n_sparse):
-            ids = sparse[:, i].long()
-            firsts.append(self.first_order[i](ids))
-        linear = torch.sum(torch.cat(firsts, dim=1), dim=1, keepdim=True) + self.dense_linear(dense)
+        linear = self.first_order_term(dense, sparse)
         embs = self.sparse_embeddings(sparse)
         cin = self.cin_out(self.cin(torch.stack(embs, dim=1)))
         deep = self.dnn(torch.cat(embs + [dense], dim=1))
