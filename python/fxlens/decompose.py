@@ -34,9 +34,13 @@ def _no_aten_op(name: str) -> bool:
 
 
 def _tensor_valued(node: fx.Node) -> bool:
-    v = _value(node.meta)
-    return isinstance(v, torch.Tensor) or (isinstance(v, (list, tuple)) and bool(v)
-                                           and all(isinstance(x, torch.Tensor) for x in v))
+    """The node's recorded value is a tensor or a non-empty sequence of them (read from the meta,
+    nothing allocated: ShapeProp's TensorMetadata counts as a tensor)."""
+    def one(v: Any) -> bool:
+        return isinstance(v, torch.Tensor) or (hasattr(v, "shape") and hasattr(v, "stride") and hasattr(v, "dtype"))
+    m = node.meta
+    v = next((m[k] for k in ("val", "example_value", "tensor_meta") if k in m), None)
+    return one(v) or (isinstance(v, (list, tuple)) and bool(v) and all(one(x) for x in v))
 
 
 def wants_decomposition(node: fx.Node) -> bool:
