@@ -47,7 +47,7 @@ struct Args {
     std::string inputs, weights, expect;
     uint64_t seed = 0;
     bool noMeta = false, randomInputs = false;
-    bool randomWeights = false; ///< optimize --freeze: seeded random weights may be frozen (benchmarks)
+    bool randomWeights = false;         ///< optimize --freeze: seeded random weights may be frozen (benchmarks)
     std::vector<std::string> libraries; ///< --load-library: custom operators' C++ kernels
 };
 

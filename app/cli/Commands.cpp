@@ -56,8 +56,8 @@ const std::vector<Command> &commands()
          "Without CUDA it says so and profiles on the CPU (ATen ops as kernels). --versions LIST runs the greedy rewrite "
          "history (--preset / --patterns) and profiles the versions listed, one table per version and a table of all; -o "
          "saves them as one profile set (the app's per-version chart reads it). A saved profile set prints the same",
-         withExec({"-o", "--compare", "--compare-output", "--optimize", "--versions", "--iters", "--warmup", "--freeze", "--cuda-graph", "--trace",
-                   "--raw-events", "--host-ops", "--preset", "--patterns", "--pattern-dir"}),
+         withExec({"-o", "--compare", "--compare-output", "--optimize", "--versions", "--iters", "--warmup", "--freeze", "--cuda-graph",
+                   "--trace", "--raw-events", "--host-ops", "--preset", "--patterns", "--pattern-dir"}),
          cmdProfile},
         {"explain",
          "<graph.json> (--pattern and --node required)",

@@ -3,10 +3,10 @@
 // graphs cross as the file format's JSON text (no files), the engine is the CLI's `optimize`
 // (same registry, presets, session and trace), pattern files compile with the CLI's diagnostics.
 // The companion (python/fxlens/engine.py) turns torch.fx graphs into that text and back.
+#include "BuiltinPatterns.h"
 #include "Version.h"
 #include "io/GraphJson.h"
 #include "lang/PatternLang.h"
-#include "BuiltinPatterns.h"
 #include "rewrite/Session.h"
 #include "rewrite/TraceRecorder.h"
 
@@ -106,8 +106,8 @@ public:
         return chosen;
     }
 
-    nb::dict optimize(const std::string &json, const std::string &name, const std::string &preset, const std::string &names,
-                      long maxSteps, bool checked, bool trace) const
+    nb::dict optimize(const std::string &json, const std::string &name, const std::string &preset, const std::string &names, long maxSteps,
+                      bool checked, bool trace) const
     {
         auto chosen = select(preset, names);
         auto g = parse(json, name);

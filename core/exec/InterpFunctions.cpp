@@ -93,15 +93,16 @@ std::string Interp::unknownTargetMessage(const Node *n) const
     const std::string inPython = "fxlens.load_graph(path, allow_namespaces=['" + ns + "'])";
     const std::string load = "load it with --load-library FILE.so (torchvision: site-packages/torchvision/_C.so)";
     if (n->meta().customOp == "python")
-        return "custom operator " + op + " has only a Python kernel (torch.library), which fxlens-cli cannot run; run the graph in Python: " +
-            inPython;
+        return "custom operator " + op +
+            " has only a Python kernel (torch.library), which fxlens-cli cannot run; run the graph in Python: " + inPython;
     if (n->meta().customOp == "cpp")
         return "custom operator " + op + " has a C++ kernel in a library that is not loaded: " + load;
     if (std::count(t.begin(), t.end(), '.') == 2 || g.irLevel == "aten")
         return "custom operator " + op + " is not registered in this process: when its library has a C++ kernel, " + load +
             "; an operator defined in Python runs only in Python: " + inPython;
-    return "no executor for " + t + ": a Python function outside torch; export the model with torch.export or "
-                                    "torch.compile (fxlens.export_program / fxlens.compile_backend), which trace through it";
+    return "no executor for " + t +
+        ": a Python function outside torch; export the model with torch.export or "
+        "torch.compile (fxlens.export_program / fxlens.compile_backend), which trace through it";
 }
 
 /// operator.<op>: unary and binary operators, and setitem on a tensor.

@@ -9,9 +9,9 @@
 #include "rewrite/Mutation.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <dlfcn.h>
 #include <ATen/DeviceAccelerator.h>
 #include <c10/core/InferenceMode.h>
+#include <dlfcn.h>
 
 #include <filesystem>
 #include <unordered_set>
