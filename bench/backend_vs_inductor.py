@@ -545,6 +545,13 @@ def _isolated(name: str, batch: str, a) -> List[Row]:
             return [Row(name, batch, "eager", error=f"timed out after {a.model_timeout:.0f} s")]
 
 
+def _save_json(path: Optional[str], metas: List[Dict[str, Any]], rows: List[Row]) -> None:
+    if path:
+        with open(path + ".tmp", "w") as f:
+            json.dump({"runs": metas, "rows": [asdict(r) for r in rows]}, f, indent=1)
+        os.replace(path + ".tmp", path)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="", help="comma-separated (default: CTR kinds, ctr, tangle200, the zoo's MODELS; "
@@ -598,11 +605,10 @@ def main() -> int:
             results += _isolated(name, batch, a)
         else:
             results += run_model(name, build, batch, rows, a.device, a)
+        _save_json(a.json, metas + [run_meta(a, time.time() - t0)], results)  # each model as it ends
     if names:
         metas.append(run_meta(a, time.time() - t0))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"runs": metas, "rows": [asdict(r) for r in results]}, f, indent=1)
+    _save_json(a.json, metas, results)
     md = markdown(results, metas)
     if not a.quiet:
         print(md)

@@ -7,9 +7,11 @@ run by `fxlens-cli run` and compared with eager PyTorch.
     .venv/bin/python bench/opinfo_coverage.py --route fx --json fx.json --out fx.md
     .venv/bin/python bench/opinfo_coverage.py --route fx --every 20  # what python/tests/test_opinfo.py runs
     .venv/bin/python bench/opinfo_coverage.py --route dynamo --ops add,nn.functional.conv2d --keep /tmp/oi
+    python3 bench/opinfo_coverage.py --device cuda --workers 8      # GPU machine -> docs/measurements/opinfo-cuda.md
 
 Per op: the first CPU sample (`op.sample_inputs("cpu", float32)`; an op without float32 on the CPU
-takes its first supported dtype in the order of DTYPE_ORDER), seeded, as a module whose forward calls
+takes its first supported dtype in the order of DTYPE_ORDER; with --device cuda the same on CUDA, where
+Jiterator ops count too, and fxlens-cli runs with --device cuda), seeded, as a module whose forward calls
 `op.op(sample.input, *sample.args, **sample.kwargs)`: the tensors (nested in lists, tuples and dicts
 too) are the module's inputs, everything else is a constant of the generated code. Building that
 module, the comparison and the classes of fxlens-cli's errors live in bench/opinfo_samples.py.
@@ -56,12 +58,16 @@ from typing import Any, Dict, List, Optional, Sequence
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
+import opinfo_samples  # noqa: E402
 from opinfo_samples import (ATOL, CLI, CLI_TIMEOUT_S, DTYPE_ORDER, ROOT, RTOL,  # noqa: E402,F401
                             _clone, _detached, _error_line, all_keys, build_module, check_graph, classify_cli,
                             compare, first_line, is_random, load_op_db, op_key, pick_dtype, read_outputs,
                             run_cli, tensor_leaves)
 
-DEFAULT_MD = os.path.join(ROOT, "docs", "measurements", "opinfo-cpu.md")
+
+
+def default_md(device: str) -> str:
+    return os.path.join(ROOT, "docs", "measurements", f"opinfo-{device}.md")
 
 # The Python side of one op (sample, eager, capture, export, compare); Dynamo's first compile in a
 # fresh worker includes its own warm-up.
@@ -94,8 +100,9 @@ CLASSES = {
 LEFT_OUT = {
     "no CPU dtype (Jiterator-only)": "a Jiterator op: CUDA kernels compiled at run time",
     "no CPU dtype": "the op supports no dtype on the CPU",
-    "no sample input": "sample_inputs yields nothing on the CPU for the chosen dtype",
-    "sample inputs raise": "sample_inputs raises on the CPU",
+    "no CUDA dtype": "the op supports no dtype on CUDA",
+    "no sample input": "sample_inputs yields nothing on the device for the chosen dtype",
+    "sample inputs raise": "sample_inputs raises on the device",
     "sparse layout": "a sample or result tensor is not strided (sparse, ...): safetensors holds strided tensors only",
     "eager raises": "the module fails in eager PyTorch on its first sample",
     "returns no tensor": "the op returns no tensor: the output file would be empty, nothing to compare",
@@ -131,19 +138,22 @@ def prepare(op) -> Dict[str, Any]:
     """The op's module, inputs and eager result, or {"left_out": (class, message)}."""
     import torch
     key = op_key(op)
-    if key.startswith("jiterator_"):
+    device = opinfo_samples.DEVICE
+    where = "CPU" if device == "cpu" else "CUDA"
+    if key.startswith("jiterator_") and device == "cpu":
         return {"left_out": ("no CPU dtype (Jiterator-only)", "Jiterator compiles CUDA kernels at run time")}
     dtype = pick_dtype(op)
     if dtype is None:
-        return {"left_out": ("no CPU dtype", f"supported CPU dtypes: {sorted(map(str, op.supported_dtypes('cpu')))}")}
+        return {"left_out": (f"no {where} dtype", f"supported {where} dtypes: "
+                                                 f"{sorted(map(str, op.supported_dtypes(device)))}")}
     info: Dict[str, Any] = {"dtype": str(dtype)[6:]}
     torch.manual_seed(0)
     try:
-        sample = next(iter(op.sample_inputs("cpu", dtype, requires_grad=False)), None)
+        sample = next(iter(op.sample_inputs(device, dtype, requires_grad=False)), None)
     except Exception as e:
         return {**info, "left_out": ("sample inputs raise", f"{type(e).__name__}: {first_line(str(e))}")}
     if sample is None:
-        return {**info, "left_out": ("no sample input", f"no CPU {info['dtype']} sample")}
+        return {**info, "left_out": ("no sample input", f"no {where} {info['dtype']} sample")}
     m, inputs = build_module(op, sample)
     inputs = _detached(inputs)
     info.update(module=m, inputs=inputs, source=m.source)
@@ -163,7 +173,7 @@ def prepare(op) -> Dict[str, Any]:
     random = is_random(op)
     if not random and compare(out1, out2) is not None:
         random = True  # two eager runs differ: nondeterministic
-    info.update(expected=_detached(out1), values=not random)
+    info.update(expected=[t.cpu() for t in _detached(out1)], values=not random)
     return info
 
 
@@ -180,6 +190,7 @@ def _same_inputs_or_rewrite(graph: str, pristine: Sequence) -> bool:
     def raw(t):
         return t.contiguous().reshape(-1).view(torch.uint8) if t.numel() else t.reshape(-1)
     saved = fxlens.load_inputs(graph)
+    pristine = [t.cpu() for t in pristine]
     if len(saved) == len(pristine) and all(a.shape == b.shape and a.dtype == b.dtype and torch.equal(raw(a), raw(b))
                                            for a, b in zip(saved, pristine)):
         return False
@@ -242,7 +253,7 @@ def run_dynamo(op, prep: Dict[str, Any], workdir: str) -> Dict[str, Any]:
 
         def call(*args):
             out = gm.forward(*args)
-            graph_outputs[index] = _detached(tensor_leaves(out))
+            graph_outputs[index] = [t.cpu() for t in _detached(tensor_leaves(out))]
             return out
         return call
 
@@ -349,6 +360,7 @@ class _Worker:
                                       "--workdir", workdir], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=log, text=True, bufsize=1, start_new_session=True,
                                      env=dict(os.environ, FXLENS_CLI=cli, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1",
+                                              FXLENS_OPINFO_DEVICE=opinfo_samples.DEVICE,
                                               TORCHINDUCTOR_CACHE_DIR=os.path.join(workdir, "inductor-cache")))
         self.key: Optional[str] = None
         self.since = time.monotonic()
@@ -500,10 +512,13 @@ def _short(s: str, n: int = 160) -> str:
 def write_markdown(path: str, by_route: Dict[str, List[Dict[str, Any]]], meta: Dict[str, Any]) -> None:
     import torch
     out: List[str] = []
-    out.append("# OpInfo coverage of the executor (CPU)\n")
+    device = meta.get("device", "cpu")
+    where = "CPU" if device == "cpu" else "CUDA"
+    out.append(f"# OpInfo coverage of the executor ({where})\n")
     out.append("Generated by `bench/opinfo_coverage.py` (the method is in its docstring): every entry of "
-               "`torch.testing._internal.common_methods_invocations.op_db`, its first CPU float32 sample as a "
-               "one-op module, captured, exported with its inputs, run by `fxlens-cli run` and compared with "
+               f"`torch.testing._internal.common_methods_invocations.op_db`, its first {where} float32 sample "
+               "as a one-op module, captured, exported with its inputs, run by `fxlens-cli run"
+               + ("" if device == "cpu" else f" --device {device}") + "` and compared with "
                "eager PyTorch. Do not edit by hand: rerun the harness.\n")
     out.append(f"* torch {torch.__version__}, {len(next(iter(by_route.values())))} OpInfo entries; "
                f"{meta.get('date', '')}")
@@ -613,7 +628,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--ops", help="comma-separated op keys (name or name.variant); default: all of op_db")
     ap.add_argument("--every", type=int, default=1, help="every N-th op of op_db (deterministic subset)")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--out", default=None, help=f"markdown report (default with all ops: {DEFAULT_MD})")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                    help="where samples, eager and fxlens-cli run (cuda: the GPU machine)")
+    ap.add_argument("--out", default=None, help="markdown report (default with all ops: "
+                    "docs/measurements/opinfo-DEVICE.md)")
     ap.add_argument("--json", default=None, help="per-op records as JSON")
     ap.add_argument("--keep", default=None, help="work folder to keep (graphs, inputs, outputs, worker logs)")
     ap.add_argument("--quiet", action="store_true")
@@ -621,14 +639,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--worker", choices=ROUTES, help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    opinfo_samples.DEVICE = os.environ["FXLENS_OPINFO_DEVICE"] = args.device if not args.worker else \
+        opinfo_samples.DEVICE
     if args.worker:
         worker_main(args.worker, args.workdir)
         return 0
     if args.from_json:
         with open(args.from_json) as f:
             saved = json.load(f)
-        write_markdown(args.out or DEFAULT_MD, saved["routes"], {**saved.get("meta", {}), "wall": saved["wall_s"]})
-        print(f"wrote {args.out or DEFAULT_MD}")
+        meta = saved.get("meta", {})
+        out = args.out or default_md(meta.get("device", "cpu"))
+        write_markdown(out, saved["routes"], {**meta, "wall": saved["wall_s"]})
+        print(f"wrote {out}")
         return 0
     if not os.path.exists(CLI):
         print(f"no fxlens-cli at {CLI} (set FXLENS_CLI)", file=sys.stderr)
@@ -646,11 +668,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         wall[r] = time.monotonic() - t0
         print(summary_text(r, summarize(by_route[r])) + f"\n  wall {wall[r]:.0f} s", flush=True)
     cmd = "python bench/opinfo_coverage.py" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
-    meta = {"command": cmd.strip(), "workers": args.workers, "date": time.strftime("%Y-%m-%d"), **info}
+    meta = {"command": cmd.strip(), "workers": args.workers, "date": time.strftime("%Y-%m-%d"),
+            "device": args.device, **info}
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"wall_s": wall, "meta": meta, "routes": by_route}, f, indent=1)
-    out = args.out or (DEFAULT_MD if not args.ops and args.every == 1 and args.route == "both" else None)
+    out = args.out or (default_md(args.device) if not args.ops and args.every == 1 and args.route == "both" else None)
     if out:
         write_markdown(out, by_route, {**meta, "wall": wall})
         print(f"wrote {out}")

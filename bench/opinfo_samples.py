@@ -20,6 +20,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLI = os.environ.get("FXLENS_CLI", os.path.join(ROOT, "build", "app", "fxlens-cli"))
 RTOL, ATOL = 1e-4, 1e-5
 CLI_TIMEOUT_S = 20.0
+# The device the samples, eager and fxlens-cli run on ("cpu" or "cuda"); opinfo_coverage.py --device
+# sets it for its workers.
+DEVICE = os.environ.get("FXLENS_OPINFO_DEVICE", "cpu")
 
 DTYPE_ORDER = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
                "bool", "complex64", "complex128"]
@@ -66,7 +69,7 @@ def all_keys() -> List[str]:
 
 def pick_dtype(op):
     import torch
-    supported = op.supported_dtypes("cpu")
+    supported = op.supported_dtypes(DEVICE)
     if torch.float32 in supported:
         return torch.float32
     ordered = [getattr(torch, n) for n in DTYPE_ORDER if getattr(torch, n) in supported]
@@ -177,6 +180,7 @@ def compare(expected: Sequence, actual: Sequence, values: bool = True) -> Option
                                          f"{str(e.dtype)[6:]}{list(e.shape)}")
         if not values or e.numel() == 0:
             continue
+        e, a = e.cpu(), a.cpu()
         if e.is_floating_point() or e.is_complex():
             rtol, atol = (1e-2, 1e-3) if e.dtype in (torch.float16, torch.bfloat16) else (RTOL, ATOL)
             try:
@@ -249,7 +253,8 @@ def run_cli(graph: str, out: str) -> Optional[Tuple[str, str]]:
     """Runs fxlens-cli; None on success, else (class, first error line)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     try:
-        r = subprocess.run([CLI, "run", graph, "-o", out], capture_output=True, text=True,
+        device = ["--device", DEVICE] if DEVICE != "cpu" else []
+        r = subprocess.run([CLI, "run", graph, "-o", out, *device], capture_output=True, text=True,
                            timeout=CLI_TIMEOUT_S, env=env, errors="replace")
     except subprocess.TimeoutExpired:
         return "timeout", f"fxlens-cli run {os.path.basename(graph)} ran over {CLI_TIMEOUT_S:.0f} s"

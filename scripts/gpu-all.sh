@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Everything the docs report from the GPU machine, in one run with a log per phase (no Qt/Graphviz
+# there; scripts/gpu-check.sh says which headers .deps/ carries):
+#
+#   scripts/gpu-all.sh OUT_DIR        (PHASES="ctr checks zoo" by default; TANGLE=50)
+#
+#   build   core + CLI + executor + fxlens._core for the machine's Python and PyTorch
+#   ctr     bench/backend_vs_inductor.py on the CTR kinds and the bundled CTR model   -> ctr.json/.md
+#   checks  at once, each in its own processes (correctness only, nothing timed):
+#           the backend's CUDA tests (pytest -m gpu)                                    -> pytest-gpu.txt
+#           bench/models.py --device cuda, one process per zoo model (frozen round trips) -> models/*.json
+#           bench/opinfo_coverage.py --device cuda                                      -> opinfo-cuda.json/.md
+#   zoo     bench/backend_vs_inductor.py on the tangle and the zoo, merged with ctr     -> all.json/.md
+#
+# Progress goes to OUT_DIR/progress.txt; OUT_DIR/done is written at the end, and everything is
+# packed into OUT_DIR/results.tar.gz after each phase (so that a caller can take it while later
+# phases run).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=$(mkdir -p "${1:-/tmp/fxlens-gpu-all}" && cd "${1:-/tmp/fxlens-gpu-all}" && pwd)
+PY=${PYTHON:-python3}
+PHASES=${PHASES:-ctr checks zoo}
+CTR=deepfm,dcn,xdeepfm,autoint,ctr
+log() { echo "$(date +%T) $*" | tee -a "$OUT/progress.txt"; }
+pack() { tar -czf "$OUT/results.tar.gz.tmp" -C "$OUT" --exclude results.tar.gz --exclude results.tar.gz.tmp . &&
+  mv "$OUT/results.tar.gz.tmp" "$OUT/results.tar.gz"; }
+rm -f "$OUT/done"
+
+log "build"
+BUILD_ONLY=1 scripts/gpu-check.sh "$OUT" > "$OUT/build.txt" 2>&1 || { log "build failed"; tail -30 "$OUT/build.txt"; pack; exit 1; }
+ls python/fxlens/_core*.so >/dev/null 2>&1 || { log "fxlens._core was not built"; pack; exit 1; }
+if [ -d .deps/root ]; then
+  export LD_LIBRARY_PATH="$PWD/.deps/root/lib/x86_64-linux-gnu:$PWD/.deps/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+fi
+export FXLENS_CLI=$PWD/build-gpu/app/fxlens-cli PYTHONPATH=$PWD/python:$PWD/python/tests:${PYTHONPATH:-} PYTHONUNBUFFERED=1
+bench() { $PY bench/backend_vs_inductor.py --quiet "$@" 2>&1 | grep -v -i "warn"; }
+log "built; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+pack
+
+for phase in $PHASES; do
+  log "phase $phase"
+  case $phase in
+    ctr)
+      bench --models $CTR --json "$OUT/ctr.json" --out "$OUT/ctr.md" > "$OUT/ctr.log" ;;
+    checks)
+      mkdir -p "$OUT/models"
+      ( timeout 480 $PY -m pytest -q -rs -m gpu -p no:cacheprovider python/tests/test_backend.py > "$OUT/pytest-gpu.txt" 2>&1
+        log "pytest -m gpu: exit $?" ) &
+      ( OMP_NUM_THREADS=4 timeout 480 $PY bench/opinfo_coverage.py --device cuda --workers 6 --quiet \
+          --json "$OUT/opinfo-cuda.json" --out "$OUT/opinfo-cuda.md" > "$OUT/opinfo.log" 2>&1
+        log "opinfo: exit $?" ) &
+      for m in $($PY -c 'import sys; sys.path.insert(0, "bench"); import models; print(" ".join(models.MODELS))'); do
+        ( OMP_NUM_THREADS=1 timeout 480 $PY bench/models.py --models "$m" --device cuda --out "/tmp/fxlens-models/$m" \
+            --no-md --json "$OUT/models/$m.json" > "$OUT/models/$m.log" 2>&1
+          log "models $m: exit $?" ) &
+      done
+      wait ;;
+    zoo)
+      merge=(); [ -f "$OUT/ctr.json" ] && merge=(--merge "$OUT/ctr.json")
+      bench --exclude $CTR --tangle "${TANGLE:-50}" "${merge[@]}" --json "$OUT/all.json" --out "$OUT/all.md" \
+        > "$OUT/zoo.log" ;;
+  esac
+  log "phase $phase ended"
+  pack
+done
+log "done"
+pack
+touch "$OUT/done"
