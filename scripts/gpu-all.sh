@@ -23,9 +23,10 @@ PY=${PYTHON:-python3}
 PHASES=${PHASES:-ctr checks zoo}
 CTR=deepfm,dcn,xdeepfm,autoint,ctr
 log() { echo "$(date +%T) $*" | tee -a "$OUT/progress.txt"; }
-pack() { tar -czf "$OUT/results.tar.gz.tmp" -C "$OUT" --exclude results.tar.gz --exclude results.tar.gz.tmp . &&
-  mv "$OUT/results.tar.gz.tmp" "$OUT/results.tar.gz"; }
+pack() { tar -czf /tmp/fxlens-gpu-results.tgz -C "$OUT" --exclude results.tar.gz . 2>/dev/null
+  mv /tmp/fxlens-gpu-results.tgz "$OUT/results.tar.gz"; }
 rm -f "$OUT/done"
+trap 'touch "$OUT/done"' EXIT  # also when a phase fails: whoever waits stops waiting
 
 log "build"
 BUILD_ONLY=1 scripts/gpu-check.sh "$OUT" > "$OUT/build.txt" 2>&1 || { log "build failed"; tail -30 "$OUT/build.txt"; pack; exit 1; }
@@ -66,4 +67,3 @@ for phase in $PHASES; do
 done
 log "done"
 pack
-touch "$OUT/done"
