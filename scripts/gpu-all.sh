@@ -35,6 +35,8 @@ if [ -d .deps/root ]; then
   export LD_LIBRARY_PATH="$PWD/.deps/root/lib/x86_64-linux-gnu:$PWD/.deps/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 fi
 export FXLENS_CLI=$PWD/build-gpu/app/fxlens-cli PYTHONPATH=$PWD/python:$PWD/python/tests:${PYTHONPATH:-} PYTHONUNBUFFERED=1
+imp=$($PY -c 'import fxlens._core as c; print(c.__file__)' 2>&1) || { log "import fxlens._core failed: $imp"; pack; exit 1; }
+log "import: $imp"
 bench() { $PY bench/backend_vs_inductor.py --quiet "$@" 2>&1 | grep -v -i "warn"; }
 log "built; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 pack
