@@ -252,13 +252,6 @@ void GraphCanvas::setShowConstants(bool on)
     relayout(true);
 }
 
-void GraphCanvas::setSearchHits(const std::vector<const ir::Node *> &nodes)
-{
-    m_searchNodes = nodes;
-    m_searchHit = itemFlags(nodes);
-    update();
-}
-
 int GraphCanvas::edgeAt(QPointF pos) const
 {
     const QPointF s = toScene(pos);
@@ -305,7 +298,7 @@ QString GraphCanvas::toolTipAt(QPointF pos) const
             text += tr("<br><i>anchor of the highlighted match</i>");
         else if (highlightOf(i) == 1)
             text += tr("<br><i>part of the highlighted match</i>");
-        else if (size_t(i) < m_marked.size() && m_marked[size_t(i)])
+        else if (isMarked(i))
             text += tr("<br><i>candidate anchor: a pattern may match from here</i>");
         if (const auto d = diffOf(i); d == DiffMark::Added)
             text += tr("<br><i>new in this step</i>");

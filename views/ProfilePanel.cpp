@@ -443,6 +443,13 @@ void ProfilePanel::fillScale(double top, const std::string &topNode)
                          .arg(formatTime(top), QString::fromStdString(topNode).toHtmlEscaped()));
 }
 
+void ProfilePanel::setSelection(Selection *selection)
+{
+    connect(selection, &Selection::currentNodeChanged, this,
+            [this](const ir::Node *n) { selectNode(n ? QString::fromStdString(n->name()) : QString()); });
+    connect(this, &ProfilePanel::nodeRequested, selection, &Selection::selectNode);
+}
+
 void ProfilePanel::selectNode(const QString &name)
 {
     const auto it = m_index.find(name.toStdString());

@@ -28,6 +28,7 @@ namespace fxlens::views {
 class GraphDocument;
 class KernelTimeline;
 class ProfileChart;
+class Selection;
 
 class ProfilePanel : public QWidget {
     Q_OBJECT
@@ -66,6 +67,8 @@ public:
     QString scaleText() const;
     /// A node was selected elsewhere (canvas, table): its kernels and ranges are highlighted.
     void selectNode(const QString &name);
+    /// Follows the selection (selectNode); a row or kernel picked selects its node.
+    void setSelection(Selection *selection);
     /// Profiles versions of the history on the local GPU (GraphDocument::profileVersions), off
     /// the GUI thread, with a progress bar and Cancel in this panel. `list` as
     /// rewrite::parseVersionList reads it ("current", "0,5,last", "all", "spread:5"). False with

@@ -4,6 +4,7 @@
 
 #include "GraphDocument.h"
 #include "RewriteHistory.h"
+#include "Selection.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -520,5 +521,10 @@ int RewriteDebugger::candidateCount() const { return int(m_matches.size()); }
 int RewriteDebugger::historySize() const { return m_h.historySize(); }
 
 int RewriteDebugger::version() const { return m_h.version(); }
+
+void RewriteDebugger::setSelection(Selection *selection)
+{
+    connect(this, &RewriteDebugger::highlightRequested, selection, &Selection::highlight);
+}
 
 } // namespace fxlens::views

@@ -25,6 +25,7 @@ namespace fxlens::views {
 
 class GraphDocument;
 class RewriteHistory;
+class Selection;
 struct RunProgress;
 
 class RewriteDebugger : public QWidget {
@@ -40,6 +41,8 @@ public:
     void setPreset(const QString &preset);
     /// The registry changed: lists its presets again; a new session starts from this version.
     void reloadPatterns();
+    /// The candidate picked (or proposed next) is highlighted in the selection.
+    void setSelection(Selection *selection);
     /// Checks every later step through the executor; false with a reason in status() if it cannot.
     bool setVerify(bool on);
     bool applySelected();
