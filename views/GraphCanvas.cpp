@@ -9,8 +9,6 @@
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
-#include <QSaveFile>
-#include <QSvgGenerator>
 #include <QThread>
 #include <QWheelEvent>
 
@@ -688,30 +686,6 @@ void GraphCanvas::keyPressEvent(QKeyEvent *e)
         fitToView();
     else
         QWidget::keyPressEvent(e);
-}
-
-bool GraphCanvas::exportSvg(const QString &path)
-{
-    QSaveFile file(path); // atomic: the previous file stays until the new one is complete
-    if (!file.open(QIODevice::WriteOnly))
-        return false;
-    QSvgGenerator gen;
-    gen.setOutputDevice(&file);
-    gen.setSize(QSize(int(std::ceil(m_view.width)) + 40, int(std::ceil(m_view.height)) + 40));
-    gen.setViewBox(QRectF(-20, -20, m_view.width + 40, m_view.height + 40));
-    gen.setTitle(QStringLiteral("fxlens graph"));
-    QPainter p;
-    if (!p.begin(&gen))
-        return false;
-    paintScene(p, QRectF(0, 0, m_view.width, m_view.height), 1.0, true);
-    p.end();
-    return file.commit();
-}
-
-bool GraphCanvas::exportPng(const QString &path)
-{
-    QSaveFile file(path);
-    return file.open(QIODevice::WriteOnly) && grab().save(&file, "PNG") && file.commit();
 }
 
 void GraphCanvas::addLayoutStatus(QStatusBar *bar)

@@ -52,9 +52,8 @@ Inspector::Inspector(QWidget *parent) : QTextBrowser(parent)
 
 void Inspector::setSelection(Selection *selection, std::function<QString(const std::string &)> profileStats)
 {
-    connect(selection, &Selection::currentNodeChanged, this, [this, profileStats](const ir::Node *n) {
-        showNode(n, n && profileStats ? profileStats(n->name()) : QString());
-    });
+    connect(selection, &Selection::currentNodeChanged, this,
+            [this, profileStats](const ir::Node *n) { showNode(n, n && profileStats ? profileStats(n->name()) : QString()); });
     connect(selection, &Selection::moduleSelected, this, [this, selection](const QString &path) {
         if (const ir::Graph *g = selection->graph())
             showModule(*g, path);

@@ -3,10 +3,10 @@
 #include "ProfilePanel.h"
 
 #include "GraphDocument.h"
-#include "ProfileStore.h"
-#include "ProfilingJob.h"
 #include "KernelTimeline.h"
 #include "ProfileChart.h"
+#include "ProfileStore.h"
+#include "ProfilingJob.h"
 #include "rewrite/VersionList.h"
 
 #include <QComboBox>

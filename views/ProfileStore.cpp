@@ -123,7 +123,8 @@ int ProfileStore::add(std::vector<prof::Profile> profiles, const std::vector<uin
 {
     const int first = int(m_profiles.size());
     for (size_t i = 0; i < profiles.size(); ++i)
-        m_profiles.push_back({std::make_shared<const prof::Profile>(std::move(profiles[i])), QString(), i < versionIds.size() ? versionIds[i] : 0});
+        m_profiles.push_back(
+            {std::make_shared<const prof::Profile>(std::move(profiles[i])), QString(), i < versionIds.size() ? versionIds[i] : 0});
     if (!profiles.empty()) {
         m_doc.setModified(true); // profiles are saved with the document
         Q_EMIT changed();

@@ -74,10 +74,13 @@ bool ProfilingJob::start(const std::vector<int> &versions, const ProfileRequest 
     m_thread = QThread::create([copies, request, outcome, cancel, service, self] {
         *outcome = service(*request, [&](size_t done, size_t total) {
             if (self) // the job lives on the GUI thread: the signal is queued there
-                QMetaObject::invokeMethod(self, [self, done, total] {
-                    if (self)
-                        Q_EMIT self->progress(int(done), int(total));
-                }, Qt::QueuedConnection);
+                QMetaObject::invokeMethod(
+                    self,
+                    [self, done, total] {
+                        if (self)
+                            Q_EMIT self->progress(int(done), int(total));
+                    },
+                    Qt::QueuedConnection);
             return !cancel->load();
         });
     });

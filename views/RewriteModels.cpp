@@ -13,10 +13,7 @@ void CandidateModel::setCandidates(std::vector<rewrite::Match> matches, std::vec
     endResetModel();
 }
 
-int CandidateModel::rowCount(const QModelIndex &parent) const
-{
-    return parent.isValid() ? 0 : int(m_matches.size() + m_skipped.size());
-}
+int CandidateModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : int(m_matches.size() + m_skipped.size()); }
 
 QVariant CandidateModel::data(const QModelIndex &index, int role) const
 {
@@ -33,7 +30,8 @@ QVariant CandidateModel::data(const QModelIndex &index, int role) const
     // Skipped (and rolled-back) candidates stay visible, greyed, after the live ones.
     const auto &[pattern, anchor] = m_skipped[row - m_matches.size()];
     if (role == Qt::DisplayRole)
-        return tr("skipped: %1 @ %2 (double-click to propose it again)").arg(QString::fromStdString(pattern), QString::fromStdString(anchor));
+        return tr("skipped: %1 @ %2 (double-click to propose it again)")
+            .arg(QString::fromStdString(pattern), QString::fromStdString(anchor));
     if (role == SkippedRole)
         return QStringList{QString::fromStdString(pattern), QString::fromStdString(anchor)};
     if (role == Qt::ForegroundRole && m_greyed.isValid())
@@ -50,10 +48,7 @@ void HistoryModel::setHistory(std::vector<rewrite::Step> steps, std::vector<rewr
     endResetModel();
 }
 
-int HistoryModel::rowCount(const QModelIndex &parent) const
-{
-    return parent.isValid() ? 0 : int(1 + m_steps.size() + m_branches.size());
-}
+int HistoryModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : int(1 + m_steps.size() + m_branches.size()); }
 
 QVariant HistoryModel::data(const QModelIndex &index, int role) const
 {
@@ -81,10 +76,8 @@ QVariant HistoryModel::versionData(int row, int role) const
         f.setBold(row == m_at);
         return f;
     }
-    case Qt::ForegroundRole:
-        return row > m_at && m_greyed.isValid() ? QVariant(m_greyed) : QVariant();
-    default:
-        return {};
+    case Qt::ForegroundRole: return row > m_at && m_greyed.isValid() ? QVariant(m_greyed) : QVariant();
+    default: return {};
     }
 }
 
@@ -97,17 +90,14 @@ QVariant HistoryModel::branchData(size_t b, int role) const
             .arg(br.fork)
             .arg(br.steps.empty() ? QString() : QString::fromStdString(br.steps.back().pattern),
                  br.steps.empty() ? QString() : QString::fromStdString(br.steps.back().anchor));
-    case Qt::ToolTipRole:
-        return tr("Double-click to make this line current (its last version); the current line is kept as a branch");
+    case Qt::ToolTipRole: return tr("Double-click to make this line current (its last version); the current line is kept as a branch");
     case Qt::FontRole: {
         QFont f;
         f.setItalic(true);
         return f;
     }
-    case BranchRole:
-        return int(b);
-    default:
-        return {};
+    case BranchRole: return int(b);
+    default: return {};
     }
 }
 

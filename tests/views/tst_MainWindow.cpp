@@ -194,7 +194,13 @@ private Q_SLOTS:
         QVERIFY(w.windowTitle().startsWith(QStringLiteral("tangle4_fx.json *")));
         // The next candidate is outlined on the canvas and selected there (the view moves to it).
         if (d->candidateCount() > 0) {
-            const QString next = d->candidateList()->model()->index(0, 0).data().toString().section(QStringLiteral(" @ "), 1).section(QStringLiteral(" — "), 0, 0);
+            const QString next = d->candidateList()
+                                     ->model()
+                                     ->index(0, 0)
+                                     .data()
+                                     .toString()
+                                     .section(QStringLiteral(" @ "), 1)
+                                     .section(QStringLiteral(" — "), 0, 0);
             QVERIFY2(w.inspectorText().contains(next), qPrintable(next + " / " + w.inspectorText().left(200)));
             int anchors = 0;
             for (size_t i = 0; i < w.canvas()->view().items.size(); ++i)
@@ -343,7 +349,8 @@ private Q_SLOTS:
         QCOMPARE(d->preset(), QStringLiteral("user"));
         bool listed = false;
         for (int i = 0; i < d->candidateList()->model()->rowCount(); ++i)
-            listed = listed || d->candidateList()->model()->index(i, 0).data().toString().startsWith(QStringLiteral("my_unbind_cat_full @ "));
+            listed =
+                listed || d->candidateList()->model()->index(i, 0).data().toString().startsWith(QStringLiteral("my_unbind_cat_full @ "));
         QVERIFY(listed);
         QVERIFY(e->addToEngine()); // again: replaces its own
         QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
@@ -505,14 +512,19 @@ private Q_SLOTS:
         QListView *h = d->historyList();
         QCOMPARE(h->model()->rowCount(), 4);
         const QModelIndex branch = h->model()->index(3, 0);
-        QVERIFY2(branch.data().toString().contains(QStringLiteral("branch from version 1: 3 step(s)")), qPrintable(branch.data().toString()));
+        QVERIFY2(branch.data().toString().contains(QStringLiteral("branch from version 1: 3 step(s)")),
+                 qPrintable(branch.data().toString()));
         const std::string other = fxlens::ir::printGraph(*w.graph());
         Q_EMIT h->doubleClicked(branch);
         QCOMPARE(d->version(), 4);
         QCOMPARE(fxlens::ir::printGraph(*w.graph()), four);
         QCOMPARE(d->diffText(4), diffFour);
         QCOMPARE(d->branchCount(), 1);
-        QVERIFY(h->model()->index(h->model()->rowCount() - 1, 0).data().toString().contains(QStringLiteral("branch from version 1: 1 step(s)")));
+        QVERIFY(h->model()
+                    ->index(h->model()->rowCount() - 1, 0)
+                    .data()
+                    .toString()
+                    .contains(QStringLiteral("branch from version 1: 1 step(s)")));
         QDir().mkpath(QStringLiteral("screenshots"));
         QVERIFY(w.grab().save(QStringLiteral("screenshots/debugger_branches.png")));
         QCOMPARE(int(w.graph()->size()), w.findChild<fxlens::views::NodeTableModel *>()->rowCount());
@@ -735,7 +747,8 @@ private Q_SLOTS:
         QVERIFY2(d->candidateList()->viewport()->height() >= 4 * rowHeight, qPrintable(QString::number(d->candidateList()->viewport()->height())));
         QVERIFY(d->historyList()->viewport()->height() >= 3 * rowHeight);
         QVERIFY(d->findChild<QTextBrowser *>(QStringLiteral("diff"))->height() >= 100);
-        QCOMPARE(d->candidateList()->model()->index(0, 0).data(Qt::ToolTipRole).toString(), d->candidateList()->model()->index(0, 0).data().toString());
+        QCOMPARE(d->candidateList()->model()->index(0, 0).data(Qt::ToolTipRole).toString(),
+                 d->candidateList()->model()->index(0, 0).data().toString());
     }
 
     /// Parameters and constants do not flood the node table either: hidden until searched for or

@@ -67,7 +67,7 @@ private Q_SLOTS:
         QVERIFY2(doc.open(QString::fromUtf8(kTangle200), &error), qPrintable(error));
         QVERIFY2(doc.profiles().loadError().isEmpty(), qPrintable(doc.profiles().loadError()));
         QCOMPARE(doc.profiles().size(), size_t(3)); // loaded from beside the graph
-        QCOMPARE(doc.profiles().current(), 0);          // "original" is version 0
+        QCOMPARE(doc.profiles().current(), 0);      // "original" is version 0
         QCOMPARE(QString::fromStdString(doc.profiles()[0].profile->version), QStringLiteral("original"));
         QVERIFY(doc.profiles()[1].versionId == 0 && doc.profiles()[2].versionId == 0); // not reached yet
         auto *h = doc.history();
@@ -302,7 +302,7 @@ private Q_SLOTS:
         QCOMPARE(ir::fingerprintHex(*doc.graph()), prints[3]); // and so is the graph
         for (int v : {0, 2, 3})
             QCOMPARE(seen[prints[size_t(v)]], v); // each version's own graph went to the profiler
-        QCOMPARE(doc.profiles().current(), 2);       // "last" is on screen
+        QCOMPARE(doc.profiles().current(), 2);    // "last" is on screen
         QVERIFY(doc.isModified());              // profiles are saved with the document
         QVERIFY(h->checkout(2));
         QCOMPARE(doc.profiles().current(), 1);

@@ -108,7 +108,8 @@ private Q_SLOTS:
         QVERIFY(d.applySelected()); // after going back: the two steps become a branch
         QCOMPARE(d.branchCount(), 1);
         const QModelIndex branch = h->index(h->rowCount() - 1);
-        QVERIFY2(branch.data().toString().contains(QStringLiteral("branch from version 0: 2 step(s)")), qPrintable(branch.data().toString()));
+        QVERIFY2(branch.data().toString().contains(QStringLiteral("branch from version 0: 2 step(s)")),
+                 qPrintable(branch.data().toString()));
         QCOMPARE(branch.data(views::HistoryModel::BranchRole).toInt(), 0);
         QVERIFY(!h->index(0).data(views::HistoryModel::BranchRole).isValid());
     }
@@ -188,7 +189,8 @@ private Q_SLOTS:
         Fixture f;
         QVERIFY2(f.error.empty() && f.graph, f.error.c_str());
         RewriteDebugger d(*f.doc);
-        const QString first = d.candidateList()->model()->index(0, 0).data().toString().section(QStringLiteral(" — "), 0, 0).section(QLatin1Char(' '), 0, 0);
+        const QString first =
+            d.candidateList()->model()->index(0, 0).data().toString().section(QStringLiteral(" — "), 0, 0).section(QLatin1Char(' '), 0, 0);
         QVERIFY(d.addBreakpoint(QStringLiteral("pattern"), first));
         QCOMPARE(d.run(), QStringLiteral("breakpoint"));
         QCOMPARE(d.breakpointList().size(), 1);
@@ -226,7 +228,8 @@ private Q_SLOTS:
         QCOMPARE(made, 1);
         QVERIFY(d.applySelected());
         QCOMPARE(checks, 1);
-        QVERIFY2(d.historyList()->model()->index(1, 0).data().toString().endsWith(QStringLiteral("✓ verified")), qPrintable(d.historyList()->model()->index(1, 0).data().toString()));
+        QVERIFY2(d.historyList()->model()->index(1, 0).data().toString().endsWith(QStringLiteral("✓ verified")),
+                 qPrintable(d.historyList()->model()->index(1, 0).data().toString()));
     }
 };
 

@@ -62,8 +62,8 @@ private Q_SLOTS:
         Selection s(&doc);
         QString error;
         QVERIFY2(doc.open(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json"), &error), qPrintable(error));
-        QSignalSpy current(&s, &Selection::currentNodeChanged), named(&s, &Selection::nodeSelected),
-            module(&s, &Selection::moduleSelected), highlight(&s, &Selection::highlightChanged);
+        QSignalSpy current(&s, &Selection::currentNodeChanged), named(&s, &Selection::nodeSelected), module(&s, &Selection::moduleSelected),
+            highlight(&s, &Selection::highlightChanged);
         QVERIFY(!s.selectNode(QStringLiteral("no_such_node")));
         QCOMPARE(current.size(), 0);
         QVERIFY(s.selectNode(QStringLiteral("split")));
