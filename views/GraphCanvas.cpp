@@ -9,8 +9,6 @@
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
-#include <QSaveFile>
-#include <QSvgGenerator>
 #include <QThread>
 #include <QWheelEvent>
 
@@ -56,12 +54,7 @@ void GraphCanvas::setGraph(const ir::Graph *g)
     m_graph = g;
     m_expanded.clear();
     m_selected = -1;
-    m_highlightNodes.clear();
-    m_markedNodes.clear();
-    m_heatValues.clear();
-    m_searchNodes.clear();
-    m_diffNodes.clear();
-    m_anchor = nullptr;
+    m_overlays.clearAll();
     relayout(false);
     readableView();
 }
@@ -87,11 +80,8 @@ void GraphCanvas::readableView()
 
 void GraphCanvas::graphEdited()
 {
-    m_highlightNodes.clear();
-    m_searchNodes.clear();
-    m_diffNodes.clear();
-    m_markedNodes.clear();
-    m_anchor = nullptr;
+    for (Layer l : {Layer::Highlight, Layer::Search, Layer::Diff, Layer::Marked}) // they name nodes that may be gone
+        m_overlays.clear(l);
     const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));
     if (m_stable && !m_view.items.empty() && m_engine == Engine::Layered) {
         // A step: what stayed stays where it was, what it made is green, what it removed a red
@@ -110,7 +100,7 @@ void GraphCanvas::graphEdited()
 void GraphCanvas::relayoutFresh()
 {
     m_ghosts.clear();
-    m_diffNodes.clear();
+    m_overlays.clear(Layer::Diff);
     relayout(true);
 }
 
@@ -126,10 +116,11 @@ bool GraphCanvas::relayout(bool keepCenter, Placement placement)
     if (placement == Placement::StableStep) {
         auto r = layout::placeStable(m_view, previous);
         m_ghosts = std::move(r.removed);
-        m_diffNodes.clear();
+        CanvasOverlays::NodeValues added;
         for (uint32_t i : r.added)
             if (m_view.items[i].node)
-                m_diffNodes.push_back({m_view.items[i].node, DiffMark::Added});
+                added.push_back({m_view.items[i].node, double(DiffMark::Added)});
+        m_overlays.set(Layer::Diff, std::move(added), m_view);
     }
     const bool inPlace = placement == Placement::InPlace && layout::placeInPlace(m_view, previous);
     if (placement == Placement::Fresh || (placement == Placement::InPlace && !inPlace))
@@ -143,11 +134,7 @@ bool GraphCanvas::relayout(bool keepCenter, Placement placement)
     for (size_t i = 0; i < m_view.items.size(); ++i)
         if (!selectedName.empty() && m_view.items[i].label == selectedName)
             m_selected = int(i);
-    setHighlight(m_highlightNodes, m_anchor);
-    setMarked(m_markedNodes);
-    setHeat(m_heatValues);
-    setSearchHits(m_searchNodes);
-    setDiffMarks(m_diffNodes);
+    m_overlays.remap(m_view);
     computeFrames();
     rebuildIndex();
     m_pixelColor.clear();
@@ -317,51 +304,7 @@ void GraphCanvas::collapseAll()
     fitToView();
 }
 
-void GraphCanvas::setHighlight(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor)
-{
-    m_highlightNodes = nodes;
-    m_anchor = anchor;
-    m_highlight = itemFlags(nodes);
-    if (const int i = itemOf(anchor); i >= 0)
-        m_highlight[size_t(i)] = 2;
-    update();
-}
-
 int GraphCanvas::itemOf(const ir::Node *n) const { return n && n->id() < m_view.itemOfNode.size() ? m_view.itemOfNode[n->id()] : -1; }
-
-std::vector<uint8_t> GraphCanvas::itemFlags(const std::vector<const ir::Node *> &nodes) const
-{
-    std::vector<uint8_t> flags(m_view.items.size(), 0);
-    for (const ir::Node *n : nodes)
-        if (const int i = itemOf(n); i >= 0)
-            flags[size_t(i)] = 1;
-    return flags;
-}
-
-void GraphCanvas::setHeat(const std::vector<std::pair<const ir::Node *, double>> &values)
-{
-    m_heatValues = values;
-    m_heat.assign(m_view.items.size(), 0.0);
-    double top = 0;
-    for (const auto &[n, v] : values) {
-        const int i = itemOf(n);
-        if (i >= 0 && v > 0)
-            top = std::max(top, m_heat[size_t(i)] += v);
-    }
-    for (double &h : m_heat)
-        h = top > 0 ? h / top : 0.0;
-    if (top <= 0)
-        m_heat.clear();
-    m_pixelColor.clear();
-    update();
-}
-
-void GraphCanvas::setMarked(const std::vector<const ir::Node *> &nodes)
-{
-    m_markedNodes = nodes;
-    m_marked = itemFlags(nodes);
-    update();
-}
 
 bool GraphCanvas::selectNode(const QString &name)
 {
@@ -450,7 +393,7 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
         QColor fill = heatTint(categoryFill(it, dark), heatOf(i));
         if (const auto d = diffOf(i); d != DiffMark::None)
             fill = d == DiffMark::Added ? QColor(dark ? 0x2e7d32 : 0xa5e3a8) : d == DiffMark::Removed ? QColor(dark ? 0x8e2a2a : 0xf4a6a6) : QColor(dark ? 0x8a6d1a : 0xffd98a);
-        const uint8_t hl = m_highlight.empty() ? 0 : m_highlight[size_t(i)];
+        const int hl = highlightOf(i);
         if (boxesOnly && hl == 0 && i != m_selected && !isSearchHit(i)) {
             p.fillRect(r, fill);
             continue;
@@ -471,7 +414,7 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
             p.drawRect(r);
         else
             p.drawRoundedRect(r, 6, 6);
-        if (!m_marked.empty() && m_marked[size_t(i)]) {
+        if (isMarked(i)) {
             p.setPen(Qt::NoPen);
             p.setBrush(QColor(220, 40, 40));
             p.drawEllipse(QPointF(it.x + it.w - 6, it.y + 6), 3.5, 3.5);
@@ -510,7 +453,7 @@ void GraphCanvas::paintPixels(QImage &image, const QTransform &t, const std::vec
         const int y0 = std::max(0, int(it.y * sy + dy)), y1 = std::min(H - 1, std::max(y0, int((it.y + it.h) * sy + dy)));
         if (x0 >= W || y0 >= H)
             continue;
-        const QRgb c = (m_highlight.empty() || !m_highlight[size_t(i)]) ? m_pixelColor[size_t(i)] : qRgb(240, 140, 0);
+        const QRgb c = highlightOf(i) == 0 ? m_pixelColor[size_t(i)] : qRgb(240, 140, 0);
         for (int y = y0; y <= y1; ++y) {
             auto *line = reinterpret_cast<QRgb *>(img->scanLine(y));
             for (int x = x0; x <= x1; ++x)
@@ -745,30 +688,6 @@ void GraphCanvas::keyPressEvent(QKeyEvent *e)
         QWidget::keyPressEvent(e);
 }
 
-bool GraphCanvas::exportSvg(const QString &path)
-{
-    QSaveFile file(path); // atomic: the previous file stays until the new one is complete
-    if (!file.open(QIODevice::WriteOnly))
-        return false;
-    QSvgGenerator gen;
-    gen.setOutputDevice(&file);
-    gen.setSize(QSize(int(std::ceil(m_view.width)) + 40, int(std::ceil(m_view.height)) + 40));
-    gen.setViewBox(QRectF(-20, -20, m_view.width + 40, m_view.height + 40));
-    gen.setTitle(QStringLiteral("fxlens graph"));
-    QPainter p;
-    if (!p.begin(&gen))
-        return false;
-    paintScene(p, QRectF(0, 0, m_view.width, m_view.height), 1.0, true);
-    p.end();
-    return file.commit();
-}
-
-bool GraphCanvas::exportPng(const QString &path)
-{
-    QSaveFile file(path);
-    return file.open(QIODevice::WriteOnly) && grab().save(&file, "PNG") && file.commit();
-}
-
 void GraphCanvas::addLayoutStatus(QStatusBar *bar)
 {
     auto *busy = new QProgressBar(bar);
@@ -800,18 +719,5 @@ void GraphCanvas::setView(double scale, QPointF sceneCentre)
 }
 
 QPointF GraphCanvas::viewCentre() const { return toScene(QPointF(width() / 2.0, height() / 2.0)); }
-
-void GraphCanvas::setDiffMarks(const std::vector<std::pair<const ir::Node *, DiffMark>> &marks)
-{
-    m_diffNodes = marks;
-    m_diff.assign(m_view.items.size(), 0);
-    for (const auto &[n, mark] : marks)
-        if (const int i = itemOf(n); i >= 0) {
-            auto &d = m_diff[size_t(i)]; // a box holding nodes marked differently shows "changed"
-            d = d == 0 || d == uint8_t(mark) ? uint8_t(mark) : uint8_t(DiffMark::Changed);
-        }
-    m_pixelColor.clear();
-    update();
-}
 
 } // namespace fxlens::views

@@ -6,6 +6,7 @@
 // graphs of any size stay interactive.
 #pragma once
 
+#include "CanvasOverlays.h"
 #include "ir/Graph.h"
 #include "layout/Layered.h"
 
@@ -22,14 +23,20 @@ class QStatusBar;
 
 namespace fxlens::views {
 
+class Selection;
+
 class GraphCanvas : public QWidget {
     Q_OBJECT
+    using Layer = CanvasOverlays::Layer;
+
 public:
     explicit GraphCanvas(QWidget *parent = nullptr);
 
     /// Shows a graph (nullptr clears), every module collapsed, fitted to the widget.
     void setGraph(const ir::Graph *g);
     const ir::Graph *graph() const { return m_graph; }
+    /// Shows the selection (centred, expanding its modules) and its highlight; a click selects.
+    void setSelection(Selection *selection);
     /// A busy bar and a Cancel button in `bar` while a Graphviz layout runs off the GUI thread, and
     /// how it ended.
     void addLayoutStatus(QStatusBar *bar);
@@ -51,15 +58,15 @@ public:
     /// the largest item's cost (a module box sums its nodes). Empty clears it.
     void setHeat(const std::vector<std::pair<const ir::Node *, double>> &values);
     /// 0..1: the item's cost relative to the costliest item.
-    double heatOf(int item) const { return item >= 0 && size_t(item) < m_heat.size() ? m_heat[size_t(item)] : 0.0; }
+    double heatOf(int item) const { return m_overlays.of(Layer::Heat, item); }
     /// The item that shows a node (-1 when none).
     int itemOf(const ir::Node *n) const;
     /// Selects the item that shows `name` (expanding its modules) and centres it.
     bool selectNode(const QString &name);
     QString selectedLabel() const;
     /// 0 none, 1 part of the highlighted match, 2 its anchor.
-    int highlightOf(int item) const { return item >= 0 && size_t(item) < m_highlight.size() ? m_highlight[size_t(item)] : 0; }
-    bool isMarked(int item) const { return item >= 0 && size_t(item) < m_marked.size() && m_marked[size_t(item)]; }
+    int highlightOf(int item) const { return int(m_overlays.of(Layer::Highlight, item)); }
+    bool isMarked(int item) const { return m_overlays.of(Layer::Marked, item) != 0; }
 
     /// After a step (graphEdited), what stayed keeps its place, new nodes are marked green and the
     /// removed ones are red ghosts where they were (on by default; off: every edit lays out afresh).
@@ -133,13 +140,15 @@ public:
     enum class DiffMark : uint8_t { None = 0, Added = 1, Removed = 2, Changed = 3 };
     /// Tints the items of these nodes: added green, removed red, changed amber (empty clears).
     void setDiffMarks(const std::vector<std::pair<const ir::Node *, DiffMark>> &marks);
-    DiffMark diffOf(int item) const { return item >= 0 && size_t(item) < m_diff.size() ? DiffMark(m_diff[size_t(item)]) : DiffMark::None; }
+    DiffMark diffOf(int item) const { return DiffMark(int(m_overlays.of(Layer::Diff, item))); }
     /// Zoom and the scene point at the widget's centre (synchronized views).
     void setView(double scale, QPointF sceneCentre);
     QPointF viewCentre() const;
     /// Nodes matching the search, outlined on the canvas (empty clears).
     void setSearchHits(const std::vector<const ir::Node *> &nodes);
-    bool isSearchHit(int item) const { return item >= 0 && size_t(item) < m_searchHit.size() && m_searchHit[size_t(item)]; }
+    bool isSearchHit(int item) const { return m_overlays.of(Layer::Search, item) != 0; }
+    /// Every overlay by node and per item (highlight, marks, heat, search hits, diff).
+    const CanvasOverlays &overlays() const { return m_overlays; }
 
 Q_SIGNALS:
     void nodeSelected(const QString &name);
@@ -171,8 +180,6 @@ private:
     /// else moves: layout::placeInPlace, else afresh). True when it was placed in place.
     enum class Placement { Fresh, StableStep, InPlace };
     bool relayout(bool keepCenter, Placement placement = Placement::Fresh);
-    /// Per item: 1 where it shows one of these nodes.
-    std::vector<uint8_t> itemFlags(const std::vector<const ir::Node *> &nodes) const;
     void rebuildIndex();
     std::vector<int> itemsIn(const QRectF &sceneRect) const;
     void paintScene(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
@@ -203,12 +210,7 @@ private:
     QPoint m_dragFrom;
     bool m_dragging = false;
     int m_selected = -1;
-    std::vector<uint8_t> m_highlight; ///< per item: 0 none, 1 matched, 2 anchor
-    std::vector<uint8_t> m_marked;
-    std::vector<std::pair<const ir::Node *, double>> m_heatValues;
-    std::vector<double> m_heat; ///< per item, 0..1
-    std::vector<const ir::Node *> m_highlightNodes, m_markedNodes;
-    const ir::Node *m_anchor = nullptr;
+    CanvasOverlays m_overlays;
     Engine m_engine = Engine::Layered;
     uint64_t m_job = 0, m_jobs = 0; ///< running Graphviz job id (0: none), ids handed out
     bool m_minimap = true;
@@ -217,13 +219,9 @@ private:
     std::vector<QRgb> m_pixelColor;
     layout::ViewOptions m_viewOptions;
     bool m_legend = true;
-    std::vector<uint8_t> m_searchHit;
-    std::vector<const ir::Node *> m_searchNodes;
     std::vector<Frame> m_frames; ///< outermost first
-    std::vector<uint8_t> m_diff; ///< per item: DiffMark
     bool m_stable = true;
     std::vector<layout::ViewItem> m_ghosts;
-    std::vector<std::pair<const ir::Node *, DiffMark>> m_diffNodes;
 };
 
 } // namespace fxlens::views

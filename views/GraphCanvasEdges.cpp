@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 // GraphCanvas: edges (routes, arrowheads, value labels, the selection's in/out edges), colours by
-// op category and the legend, tooltips, search hits, constants and scene export (see GraphCanvas.h).
+// op category and the legend, tooltips and constants (see GraphCanvas.h).
 #include "GraphCanvas.h"
 #include "ToolTip.h"
 
 #include <QHelpEvent>
-#include <QPainterPath>
 #include <QPainter>
-#include <QSaveFile>
+#include <QPainterPath>
 #include <QToolTip>
 
 #include <algorithm>
@@ -252,13 +251,6 @@ void GraphCanvas::setShowConstants(bool on)
     relayout(true);
 }
 
-void GraphCanvas::setSearchHits(const std::vector<const ir::Node *> &nodes)
-{
-    m_searchNodes = nodes;
-    m_searchHit = itemFlags(nodes);
-    update();
-}
-
 int GraphCanvas::edgeAt(QPointF pos) const
 {
     const QPointF s = toScene(pos);
@@ -305,7 +297,7 @@ QString GraphCanvas::toolTipAt(QPointF pos) const
             text += tr("<br><i>anchor of the highlighted match</i>");
         else if (highlightOf(i) == 1)
             text += tr("<br><i>part of the highlighted match</i>");
-        else if (size_t(i) < m_marked.size() && m_marked[size_t(i)])
+        else if (isMarked(i))
             text += tr("<br><i>candidate anchor: a pattern may match from here</i>");
         if (const auto d = diffOf(i); d == DiffMark::Added)
             text += tr("<br><i>new in this step</i>");
@@ -333,25 +325,6 @@ QString GraphCanvas::toolTipAt(QPointF pos) const
 bool GraphCanvas::event(QEvent *e)
 {
     return showToolTip(this, e, [this](const QPoint &p) { return toolTipAt(p); }) || QWidget::event(e);
-}
-
-bool GraphCanvas::exportScenePng(const QString &path, double scale, double *usedScale)
-{
-    constexpr double kMaxSide = 16384;
-    scale = std::min({scale, kMaxSide / std::max(m_view.width + 40, 1.0), kMaxSide / std::max(m_view.height + 40, 1.0)});
-    if (usedScale)
-        *usedScale = scale;
-    QImage image(QSize(std::max(1, int(std::ceil((m_view.width + 40) * scale))), std::max(1, int(std::ceil((m_view.height + 40) * scale)))),
-                 QImage::Format_ARGB32_Premultiplied);
-    image.fill(palette().color(QPalette::Base));
-    QPainter p(&image);
-    p.setRenderHint(QPainter::Antialiasing, true);
-    p.scale(scale, scale);
-    p.translate(20, 20);
-    paintScene(p, QRectF(0, 0, m_view.width, m_view.height), 1.0, true);
-    p.end();
-    QSaveFile file(path);
-    return file.open(QIODevice::WriteOnly) && image.save(&file, "PNG") && file.commit();
 }
 
 // --- module frames --------------------------------------------------------------------------------

@@ -3,13 +3,13 @@
 
 #include "Autosave.h"
 #include "BuiltinPatterns.h"
+#include "ProfileStore.h"
+#include "ProfilingJob.h"
 #include "io/GraphJson.h"
 #include "io/PythonWriter.h"
 #include "ir/GraphInfo.h"
-#include "profile/Profile.h"
 #include "rewrite/Session.h"
 
-#include <QFileInfo>
 #include <QSaveFile>
 
 #include <algorithm>
@@ -17,25 +17,18 @@
 
 namespace fxlens::views {
 
-GraphDocument::GraphDocument(const Services &services, QObject *parent) : QObject(parent), m_services(services)
+GraphDocument::GraphDocument(const Services &services, QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<fxlens::views::MatchCounts>("fxlens::views::MatchCounts");
     m_registryError = QString::fromStdString(patterns::registerBuiltinPatterns(m_registry, services.patternDir));
     m_history = new RewriteHistory(*this, m_registry, services);
-    // A version on screen that a profile was recorded on binds it (a profile set opened first, the
-    // history walked later).
-    connect(m_history, &RewriteHistory::versionChanged, this, [this] {
-        if (bindProfiles())
-            Q_EMIT profilesChanged();
-    });
+    m_profiles = new ProfileStore(*this);
+    m_profiling = new ProfilingJob(*this, services.profile);
 }
 
 GraphDocument::~GraphDocument()
 {
-    if (m_profiler) { // it profiles copies: stop it after the version it is on
-        cancelProfiling();
-        m_profiler->wait();
-    }
+    m_profiling->stop();
     waitForWorkers();
     m_history->attach(nullptr); // the session observes the graph: it goes first
 }
@@ -53,12 +46,11 @@ bool GraphDocument::open(const QString &path, QString *error)
     m_history->attach(nullptr);
     m_graph = std::move(r.value());
     m_file = path;
-    m_profiles.clear(); // profiles belong to the graph they were recorded on
+    m_profiles->reset(); // profiles belong to the graph they were recorded on
     setModified(false);
     Q_EMIT replaced(m_graph.get());
     m_history->attach(m_graph.get());
-    loadProfilesBeside(path);
-    Q_EMIT profilesChanged();
+    m_profiles->loadBeside(path);
     countMatches();
     return true;
 }
@@ -72,10 +64,7 @@ void GraphDocument::replaceGraph(std::unique_ptr<ir::Graph> g)
     setModified(true);
     Q_EMIT replaced(m_graph.get());
     m_history->attach(m_graph.get());
-    for (auto &p : m_profiles) // the recovered graph is another version
-        p.versionId = 0;
-    bindProfiles();
-    Q_EMIT profilesChanged();
+    m_profiles->rebind(); // the recovered graph is another version
     countMatches();
 }
 
@@ -89,15 +78,11 @@ bool GraphDocument::save(const QString &path, QString *error)
             *error = QString::fromStdString(r.error().toString());
         return false;
     }
-    if (!m_profiles.empty()) { // the profiles go beside the graph, and come back with it
-        std::vector<const prof::Profile *> ps;
-        for (const auto &p : m_profiles)
-            ps.push_back(p.profile.get());
-        if (auto w = prof::writeProfiles(ps, profilesFileFor(path).toStdString()); !w) {
-            if (error)
-                *error = tr("Saved the graph, but not its profiles: %1").arg(QString::fromStdString(w.error().toString()));
-            return false;
-        }
+    // The profiles go beside the graph, and come back with it.
+    if (QString why; !m_profiles->saveBeside(path, &why)) {
+        if (error)
+            *error = tr("Saved the graph, but not its profiles: %1").arg(why);
+        return false;
     }
     Autosave::remove(m_file); // saved: nothing left to recover
     m_file = path;
@@ -218,210 +203,6 @@ void GraphDocument::countMatches()
             Q_EMIT matchesCounted(*result);
     });
     t->start();
-}
-
-// --- profiles ------------------------------------------------------------------------------------
-
-QString GraphDocument::profilesFileFor(const QString &graphFile)
-{
-    QString stem = graphFile;
-    for (const QString &ext : {QStringLiteral(".json.gz"), QStringLiteral(".json")})
-        if (stem.endsWith(ext)) {
-            stem.chop(ext.size());
-            break;
-        }
-    return stem + QStringLiteral(".fxprof.json.gz");
-}
-
-void GraphDocument::loadProfilesBeside(const QString &graphFile)
-{
-    m_profileError.clear();
-    const QString beside = profilesFileFor(graphFile);
-    if (!QFileInfo::exists(beside))
-        return;
-    QString error;
-    if (!openProfiles(beside, &error))
-        m_profileError = error;
-}
-
-/// The profile was recorded on `g` as it is: the same fingerprint, or (older files without one)
-/// every node by name, op and target in program order.
-static bool recordedOn(const prof::Profile &p, const ir::Graph &g, const std::string &hash)
-{
-    if (!p.graphHash.empty())
-        return p.graphHash == hash;
-    if (p.nodes.size() != g.size())
-        return false;
-    size_t i = 0;
-    for (const ir::Node *n = g.first(); n; n = n->next(), ++i) {
-        const auto &info = p.nodes[i];
-        if (info.name != n->name() || info.op != ir::opKindName(n->op()) || info.target != n->target())
-            return false;
-    }
-    return true;
-}
-
-bool GraphDocument::bindProfiles()
-{
-    // The fingerprint (every node printed) is taken only when an unbound profile has as many nodes
-    // as the graph: walking the history with a profile set open stays cheap.
-    if (!m_graph || std::none_of(m_profiles.begin(), m_profiles.end(), [&](const DocProfile &p) {
-            return p.versionId == 0 && p.profile->nodes.size() == m_graph->size();
-        }))
-        return false;
-    const std::string hash = ir::fingerprintHex(*m_graph);
-    bool bound = false;
-    for (auto &p : m_profiles)
-        if (p.versionId == 0 && recordedOn(*p.profile, *m_graph, hash)) {
-            p.versionId = m_history->currentId();
-            bound = true;
-        }
-    return bound;
-}
-
-int GraphDocument::openProfiles(const QString &path, QString *error)
-{
-    auto r = prof::readProfiles(path.toStdString());
-    if (!r) {
-        Diagnostic d = r.error();
-        if (d.file.empty())
-            d.file = path.toStdString();
-        *error = QString::fromStdString(d.toString());
-        return 0;
-    }
-    for (auto &p : r.value())
-        m_profiles.push_back({std::make_shared<const prof::Profile>(std::move(p)), path, 0});
-    bindProfiles();
-    Q_EMIT profilesChanged();
-    return int(r.value().size());
-}
-
-int GraphDocument::addProfiles(std::vector<prof::Profile> profiles, const std::vector<uint64_t> &versionIds)
-{
-    const int first = int(m_profiles.size());
-    for (size_t i = 0; i < profiles.size(); ++i)
-        m_profiles.push_back({std::make_shared<const prof::Profile>(std::move(profiles[i])), QString(), i < versionIds.size() ? versionIds[i] : 0});
-    if (!profiles.empty()) {
-        setModified(true); // profiles are saved with the document
-        Q_EMIT profilesChanged();
-    }
-    return first;
-}
-
-void GraphDocument::closeProfiles()
-{
-    if (m_profiles.empty())
-        return;
-    m_profiles.clear();
-    Q_EMIT profilesChanged();
-}
-
-int GraphDocument::currentProfile() const
-{
-    const uint64_t id = m_history->currentId();
-    for (int i = int(m_profiles.size()) - 1; i >= 0; --i)
-        if (m_profiles[size_t(i)].versionId == id && id != 0)
-            return i;
-    return -1;
-}
-
-QString GraphDocument::boundText(int index) const
-{
-    if (index < 0 || size_t(index) >= m_profiles.size())
-        return {};
-    const auto &p = m_profiles[size_t(index)];
-    if (p.versionId == 0)
-        return tr("not recorded on this graph as it is now (another graph, or a version not on screen yet)");
-    if (p.versionId == m_history->currentId())
-        return tr("recorded on the version on screen");
-    for (int v = 0; v <= m_history->historySize(); ++v)
-        if (m_history->versionId(v) == p.versionId)
-            return tr("recorded on version %1, not the one on screen").arg(v);
-    return tr("recorded on a version of another branch");
-}
-
-// --- profiling job ---------------------------------------------------------------------------------
-
-bool GraphDocument::profileVersions(const std::vector<int> &versions, const ProfileRequest &settings, QString *error)
-{
-    if (!m_services.profile) {
-        *error = tr("This build cannot run graphs (no LibTorch executor), so it cannot profile; open a saved profile instead");
-        return false;
-    }
-    if (m_profiler) {
-        *error = tr("A profiling job is running; wait for it or cancel it");
-        return false;
-    }
-    if (!m_graph || versions.empty()) {
-        *error = tr("No version to profile");
-        return false;
-    }
-    if (m_history->isRunning()) {
-        *error = tr("A rewrite run is in progress; profile when it has stopped");
-        return false;
-    }
-    // Copies of each version, made now on the GUI thread (the history walks there and back); the
-    // job owns them.
-    auto copies = std::make_shared<std::vector<rewrite::VersionCopy>>(m_history->copyVersions(versions, error));
-    if (copies->empty())
-        return false;
-    auto request = std::make_shared<ProfileRequest>(settings);
-    std::vector<uint64_t> ids;
-    request->graphs.clear();
-    request->labels.clear();
-    request->versionIds.clear();
-    for (const auto &c : *copies) {
-        request->graphs.push_back(c.graph.get());
-        request->labels.push_back(c.label);
-        request->versionIds.push_back(int(c.version));
-        ids.push_back(m_history->versionId(int(c.version)));
-    }
-    if (request->graphName.empty())
-        request->graphName = QFileInfo(m_file).fileName().toStdString();
-    if (request->graphDir.empty() && !m_file.isEmpty())
-        request->graphDir = QFileInfo(m_file).absolutePath().toStdString();
-    auto outcome = std::make_shared<ProfileOutcome>();
-    auto cancel = std::make_shared<std::atomic<bool>>(false);
-    m_cancelProfiling = cancel;
-    QPointer<GraphDocument> self(this);
-    const ProfileService service = m_services.profile;
-    m_profiler = QThread::create([copies, request, outcome, cancel, service, self] {
-        *outcome = service(*request, [&](size_t done, size_t total) {
-            if (self) // the document lives on the GUI thread: the signal is queued there
-                QMetaObject::invokeMethod(self, [self, done, total] {
-                    if (self)
-                        Q_EMIT self->profilingProgress(int(done), int(total));
-                }, Qt::QueuedConnection);
-            return !cancel->load();
-        });
-    });
-    connect(m_profiler, &QThread::finished, this, [this, outcome, ids] {
-        m_profiler->deleteLater();
-        m_profiler = nullptr;
-        const int added = int(outcome->profiles.size());
-        if (added > 0)
-            addProfiles(std::move(outcome->profiles), std::vector<uint64_t>(ids.begin(), ids.begin() + added));
-        QString message;
-        const bool ok = outcome->error.empty();
-        if (!ok)
-            message = tr("Profiling failed: %1").arg(QString::fromStdString(outcome->error));
-        else
-            message = tr("Profiled %n version(s) on %1", nullptr, added).arg(QString::fromStdString(outcome->device));
-        if (outcome->cancelled)
-            message += tr(" (cancelled: %1 of %2 done)").arg(added).arg(ids.size());
-        if (!outcome->note.empty())
-            message += QStringLiteral(". ") + QString::fromStdString(outcome->note);
-        Q_EMIT profilingFinished(added, message, ok);
-    });
-    m_profiler->start();
-    Q_EMIT profilingProgress(0, int(copies->size()));
-    return true;
-}
-
-void GraphDocument::cancelProfiling()
-{
-    if (m_cancelProfiling)
-        m_cancelProfiling->store(true);
 }
 
 } // namespace fxlens::views

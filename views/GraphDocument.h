@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // GraphDocument: the open graph and everything bound to it — its file and modified state, the
 // pattern registry, the rewrite session with its history (RewriteHistory), the profiles recorded on
-// its versions, and the worker that counts pattern matches. It is the only place that knows
+// its versions (ProfileStore) and the job that records them (ProfilingJob), and the worker that
+// counts pattern matches. It is the only place that knows
 // about worker threads: panels hear about changes through its signals (values and the graph to
 // show), never by re-reading a graph while it is being replaced.
 //
@@ -13,7 +14,6 @@
 #include "RewriteHistory.h"
 #include "Services.h"
 #include "ir/Graph.h"
-#include "profile/Profile.h"
 #include "rewrite/Pattern.h"
 
 #include <QObject>
@@ -21,7 +21,6 @@
 #include <QString>
 #include <QThread>
 
-#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -39,13 +38,8 @@ struct MatchCounts {
     std::vector<size_t> anchorPositions;
 };
 
-/// A profile of the document: bound to the version it was recorded on (by the version's
-/// fingerprint, never by node names), or to none (another graph, or a version not reached yet).
-struct DocProfile {
-    std::shared_ptr<const prof::Profile> profile;
-    QString source;         ///< the file it came from ("" when profiled in this window)
-    uint64_t versionId = 0; ///< RewriteHistory's version id; 0 when bound to no version
-};
+class ProfileStore;
+class ProfilingJob;
 
 class GraphDocument : public QObject {
     Q_OBJECT
@@ -89,33 +83,11 @@ public:
     /// The rewrite session on this graph, with its history.
     RewriteHistory *history() const { return m_history; }
 
-    // --- profiles bound to versions ---
-    const std::vector<DocProfile> &profiles() const { return m_profiles; }
-    /// Reads a profile or profile set; each profile is bound to the version on screen when it was
-    /// recorded on it (its fingerprint), else kept unbound (listed, never tinting the canvas).
-    /// Returns how many were added (0 with `error`).
-    int openProfiles(const QString &path, QString *error);
-    /// Profiles recorded here on the versions with these ids (same order); returns the first index.
-    int addProfiles(std::vector<prof::Profile> profiles, const std::vector<uint64_t> &versionIds);
-    void closeProfiles();
-    /// The latest profile bound to the version on screen, -1 when none.
-    int currentProfile() const;
-    /// The profile's version as text: "version 3 (step …)", "another version", "another graph".
-    QString boundText(int index) const;
-    /// Whether the app can profile (Services::profile).
-    bool canProfile() const { return bool(m_services.profile); }
-    /// Profiles versions of the history (numbers on the current line) on the local GPU, off the
-    /// GUI thread: the graphs are copied now, profiled by Services::profile, and the results are
-    /// added bound to their versions (profilingFinished). False with `error` when it cannot start
-    /// (no profiler in this build, a job already running, a bad version).
-    bool profileVersions(const std::vector<int> &versions, const ProfileRequest &settings, QString *error);
-    bool isProfiling() const { return m_profiler != nullptr; }
-    /// Asks the profiling job to stop after the version it is on (the ones done are kept).
-    void cancelProfiling();
-    /// Why the profiles saved beside the graph did not load ("" when they did or there were none).
-    QString profileLoadError() const { return m_profileError; }
-    /// Profile files beside a graph file: "model.json.gz" -> "model.fxprof.json.gz".
-    static QString profilesFileFor(const QString &graphFile);
+    /// The profiles recorded on the graph's versions.
+    ProfileStore &profiles() { return *m_profiles; }
+    const ProfileStore &profiles() const { return *m_profiles; }
+    /// Profiles versions of the history off the GUI thread, into profiles().
+    ProfilingJob &profiling() { return *m_profiling; }
 
 Q_SIGNALS:
     /// The graph is about to be replaced or freed: drop every pointer into it.
@@ -126,19 +98,9 @@ Q_SIGNALS:
     void changed(const ir::Graph *graph);
     void modifiedChanged(bool modified);
     void matchesCounted(const fxlens::views::MatchCounts &counts);
-    /// Profiles were added, removed or bound to a version.
-    void profilesChanged();
-    /// The profiling job: `done` of `total` versions profiled.
-    void profilingProgress(int done, int total);
-    /// The job ended: how many profiles it added and what to tell the user (device, CPU fallback,
-    /// cancel or error).
-    void profilingFinished(int added, const QString &message, bool ok);
 
 private:
     void waitForCopies();
-    /// Binds unbound profiles recorded on the version on screen; true when one was.
-    bool bindProfiles();
-    void loadProfilesBeside(const QString &graphFile);
     void waitForWorkers();
 
     std::shared_ptr<ir::Graph> m_graph; ///< shared with workers until they have copied it
@@ -156,11 +118,8 @@ private:
     };
     std::vector<std::shared_ptr<CopyDone>> m_copies;
     RewriteHistory *m_history = nullptr;
-    std::vector<DocProfile> m_profiles;
-    Services m_services;
-    QPointer<QThread> m_profiler;
-    std::shared_ptr<std::atomic<bool>> m_cancelProfiling;
-    QString m_profileError; ///< why the profiles beside the graph file did not load
+    ProfileStore *m_profiles = nullptr;
+    ProfilingJob *m_profiling = nullptr;
 };
 
 } // namespace fxlens::views

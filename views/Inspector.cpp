@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "Inspector.h"
 
+#include "Selection.h"
+
 #include "ir/Target.h"
 
 #include <QEvent>
@@ -46,6 +48,17 @@ Inspector::Inspector(QWidget *parent) : QTextBrowser(parent)
             Q_EMIT nodeRequested(url.path());
     });
     updateLinkColor();
+}
+
+void Inspector::setSelection(Selection *selection, std::function<QString(const std::string &)> profileStats)
+{
+    connect(selection, &Selection::currentNodeChanged, this,
+            [this, profileStats](const ir::Node *n) { showNode(n, n && profileStats ? profileStats(n->name()) : QString()); });
+    connect(selection, &Selection::moduleSelected, this, [this, selection](const QString &path) {
+        if (const ir::Graph *g = selection->graph())
+            showModule(*g, path);
+    });
+    connect(this, &Inspector::nodeRequested, selection, &Selection::selectNode);
 }
 
 void Inspector::changeEvent(QEvent *e)

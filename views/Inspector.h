@@ -8,7 +8,12 @@
 
 #include <QTextBrowser>
 
+#include <functional>
+#include <string>
+
 namespace fxlens::views {
+
+class Selection;
 
 class Inspector : public QTextBrowser {
     Q_OBJECT
@@ -20,6 +25,9 @@ public:
     bool showModule(const ir::Graph &g, const QString &path);
     /// Links in the palette's link colour (readable in light and dark themes).
     void updateLinkColor();
+    /// Shows the selection's node or module; a link selects its node. `profileStats` gives a node's
+    /// measured figures ("" when none).
+    void setSelection(Selection *selection, std::function<QString(const std::string &)> profileStats);
 
 Q_SIGNALS:
     void nodeRequested(const QString &name);

@@ -118,7 +118,15 @@ void MainWindow::createPanels()
     m_profile = new ProfilePanel(*m_doc, this);
     m_profileDock = addPanel(tr("Profile"), QStringLiteral("profileDock"), m_profile, m_editorDock);
     m_rewriteDock->raise();
-    m_selection = new Selection(*m_nodes, *m_canvas, *m_inspector, *m_profile, this);
+    // Every panel that shows or changes the selection connects itself to it.
+    m_selection = new Selection(m_doc, this);
+    m_nodes->setSelection(m_selection);
+    m_inspector->setSelection(m_selection, [this](const std::string &node) { return m_profile->statsFor(node); });
+    m_profile->setSelection(m_selection);
+    m_canvas->setSelection(m_selection);
+    m_editor->setSelection(m_selection);
+    m_patterns->setSelection(m_selection);
+    m_debugger->setSelection(m_selection);
 
     m_canvas->addLayoutStatus(statusBar());
     m_stats = new QLabel(this);
@@ -168,15 +176,8 @@ void MainWindow::connectDocument()
         m_debugger->reloadPatterns();
         m_doc->countMatches();
     });
-    connect(m_debugger, &RewriteDebugger::highlightRequested, m_selection, &Selection::highlight);
-    connect(m_editor, &PatternEditor::highlightRequested, m_selection, &Selection::highlight);
-    connect(m_patterns, &PatternsPanel::highlightRequested, m_selection, &Selection::highlight);
     connect(m_patterns, &PatternsPanel::anchorsCounted, m_canvas, &GraphCanvas::setMarked);
     connect(m_profile, &ProfilePanel::heatChanged, m_canvas, &GraphCanvas::setHeat);
-    connect(m_selection, &Selection::nodeSelected, this, [this](const QString &name) {
-        if (!name.isEmpty())
-            m_editor->explainAt(name);
-    });
     connect(m_nodes, &NodeList::searchChanged, this, [this](const QString &text, int matches) {
         m_canvas->setSearchHits(m_nodes->matchedNodes()); // the matches outlined on the canvas too
         if (text.isEmpty())

@@ -59,6 +59,8 @@ public:
     QString inspectorText() const;
     QStringList recentFiles() const;
     GraphCanvas *canvas() const { return m_canvas; }
+    /// The selected node or module and the highlighted match: a panel follows it by connecting to it.
+    Selection *selection() const { return m_selection; }
     /// Lists the matches of one pattern in the Patterns panel and outlines the first; returns how many.
     int showMatches(const QString &pattern);
     void showMatch(int row);

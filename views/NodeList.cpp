@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "NodeList.h"
 
+#include "Selection.h"
+
 #include "NodeTableModel.h"
 #include "layout/Layered.h"
 
@@ -152,6 +154,21 @@ const ir::Node *NodeList::follow(const QString &name)
         m_table->clearSelection(); // one selection only: the hidden row is not shown as another
     }
     return m_model->nodeAt(row);
+}
+
+void NodeList::setSelection(Selection *selection)
+{
+    connect(this, &NodeList::nodeActivated, selection, [this, selection](const ir::Node *n) { selection->setCurrentNode(n, this); });
+    connect(selection, &Selection::currentNodeChanged, this, [this](const ir::Node *n, QObject *origin, bool reveal) {
+        if (!n || origin == this)
+            return;
+        const QString name = QString::fromStdString(n->name());
+        if (reveal)
+            select(name); // a search that hides it is cleared
+        else
+            follow(name);
+    });
+    connect(selection, &Selection::moduleSelected, this, &NodeList::clearSelection); // no node row stays selected beside the module
 }
 
 } // namespace fxlens::views

@@ -14,12 +14,15 @@ class QTableView;
 namespace fxlens::views {
 
 class NodeTableModel;
+class Selection;
 
 class NodeList : public QWidget {
     Q_OBJECT
 public:
     explicit NodeList(QWidget *parent = nullptr);
     void setGraph(const ir::Graph *g);
+    /// Follows the window's selection and selects through it.
+    void setSelection(Selection *selection);
     /// Filters the rows; returns how many match.
     int setSearch(const QString &text);
     int visibleCount() const;

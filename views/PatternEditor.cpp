@@ -2,6 +2,8 @@
 // The pattern editor panel (see PatternEditor.h).
 #include "PatternEditor.h"
 
+#include "Selection.h"
+
 #include "lang/PatternLang.h"
 
 #include <QFile>
@@ -296,5 +298,14 @@ void PatternEditor::setStatus(const QString &text)
 }
 
 QString PatternEditor::status() const { return m_status; }
+
+void PatternEditor::setSelection(Selection *selection)
+{
+    connect(selection, &Selection::nodeSelected, this, [this](const QString &name) {
+        if (!name.isEmpty())
+            explainAt(name);
+    });
+    connect(this, &PatternEditor::highlightRequested, selection, &Selection::highlight);
+}
 
 } // namespace fxlens::views

@@ -28,6 +28,8 @@ class FilePattern;
 
 namespace fxlens::views {
 
+class Selection;
+
 class PatternEditor : public QWidget {
     Q_OBJECT
 public:
@@ -44,6 +46,8 @@ public:
     bool compileNow();
     /// "Why not here" for a node of the graph; also shown in the panel.
     QString explainAt(const QString &node);
+    /// Explains the pattern at each node selected; a match picked is highlighted.
+    void setSelection(Selection *selection);
     /// Registers the compiled pattern in the engine's registry (replacing an earlier one of the same
     /// name that this editor added); false with the reason in status().
     bool addToEngine();

@@ -2,6 +2,7 @@
 #include "PatternsPanel.h"
 
 #include "GraphDocument.h"
+#include "Selection.h"
 #include "rewrite/Session.h"
 
 #include <QListWidget>
@@ -88,6 +89,11 @@ void PatternsPanel::showMatch(int row)
         return;
     const auto &m = m_matches[size_t(row)];
     Q_EMIT highlightRequested(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
+}
+
+void PatternsPanel::setSelection(Selection *selection)
+{
+    connect(this, &PatternsPanel::highlightRequested, selection, &Selection::highlight);
 }
 
 } // namespace fxlens::views

@@ -15,6 +15,7 @@ class QListWidget;
 namespace fxlens::views {
 
 class GraphDocument;
+class Selection;
 struct MatchCounts;
 
 class PatternsPanel : public QWidget {
@@ -24,6 +25,8 @@ public:
     /// Lists the matches of one pattern in the open graph and outlines the first; returns how many.
     int showMatches(const QString &pattern);
     void showMatch(int row);
+    /// A match picked is highlighted in the selection.
+    void setSelection(Selection *selection);
 
 Q_SIGNALS:
     void highlightRequested(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);

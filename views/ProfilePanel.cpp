@@ -5,6 +5,8 @@
 #include "GraphDocument.h"
 #include "KernelTimeline.h"
 #include "ProfileChart.h"
+#include "ProfileStore.h"
+#include "ProfilingJob.h"
 #include "rewrite/VersionList.h"
 
 #include <QComboBox>
@@ -114,18 +116,18 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
     jobLayout->addWidget(cancel);
     m_jobRow->hide();
     layout->addWidget(m_jobRow);
-    connect(cancel, &QPushButton::clicked, &m_doc, &GraphDocument::cancelProfiling);
-    connect(&m_doc, &GraphDocument::profilingProgress, this, [this](int done, int total) {
+    connect(cancel, &QPushButton::clicked, &m_doc.profiling(), &ProfilingJob::cancel);
+    connect(&m_doc.profiling(), &ProfilingJob::progress, this, [this](int done, int total) {
         m_jobRow->show();
         m_jobProgress->setRange(0, total);
         m_jobProgress->setValue(done);
         m_jobProgress->setFormat(tr("Profiling version %1 of %2…").arg(std::min(done + 1, total)).arg(total));
     });
-    connect(&m_doc, &GraphDocument::profilingFinished, this, [this](int added, const QString &message, bool ok) {
+    connect(&m_doc.profiling(), &ProfilingJob::finished, this, [this](int added, const QString &message, bool ok) {
         m_jobRow->hide();
         m_jobMessage = m_status = message;
         if (added > 0) // the new profiles: the version on screen's, else the first of the job
-            showProfile(m_doc.currentProfile() >= int(m_doc.profiles().size()) - added ? -1 : int(m_doc.profiles().size()) - added);
+            showProfile(m_doc.profiles().current() >= int(m_doc.profiles().size()) - added ? -1 : int(m_doc.profiles().size()) - added);
         Q_EMIT jobFinished(ok, message);
     });
 
@@ -139,7 +141,7 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
     connect(m_choice, &QComboBox::activated, this, [this](int i) { showProfile(m_choice->itemData(i).toInt()); });
     connect(m_compareChoice, &QComboBox::activated, this, [this](int i) { compareWith(m_compareChoice->itemData(i).toInt()); });
     // The document says when its profiles, its graph or the version on screen change.
-    connect(&m_doc, &GraphDocument::profilesChanged, this, &ProfilePanel::documentChanged);
+    connect(&m_doc.profiles(), &ProfileStore::changed, this, &ProfilePanel::documentChanged);
     connect(&m_doc, &GraphDocument::replaced, this, [this] {
         m_followVersion = true;
         m_compare = -1;
@@ -174,7 +176,7 @@ void ProfilePanel::documentChanged()
         m_compare = -1;
     if (m_followVersion || m_shown < 0) {
         // The version on screen's own profile; else the latest, shown marked.
-        const int current = m_doc.currentProfile();
+        const int current = m_doc.profiles().current();
         m_shown = current >= 0 ? current : n - 1;
     }
     if (m_compare == m_shown)
@@ -201,7 +203,7 @@ bool ProfilePanel::openProfile(const QString &path)
 {
     const int before = int(m_doc.profiles().size());
     QString error;
-    const int added = m_doc.openProfiles(path, &error);
+    const int added = m_doc.profiles().open(path, &error);
     if (added == 0) {
         m_status = error;
         return false;
@@ -227,7 +229,7 @@ bool ProfilePanel::openComparison(const QString &path)
     const int before = int(m_doc.profiles().size()), a = m_shown;
     m_followVersion = false; // A stays what it is
     QString error;
-    if (m_doc.openProfiles(path, &error) == 0) {
+    if (m_doc.profiles().open(path, &error) == 0) {
         m_status = error;
         return false;
     }
@@ -243,7 +245,7 @@ void ProfilePanel::closeProfile()
 {
     m_shown = m_compare = -1;
     m_followVersion = true;
-    m_doc.closeProfiles();
+    m_doc.profiles().close();
     m_status = tr("Profile closed");
     fill();
 }
@@ -426,7 +428,7 @@ void ProfilePanel::fillSummary()
     if (m_doc.graph() && !m_bound)
         text += tr("<br><b>Recorded on another graph or version</b> (%1), so the canvas is not tinted; the version it was "
                    "recorded on tints it when it is on screen")
-                    .arg(m_doc.boundText(m_shown));
+                    .arg(m_doc.profiles().boundText(m_shown));
     m_summary->setText(text);
 }
 
@@ -441,6 +443,13 @@ void ProfilePanel::fillScale(double top, const std::string &topNode)
                         "style=\"background:#eb9f92\">&nbsp;&nbsp;&nbsp;&nbsp;</span><span "
                         "style=\"background:#e6503a;color:white\">&nbsp;%1&nbsp;</span> (%2; device time per iteration)")
                          .arg(formatTime(top), QString::fromStdString(topNode).toHtmlEscaped()));
+}
+
+void ProfilePanel::setSelection(Selection *selection)
+{
+    connect(selection, &Selection::currentNodeChanged, this,
+            [this](const ir::Node *n) { selectNode(n ? QString::fromStdString(n->name()) : QString()); });
+    connect(this, &ProfilePanel::nodeRequested, selection, &Selection::selectNode);
 }
 
 void ProfilePanel::selectNode(const QString &name)
@@ -460,7 +469,7 @@ bool ProfilePanel::profileVersions(const QString &list, bool freezeWeights)
     ProfileRequest settings;
     settings.freezeWeights = freezeWeights;
     QString error;
-    if (!m_doc.profileVersions(std::vector<int>(versions.value().begin(), versions.value().end()), settings, &error)) {
+    if (!m_doc.profiling().start(std::vector<int>(versions.value().begin(), versions.value().end()), settings, &error)) {
         m_status = error;
         return false;
     }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// ProfilePanel: the document's profiles (GraphDocument::profiles) over the open graph. A profile
+// ProfilePanel: the document's profiles (ProfileStore) over the open graph. A profile
 // recorded on the version on screen is shown and tints the canvas by each node's device time; one
 // of another version or graph is shown marked, and tints nothing. Above: the version's summary and
 // the choice of profile (A) and of a second one to compare with (B). Tabs: the profiled nodes by
@@ -28,6 +28,7 @@ namespace fxlens::views {
 class GraphDocument;
 class KernelTimeline;
 class ProfileChart;
+class Selection;
 
 class ProfilePanel : public QWidget {
     Q_OBJECT
@@ -66,7 +67,9 @@ public:
     QString scaleText() const;
     /// A node was selected elsewhere (canvas, table): its kernels and ranges are highlighted.
     void selectNode(const QString &name);
-    /// Profiles versions of the history on the local GPU (GraphDocument::profileVersions), off
+    /// Follows the selection (selectNode); a row or kernel picked selects its node.
+    void setSelection(Selection *selection);
+    /// Profiles versions of the history on the local GPU (ProfilingJob), off
     /// the GUI thread, with a progress bar and Cancel in this panel. `list` as
     /// rewrite::parseVersionList reads it ("current", "0,5,last", "all", "spread:5"). False with
     /// status() saying why when it cannot start.

@@ -4,6 +4,8 @@
 
 #include "GraphDocument.h"
 #include "RewriteHistory.h"
+#include "RewriteModels.h"
+#include "Selection.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -13,7 +15,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QListWidget>
+#include <QListView>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalBlocker>
@@ -84,10 +86,14 @@ RewriteDebugger::RewriteDebugger(GraphDocument &doc, QWidget *parent) : QWidget(
     layout->addWidget(m_breakList);
 
     auto *split = new QSplitter(Qt::Vertical, this);
-    m_candidates = new QListWidget(split);
+    m_candidates = new QListView(split);
     m_candidates->setObjectName(QStringLiteral("candidates"));
-    m_history = new QListWidget(split);
+    m_candidateModel = new CandidateModel(this);
+    m_candidates->setModel(m_candidateModel);
+    m_history = new QListView(split);
     m_history->setObjectName(QStringLiteral("history"));
+    m_historyModel = new HistoryModel(this);
+    m_history->setModel(m_historyModel);
     m_diff = new QTextBrowser(split);
     m_diff->setObjectName(QStringLiteral("diff"));
     m_diff->setLineWrapMode(QTextEdit::NoWrap);
@@ -143,29 +149,29 @@ void RewriteDebugger::connectControls()
         if (addBreakpoint(m_breakKind->currentText(), m_breakValue->text()))
             m_breakValue->clear();
     });
-    connect(m_candidates, &QListWidget::currentRowChanged, this, [this](int row) {
-        if (row >= 0 && size_t(row) < m_matches.size()) {
+    connect(m_candidates->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
+        if (const int row = current.row(); row >= 0 && size_t(row) < m_matches.size()) {
             const auto &m = m_matches[size_t(row)];
             Q_EMIT highlightRequested(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
         }
     });
-    connect(m_candidates, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem *item) {
-        const QStringList skipped = item->data(Qt::UserRole).toStringList();
+    connect(m_candidates, &QListView::doubleClicked, this, [this](const QModelIndex &item) {
+        const QStringList skipped = item.data(CandidateModel::SkippedRole).toStringList();
         if (skipped.size() == 2)
             unskip(skipped[0], skipped[1]);
         else
             applySelected();
     });
-    connect(m_history, &QListWidget::currentRowChanged, this, [this](int row) {
-        if (row >= 0 && row <= m_h.historySize())
+    connect(m_history->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
+        if (const int row = current.row(); row >= 0 && row <= m_h.historySize())
             showStep(row);
     });
-    connect(m_history, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem *item) {
-        const QVariant branch = item->data(Qt::UserRole);
+    connect(m_history, &QListView::doubleClicked, this, [this](const QModelIndex &item) {
+        const QVariant branch = item.data(HistoryModel::BranchRole);
         if (branch.isValid())
             switchBranch(branch.toInt());
         else
-            checkout(m_history->row(item));
+            checkout(item.row());
     });
 }
 
@@ -245,25 +251,11 @@ void RewriteDebugger::refresh()
     }
     m_selectDriverNext = false;
     {
-        QSignalBlocker block(m_candidates);
-        m_candidates->clear();
-        for (const auto &m : m_matches) {
-            const QString text = QStringLiteral("%1 @ %2 — %3")
-                                     .arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name()),
-                                          QString::fromStdString(m.summary));
-            m_candidates->addItem(text);
-            m_candidates->item(m_candidates->count() - 1)->setToolTip(text); // the whole description where the panel cuts it
-        }
-        // Skipped (and rolled-back) candidates stay visible, greyed, after the live ones.
-        for (const auto &[pattern, anchor] : m_h.skipped()) {
-            auto *item = new QListWidgetItem(tr("skipped: %1 @ %2 (double-click to propose it again)")
-                                                 .arg(QString::fromStdString(pattern), QString::fromStdString(anchor)),
-                                             m_candidates);
-            item->setData(Qt::UserRole, QStringList{QString::fromStdString(pattern), QString::fromStdString(anchor)});
-            item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
-        }
+        QSignalBlocker block(m_candidates->selectionModel());
+        m_candidateModel->setGreyed(palette().color(QPalette::Disabled, QPalette::Text));
+        m_candidateModel->setCandidates(m_matches, m_h.skipped());
         if (!m_matches.empty())
-            m_candidates->setCurrentRow(current);
+            m_candidates->setCurrentIndex(m_candidateModel->index(current));
     }
     fillHistory();
     showStep(m_h.version());
@@ -291,40 +283,10 @@ void RewriteDebugger::refresh()
 /// row per branch kept beside it.
 void RewriteDebugger::fillHistory()
 {
-    QSignalBlocker block(m_history);
-    m_history->clear();
-    auto *origin = new QListWidgetItem(tr("0  original"), m_history);
-    origin->setToolTip(tr("Double-click to go back to the graph as the session found it"));
-    const auto &h = m_h.steps();
-    for (size_t i = 0; i < h.size(); ++i) {
-        const QString badge = h[i].verified ? QStringLiteral("  ✓ verified") : QString();
-        auto *item = new QListWidgetItem(
-            QStringLiteral("%1  %2 @ %3%4").arg(i + 1).arg(QString::fromStdString(h[i].pattern), QString::fromStdString(h[i].anchor), badge),
-            m_history);
-        item->setToolTip(QString::fromStdString(h[i].summary));
-    }
-    const int at = m_h.version();
-    for (int r = 0; r < m_history->count(); ++r) {
-        QFont f = m_history->item(r)->font();
-        f.setBold(r == at);
-        m_history->item(r)->setFont(f);
-        if (r > at)
-            m_history->item(r)->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
-    }
-    m_history->setCurrentRow(at);
-    const auto &branches = m_h.branches();
-    for (size_t b = 0; b < branches.size(); ++b) {
-        const auto &br = branches[b];
-        auto *item = new QListWidgetItem(tr("↳ branch from version %1: %n step(s), last %2 @ %3", nullptr, int(br.steps.size()))
-                                             .arg(br.fork)
-                                             .arg(QString::fromStdString(br.steps.back().pattern), QString::fromStdString(br.steps.back().anchor)),
-                                         m_history);
-        item->setData(Qt::UserRole, int(b));
-        item->setToolTip(tr("Double-click to make this line current (its last version); the current line is kept as a branch"));
-        QFont f = item->font();
-        f.setItalic(true);
-        item->setFont(f);
-    }
+    QSignalBlocker block(m_history->selectionModel());
+    m_historyModel->setGreyed(palette().color(QPalette::Disabled, QPalette::Text));
+    m_historyModel->setHistory(m_h.steps(), m_h.branches(), m_h.version());
+    m_history->setCurrentIndex(m_historyModel->index(m_h.version()));
 }
 
 void RewriteDebugger::showStep(int step)
@@ -358,7 +320,7 @@ bool RewriteDebugger::applySelected()
     m_outlineNext = true; // after this action the next candidate is shown
     if (m_matches.empty())
         return false;
-    const int row = m_candidates->currentRow();
+    const int row = m_candidates->currentIndex().row();
     const rewrite::Match m = m_matches[size_t(row >= 0 && size_t(row) < m_matches.size() ? row : 0)];
     QApplication::setOverrideCursor(Qt::WaitCursor);
     const bool ok = m_h.apply(m);
@@ -381,7 +343,7 @@ bool RewriteDebugger::skipSelected()
     m_outlineNext = true; // after this action the next candidate is shown
     if (m_matches.empty())
         return false;
-    const int row = std::max(0, m_candidates->currentRow());
+    const int row = std::max(0, m_candidates->currentIndex().row());
     const rewrite::Match m = m_matches[size_t(std::min(size_t(row), m_matches.size() - 1))];
     setStatus(tr("Skipped %1 at %2").arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name())));
     return m_h.skip(m);
@@ -520,5 +482,10 @@ int RewriteDebugger::candidateCount() const { return int(m_matches.size()); }
 int RewriteDebugger::historySize() const { return m_h.historySize(); }
 
 int RewriteDebugger::version() const { return m_h.version(); }
+
+void RewriteDebugger::setSelection(Selection *selection)
+{
+    connect(this, &RewriteDebugger::highlightRequested, selection, &Selection::highlight);
+}
 
 } // namespace fxlens::views

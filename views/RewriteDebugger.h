@@ -16,7 +16,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
-class QListWidget;
+class QListView;
 class QProgressBar;
 class QPushButton;
 class QTextBrowser;
@@ -25,6 +25,9 @@ namespace fxlens::views {
 
 class GraphDocument;
 class RewriteHistory;
+class Selection;
+class CandidateModel;
+class HistoryModel;
 struct RunProgress;
 
 class RewriteDebugger : public QWidget {
@@ -40,6 +43,8 @@ public:
     void setPreset(const QString &preset);
     /// The registry changed: lists its presets again; a new session starts from this version.
     void reloadPatterns();
+    /// The candidate picked (or proposed next) is highlighted in the selection.
+    void setSelection(Selection *selection);
     /// Checks every later step through the executor; false with a reason in status() if it cannot.
     bool setVerify(bool on);
     bool applySelected();
@@ -83,8 +88,10 @@ public:
     QString diffText(int step) const;
     QString status() const;
     QString preset() const;
-    QListWidget *candidateList() const { return m_candidates; }
-    QListWidget *historyList() const { return m_history; }
+    QListView *candidateList() const { return m_candidates; }
+    QListView *historyList() const { return m_history; }
+    CandidateModel *candidateModel() const { return m_candidateModel; }
+    HistoryModel *historyModel() const { return m_historyModel; }
 
 Q_SIGNALS:
     /// A run started (true) or ended (false).
@@ -111,8 +118,10 @@ private:
 
     QComboBox *m_preset = nullptr;
     QCheckBox *m_verifyBox = nullptr;
-    QListWidget *m_candidates = nullptr;
-    QListWidget *m_history = nullptr;
+    QListView *m_candidates = nullptr;
+    QListView *m_history = nullptr;
+    CandidateModel *m_candidateModel = nullptr;
+    HistoryModel *m_historyModel = nullptr;
     QTextBrowser *m_diff = nullptr;
     QLabel *m_statusLabel = nullptr;
     QProgressBar *m_progress = nullptr; ///< shown while a run goes: steps done of done + candidates left

@@ -1,58 +1,81 @@
 // SPDX-License-Identifier: MIT
 #include "Selection.h"
 
-#include "GraphCanvas.h"
-#include "Inspector.h"
-#include "NodeList.h"
-#include "ProfilePanel.h"
+#include "GraphDocument.h"
 
 namespace fxlens::views {
 
-Selection::Selection(NodeList &nodes, GraphCanvas &canvas, Inspector &inspector, ProfilePanel &profile, QObject *parent)
-    : QObject(parent), m_nodes(nodes), m_canvas(canvas), m_inspector(inspector), m_profile(profile)
+Selection::Selection(GraphDocument *doc, QObject *parent) : QObject(parent)
 {
-    connect(&nodes, &NodeList::nodeActivated, this, [this](const ir::Node *n) {
-        show(n);
-        if (n)
-            m_canvas.selectNode(QString::fromStdString(n->name()));
-    });
-    connect(&canvas, &GraphCanvas::nodeSelected, this, [this](const QString &name) { show(m_nodes.follow(name)); });
-    connect(&canvas, &GraphCanvas::moduleSelected, this, [this](const QString &path) {
-        m_nodes.clearSelection(); // no node row stays selected beside the module
-        m_current.clear();
-        if (const ir::Graph *g = m_canvas.graph())
-            m_inspector.showModule(*g, path);
-        Q_EMIT nodeSelected(QString());
-    });
-    connect(&inspector, &Inspector::nodeRequested, this, &Selection::selectNode);
-    connect(&profile, &ProfilePanel::nodeRequested, this, &Selection::selectNode);
+    if (!doc)
+        return;
+    setGraph(doc->graph());
+    connect(doc, &GraphDocument::aboutToReplace, this, [this] { setGraph(nullptr); });
+    connect(doc, &GraphDocument::replaced, this, &Selection::setGraph);
+    connect(doc, &GraphDocument::changed, this, &Selection::setGraph); // nodes may be gone
 }
 
-void Selection::show(const ir::Node *n)
+void Selection::setGraph(const ir::Graph *g)
 {
-    m_inspector.showNode(n, n ? m_profile.statsFor(n->name()) : QString());
-    m_current = n ? QString::fromStdString(n->name()) : QString();
-    m_profile.selectNode(m_current); // its kernels and ranges on the timeline
+    m_graph = g;
+    m_current.clear();
+    m_module.clear();
+    m_highlight.clear();
+    m_anchor = nullptr;
+}
+
+const ir::Node *Selection::find(const QString &name) const
+{
+    if (!m_graph)
+        return nullptr;
+    const std::string n = name.toStdString();
+    for (const ir::Node *node = m_graph->first(); node; node = node->next())
+        if (node->name() == n)
+            return node;
+    return nullptr;
+}
+
+void Selection::makeCurrent(const ir::Node *node, QObject *origin, bool reveal)
+{
+    m_current = node ? QString::fromStdString(node->name()) : QString();
+    m_module.clear();
+    Q_EMIT currentNodeChanged(node, origin, reveal);
     Q_EMIT nodeSelected(m_current);
 }
 
 bool Selection::selectNode(const QString &name)
 {
-    const ir::Node *n = m_nodes.select(name);
+    const ir::Node *n = find(name);
     if (!n)
         return false;
-    show(n);
-    m_canvas.selectNode(name);
+    makeCurrent(n, nullptr, true);
     return true;
+}
+
+void Selection::setCurrentNode(const ir::Node *node, QObject *origin) { makeCurrent(node, origin, false); }
+
+bool Selection::setCurrentNode(const QString &name, QObject *origin)
+{
+    const ir::Node *n = find(name);
+    makeCurrent(n, origin, false);
+    return n != nullptr;
+}
+
+void Selection::selectModule(const QString &path, QObject *origin)
+{
+    m_current.clear();
+    m_module = path;
+    Q_EMIT moduleSelected(path, origin);
+    Q_EMIT nodeSelected(QString());
 }
 
 void Selection::highlight(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor)
 {
+    m_highlight = nodes;
+    m_anchor = anchor;
+    Q_EMIT highlightChanged(nodes, anchor);
     if (anchor)
-        m_canvas.selectNode(QString::fromStdString(anchor->name()));
-    m_canvas.setHighlight(nodes, anchor);
-    if (anchor)
-        show(m_nodes.follow(QString::fromStdString(anchor->name())));
+        makeCurrent(anchor, nullptr, false);
 }
 
 } // namespace fxlens::views

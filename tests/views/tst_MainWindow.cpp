@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListView>
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QProgressBar>
@@ -158,7 +159,7 @@ private Q_SLOTS:
         const size_t originalSize = w.graph()->size();
         QCOMPARE(d->version(), 0);
         QVERIFY(d->candidateCount() > 0);
-        const QString first = d->candidateList()->item(0)->text();
+        const QString first = d->candidateList()->model()->index(0, 0).data().toString();
         const QString firstPattern = first.section(QStringLiteral(" @ "), 0, 0);
 
         // A breakpoint on the first candidate's pattern: run stops before applying anything.
@@ -188,12 +189,18 @@ private Q_SLOTS:
         QVERIFY(d->applySelected());
         QCOMPARE(d->version(), 1);
         QCOMPARE(d->historySize(), 1);
-        QVERIFY(d->historyList()->item(1)->text().contains(first.section(QStringLiteral(" — "), 0, 0)));
+        QVERIFY(d->historyList()->model()->index(1, 0).data().toString().contains(first.section(QStringLiteral(" — "), 0, 0)));
         QVERIFY(w.isModified());
         QVERIFY(w.windowTitle().startsWith(QStringLiteral("tangle4_fx.json *")));
         // The next candidate is outlined on the canvas and selected there (the view moves to it).
         if (d->candidateCount() > 0) {
-            const QString next = d->candidateList()->item(0)->text().section(QStringLiteral(" @ "), 1).section(QStringLiteral(" — "), 0, 0);
+            const QString next = d->candidateList()
+                                     ->model()
+                                     ->index(0, 0)
+                                     .data()
+                                     .toString()
+                                     .section(QStringLiteral(" @ "), 1)
+                                     .section(QStringLiteral(" — "), 0, 0);
             QVERIFY2(w.inspectorText().contains(next), qPrintable(next + " / " + w.inspectorText().left(200)));
             int anchors = 0;
             for (size_t i = 0; i < w.canvas()->view().items.size(); ++i)
@@ -221,8 +228,8 @@ private Q_SLOTS:
         if (d->verifyAvailable()) {
             QVERIFY(d->setVerify(true));
             QVERIFY(d->applySelected());
-            QVERIFY2(d->historyList()->item(2)->text().endsWith(QStringLiteral("✓ verified")),
-                     qPrintable(d->historyList()->item(2)->text()));
+            QVERIFY2(d->historyList()->model()->index(2, 0).data().toString().endsWith(QStringLiteral("✓ verified")),
+                     qPrintable(d->historyList()->model()->index(2, 0).data().toString()));
         }
 
         // To the fixpoint: no candidates left, the graph is smaller, every step has its diff.
@@ -233,8 +240,8 @@ private Q_SLOTS:
         for (int k = 1; k <= d->historySize(); ++k)
             QVERIFY2(!d->diffText(k).isEmpty(), qPrintable(QString::number(k)));
         if (d->verifyAvailable())
-            QVERIFY(d->historyList()->item(d->historySize())->text().endsWith(QStringLiteral("✓ verified")));
-        d->historyList()->setCurrentRow(2);
+            QVERIFY(d->historyList()->model()->index(d->historySize(), 0).data().toString().endsWith(QStringLiteral("✓ verified")));
+        d->historyList()->setCurrentIndex(d->historyList()->model()->index(2, 0));
         QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/window_debugger_tangle4.png")));
 
         // Save the straightened graph: it reads back with the same text.
@@ -341,8 +348,9 @@ private Q_SLOTS:
         d->setPreset(QStringLiteral("user"));
         QCOMPARE(d->preset(), QStringLiteral("user"));
         bool listed = false;
-        for (int i = 0; i < d->candidateList()->count(); ++i)
-            listed = listed || d->candidateList()->item(i)->text().startsWith(QStringLiteral("my_unbind_cat_full @ "));
+        for (int i = 0; i < d->candidateList()->model()->rowCount(); ++i)
+            listed =
+                listed || d->candidateList()->model()->index(i, 0).data().toString().startsWith(QStringLiteral("my_unbind_cat_full @ "));
         QVERIFY(listed);
         QVERIFY(e->addToEngine()); // again: replaces its own
         QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
@@ -495,23 +503,28 @@ private Q_SLOTS:
         const QString diffFour = d->diffText(4);
         QVERIFY(d->checkout(1));
         QVERIFY(d->candidateCount() >= 2);
-        d->candidateList()->setCurrentRow(1);
+        d->candidateList()->setCurrentIndex(d->candidateList()->model()->index(1, 0));
         QVERIFY(d->applySelected());
         QCOMPARE(d->version(), 2);
         QCOMPARE(d->historySize(), 2);
         QCOMPARE(d->branchCount(), 1);
         // Versions 0..2, then the branch row.
-        QListWidget *h = d->historyList();
-        QCOMPARE(h->count(), 4);
-        QListWidgetItem *branch = h->item(3);
-        QVERIFY2(branch->text().contains(QStringLiteral("branch from version 1: 3 step(s)")), qPrintable(branch->text()));
+        QListView *h = d->historyList();
+        QCOMPARE(h->model()->rowCount(), 4);
+        const QModelIndex branch = h->model()->index(3, 0);
+        QVERIFY2(branch.data().toString().contains(QStringLiteral("branch from version 1: 3 step(s)")),
+                 qPrintable(branch.data().toString()));
         const std::string other = fxlens::ir::printGraph(*w.graph());
-        Q_EMIT h->itemDoubleClicked(branch);
+        Q_EMIT h->doubleClicked(branch);
         QCOMPARE(d->version(), 4);
         QCOMPARE(fxlens::ir::printGraph(*w.graph()), four);
         QCOMPARE(d->diffText(4), diffFour);
         QCOMPARE(d->branchCount(), 1);
-        QVERIFY(h->item(h->count() - 1)->text().contains(QStringLiteral("branch from version 1: 1 step(s)")));
+        QVERIFY(h->model()
+                    ->index(h->model()->rowCount() - 1, 0)
+                    .data()
+                    .toString()
+                    .contains(QStringLiteral("branch from version 1: 1 step(s)")));
         QDir().mkpath(QStringLiteral("screenshots"));
         QVERIFY(w.grab().save(QStringLiteral("screenshots/debugger_branches.png")));
         QCOMPARE(int(w.graph()->size()), w.findChild<fxlens::views::NodeTableModel *>()->rowCount());
@@ -528,14 +541,14 @@ private Q_SLOTS:
         auto *d = w.debugger();
         d->setPreset(QStringLiteral("vertical"));
         const int before = d->candidateCount();
-        const QString first = d->candidateList()->item(0)->text().section(QStringLiteral(" — "), 0, 0);
+        const QString first = d->candidateList()->model()->index(0, 0).data().toString().section(QStringLiteral(" — "), 0, 0);
         QVERIFY(d->skipSelected());
         QCOMPARE(d->skippedCount(), 1);
         QCOMPARE(d->candidateCount(), before - 1);
-        QListWidget *list = d->candidateList();
-        QListWidgetItem *row = list->item(list->count() - 1);
-        QVERIFY2(row->text().startsWith(QStringLiteral("skipped: ") + first), qPrintable(row->text()));
-        Q_EMIT list->itemDoubleClicked(row);
+        QListView *list = d->candidateList();
+        const QModelIndex row = list->model()->index(list->model()->rowCount() - 1, 0);
+        QVERIFY2(row.data().toString().startsWith(QStringLiteral("skipped: ") + first), qPrintable(row.data().toString()));
+        Q_EMIT list->doubleClicked(row);
         QCOMPARE(d->skippedCount(), 0);
         QCOMPARE(d->candidateCount(), before);
         QCOMPARE(d->version(), 0); // taking a skip back applies nothing
@@ -734,7 +747,8 @@ private Q_SLOTS:
         QVERIFY2(d->candidateList()->viewport()->height() >= 4 * rowHeight, qPrintable(QString::number(d->candidateList()->viewport()->height())));
         QVERIFY(d->historyList()->viewport()->height() >= 3 * rowHeight);
         QVERIFY(d->findChild<QTextBrowser *>(QStringLiteral("diff"))->height() >= 100);
-        QCOMPARE(d->candidateList()->item(0)->toolTip(), d->candidateList()->item(0)->text());
+        QCOMPARE(d->candidateList()->model()->index(0, 0).data(Qt::ToolTipRole).toString(),
+                 d->candidateList()->model()->index(0, 0).data().toString());
     }
 
     /// Parameters and constants do not flood the node table either: hidden until searched for or

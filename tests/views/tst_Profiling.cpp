@@ -11,6 +11,8 @@
 #include "MainWindow.h"
 #include "ProfileChart.h"
 #include "ProfilePanel.h"
+#include "ProfileStore.h"
+#include "ProfilingJob.h"
 #include "TestServices.h"
 #include "ir/GraphInfo.h"
 
@@ -63,20 +65,20 @@ private Q_SLOTS:
         GraphDocument doc(services());
         QString error;
         QVERIFY2(doc.open(QString::fromUtf8(kTangle200), &error), qPrintable(error));
-        QVERIFY2(doc.profileLoadError().isEmpty(), qPrintable(doc.profileLoadError()));
+        QVERIFY2(doc.profiles().loadError().isEmpty(), qPrintable(doc.profiles().loadError()));
         QCOMPARE(doc.profiles().size(), size_t(3)); // loaded from beside the graph
-        QCOMPARE(doc.currentProfile(), 0);          // "original" is version 0
+        QCOMPARE(doc.profiles().current(), 0);      // "original" is version 0
         QCOMPARE(QString::fromStdString(doc.profiles()[0].profile->version), QStringLiteral("original"));
         QVERIFY(doc.profiles()[1].versionId == 0 && doc.profiles()[2].versionId == 0); // not reached yet
         auto *h = doc.history();
         h->run();
         QCOMPARE(h->version(), 1214);
-        QCOMPARE(doc.currentProfile(), 2); // the fixpoint's profile, bound when the version came on screen
+        QCOMPARE(doc.profiles().current(), 2); // the fixpoint's profile, bound when the version came on screen
         QVERIFY(h->checkout(607));
-        QCOMPARE(doc.currentProfile(), 1);
+        QCOMPARE(doc.profiles().current(), 1);
         QVERIFY(h->checkout(606));
-        QCOMPARE(doc.currentProfile(), -1); // a version nobody profiled
-        QVERIFY(doc.boundText(1).contains(QStringLiteral("version 607")));
+        QCOMPARE(doc.profiles().current(), -1); // a version nobody profiled
+        QVERIFY(doc.profiles().boundText(1).contains(QStringLiteral("version 607")));
     }
 
     /// Tracks, nesting and kernel counts of the H200 recording; sub-pixel kernels fold at fit and
@@ -290,7 +292,7 @@ private Q_SLOTS:
             prints.push_back(ir::fingerprintHex(*doc.graph()));
         }
         doc.setModified(false);
-        QSignalSpy progress(&doc, &GraphDocument::profilingProgress), finished(&doc, &GraphDocument::profilingFinished);
+        QSignalSpy progress(&doc.profiling(), &views::ProfilingJob::progress), finished(&doc.profiling(), &views::ProfilingJob::finished);
         QVERIFY(panel.profileVersions(QStringLiteral("0,2,last")));
         QVERIFY(!panel.profileVersions(QStringLiteral("current"))); // one job at a time
         QVERIFY(finished.wait(20000));
@@ -300,26 +302,26 @@ private Q_SLOTS:
         QCOMPARE(ir::fingerprintHex(*doc.graph()), prints[3]); // and so is the graph
         for (int v : {0, 2, 3})
             QCOMPARE(seen[prints[size_t(v)]], v); // each version's own graph went to the profiler
-        QCOMPARE(doc.currentProfile(), 2);       // "last" is on screen
+        QCOMPARE(doc.profiles().current(), 2);    // "last" is on screen
         QVERIFY(doc.isModified());              // profiles are saved with the document
         QVERIFY(h->checkout(2));
-        QCOMPARE(doc.currentProfile(), 1);
+        QCOMPARE(doc.profiles().current(), 1);
         QVERIFY(h->checkout(1));
-        QCOMPARE(doc.currentProfile(), -1);
+        QCOMPARE(doc.profiles().current(), -1);
         // Saved beside the graph; reopened, version 0's binds again.
         QVERIFY(h->checkout(0));
         QVERIFY(doc.save(file, &error));
         QVERIFY(QFileInfo::exists(dir.filePath(QStringLiteral("t4.fxprof.json.gz"))));
         QVERIFY(doc.open(file, &error));
         QCOMPARE(doc.profiles().size(), size_t(3));
-        QCOMPARE(doc.currentProfile(), 0);
+        QCOMPARE(doc.profiles().current(), 0);
         // Cancel: stops after the version in progress (here: before the first).
         calls = 0;
         hold = true;
-        QSignalSpy finished2(&doc, &GraphDocument::profilingFinished);
-        QVERIFY(doc.profileVersions({0, 0, 0}, {}, &error));
+        QSignalSpy finished2(&doc.profiling(), &views::ProfilingJob::finished);
+        QVERIFY(doc.profiling().start({0, 0, 0}, {}, &error));
         QTest::qWait(50);
-        doc.cancelProfiling();
+        doc.profiling().cancel();
         QVERIFY(finished2.wait(20000));
         QVERIFY2(finished2.at(0).at(1).toString().contains(QStringLiteral("cancelled")), qPrintable(finished2.at(0).at(1).toString()));
         QCOMPARE(int(calls), 0);
@@ -327,7 +329,7 @@ private Q_SLOTS:
         // Without a profiler in the build: refused with why.
         GraphDocument none(services());
         QVERIFY(none.open(file, &error));
-        QVERIFY(!none.profileVersions({0}, {}, &error));
+        QVERIFY(!none.profiling().start({0}, {}, &error));
         QVERIFY(error.contains(QStringLiteral("cannot run graphs")));
     }
 
@@ -346,7 +348,7 @@ private Q_SLOTS:
         auto *h = doc.history();
         QVERIFY(h->apply(h->stableCandidates(1).front()));
         QVERIFY(h->apply(h->stableCandidates(1).front()));
-        QSignalSpy finished(&doc, &GraphDocument::profilingFinished);
+        QSignalSpy finished(&doc.profiling(), &views::ProfilingJob::finished);
         QVERIFY2(panel.profileVersions(QStringLiteral("all")), qPrintable(panel.status()));
         QVERIFY(finished.wait(120000));
         QVERIFY2(finished.at(0).at(2).toBool(), qPrintable(finished.at(0).at(1).toString()));
@@ -354,11 +356,11 @@ private Q_SLOTS:
         const bool cpu = doc.profiles()[0].profile->mode == "cpu";
         if (cpu)
             QVERIFY2(finished.at(0).at(1).toString().contains(QStringLiteral("CPU")), qPrintable(finished.at(0).at(1).toString()));
-        QCOMPARE(doc.currentProfile(), 2);
+        QCOMPARE(doc.profiles().current(), 2);
         QVERIFY(panel.bound() && panel.profile()->summary.kernelsPerIter > 0);
         QCOMPARE(panel.chart()->barCount(), 3);
         QVERIFY(h->checkout(0));
-        QCOMPARE(doc.currentProfile(), 0);
+        QCOMPARE(doc.profiles().current(), 0);
         QCOMPARE(panel.profile()->version, std::string("original"));
     }
 };

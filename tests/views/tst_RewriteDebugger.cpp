@@ -5,8 +5,11 @@
 #include "RewriteDebugger.h"
 
 #include "GraphDocument.h"
+#include "RewriteModels.h"
 #include "ir/Printer.h"
 
+#include <QAbstractItemModelTester>
+#include <QListView>
 #include <QListWidget>
 #include <QSignalSpy>
 #include <QtTest>
@@ -72,6 +75,45 @@ private Q_SLOTS:
         QVERIFY(d.stepRecord()[0].contains(QLatin1Char('\t')));
     }
 
+    /// The candidates and the versions are item models over the history's values: Qt's model
+    /// tester checks them through steps, skips, undo and a branch; their rows say what the lists show.
+    void listModels()
+    {
+        Fixture f;
+        QVERIFY2(f.error.empty() && f.graph, f.error.c_str());
+        RewriteDebugger d(*f.doc);
+        QAbstractItemModelTester candidates(d.candidateModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester versions(d.historyModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto *c = d.candidateModel();
+        auto *h = d.historyModel();
+        QCOMPARE(c->rowCount(), d.candidateCount());
+        QCOMPARE(h->rowCount(), 1);
+        QCOMPARE(h->index(0).data().toString(), QStringLiteral("0  original"));
+        QVERIFY(h->index(0).data(Qt::FontRole).value<QFont>().bold());
+        const QString first = c->index(0).data().toString();
+        QCOMPARE(c->index(0).data(Qt::ToolTipRole).toString(), first);
+        QVERIFY(!c->index(0).data(views::CandidateModel::SkippedRole).isValid());
+        QVERIFY(d.applySelected());
+        QVERIFY(d.applySelected());
+        QCOMPARE(h->rowCount(), 3);
+        QVERIFY(h->index(1).data().toString().startsWith(QStringLiteral("1  ") + first.section(QStringLiteral(" — "), 0, 0)));
+        QVERIFY(d.undo());
+        QVERIFY(h->index(1).data(Qt::FontRole).value<QFont>().bold() && !h->index(2).data(Qt::FontRole).value<QFont>().bold());
+        QVERIFY(h->index(2).data(Qt::ForegroundRole).isValid()); // ahead of the version on screen: greyed
+        QVERIFY(d.skipSelected());
+        const QModelIndex skipped = c->index(c->rowCount() - 1);
+        QVERIFY2(skipped.data().toString().startsWith(QStringLiteral("skipped: ")), qPrintable(skipped.data().toString()));
+        QCOMPARE(skipped.data(views::CandidateModel::SkippedRole).toStringList().size(), 2);
+        QVERIFY(d.checkout(0));
+        QVERIFY(d.applySelected()); // after going back: the two steps become a branch
+        QCOMPARE(d.branchCount(), 1);
+        const QModelIndex branch = h->index(h->rowCount() - 1);
+        QVERIFY2(branch.data().toString().contains(QStringLiteral("branch from version 0: 2 step(s)")),
+                 qPrintable(branch.data().toString()));
+        QCOMPARE(branch.data(views::HistoryModel::BranchRole).toInt(), 0);
+        QVERIFY(!h->index(0).data(views::HistoryModel::BranchRole).isValid());
+    }
+
     /// Going back and applying another step keeps the replaced steps as a branch; switching to it
     /// restores that line exactly.
     void branchesKeepWork()
@@ -126,7 +168,7 @@ private Q_SLOTS:
         auto rows = [&] {
             QStringList out;
             for (int i = 0; i < d.candidateCount(); ++i)
-                out << d.candidateList()->item(i)->text();
+                out << d.candidateList()->model()->index(i, 0).data().toString();
             return out;
         };
         const QStringList fresh = rows();
@@ -147,13 +189,14 @@ private Q_SLOTS:
         Fixture f;
         QVERIFY2(f.error.empty() && f.graph, f.error.c_str());
         RewriteDebugger d(*f.doc);
-        const QString first = d.candidateList()->item(0)->text().section(QStringLiteral(" — "), 0, 0).section(QLatin1Char(' '), 0, 0);
+        const QString first =
+            d.candidateList()->model()->index(0, 0).data().toString().section(QStringLiteral(" — "), 0, 0).section(QLatin1Char(' '), 0, 0);
         QVERIFY(d.addBreakpoint(QStringLiteral("pattern"), first));
         QCOMPARE(d.run(), QStringLiteral("breakpoint"));
         QCOMPARE(d.breakpointList().size(), 1);
         // The selected candidate is the one the run stopped before.
-        QVERIFY2(d.candidateList()->currentItem()->text().startsWith(first + QStringLiteral(" @")),
-                 qPrintable(d.candidateList()->currentItem()->text()));
+        QVERIFY2(d.candidateList()->currentIndex().data().toString().startsWith(first + QStringLiteral(" @")),
+                 qPrintable(d.candidateList()->currentIndex().data().toString()));
         d.clearBreakpoints();
         QCOMPARE(d.run(), QStringLiteral("fixpoint"));
         QCOMPARE(d.candidateCount(), 0);
@@ -185,7 +228,8 @@ private Q_SLOTS:
         QCOMPARE(made, 1);
         QVERIFY(d.applySelected());
         QCOMPARE(checks, 1);
-        QVERIFY2(d.historyList()->item(1)->text().endsWith(QStringLiteral("✓ verified")), qPrintable(d.historyList()->item(1)->text()));
+        QVERIFY2(d.historyList()->model()->index(1, 0).data().toString().endsWith(QStringLiteral("✓ verified")),
+                 qPrintable(d.historyList()->model()->index(1, 0).data().toString()));
     }
 };
 

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+#include "RewriteModels.h"
+
+#include <QFont>
+
+namespace fxlens::views {
+
+void CandidateModel::setCandidates(std::vector<rewrite::Match> matches, std::vector<std::pair<std::string, std::string>> skipped)
+{
+    beginResetModel();
+    m_matches = std::move(matches);
+    m_skipped = std::move(skipped);
+    endResetModel();
+}
+
+int CandidateModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : int(m_matches.size() + m_skipped.size()); }
+
+QVariant CandidateModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const size_t row = size_t(index.row());
+    if (row < m_matches.size()) {
+        const auto &m = m_matches[row];
+        if (role == Qt::DisplayRole || role == Qt::ToolTipRole) // the whole description where the panel cuts it
+            return QStringLiteral("%1 @ %2 — %3")
+                .arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name()), QString::fromStdString(m.summary));
+        return {};
+    }
+    // Skipped (and rolled-back) candidates stay visible, greyed, after the live ones.
+    const auto &[pattern, anchor] = m_skipped[row - m_matches.size()];
+    if (role == Qt::DisplayRole)
+        return tr("skipped: %1 @ %2 (double-click to propose it again)")
+            .arg(QString::fromStdString(pattern), QString::fromStdString(anchor));
+    if (role == SkippedRole)
+        return QStringList{QString::fromStdString(pattern), QString::fromStdString(anchor)};
+    if (role == Qt::ForegroundRole && m_greyed.isValid())
+        return m_greyed;
+    return {};
+}
+
+void HistoryModel::setHistory(std::vector<rewrite::Step> steps, std::vector<rewrite::Branch> branches, int at)
+{
+    beginResetModel();
+    m_steps = std::move(steps);
+    m_branches = std::move(branches);
+    m_at = at;
+    endResetModel();
+}
+
+int HistoryModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : int(1 + m_steps.size() + m_branches.size()); }
+
+QVariant HistoryModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const size_t row = size_t(index.row());
+    return row <= m_steps.size() ? versionData(int(row), role) : branchData(row - m_steps.size() - 1, role);
+}
+
+QVariant HistoryModel::versionData(int row, int role) const
+{
+    switch (role) {
+    case Qt::DisplayRole: {
+        if (row == 0)
+            return tr("0  original");
+        const auto &s = m_steps[size_t(row - 1)];
+        const QString badge = s.verified ? QStringLiteral("  ✓ verified") : QString();
+        return QStringLiteral("%1  %2 @ %3%4").arg(row).arg(QString::fromStdString(s.pattern), QString::fromStdString(s.anchor), badge);
+    }
+    case Qt::ToolTipRole:
+        return row == 0 ? tr("Double-click to go back to the graph as the session found it")
+                        : QString::fromStdString(m_steps[size_t(row - 1)].summary);
+    case Qt::FontRole: {
+        QFont f;
+        f.setBold(row == m_at);
+        return f;
+    }
+    case Qt::ForegroundRole: return row > m_at && m_greyed.isValid() ? QVariant(m_greyed) : QVariant();
+    default: return {};
+    }
+}
+
+QVariant HistoryModel::branchData(size_t b, int role) const
+{
+    const auto &br = m_branches[b];
+    switch (role) {
+    case Qt::DisplayRole:
+        return tr("↳ branch from version %1: %n step(s), last %2 @ %3", nullptr, int(br.steps.size()))
+            .arg(br.fork)
+            .arg(br.steps.empty() ? QString() : QString::fromStdString(br.steps.back().pattern),
+                 br.steps.empty() ? QString() : QString::fromStdString(br.steps.back().anchor));
+    case Qt::ToolTipRole: return tr("Double-click to make this line current (its last version); the current line is kept as a branch");
+    case Qt::FontRole: {
+        QFont f;
+        f.setItalic(true);
+        return f;
+    }
+    case BranchRole: return int(b);
+    default: return {};
+    }
+}
+
+} // namespace fxlens::views
