@@ -234,7 +234,7 @@ public:
             return fail(why, n, "embedding", "a plain lookup (no padding_idx/max_norm) in a static [V, D] table", n->target());
         if (n->users().empty())
             return fail(why, n, "users", "a used value", "none");
-        if (!m_ctx)
+        if (!scan().ctx)
             return fail(why, n, "engine", "a session (the anchor index)", "none");
         const std::string k = key(*a);
         Graph &g = *n->graph();
@@ -264,37 +264,43 @@ public:
         toMove = std::move(*moved);
         return true;
     }
-    mutable const MatchContext *m_ctx = nullptr;
+    /// The context of the call in progress and, from one scan per graph version, the nn.Embedding
+    /// modules of the graph; the calling thread's (perThread).
+    struct Scan {
+        const MatchContext *ctx = nullptr;
+        uint64_t scanned = ~uint64_t(0);
+        const Graph *graph = nullptr;
+        std::vector<Node *> modules;
+    };
+    Scan &scan() const { return perThread<Scan>(this); }
     /// Every lookup node of the graph: the functional ones from the anchor index, nn.Embedding
     /// modules from one scan per graph version (modules are anchored on any call_module target).
-    mutable uint64_t m_scanned = ~uint64_t(0);
-    mutable const Graph *m_scannedGraph = nullptr;
-    mutable std::vector<Node *> m_modules;
     std::vector<Node *> candidates(const Graph &g) const
     {
+        Scan &s = scan();
         std::vector<Node *> out;
         for (const auto &ak : anchors)
             if (!ak.target.empty())
-                out.insert(out.end(), m_ctx->nodesWithKey(ak).begin(), m_ctx->nodesWithKey(ak).end());
-        const uint64_t edits = m_ctx->editCount();
-        if (edits != m_scanned || &g != m_scannedGraph || edits == 0) {
-            m_modules.clear();
+                out.insert(out.end(), s.ctx->nodesWithKey(ak).begin(), s.ctx->nodesWithKey(ak).end());
+        const uint64_t edits = s.ctx->editCount();
+        if (edits != s.scanned || &g != s.graph || edits == 0) {
+            s.modules.clear();
             bool any = false;
             for (const auto &m : g.modules)
                 any = any || m.type.substr(m.type.rfind('.') + 1) == "Embedding";
             for (Node *c = any ? g.first() : nullptr; c; c = c->next())
                 if (c->op() == OpKind::CallModule && asLookup(c))
-                    m_modules.push_back(c);
-            m_scanned = edits;
-            m_scannedGraph = &g;
+                    s.modules.push_back(c);
+            s.scanned = edits;
+            s.graph = &g;
         }
-        out.insert(out.end(), m_modules.begin(), m_modules.end());
+        out.insert(out.end(), s.modules.begin(), s.modules.end());
         return out;
     }
 
     bool match(Node *n, Match &m, MatchFailure &why) const override
     {
-        m_ctx = m.context;
+        scan().ctx = m.context;
         std::vector<Lookup> group_;
         std::vector<Node *> toMove;
         if (!group(n, group_, toMove, why))
@@ -308,7 +314,7 @@ public:
 
     void rewrite(const Match &m, Rewriter &rw) const override
     {
-        m_ctx = m.context;
+        scan().ctx = m.context;
         std::vector<Lookup> ls;
         std::vector<Node *> toMove;
         MatchFailure why;

@@ -27,8 +27,8 @@ constexpr size_t kMinGroup = 5; // Inductor's min_fuse_set_size; no upper cap (s
 const std::vector<uint32_t> &depths(const MatchContext *ctx, const Graph &g)
 {
     // Edit counts come from one clock shared by all sessions: equal count, same graph version.
-    static uint64_t cachedEdits = ~uint64_t(0);
-    static std::vector<uint32_t> d;
+    thread_local uint64_t cachedEdits = ~uint64_t(0);
+    thread_local std::vector<uint32_t> d;
     if (ctx && ctx->editCount() == cachedEdits && d.size() >= g.idBound())
         return d;
     d.assign(g.idBound(), 0);
@@ -190,10 +190,11 @@ public:
         std::vector<Member> members;
         std::string failure;
     };
-    /// Groups of candidates by (key, depth), built once per graph version.
-    mutable const MatchContext *m_ctx = nullptr;
-    mutable uint64_t m_edits = ~uint64_t(0);
-    mutable std::map<std::pair<std::string, uint32_t>, std::vector<Node *>> m_groups;
+    /// Groups of candidates by (key, depth), built once per graph version (and thread: perThread).
+    struct Groups {
+        uint64_t edits = ~uint64_t(0);
+        std::map<std::pair<std::string, uint32_t>, std::vector<Node *>> byKey;
+    };
 
     const std::vector<Node *> &groupOf(Node *anchor, const std::string &key, const MatchContext *ctx) const
     {
@@ -201,21 +202,21 @@ public:
         const auto &d = depths(ctx, *anchor->graph());
         if (!ctx)
             return none;
-        if (ctx->editCount() != m_edits) {
-            m_groups.clear();
+        Groups &groups = perThread<Groups>(this);
+        if (ctx->editCount() != groups.edits) {
+            groups.byKey.clear();
             for (const auto &k : anchors)
                 for (Node *c : ctx->nodesWithKey(k)) {
                     Member mm;
                     std::string ck;
                     MatchFailure w;
                     if (member(c, mm, ck, w))
-                        m_groups[{ck, d[c->id()]}].push_back(c);
+                        groups.byKey[{ck, d[c->id()]}].push_back(c);
                 }
-            m_ctx = ctx;
-            m_edits = ctx->editCount();
+            groups.edits = ctx->editCount();
         }
-        auto it = m_groups.find({key, d[anchor->id()]});
-        return it == m_groups.end() ? none : it->second;
+        auto it = groups.byKey.find({key, d[anchor->id()]});
+        return it == groups.byKey.end() ? none : it->second;
     }
 
     bool collect(Node *anchor, const MatchContext *ctx, std::vector<Member> &out, Node *&before, std::vector<Node *> &toMove,

@@ -207,7 +207,7 @@ public:
         if (!moved)
             return fail(why, blocker, "weights", "defined before the group's first linear (or movable there)",
                         "a graph input or member after it");
-        toMove = std::move(*moved);
+        toMove() = std::move(*moved);
         return true;
     }
 
@@ -224,7 +224,8 @@ public:
         }
         return out;
     }
-    mutable std::vector<Node *> toMove;
+    /// What the last group() must move before the group (the calling thread's: perThread).
+    std::vector<Node *> &toMove() const { return perThread<std::vector<Node *>>(this); }
 
     bool match(Node *n, Match &m, MatchFailure &why) const override
     {
@@ -247,7 +248,7 @@ public:
         Graph &g = rw.graph();
         const LinearCall &c0 = calls[0];
         Node *first = c0.node;
-        for (Node *x : std::vector<Node *>(toMove))
+        for (Node *x : std::vector<Node *>(toMove()))
             rw.moveBefore(x, first);
         const bool aten = c0.form == LinearCall::Form::AtenLinear || c0.form == LinearCall::Form::AtenMm;
         std::vector<std::string> replaced;

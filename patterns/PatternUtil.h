@@ -9,12 +9,23 @@
 #include <cctype>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 namespace fxlens::patterns {
 
 using namespace fxlens::rewrite;
+
+/// The calling thread's own state of type T for one pattern object. Patterns are shared by sessions
+/// and match queries on several threads (the debugger's run on the GUI thread, the match counter on
+/// a worker): what a pattern keeps between calls (a cache, the match its rewrite reuses) must not be
+/// shared between them.
+template <typename T> T &perThread(const void *owner)
+{
+    thread_local std::unordered_map<const void *, T> states;
+    return states[owner];
+}
 using ir::OpKind;
 
 inline bool fail(MatchFailure &why, const Node *n, std::string element, std::string expected, std::string found)

@@ -8,6 +8,7 @@
 #include "io/GraphJson.h"
 #include "io/PythonWriter.h"
 #include "ir/GraphInfo.h"
+#include "rewrite/Matcher.h"
 #include "rewrite/Session.h"
 
 #include <QSaveFile>
@@ -167,18 +168,18 @@ void GraphDocument::countMatches()
 {
     if (!m_graph)
         return;
-    // Candidate matches of every pattern (the engine's own matcher, nothing applied), counted on a
-    // copy of the graph that the worker makes and owns: seconds for a 100k-node graph, and the
-    // window stays live. The worker shares the graph until it has copied it.
+    // The matches of every pattern the Patterns panel lists (rewrite::findMatches, the engine's
+    // rules, nothing applied), counted on a copy of the graph that the worker makes and owns: the
+    // document's graph may be edited meanwhile. Seconds for a 100k-node graph, and the window stays
+    // live. The worker shares the graph until it has copied it.
     std::shared_ptr<const ir::Graph> source = m_graph;
     auto result = std::make_shared<MatchCounts>();
     result->job = ++m_job;
-    std::string err;
-    auto patterns = m_registry.preset("all", err);
+    auto patterns = m_registry.all();
     auto copied = std::make_shared<CopyDone>();
     m_copies.push_back(copied);
     QThread *t = QThread::create([source, result, patterns, copied] {
-        auto copy = source->clone(); // a Session edits its graph's index; the document's graph stays untouched
+        auto copy = source->clone();
         {
             std::lock_guard<std::mutex> lock(copied->mutex);
             copied->done = true;
@@ -188,8 +189,7 @@ void GraphDocument::countMatches()
         size_t i = 0;
         for (ir::Node *n = copy->first(); n; n = n->next())
             pos[n] = i++;
-        rewrite::Session session(*copy, patterns);
-        for (const auto &m : session.candidates()) {
+        for (const auto &m : rewrite::findMatches(*copy, patterns)) {
             ++result->perPattern[m.pattern];
             result->anchorPositions.push_back(pos[m.anchor]);
         }

@@ -5,6 +5,7 @@
 #include "Selection.h"
 
 #include "lang/PatternLang.h"
+#include "rewrite/Matcher.h"
 
 #include <QFile>
 #include <QFileDialog>
@@ -112,7 +113,7 @@ PatternEditor::PatternEditor(rewrite::PatternRegistry &registry, QWidget *parent
 
 PatternEditor::~PatternEditor() = default;
 
-void PatternEditor::setGraph(ir::Graph *g)
+void PatternEditor::setGraph(const ir::Graph *g)
 {
     m_graph = g;
     m_why->clear();
@@ -206,23 +207,12 @@ void PatternEditor::findMatches()
             setStatus(tr("Open a graph to see matches"));
         return;
     }
-    // Every anchor node of the graph, matched on one context (nothing is changed).
-    rewrite::GraphMatchContext ctx(*m_graph);
+    // The engine's matches (rewrite::findMatches: its rules and order; nothing is changed).
+    const rewrite::Pattern *one[] = {m_pattern.get()};
+    m_matches = rewrite::findMatches(*m_graph, one);
     size_t tried = 0;
-    for (ir::Node *n = m_graph->first(); n; n = n->next()) {
-        if (!m_pattern->anchoredAt(*n))
-            continue;
-        ++tried;
-        rewrite::Match m;
-        m.context = &ctx;
-        m.pattern = m_pattern->name;
-        m.anchor = n;
-        rewrite::MatchFailure why;
-        if (m_pattern->match(n, m, why)) {
-            m.context = nullptr;
-            m_matches.push_back(std::move(m));
-        }
-    }
+    for (const ir::Node *n = m_graph->first(); n; n = n->next())
+        tried += m_pattern->anchoredAt(*n);
     for (size_t i = 0; i < m_matches.size() && i < kMaxListed; ++i)
         m_matchList->addItem(QStringLiteral("%1: %2").arg(QString::fromStdString(m_matches[i].anchor->name()),
                                                           QString::fromStdString(m_matches[i].summary)));

@@ -36,7 +36,7 @@ public:
     PatternEditor(rewrite::PatternRegistry &registry, QWidget *parent = nullptr);
     ~PatternEditor() override;
 
-    void setGraph(ir::Graph *g);
+    void setGraph(const ir::Graph *g);
     /// Replaces the text (and compiles it now). `file` names it in diagnostics.
     void setSource(const QString &text, const QString &file = QString());
     QString source() const;
@@ -74,7 +74,7 @@ private:
     void setStatus(const QString &text);
 
     rewrite::PatternRegistry &m_registry;
-    ir::Graph *m_graph = nullptr;
+    const ir::Graph *m_graph = nullptr;
     std::unique_ptr<lang::FilePattern> m_pattern;
     std::vector<rewrite::Match> m_matches;
     std::vector<std::string> m_added; ///< names this editor registered

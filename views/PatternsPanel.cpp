@@ -3,7 +3,7 @@
 
 #include "GraphDocument.h"
 #include "Selection.h"
-#include "rewrite/Session.h"
+#include "rewrite/Matcher.h"
 
 #include <QListWidget>
 #include <QVBoxLayout>
@@ -68,12 +68,11 @@ int PatternsPanel::showMatches(const QString &pattern)
     m_matchList->clear();
     m_matches.clear();
     const rewrite::Pattern *p = m_doc.registry().find(pattern.toStdString());
-    ir::Graph *g = m_doc.editableGraph();
+    const ir::Graph *g = m_doc.graph();
     if (!p || !g)
         return 0;
-    m_doc.aboutToEdit(); // a session indexes the graph (observer registration)
-    rewrite::Session session(*g, {p});
-    m_matches = session.candidates();
+    const rewrite::Pattern *one[] = {p};
+    m_matches = rewrite::findMatches(*g, one); // read-only: the engine's rules, no session
     for (const auto &m : m_matches)
         m_matchList->addItem(QStringLiteral("%1: %2").arg(QString::fromStdString(m.anchor->name()), QString::fromStdString(m.summary)));
     if (!m_matches.empty())

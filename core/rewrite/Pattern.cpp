@@ -2,9 +2,11 @@
 // PatternRegistry: unique names, presets and name lists.
 #include "rewrite/Pattern.h"
 
+#include "rewrite/Matcher.h"
 #include "rewrite/Mutation.h"
 
 #include <algorithm>
+#include <atomic>
 #include <set>
 
 namespace fxlens::rewrite {
@@ -18,6 +20,14 @@ std::string PatternRegistry::add(std::unique_ptr<Pattern> p)
     m_byName[p->name] = p.get();
     m_patterns.push_back(std::move(p));
     return {};
+}
+
+uint64_t nextEditStamp()
+{
+    // One clock for all sessions and contexts, so that an edit count never repeats (caches keyed on
+    // it stay valid across sessions that reuse an address, and across graphs).
+    static std::atomic<uint64_t> clock{0};
+    return ++clock;
 }
 
 const std::unordered_set<Node *> &GraphMatchContext::nodesWithKey(const AnchorKey &k) const
@@ -117,12 +127,13 @@ Explanation explain(const Pattern &p, const ir::Graph &g, Node *node)
     e.match.anchor = node;
     if (!e.anchor)
         return e;
-    GraphMatchContext ctx(g);
-    e.match.context = &ctx;
-    e.matched = p.match(node, e.match, e.failure);
-    // The engine's mutation rule, as the session applies it.
-    if (e.matched && !p.mutationAware)
-        e.matched = mutationSafe(AliasInfo(g), e.match.nodes, e.failure);
+    if (!runsOn(p, g)) {
+        const std::string level = p.level == IrLevel::Aten ? "aten" : "torch";
+        e.failure = {"level", node->name(), "a graph of the " + level + " IR", "a graph of the " + g.irLevel + " IR"};
+        return e;
+    }
+    const GraphMatchContext ctx(g);
+    e.matched = matchAt(p, node, ctx, aliasOnce(g), e.match, e.failure) == Verdict::Match;
     e.match.context = nullptr; // the context ends here
     return e;
 }

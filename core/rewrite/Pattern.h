@@ -29,7 +29,7 @@ struct AnchorKey {
 
 /// What the engine offers a pattern while it matches: the anchor index (graph-level patterns such as
 /// horizontal fusion look for their group there) and a counter that changes with every edit (for
-/// caches of whole-graph analyses).
+/// caches of whole-graph analyses; from nextEditStamp(), so that two contexts never share a value).
 class MatchContext {
 public:
     virtual ~MatchContext() = default;
@@ -37,16 +37,21 @@ public:
     virtual uint64_t editCount() const = 0;
 };
 
-/// The context for matching outside a Session (`explain`, the equivalence check): nodes by anchor
-/// key, collected on first use for each key; the graph must not change while it is in use.
+/// A value of the one clock behind every MatchContext::editCount(): never the same twice in a process.
+uint64_t nextEditStamp();
+
+/// The context for matching outside a Session (findMatches, `explain`, the equivalence check): nodes
+/// by anchor key, collected on first use for each key; the graph must not change while it is in use
+/// (its edit count is one stamp for the context's whole life).
 class GraphMatchContext : public MatchContext {
 public:
-    explicit GraphMatchContext(const ir::Graph &g) : m_g(g) {}
+    explicit GraphMatchContext(const ir::Graph &g) : m_g(g), m_stamp(nextEditStamp()) {}
     const std::unordered_set<Node *> &nodesWithKey(const AnchorKey &k) const override;
-    uint64_t editCount() const override { return 0; }
+    uint64_t editCount() const override { return m_stamp; }
 
 private:
     const ir::Graph &m_g;
+    uint64_t m_stamp;
     mutable std::map<std::pair<ir::OpKind, std::string>, std::unordered_set<Node *>> m_cache;
 };
 
@@ -115,7 +120,8 @@ public:
 };
 
 /// Why a pattern does or does not match at one node: `fxlens-cli explain` and the pattern editor's
-/// "why not here". Matching runs on a GraphMatchContext; nothing is changed.
+/// "why not here". The engine's rule (rewrite/Matcher.h: IR level, the pattern, the mutation rule) on
+/// a GraphMatchContext; nothing is changed.
 struct Explanation {
     bool anchor = false; ///< the node is one of the pattern's anchors
     bool matched = false;

@@ -7,12 +7,6 @@
 
 namespace fxlens::rewrite {
 
-namespace {
-/// One clock for all sessions, so that an edit count never repeats (caches keyed on it stay valid
-/// across sessions that reuse an address).
-std::atomic<uint64_t> g_editClock{0};
-} // namespace
-
 const char *stopReasonName(StopReason r)
 {
     switch (r) {
@@ -31,31 +25,19 @@ const char *stopReasonName(StopReason r)
 static std::string aliasKey(const Node *n) { return n->op() == ir::OpKind::GetAttr ? "attr:" + n->target() : "input:" + n->name(); }
 
 Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig cfg)
-    : m_g(g), m_patterns(std::move(patterns)), m_cfg(cfg), m_edits(++g_editClock)
+    : m_g(g), m_patterns(patterns, g), m_cfg(cfg), m_index(g), m_history(g, [this](const Step &s, bool undone) { moved(s, undone); }),
+      m_edits(nextEditStamp())
 {
     for (const Node *a : outputAliases(g))
         if (a)
             m_startAliases.push_back(aliasKey(a));
-    // A pattern written for one IR level never runs on a graph of the other.
-    const bool aten = g.irLevel == "aten";
-    m_patterns.erase(std::remove_if(m_patterns.begin(), m_patterns.end(),
-                                    [aten](const Pattern *p) { return p->level != IrLevel::Both && (p->level == IrLevel::Aten) != aten; }),
-                     m_patterns.end());
-    std::stable_sort(m_patterns.begin(), m_patterns.end(), [](const Pattern *a, const Pattern *b) { return a->benefit > b->benefit; });
-    for (const Pattern *p : m_patterns)
-        m_maxPhase = std::max(m_maxPhase, p->phase);
-    for (const Pattern *p : m_patterns)
-        for (const auto &k : p->anchors)
-            (k.target.empty() ? m_anyTarget[k.op] : m_byKey[k]).push_back(p);
-    for (auto &kv : m_byKey) {
-        m_index[kv.first];
-        mergeAnyTarget(kv.first, kv.second);
-    }
+    for (const AnchorKey &k : m_patterns.keys())
+        m_index.addKey(k);
     // The first sweep visits every anchor once, in reverse program order (consumers before producers,
     // as Inductor's pattern passes do); nodes touched by rewrites are re-visited afterwards, in the
     // order they were touched, each once however often it was touched meanwhile.
     for (Node *n = g.first(); n; n = n->next()) {
-        reindex(n);
+        m_index.update(n);
         trackMutation(n);
         enqueue(n);
     }
@@ -64,32 +46,6 @@ Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig 
 }
 
 Session::~Session() { m_g.removeObserver(this); }
-
-const std::unordered_set<Node *> &Session::nodesWithKey(const AnchorKey &k) const
-{
-    static const std::unordered_set<Node *> empty;
-    auto it = m_index.find(k);
-    return it == m_index.end() ? empty : it->second;
-}
-
-void Session::reindex(Node *n)
-{
-    if (m_entryOf.size() <= n->id())
-        m_entryOf.resize(size_t(m_g.idBound()) + 1024, nullptr);
-    IndexEntry *&entry = m_entryOf[n->id()];
-    if (entry && !n->isErased() && entry->first.op == n->op() && entry->first.target == n->target())
-        return; // the common case: args changed, the key did not
-    if (entry)
-        entry->second.erase(n);
-    entry = nullptr;
-    if (n->isErased())
-        return;
-    auto it = m_index.find({n->op(), n->target()});
-    if (it != m_index.end()) {
-        it->second.insert(n);
-        entry = &*it;
-    }
-}
 
 void Session::trackMutation(Node *n)
 {
@@ -112,85 +68,44 @@ void Session::forgetMutator(Node *n)
         enqueue(r);
 }
 
-bool Session::mutationSafe(const Pattern &p, const Match &m, MatchFailure &why)
+const AliasInfo *Session::aliasInfo()
 {
-    if (p.mutationAware || m_mutators.empty())
-        return true;
+    if (m_mutators.empty())
+        return nullptr;
     if (!m_alias || m_aliasEdits != m_edits) {
         m_alias = std::make_unique<AliasInfo>(m_g);
         m_aliasEdits = m_edits;
     }
-    if (rewrite::mutationSafe(*m_alias, m.nodes, why))
-        return true;
-    if (m.anchor)
-        m_refusedForMutation.insert(m.anchor);
-    return false;
+    return m_alias.get();
 }
 
-bool Session::matches(const Pattern &p, Node *n, Match &m, MatchFailure &why) { return p.match(n, m, why) && mutationSafe(p, m, why); }
+bool Session::matches(const Pattern &p, Node *n, Match &m, MatchFailure &why)
+{
+    const AliasSource alias = [this] { return aliasInfo(); };
+    return matchAt(p, n, *this, alias, m, why) == Verdict::Match;
+}
 
 void Session::notifyNodeInserted(Node *n)
 {
-    m_edits = ++g_editClock;
-    reindex(n);
+    m_edits = nextEditStamp();
+    m_index.update(n);
     trackMutation(n);
     enqueue(n);
 }
 
 void Session::notifyNodeErased(Node *n)
 {
-    m_edits = ++g_editClock;
+    m_edits = nextEditStamp();
     forgetMutator(n);
-    // Called before the node is unlinked: drop it from its key by hand.
-    if (n->id() < m_entryOf.size() && m_entryOf[n->id()]) {
-        m_entryOf[n->id()]->second.erase(n);
-        m_entryOf[n->id()] = nullptr;
-    }
+    m_index.remove(n); // called before the node is unlinked
 }
 
 void Session::notifyNodeChanged(Node *n)
 {
-    m_edits = ++g_editClock;
-    reindex(n); // the target may have changed
+    m_edits = nextEditStamp();
+    m_index.update(n); // the target may have changed
     trackMutation(n);
     enqueue(n);
-}
-
-const Pattern *Session::patternNamed(const std::string &name) const
-{
-    for (const Pattern *p : m_patterns)
-        if (p->name == name)
-            return p;
-    return nullptr;
-}
-
-void Session::mergeAnyTarget(const AnchorKey &k, std::vector<const Pattern *> &list) const
-{
-    auto it = m_anyTarget.find(k.op);
-    if (it == m_anyTarget.end())
-        return;
-    list.insert(list.end(), it->second.begin(), it->second.end());
-    // Keep the driver's order: benefit first, then the order patterns were given in.
-    std::stable_sort(list.begin(), list.end(), [this](const Pattern *a, const Pattern *b) {
-        if (a->benefit != b->benefit)
-            return a->benefit > b->benefit;
-        return std::find(m_patterns.begin(), m_patterns.end(), a) < std::find(m_patterns.begin(), m_patterns.end(), b);
-    });
-}
-
-const std::vector<const Pattern *> &Session::patternsFor(Node *n) const
-{
-    static const std::vector<const Pattern *> none;
-    AnchorKey k{n->op(), n->target()};
-    auto it = m_byKey.find(k);
-    if (it != m_byKey.end())
-        return it->second;
-    if (!m_anyTarget.count(n->op()))
-        return none;
-    // A target no pattern names: only the patterns anchored on any target of this op kind apply.
-    auto &list = m_byKey[k];
-    mergeAnyTarget(k, list);
-    return list;
 }
 
 void Session::enqueue(Node *n)
@@ -202,7 +117,7 @@ void Session::enqueue(Node *n)
     if (m_queued[n->id()])
         return;
     // Only nodes some pattern is anchored on are worth visiting.
-    if (patternsFor(n).empty())
+    if (m_patterns.at(*n).empty())
         return;
     m_queued[n->id()] = 1;
     if (m_sweeping)
@@ -221,15 +136,12 @@ std::vector<Match> Session::candidates(size_t limit)
     for (Node *n : order) {
         if (n->isErased())
             continue;
-        for (const Pattern *p : patternsFor(n)) {
+        for (const Pattern *p : m_patterns.at(*n)) {
             if (p->phase > m_phase)
                 continue;
             Match m;
-            m.context = this;
             MatchFailure why;
-            if (!m_skipped.count({p, n->id()}) && matches(*p, n, m, why)) {
-                m.pattern = p->name;
-                m.anchor = n;
+            if (!m_history.isSkipped(*p, *n) && matches(*p, n, m, why)) {
                 out.push_back(std::move(m));
                 if (out.size() >= limit)
                     return out;
@@ -241,32 +153,9 @@ std::vector<Match> Session::candidates(size_t limit)
 
 std::vector<Match> Session::stableCandidates(size_t limit)
 {
-    // What a fresh session on this version would list: phase by phase, anchors consumers first
-    // (reverse program order, the first sweep's), the patterns of an anchor by benefit.
-    std::vector<Match> out;
-    std::vector<Node *> nodes;
-    for (Node *n = m_g.first(); n; n = n->next())
-        nodes.push_back(n);
-    for (int phase = 0; phase <= m_maxPhase && out.size() < limit; ++phase) {
-        for (auto it = nodes.rbegin(); it != nodes.rend() && out.size() < limit; ++it) {
-            Node *n = *it;
-            for (const Pattern *p : patternsFor(n)) {
-                if (p->phase != phase || m_skipped.count({p, n->id()}))
-                    continue;
-                Match m;
-                m.context = this;
-                MatchFailure why;
-                if (!matches(*p, n, m, why))
-                    continue;
-                m.pattern = p->name;
-                m.anchor = n;
-                out.push_back(std::move(m));
-                if (out.size() >= limit)
-                    break;
-            }
-        }
-    }
-    return out;
+    // What a fresh session on this version would list, on this session's index, less the skips.
+    const AliasSource alias = [this] { return aliasInfo(); };
+    return findMatches(m_g, m_patterns, *this, alias, limit, [this](const Pattern &p, const Node &n) { return m_history.isSkipped(p, n); });
 }
 
 bool Session::breaksAt(const Pattern &p, const Match &m) const
@@ -343,10 +232,9 @@ static void keepOutputsFresh(Graph &g, Rewriter &rw, const std::vector<std::stri
 bool Session::applyMatch(const Pattern &p, const Match &m)
 {
     FXLENS_ASSERT(m.anchor && !m.anchor->isErased(), "a step needs a live anchor");
-    FXLENS_ASSERT(m_cursor <= m_history.size(), "the version is inside the history");
     Rewriter rw(m_g);
     rw.setListeners(m_listeners);
-    rw.setContext(p.name, int64_t(m_cursor) + 1);
+    rw.setContext(p.name, int64_t(m_history.version()) + 1);
     auto aliasesBefore = m_startAliases;
     for (const Node *a : outputAliases(m_g))
         if (a)
@@ -374,7 +262,7 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
     }
     if (!problem.empty()) {
         Rewriter::undo(m_g, step.edits);
-        m_skipped.insert({&p, m.anchor->id()});
+        m_history.skip(p, *m.anchor);
         m_lastError = "pattern '" + p.name + "' at '" + step.anchor + "' rolled back: " + problem;
         if (m_rollbacks)
             m_rollbacks->push_back({p.name, step.anchor, problem});
@@ -384,14 +272,7 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
         }
         return false;
     }
-    // A new step after going back: the steps it replaces are kept as a branch.
-    if (m_cursor < m_history.size()) {
-        m_branches.push_back(
-            {m_cursor, {std::make_move_iterator(m_history.begin() + long(m_cursor)), std::make_move_iterator(m_history.end())}});
-        m_history.resize(m_cursor);
-    }
-    m_history.push_back(std::move(step));
-    ++m_cursor;
+    m_history.record(std::move(step)); // after going back, the steps it replaces are kept as a branch
     // Patterns look a couple of edges around their anchor: re-visit the neighbourhood of every edit.
     for (Node *t : touched) {
         if (t->isErased())
@@ -412,12 +293,11 @@ bool Session::applyMatch(const Pattern &p, const Match &m)
 
 bool Session::apply(const Match &m)
 {
-    const Pattern *p = patternNamed(m.pattern);
+    const Pattern *p = m_patterns.named(m.pattern);
     if (!p || !m.anchor || m.anchor->isErased())
         return false;
     // Re-match on the current graph: the caller's match may be stale.
     Match fresh;
-    fresh.context = this;
     MatchFailure why;
     for (auto *l : m_listeners)
         l->notifyPatternBegin(p->name, m.anchor);
@@ -429,8 +309,6 @@ bool Session::apply(const Match &m)
         }
         return false;
     }
-    fresh.pattern = p->name;
-    fresh.anchor = m.anchor;
     for (auto *l : m_listeners)
         l->notifyMatchFound(fresh);
     return applyMatch(*p, fresh);
@@ -438,109 +316,45 @@ bool Session::apply(const Match &m)
 
 void Session::skip(const Match &m)
 {
-    if (const Pattern *p = patternNamed(m.pattern))
-        m_skipped.insert({p, m.anchor->id()});
+    if (const Pattern *p = m_patterns.named(m.pattern))
+        m_history.skip(*p, *m.anchor);
 }
 
-std::vector<std::pair<std::string, std::string>> Session::skipped() const
-{
-    std::vector<std::pair<const Pattern *, Node *>> live;
-    for (const auto &[p, id] : m_skipped)
-        if (Node *n = m_g.byId(id); n && !n->isErased())
-            live.emplace_back(p, n);
-    m_g.renumber();
-    std::sort(live.begin(), live.end(), [](const auto &a, const auto &b) {
-        return a.first->name != b.first->name ? a.first->name < b.first->name : a.second->order() < b.second->order();
-    });
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto &[p, n] : live)
-        out.emplace_back(p->name, n->name());
-    return out;
-}
+std::vector<std::pair<std::string, std::string>> Session::skipped() const { return m_history.skipped(); }
 
 bool Session::unskip(const std::string &pattern, const std::string &anchor)
 {
-    const Pattern *p = patternNamed(pattern);
+    const Pattern *p = m_patterns.named(pattern);
     Node *n = m_g.find(anchor);
-    if (!p || !n || !m_skipped.erase({p, n->id()}))
+    if (!p || !n || !m_history.unskip(*p, *n))
         return false;
     enqueue(n); // the driver may have passed the anchor already: visit it again
-
     return true;
 }
 
-static void enqueueEdits(const std::vector<Edit> &edits, const std::function<void(Node *)> &enq)
+void Session::moved(const Step &s, bool undone)
 {
-    for (const auto &e : edits) {
-        enq(e.node);
+    for (const auto &e : s.edits) {
+        enqueue(e.node);
         for (Node *in : e.node->inputNodes())
-            enq(in);
+            enqueue(in);
         for (Node *u : e.node->users())
-            enq(u);
+            enqueue(u);
     }
-}
-
-bool Session::undo()
-{
-    if (m_cursor == 0)
-        return false;
-    FXLENS_ASSERT(m_cursor <= m_history.size(), "the version is inside the history");
-    Rewriter::undo(m_g, m_history[m_cursor - 1].edits);
-    --m_cursor;
-    enqueueEdits(m_history[m_cursor].edits, [this](Node *n) { enqueue(n); });
-    for (auto *l : m_listeners)
-        l->notifyUndone(m_cursor);
-    return true;
-}
-
-bool Session::redo()
-{
-    if (m_cursor >= m_history.size())
-        return false;
-    Rewriter::redo(m_g, m_history[m_cursor].edits);
-    enqueueEdits(m_history[m_cursor].edits, [this](Node *n) { enqueue(n); });
-    ++m_cursor;
-    for (auto *l : m_listeners)
-        l->notifyRedone(m_cursor);
-    return true;
-}
-
-bool Session::checkout(size_t v)
-{
-    if (v > m_history.size())
-        return false;
-    while (m_cursor > v)
-        undo();
-    while (m_cursor < v)
-        redo();
-    return true;
-}
-
-bool Session::switchBranch(size_t index)
-{
-    if (index >= m_branches.size())
-        return false;
-    Branch b = std::move(m_branches[index]);
-    m_branches.erase(m_branches.begin() + long(index));
-    checkout(b.fork);
-    if (m_cursor < m_history.size()) {
-        m_branches.push_back(
-            {m_cursor, {std::make_move_iterator(m_history.begin() + long(m_cursor)), std::make_move_iterator(m_history.end())}});
-        m_history.resize(m_cursor);
+    for (auto *l : m_listeners) {
+        if (undone)
+            l->notifyUndone(m_history.version());
+        else
+            l->notifyRedone(m_history.version());
     }
-    // The branch's steps were recorded from this very version (undo restores nodes as they were).
-    for (auto &step : b.steps)
-        m_history.push_back(std::move(step));
-    return checkout(m_history.size());
 }
 
 bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bool &hitBreakpoint)
 {
-    for (const Pattern *p : patternsFor(n)) {
-        if (p->phase > m_phase || m_skipped.count({p, n->id()}))
+    for (const Pattern *p : m_patterns.at(*n)) {
+        if (p->phase > m_phase || m_history.isSkipped(*p, *n))
             continue;
         Match m;
-        m.context = this;
         MatchFailure why;
         ++stats->attempts;
         for (auto *l : m_listeners)
@@ -552,8 +366,6 @@ bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bo
             }
             continue;
         }
-        m.pattern = p->name;
-        m.anchor = n;
         for (auto *l : m_listeners)
             l->notifyMatchFound(m);
         if (respectBreakpoints && breaksAt(*p, m)) {
@@ -576,7 +388,7 @@ bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bo
 
 bool Session::nextPhase()
 {
-    if (m_phase >= m_maxPhase)
+    if (m_phase >= m_patterns.maxPhase())
         return false;
     ++m_phase;
     m_sweeping = true;
@@ -626,7 +438,7 @@ RunResult Session::run()
         const size_t rolledBack = r.rollbacks.size();
         if (tryPatterns(n, &r, respect, hit)) {
             ++r.steps;
-            const Step &s = m_history.back();
+            const Step &s = m_history.steps().back();
             r.records.push_back(
                 {s.pattern, s.anchor, s.edits.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count()});
             enqueue(n); // the anchor may match again (e.g. another run of the same cat)

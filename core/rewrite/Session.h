@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Session: the greedy driver and the stepping API (apply / skip / undo / redo / breakpoints / run).
+// Session: the greedy driver and the stepping API (apply / skip / undo / redo / breakpoints / run), a
+// facade over the parts it drives: the patterns and the rule for a match (rewrite/Matcher.h), the
+// anchor index (rewrite/AnchorIndex.h) and the history (rewrite/History.h).
 #pragma once
 
+#include "rewrite/AnchorIndex.h"
+#include "rewrite/History.h"
+#include "rewrite/Matcher.h"
 #include "rewrite/Mutation.h"
 #include "rewrite/Pattern.h"
 #include "util/Assert.h"
@@ -19,22 +24,6 @@
 #include <vector>
 
 namespace fxlens::rewrite {
-
-/// One applied rewrite in the history; version k is the graph after steps[0..k-1].
-struct Step {
-    std::string pattern;
-    std::string anchor;
-    std::string summary;
-    std::vector<Edit> edits;
-    bool verified = false; ///< SessionConfig::verify ran on this version and it passed
-};
-
-/// A line of steps that left the current history at version `fork`: kept when a step is applied
-/// after going back, so no applied (or verified) work is lost; Session::switchBranch makes it current.
-struct Branch {
-    size_t fork = 0;
-    std::vector<Step> steps; ///< versions fork+1 .. fork+steps.size() of that line
-};
 
 struct Breakpoint {
     enum class Kind { Pattern, Node, Module };
@@ -103,7 +92,8 @@ public:
     /// Every pattern's matches in an order that depends on the graph version alone (not on the
     /// worklist, which depends on where the session has been): the order a fresh session on this
     /// version would apply them in — phase by phase, anchors in reverse program order (the first
-    /// sweep's), an anchor's patterns by benefit; skipped ones left out. What the debugger lists.
+    /// sweep's), an anchor's patterns by benefit; skipped ones left out. What the debugger lists:
+    /// findMatches (rewrite/Matcher.h) on the session's index, less the skips.
     std::vector<Match> stableCandidates(size_t limit = SIZE_MAX);
     /// Applies a match (as returned by candidates() on the current graph). False if it no longer
     /// matches or the checked-mode check failed (then the graph is unchanged; see lastError()).
@@ -115,17 +105,17 @@ public:
     std::vector<std::pair<std::string, std::string>> skipped() const;
     /// Proposes (pattern, anchor) again; false when it was not skipped.
     bool unskip(const std::string &pattern, const std::string &anchor);
-    bool undo();
-    bool redo();
+    bool undo() { return m_history.undo(); }
+    bool redo() { return m_history.redo(); }
     /// Moves to version v (0 = original, history().size() = latest) by undo/redo.
-    bool checkout(size_t version);
-    size_t version() const { return m_cursor; }
-    const std::vector<Step> &history() const { return m_history; }
+    bool checkout(size_t version) { return m_history.checkout(version); }
+    size_t version() const { return m_history.version(); }
+    const std::vector<Step> &history() const { return m_history.steps(); }
     /// Lines that left the history (a step applied after going back keeps the steps it replaced).
-    const std::vector<Branch> &branches() const { return m_branches; }
+    const std::vector<Branch> &branches() const { return m_history.branches(); }
     /// Makes branch `index` the current line and moves to its last version; the current line's steps
     /// after the branch's fork become a branch in its place. False for a bad index.
-    bool switchBranch(size_t index);
+    bool switchBranch(size_t index) { return m_history.switchBranch(index); }
 
     void addBreakpoint(Breakpoint b) { m_breakpoints.push_back(std::move(b)); }
     /// Sets (or, with nullptr, removes) the semantic check of later steps (SessionConfig::verify).
@@ -144,7 +134,7 @@ public:
     const std::string &lastError() const { return m_lastError; }
 
     /// Index (op, target) -> live nodes, kept current under every edit.
-    const std::unordered_set<Node *> &nodesWithKey(const AnchorKey &k) const override;
+    const std::unordered_set<Node *> &nodesWithKey(const AnchorKey &k) const override { return m_index.nodesWithKey(k); }
     uint64_t editCount() const override { return m_edits; }
 
 private:
@@ -155,47 +145,34 @@ private:
     bool tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bool &hitBreakpoint);
     bool applyMatch(const Pattern &p, const Match &m);
     bool breaksAt(const Pattern &p, const Match &m) const;
-    const std::vector<const Pattern *> &patternsFor(Node *n) const;
     void enqueue(Node *n);
-    /// Puts `n` under its current (op, target) key in the index (or under none).
-    void reindex(Node *n);
-    const Pattern *patternNamed(const std::string &name) const;
+    /// After undo or redo of a step: its nodes and their neighbours are visited again; listeners hear.
+    void moved(const Step &s, bool undone);
     std::string checkStep(const Step &s) const;
-    /// False (with why) when the match touches storage written in place (see Pattern::mutationAware).
-    bool mutationSafe(const Pattern &p, const Match &m, MatchFailure &why);
-    /// A match passes the pattern and the engine's mutation check.
+    /// The alias analysis of this version; nullptr when nothing writes in place (see matchAt).
+    const AliasInfo *aliasInfo();
+    /// The engine's rule (matchAt) on the session's index.
     bool matches(const Pattern &p, Node *n, Match &m, MatchFailure &why);
     void trackMutation(Node *n);
     /// `n` no longer writes in place (changed or erased): refused anchors are visited again.
     void forgetMutator(Node *n);
+    /// Starts the next phase: every live node is swept again. False when there is none.
+    bool nextPhase();
 
     Graph &m_g;
     /// Graph inputs that outputs alias when the session starts: a later step may alias them again.
     std::vector<std::string> m_startAliases; ///< aliasKey of each
-    std::vector<const Pattern *> m_patterns;
+    PatternSet m_patterns;
     SessionConfig m_cfg;
     std::vector<RewriteListener *> m_listeners;
-    void mergeAnyTarget(const AnchorKey &k, std::vector<const Pattern *> &list) const;
-    /// Patterns by anchor key (a cache: keys of targets no pattern names are added on first sight).
-    mutable std::map<AnchorKey, std::vector<const Pattern *>> m_byKey;
-    /// Patterns anchored on every target of an op kind (AnchorKey with an empty target).
-    std::map<ir::OpKind, std::vector<const Pattern *>> m_anyTarget;
-    using IndexEntry = std::pair<const AnchorKey, std::unordered_set<Node *>>;
-    std::map<AnchorKey, std::unordered_set<Node *>> m_index;
-    std::vector<IndexEntry *> m_entryOf; ///< by node id: the index entry holding it (map nodes are stable)
-    std::vector<Node *> m_sweep;         ///< first sweep, popped from the back (reverse program order)
-    std::deque<Node *> m_revisit;        ///< nodes touched by rewrites (or undo/redo), first in first out
+    AnchorIndex m_index;
+    History m_history;
+    std::vector<Node *> m_sweep;  ///< first sweep, popped from the back (reverse program order)
+    std::deque<Node *> m_revisit; ///< nodes touched by rewrites (or undo/redo), first in first out
     bool m_sweeping = true;
     int m_phase = 0;
-    int m_maxPhase = 0;
-    /// Starts the next phase: every live node is swept again. False when there is none.
-    bool nextPhase();
-    uint64_t m_edits = 0;                                     ///< from a clock shared by all sessions
-    std::vector<uint8_t> m_queued;                            ///< by node id
-    std::set<std::pair<const Pattern *, uint32_t>> m_skipped; ///< (pattern, anchor id); ids survive undo
-    std::vector<Step> m_history;
-    std::vector<Branch> m_branches;
-    size_t m_cursor = 0;
+    uint64_t m_edits = 0;          ///< from nextEditStamp(), the clock shared by all sessions
+    std::vector<uint8_t> m_queued; ///< by node id
     std::vector<Breakpoint> m_breakpoints;
     std::string m_lastError;
     bool m_resumeFromBreakpoint = false;
