@@ -3,7 +3,7 @@
 # Everything the docs report from the GPU machine, in one run with a log per phase (no Qt/Graphviz
 # there; scripts/gpu-check.sh says which headers .deps/ carries):
 #
-#   scripts/gpu-all.sh OUT_DIR        (PHASES="ctr checks zoo" by default; TANGLE=50)
+#   scripts/gpu-all.sh OUT_DIR        (PHASES="checks ctr zoo" by default; TANGLE=50)
 #
 #   build   core + CLI + executor + fxlens._core for the machine's Python and PyTorch
 #   ctr     bench/backend_vs_inductor.py on the CTR kinds and the bundled CTR model   -> ctr.json/.md
@@ -20,7 +20,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=$(mkdir -p "${1:-/tmp/fxlens-gpu-all}" && cd "${1:-/tmp/fxlens-gpu-all}" && pwd)
 PY=${PYTHON:-python3}
-PHASES=${PHASES:-ctr checks zoo}
+PHASES=${PHASES:-checks ctr zoo}
 CTR=deepfm,dcn,xdeepfm,autoint,ctr
 log() { echo "$(date +%T) $*" | tee -a "$OUT/progress.txt"; }
 pack() { tar -czf /tmp/fxlens-gpu-results.tgz -C "$OUT" --exclude results.tar.gz . 2>/dev/null
@@ -48,13 +48,13 @@ for phase in $PHASES; do
       bench --models $CTR --json "$OUT/ctr.json" --out "$OUT/ctr.md" > "$OUT/ctr.log" ;;
     checks)
       mkdir -p "$OUT/models"
-      ( timeout 480 $PY -m pytest -q -rs -m gpu -p no:cacheprovider python/tests/test_backend.py > "$OUT/pytest-gpu.txt" 2>&1
+      ( timeout 330 $PY -m pytest -q -rs -m gpu -p no:cacheprovider python/tests/test_backend.py > "$OUT/pytest-gpu.txt" 2>&1
         log "pytest -m gpu: exit $?" ) &
-      ( OMP_NUM_THREADS=4 timeout 480 $PY bench/opinfo_coverage.py --device cuda --workers 6 --quiet \
+      ( OMP_NUM_THREADS=4 timeout 330 $PY bench/opinfo_coverage.py --device cuda --workers 12 --quiet \
           --json "$OUT/opinfo-cuda.json" --out "$OUT/opinfo-cuda.md" > "$OUT/opinfo.log" 2>&1
         log "opinfo: exit $?" ) &
       for m in $($PY -c 'import sys; sys.path.insert(0, "bench"); import models; print(" ".join(models.MODELS))'); do
-        ( OMP_NUM_THREADS=1 timeout 480 $PY bench/models.py --models "$m" --device cuda --out "/tmp/fxlens-models/$m" \
+        ( OMP_NUM_THREADS=1 timeout 330 $PY bench/models.py --models "$m" --device cuda --out "/tmp/fxlens-models/$m" \
             --no-md --json "$OUT/models/$m.json" > "$OUT/models/$m.log" 2>&1
           log "models $m: exit $?" ) &
       done
