@@ -10,7 +10,7 @@
 #   checks  at once, each in its own processes (correctness only, nothing timed):
 #           the backend's CUDA tests (pytest -m gpu)                                    -> pytest-gpu.txt
 #           bench/models.py --device cuda, one process per zoo model (frozen round trips) -> models/*.json
-#           bench/opinfo_coverage.py --device cuda                                      -> opinfo-cuda.json/.md
+#           bench/opinfo_coverage.py --device cuda, one process per route               -> opinfo-cuda-*.json
 #   zoo     bench/backend_vs_inductor.py on the tangle and the zoo, merged with ctr     -> all.json/.md
 #
 # Progress goes to OUT_DIR/progress.txt; OUT_DIR/done is written at the end, and everything is
@@ -50,9 +50,11 @@ for phase in $PHASES; do
       mkdir -p "$OUT/models"
       ( timeout 330 $PY -m pytest -q -rs -m gpu -p no:cacheprovider python/tests/test_backend.py > "$OUT/pytest-gpu.txt" 2>&1
         log "pytest -m gpu: exit $?" ) &
-      ( OMP_NUM_THREADS=4 timeout 330 $PY bench/opinfo_coverage.py --device cuda --workers 12 --quiet \
-          --json "$OUT/opinfo-cuda.json" --out "$OUT/opinfo-cuda.md" > "$OUT/opinfo.log" 2>&1
-        log "opinfo: exit $?" ) &
+      for route in fx dynamo; do
+        ( OMP_NUM_THREADS=2 timeout 330 $PY bench/opinfo_coverage.py --device cuda --route $route --workers 8 --quiet \
+            --json "$OUT/opinfo-cuda-$route.json" > "$OUT/opinfo-$route.log" 2>&1
+          log "opinfo $route: exit $?" ) &
+      done
       for m in $($PY -c 'import sys; sys.path.insert(0, "bench"); import models; print(" ".join(models.MODELS))'); do
         ( OMP_NUM_THREADS=1 timeout 330 $PY bench/models.py --models "$m" --device cuda --out "/tmp/fxlens-models/$m" \
             --no-md --json "$OUT/models/$m.json" > "$OUT/models/$m.log" 2>&1
