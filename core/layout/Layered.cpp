@@ -53,6 +53,88 @@ void sizeItem(ViewItem &i)
     i.w = std::clamp(double(chars) * 6.5 + 16, 60.0, 260.0);
 }
 
+/// The item of a node shown as itself.
+ViewItem nodeItem(const ir::Node *n)
+{
+    ViewItem i;
+    i.node = n;
+    i.category = opCategory(n);
+    i.module = n->meta().modulePath();
+    for (const auto &f : displayModules(n))
+        if (!f.path.empty())
+            i.cluster = f.path;
+    i.label = n->name();
+    i.detail = n->op() == ir::OpKind::CallFunction || n->op() == ir::OpKind::CallMethod || n->op() == ir::OpKind::CallModule
+        ? n->target()
+        : std::string(ir::opKindName(n->op()));
+    if (n->meta().val.kind != ir::ValueMeta::Kind::Unknown)
+        i.value = n->meta().val.toString();
+    return i;
+}
+
+/// Hidden parameters and constants go with their first reader that is shown (through the hidden
+/// nodes computed from them): selecting one shows the reader; its tooltip lists them.
+void attachHiddenInputs(ViewGraph &v, const ir::Graph &g, const std::vector<uint8_t> &hidden)
+{
+    std::vector<ir::Node *> hiddenNodes;
+    for (ir::Node *n = g.first(); n; n = n->next())
+        if (hidden[n->id()])
+            hiddenNodes.push_back(n);
+    for (auto k = hiddenNodes.rbegin(); k != hiddenNodes.rend(); ++k) {
+        ir::Node *n = *k;
+        for (ir::Node *u : n->users()) {
+            const int32_t r = v.itemOfNode[u->id()];
+            if (r < 0)
+                continue;
+            v.itemOfNode[n->id()] = r;
+            auto &reader = v.items[size_t(r)];
+            if (++reader.hiddenInputs <= 3) {
+                std::string what = n->target().empty() || n->op() != ir::OpKind::GetAttr ? n->name() : n->target();
+                if (n->meta().val.kind != ir::ValueMeta::Kind::Unknown)
+                    what += " " + n->meta().val.toString();
+                reader.hiddenSummary = what + (reader.hiddenSummary.empty() ? "" : ", ") + reader.hiddenSummary;
+            }
+            break;
+        }
+    }
+}
+
+/// Edges between the items that stand for a node and its visible inputs (once each, with how many
+/// node edges they stand for and the first value they carry).
+void addEdges(ViewGraph &v, const ir::Graph &g, const std::vector<uint8_t> &hidden)
+{
+    struct Key {
+        uint64_t key;
+        const ir::Node *value;
+    };
+    std::vector<Key> keys;
+    for (ir::Node *n = g.first(); n; n = n->next()) {
+        if (hidden[n->id()])
+            continue;
+        const int32_t to = v.itemOfNode[n->id()];
+        for (ir::Node *in : n->inputNodes()) {
+            if (hidden[in->id()])
+                continue;
+            const int32_t from = v.itemOfNode[in->id()];
+            if (from >= 0 && to >= 0 && from != to)
+                keys.push_back({(uint64_t(uint32_t(from)) << 32) | uint32_t(to), in});
+        }
+    }
+    std::stable_sort(keys.begin(), keys.end(), [](const Key &a, const Key &b) { return a.key < b.key; });
+    for (size_t k = 0; k < keys.size();) {
+        size_t e = k;
+        while (e < keys.size() && keys[e].key == keys[k].key)
+            ++e;
+        ViewEdge edge;
+        edge.from = uint32_t(keys[k].key >> 32);
+        edge.to = uint32_t(keys[k].key & 0xffffffffu);
+        edge.value = keys[k].value;
+        edge.count = uint32_t(e - k);
+        v.edges.push_back(std::move(edge));
+        k = e;
+    }
+}
+
 } // namespace
 
 ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, const ViewOptions &o)
@@ -98,20 +180,7 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
             item = c.item;
             ++v.items[size_t(item)].nodeCount;
         } else {
-            ViewItem i;
-            i.node = n;
-            i.category = opCategory(n);
-            i.module = n->meta().modulePath();
-            for (const auto &f : displayModules(n))
-                if (!f.path.empty())
-                    i.cluster = f.path;
-            i.label = n->name();
-            i.detail = n->op() == ir::OpKind::CallFunction || n->op() == ir::OpKind::CallMethod || n->op() == ir::OpKind::CallModule
-                ? n->target()
-                : std::string(ir::opKindName(n->op()));
-            if (n->meta().val.kind != ir::ValueMeta::Kind::Unknown)
-                i.value = n->meta().val.toString();
-            v.items.push_back(std::move(i));
+            v.items.push_back(nodeItem(n));
             item = int32_t(v.items.size() - 1);
         }
         v.itemOfNode[n->id()] = item;
@@ -124,63 +193,10 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
                     c.over = true;
         }
     }
-    // Hidden parameters and constants go with their first reader that is shown (through the
-    // hidden nodes computed from them): selecting one shows the reader; its tooltip lists them.
-    std::vector<ir::Node *> hiddenNodes;
-    for (ir::Node *n = g.first(); n; n = n->next())
-        if (hidden[n->id()])
-            hiddenNodes.push_back(n);
-    for (auto k = hiddenNodes.rbegin(); k != hiddenNodes.rend(); ++k) {
-        ir::Node *n = *k;
-        for (ir::Node *u : n->users()) {
-            const int32_t r = v.itemOfNode[u->id()];
-            if (r < 0)
-                continue;
-            v.itemOfNode[n->id()] = r;
-            auto &reader = v.items[size_t(r)];
-            if (++reader.hiddenInputs <= 3) {
-                std::string what = n->target().empty() || n->op() != ir::OpKind::GetAttr ? n->name() : n->target();
-                if (n->meta().val.kind != ir::ValueMeta::Kind::Unknown)
-                    what += " " + n->meta().val.toString();
-                reader.hiddenSummary = what + (reader.hiddenSummary.empty() ? "" : ", ") + reader.hiddenSummary;
-            }
-            break;
-        }
-    }
+    attachHiddenInputs(v, g, hidden);
     for (auto &i : v.items)
         sizeItem(i);
-    // Edges between the items that stand for a node and its visible inputs (once each, with how
-    // many node edges they stand for and the first value they carry).
-    struct Key {
-        uint64_t key;
-        const ir::Node *value;
-    };
-    std::vector<Key> keys;
-    for (ir::Node *n = g.first(); n; n = n->next()) {
-        if (hidden[n->id()])
-            continue;
-        const int32_t to = v.itemOfNode[n->id()];
-        for (ir::Node *in : n->inputNodes()) {
-            if (hidden[in->id()])
-                continue;
-            const int32_t from = v.itemOfNode[in->id()];
-            if (from >= 0 && to >= 0 && from != to)
-                keys.push_back({(uint64_t(uint32_t(from)) << 32) | uint32_t(to), in});
-        }
-    }
-    std::stable_sort(keys.begin(), keys.end(), [](const Key &a, const Key &b) { return a.key < b.key; });
-    for (size_t k = 0; k < keys.size();) {
-        size_t e = k;
-        while (e < keys.size() && keys[e].key == keys[k].key)
-            ++e;
-        ViewEdge edge;
-        edge.from = uint32_t(keys[k].key >> 32);
-        edge.to = uint32_t(keys[k].key & 0xffffffffu);
-        edge.value = keys[k].value;
-        edge.count = uint32_t(e - k);
-        v.edges.push_back(std::move(edge));
-        k = e;
-    }
+    addEdges(v, g, hidden);
     return v;
 }
 
