@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+// The layered layout's slots: the items, the dummies of long edges, and the modules the items are
+// grouped by (see LayeredPhases.h).
+#include "layout/LayeredPhases.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+namespace fxlens::layout::layered {
+
+namespace {
+
+// Views with more items or dummies than these order their items only (long edges then run
+// through the gaps routeEdges finds).
+constexpr size_t kDummyItems = 5000, kDummies = 40000;
+
+/// A chain of dummies below each item with long edges (one per layer its longest edge passes),
+/// and the ordering neighbours through them: each long edge leaves its bundle where it ends.
+void addDummies(LayeredState &s, const std::vector<int> &reach)
+{
+    const auto &items = s.v.items;
+    for (auto &l : s.up)
+        l.clear();
+    for (auto &l : s.down)
+        l.clear();
+    std::vector<uint32_t> trunk(s.n, 0); // the first dummy of each item's bundle
+    for (uint32_t i = 0; i < s.n; ++i) {
+        if (reach[i] < 2)
+            continue;
+        trunk[i] = uint32_t(s.layerOf.size());
+        s.trunks.push_back({trunk[i], reach[i] - 1});
+        uint32_t prev = i;
+        for (int k = 1; k < reach[i]; ++k) {
+            const uint32_t d = uint32_t(s.layerOf.size());
+            s.layerOf.push_back(items[i].layer + k);
+            s.widthOf.push_back(6);
+            s.heightOf.push_back(0);
+            s.up.emplace_back();
+            s.down.emplace_back();
+            s.up[d].push_back(prev);
+            s.down[prev].push_back(d);
+            prev = d;
+        }
+    }
+    for (size_t ei = 0; ei < s.v.edges.size(); ++ei) {
+        const auto &e = s.v.edges[ei];
+        if (e.back)
+            continue;
+        const int span = items[e.to].layer - items[e.from].layer;
+        uint32_t prev = e.from;
+        if (span > 1) {
+            s.chains.push_back({ei, trunk[e.from], span - 1});
+            prev = trunk[e.from] + uint32_t(span - 2);
+        }
+        s.up[e.to].push_back(prev);
+        s.down[prev].push_back(e.to);
+    }
+}
+
+} // namespace
+
+// Long edges get a chain of dummies, one per layer they pass (small views: the ordering then
+// places their routes like items, which keeps them straight and uncrossed). Long edges from one
+// item share one chain (a bundle: one line down the side of the picture, branching off to each
+// reader, instead of a lane per reader), placed and ordered once.
+void addSlots(LayeredState &s)
+{
+    const auto &items = s.v.items;
+    s.layerOf.resize(s.n);
+    s.widthOf.resize(s.n);
+    s.heightOf.resize(s.n);
+    for (size_t i = 0; i < s.n; ++i)
+        s.layerOf[i] = items[i].layer, s.widthOf[i] = items[i].w, s.heightOf[i] = items[i].h;
+    s.up = s.preds;
+    s.down = s.succs;
+    std::vector<int> reach(s.n, 0); // the longest span of each item's edges
+    for (const auto &e : s.v.edges)
+        if (!e.back)
+            reach[e.from] = std::max(reach[e.from], items[e.to].layer - items[e.from].layer);
+    size_t dummies = 0;
+    for (int r : reach)
+        dummies += size_t(std::max(0, r - 1));
+    if (s.n <= kDummyItems && dummies <= kDummies)
+        addDummies(s, reach);
+}
+
+// Each item's innermost expanded module as a cluster id, and every cluster's chain of modules,
+// outermost first (the prefixes of its path: "a", "a.b", "a.b.c").
+void findClusters(LayeredState &s)
+{
+    s.clusterId.assign(s.slots(), 0);
+    s.chainOf.assign(1, {});
+    s.framed = false;
+    std::unordered_map<std::string, uint32_t> ids;
+    ids.emplace(std::string(), 0u);
+    for (size_t i = 0; i < s.n; ++i) {
+        const std::string &path = s.v.items[i].cluster;
+        if (path.empty())
+            continue;
+        s.framed = true;
+        uint32_t id = 0;
+        for (size_t k = path.find('.');; k = path.find('.', k + 1)) {
+            const std::string prefix = k == std::string::npos ? path : path.substr(0, k);
+            auto [it, fresh] = ids.emplace(prefix, uint32_t(s.chainOf.size()));
+            if (fresh) {
+                std::vector<uint32_t> chain = s.chainOf[id];
+                chain.push_back(it->second);
+                s.chainOf.push_back(std::move(chain));
+            }
+            id = it->second;
+            if (k == std::string::npos)
+                break;
+        }
+        s.clusterId[i] = id;
+    }
+}
+
+} // namespace fxlens::layout::layered
