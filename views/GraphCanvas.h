@@ -23,6 +23,7 @@ class QStatusBar;
 
 namespace fxlens::views {
 
+class GraphDocument;
 class Selection;
 
 class GraphCanvas : public QWidget {
@@ -37,6 +38,8 @@ public:
     const ir::Graph *graph() const { return m_graph; }
     /// Shows the selection (centred, expanding its modules) and its highlight; a click selects.
     void setSelection(Selection *selection);
+    /// Follows the document: its graph shown (setGraph), laid out again after an edit (graphEdited).
+    void setDocument(GraphDocument *doc);
     /// A busy bar and a Cancel button in `bar` while a Graphviz layout runs off the GUI thread, and
     /// how it ended.
     void addLayoutStatus(QStatusBar *bar);
