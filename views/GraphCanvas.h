@@ -11,6 +11,7 @@
 #include "layout/Layered.h"
 
 #include <QImage>
+#include <QLineF>
 #include <QPainterPath>
 #include <QPolygonF>
 #include <QWidget>
@@ -187,8 +188,18 @@ private:
     std::vector<int> itemsIn(const QRectF &sceneRect) const;
     void paintScene(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
     void paintEdges(QPainter &p, const std::vector<int> &items, const QRectF &sceneRect, double scale, bool everything, const QColor &edge);
+    /// The edges of `items` to draw (each once, within the zoom's budget of edge pixels unless
+    /// `everything`), their segments appended to `lines`.
+    std::vector<size_t> edgesToDraw(const std::vector<int> &items, const QRectF &sceneRect, double scale, bool everything,
+                                    QVector<QLineF> &lines) const;
+    void paintArrowheads(QPainter &p, const std::vector<size_t> &shown, const QRectF &sceneRect, bool everything, const QColor &edge) const;
+    void paintSelectedEdges(QPainter &p, double scale) const;
+    void paintEdgeLabels(QPainter &p, const std::vector<size_t> &shown, const QRectF &sceneRect, bool everything) const;
+    /// The value an edge carries as its label ("f32[8, 64] ×2"); "" for a tuple.
+    QString edgeLabel(size_t e) const;
     void paintPixels(QImage &image, const QTransform &t, const std::vector<int> &items, bool dark);
     void paintLegend(QPainter &p);
+    /// The frames of the expanded modules (m_frames); the scene grows to hold them.
     void computeFrames();
     void paintFrames(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
     /// An edge's polyline (its route, or the straight line when it has none).
