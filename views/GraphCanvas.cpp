@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "GraphCanvas.h"
 
+#include "GraphDocument.h"
+
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStatusBar>
@@ -57,6 +59,13 @@ void GraphCanvas::setGraph(const ir::Graph *g)
     m_overlays.clearAll();
     relayout(false);
     readableView();
+}
+
+void GraphCanvas::setDocument(GraphDocument *doc)
+{
+    connect(doc, &GraphDocument::aboutToReplace, this, [this] { setGraph(nullptr); });
+    connect(doc, &GraphDocument::replaced, this, &GraphCanvas::setGraph);
+    connect(doc, &GraphDocument::changed, this, &GraphCanvas::graphEdited);
 }
 
 void GraphCanvas::readableView()

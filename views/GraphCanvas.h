@@ -11,6 +11,7 @@
 #include "layout/Layered.h"
 
 #include <QImage>
+#include <QLineF>
 #include <QPainterPath>
 #include <QPolygonF>
 #include <QWidget>
@@ -23,6 +24,7 @@ class QStatusBar;
 
 namespace fxlens::views {
 
+class GraphDocument;
 class Selection;
 
 class GraphCanvas : public QWidget {
@@ -37,6 +39,8 @@ public:
     const ir::Graph *graph() const { return m_graph; }
     /// Shows the selection (centred, expanding its modules) and its highlight; a click selects.
     void setSelection(Selection *selection);
+    /// Follows the document: its graph shown (setGraph), laid out again after an edit (graphEdited).
+    void setDocument(GraphDocument *doc);
     /// A busy bar and a Cancel button in `bar` while a Graphviz layout runs off the GUI thread, and
     /// how it ended.
     void addLayoutStatus(QStatusBar *bar);
@@ -184,8 +188,18 @@ private:
     std::vector<int> itemsIn(const QRectF &sceneRect) const;
     void paintScene(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
     void paintEdges(QPainter &p, const std::vector<int> &items, const QRectF &sceneRect, double scale, bool everything, const QColor &edge);
+    /// The edges of `items` to draw (each once, within the zoom's budget of edge pixels unless
+    /// `everything`), their segments appended to `lines`.
+    std::vector<size_t> edgesToDraw(const std::vector<int> &items, const QRectF &sceneRect, double scale, bool everything,
+                                    QVector<QLineF> &lines) const;
+    void paintArrowheads(QPainter &p, const std::vector<size_t> &shown, const QRectF &sceneRect, bool everything, const QColor &edge) const;
+    void paintSelectedEdges(QPainter &p, double scale) const;
+    void paintEdgeLabels(QPainter &p, const std::vector<size_t> &shown, const QRectF &sceneRect, bool everything) const;
+    /// The value an edge carries as its label ("f32[8, 64] ×2"); "" for a tuple.
+    QString edgeLabel(size_t e) const;
     void paintPixels(QImage &image, const QTransform &t, const std::vector<int> &items, bool dark);
     void paintLegend(QPainter &p);
+    /// The frames of the expanded modules (m_frames); the scene grows to hold them.
     void computeFrames();
     void paintFrames(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
     /// An edge's polyline (its route, or the straight line when it has none).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "Inspector.h"
 
+#include "GraphDocument.h"
 #include "Selection.h"
 
 #include "ir/Target.h"
@@ -59,6 +60,12 @@ void Inspector::setSelection(Selection *selection, std::function<QString(const s
             showModule(*g, path);
     });
     connect(this, &Inspector::nodeRequested, selection, &Selection::selectNode);
+}
+
+void Inspector::setDocument(GraphDocument *doc)
+{
+    connect(doc, &GraphDocument::replaced, this, &Inspector::clear);
+    connect(doc, &GraphDocument::changed, this, &Inspector::clear);
 }
 
 void Inspector::changeEvent(QEvent *e)

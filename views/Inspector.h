@@ -13,6 +13,7 @@
 
 namespace fxlens::views {
 
+class GraphDocument;
 class Selection;
 
 class Inspector : public QTextBrowser {
@@ -28,6 +29,8 @@ public:
     /// Shows the selection's node or module; a link selects its node. `profileStats` gives a node's
     /// measured figures ("" when none).
     void setSelection(Selection *selection, std::function<QString(const std::string &)> profileStats);
+    /// Empties when the document's graph is replaced or edited (what it showed may be gone).
+    void setDocument(GraphDocument *doc);
 
 Q_SIGNALS:
     void nodeRequested(const QString &name);

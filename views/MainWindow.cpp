@@ -137,32 +137,22 @@ void MainWindow::createPanels()
 
 void MainWindow::connectDocument()
 {
-    connect(m_doc, &GraphDocument::aboutToReplace, this, [this] {
-        m_nodes->setGraph(nullptr);
-        m_editor->setGraph(nullptr);
-        m_canvas->setGraph(nullptr);
-    });
-    connect(m_doc, &GraphDocument::replaced, this, [this](const ir::Graph *g) {
-        m_nodes->setGraph(g);
-        // The text form (tens of MB for a 100k-node graph) is printed when its tab is first shown.
+    // The panels follow the document themselves (setDocument); the pattern editor is given the
+    // graph it matches on, and the window keeps its text form, status line, title and autosave.
+    m_canvas->setDocument(m_doc);
+    m_nodes->setDocument(m_doc);
+    m_inspector->setDocument(m_doc);
+    connect(m_doc, &GraphDocument::aboutToReplace, m_editor, [this] { m_editor->setGraph(nullptr); });
+    const auto editorGraph = [this] { m_editor->setGraph(m_doc->editableGraph()); }; // its matches name nodes of the graph before
+    connect(m_doc, &GraphDocument::replaced, m_editor, editorGraph);
+    connect(m_doc, &GraphDocument::changed, m_editor, editorGraph);
+    connect(m_doc, &GraphDocument::replaced, this, [this] {
         m_text->clear();
-        m_textStale = true;
-        fillText();
-        m_canvas->setGraph(g);
-        m_inspector->clear();
-        setSearch(QString());      // a filter of the previous file would hide this one's nodes
-        m_editor->setGraph(m_doc->editableGraph());
-        updateStats();
+        graphShown();
         updateTitle();
     });
-    connect(m_doc, &GraphDocument::changed, this, [this](const ir::Graph *g) {
-        m_nodes->setGraph(g);
-        m_canvas->graphEdited();
-        m_textStale = true;
-        fillText();
-        m_inspector->clear();
-        m_editor->setGraph(m_doc->editableGraph()); // its matches named nodes of the previous version
-        updateStats();
+    connect(m_doc, &GraphDocument::changed, this, [this] {
+        graphShown();
         m_autosaveTimer->start();
     });
     connect(m_doc, &GraphDocument::modifiedChanged, this, [this](bool modified) {
@@ -307,7 +297,13 @@ void MainWindow::autosaveNow()
         statusBar()->showMessage(tr("Cannot autosave: %1").arg(error), 8000);
 }
 
-void MainWindow::updateStats() { m_stats->setText(m_doc->statsText()); }
+void MainWindow::graphShown()
+{
+    // The text form (tens of MB for a 100k-node graph) is printed when its tab is first shown.
+    m_textStale = true;
+    fillText();
+    m_stats->setText(m_doc->statsText());
+}
 
 void MainWindow::updateTitle()
 {

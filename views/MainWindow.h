@@ -104,7 +104,8 @@ private:
     void createPanels();
     void connectDocument();
     void fillText();
-    void updateStats();
+    /// A new or edited graph: the text form is printed again (when shown), the status line counts it.
+    void graphShown();
     void updateTitle();
     /// While a run is in progress: everything that could edit the graph or the patterns is held;
     /// the canvas, the node table and the inspector stay browsable.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "NodeList.h"
 
+#include "GraphDocument.h"
 #include "Selection.h"
 
 #include "NodeTableModel.h"
@@ -81,6 +82,16 @@ void NodeList::setGraph(const ir::Graph *g)
     filter->constants = g ? layout::constantNodes(*g) : std::vector<uint8_t>{};
     m_model->setGraph(g);
     m_proxy->invalidate();
+}
+
+void NodeList::setDocument(GraphDocument *doc)
+{
+    connect(doc, &GraphDocument::aboutToReplace, this, [this] { setGraph(nullptr); });
+    connect(doc, &GraphDocument::replaced, this, [this](const ir::Graph *g) {
+        setGraph(g);
+        setSearch(QString());
+    });
+    connect(doc, &GraphDocument::changed, this, &NodeList::setGraph);
 }
 
 void NodeList::setShowConstants(bool on)

@@ -13,6 +13,7 @@ class QTableView;
 
 namespace fxlens::views {
 
+class GraphDocument;
 class NodeTableModel;
 class Selection;
 
@@ -21,6 +22,9 @@ class NodeList : public QWidget {
 public:
     explicit NodeList(QWidget *parent = nullptr);
     void setGraph(const ir::Graph *g);
+    /// Follows the document's graph; a new graph clears the search (a filter of the previous file
+    /// would hide this one's nodes).
+    void setDocument(GraphDocument *doc);
     /// Follows the window's selection and selects through it.
     void setSelection(Selection *selection);
     /// Filters the rows; returns how many match.

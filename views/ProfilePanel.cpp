@@ -6,18 +6,20 @@
 #include "KernelTimeline.h"
 #include "ProfileChart.h"
 #include "ProfileStore.h"
+#include "ProfileTableModel.h"
 #include "ProfilingJob.h"
 #include "rewrite/VersionList.h"
 
 #include <QComboBox>
-#include <QProgressBar>
-#include <QPushButton>
 #include <QFileInfo>
 #include <QHBoxLayout>
-#include <QTabWidget>
 #include <QHeaderView>
 #include <QLabel>
-#include <QTableWidget>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QTabWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -25,21 +27,6 @@
 namespace fxlens::views {
 
 namespace {
-
-// Columns (the target is the node name's tooltip, so that the table fits a side panel): with a
-// comparison, B's time and the change take the host time's place.
-enum Column { NodeCol, CountCol, TimeCol, ShareCol, HostCol, BTimeCol = HostCol, DeltaCol };
-
-/// A cell showing `text` that sorts by `value`.
-class NumberItem : public QTableWidgetItem {
-public:
-    NumberItem(const QString &text, double value) : QTableWidgetItem(text)
-    {
-        setData(Qt::UserRole, value);
-        setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    }
-    bool operator<(const QTableWidgetItem &o) const override { return data(Qt::UserRole).toDouble() < o.data(Qt::UserRole).toDouble(); }
-};
 
 QString count(double v) { return std::fabs(v - std::round(v)) < 1e-9 ? QString::number(qlonglong(std::llround(v))) : QString::number(v, 'f', 1); }
 
@@ -83,7 +70,12 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
     m_caption = new QLabel(nodes);
     m_caption->setWordWrap(true);
     nodesLayout->addWidget(m_caption);
-    m_table = new QTableWidget(nodes);
+    m_model = new ProfileTableModel(this);
+    m_sorted = new QSortFilterProxyModel(this);
+    m_sorted->setSortRole(ProfileTableModel::SortRole); // numbers by value, not by their text
+    m_sorted->setSourceModel(m_model);
+    m_table = new QTableView(nodes);
+    m_table->setModel(m_sorted);
     m_table->setObjectName(QStringLiteral("profileTable"));
     m_table->setTextElideMode(Qt::ElideMiddle); // "blocks_3_linear" reads as "blo…inear", not "blocks…"
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -91,6 +83,7 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setSortingEnabled(true); // a header click sorts; every fill sorts by device time again
     nodesLayout->addWidget(m_table, 1);
     m_scale = new QLabel(nodes);
     m_scale->setObjectName(QStringLiteral("heatScale"));
@@ -131,9 +124,9 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
         Q_EMIT jobFinished(ok, message);
     });
 
-    connect(m_table, &QTableWidget::currentCellChanged, this, [this](int row) {
-        if (row >= 0 && m_table->item(row, 0))
-            Q_EMIT nodeRequested(m_table->item(row, 0)->text());
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex &current) {
+        if (current.isValid())
+            Q_EMIT nodeRequested(current.siblingAtColumn(ProfileTableModel::NodeCol).data().toString());
     });
     connect(m_timeline, &KernelTimeline::nodeRequested, this, &ProfilePanel::nodeRequested);
     connect(m_chart, &ProfileChart::showRequested, this, &ProfilePanel::showProfile);
@@ -297,8 +290,6 @@ QString ProfilePanel::statsFor(const std::string &node) const
 void ProfilePanel::fill()
 {
     fillChoices();
-    m_table->setSortingEnabled(false);
-    m_table->setRowCount(0);
     std::vector<std::pair<const ir::Node *, double>> heat;
     const prof::Profile *shown = profile(), *b = comparison();
     const auto &ps = m_doc.profiles();
@@ -313,6 +304,7 @@ void ProfilePanel::fill()
     m_bIndex.clear();
     m_bound = shown && ps[size_t(m_shown)].versionId != 0 && ps[size_t(m_shown)].versionId == m_doc.history()->currentId();
     if (!shown) {
+        m_model->clearRows();
         m_summary->setText(tr("No profile. Profile ▸ Profile This Version runs it on the local GPU; File ▸ Open Profile… reads one "
                               "that `fxlens-cli profile -o p.json` saved."));
         m_scale->clear();
@@ -320,13 +312,25 @@ void ProfilePanel::fill()
         Q_EMIT heatChanged(heat);
         return;
     }
-    const ir::Graph *graph = m_doc.graph();
     const auto &p = *shown;
     for (size_t i = 0; i < p.nodes.size(); ++i)
         m_index.emplace(p.nodes[i].name, i);
     if (b)
         for (size_t i = 0; i < b->nodes.size(); ++i)
             m_bIndex.emplace(b->nodes[i].name, i);
+    m_caption->setText(tr("Per iteration (medians over the timed iterations); %: share of the busy iteration%1")
+                           .arg(b ? tr("; B and Δ: version B's time and the change") : QString()));
+    double top = 0;
+    std::string topNode;
+    fillTable(p, b, heat, top, topNode);
+    fillSummary();
+    fillScale(top, topNode);
+    Q_EMIT heatChanged(heat);
+}
+
+void ProfilePanel::fillTable(const prof::Profile &p, const prof::Profile *b, std::vector<std::pair<const ir::Node *, double>> &heat,
+                             double &top, std::string &topNode)
+{
     const bool cpu = p.mode == "cpu";
     // Short headers (every figure is per iteration, as the caption says), so that the numbers, not
     // their labels, set the columns' widths.
@@ -335,15 +339,11 @@ void ProfilePanel::fill()
         headers << tr("B time") << tr("Δ B−A");
     else
         headers << tr("Host");
-    m_caption->setText(tr("Per iteration (medians over the timed iterations); %: share of the busy iteration%1")
-                           .arg(b ? tr("; B and Δ: version B's time and the change") : QString()));
-    m_table->setColumnCount(int(headers.size()));
-    m_table->setHorizontalHeaderLabels(headers);
     // Bound by identity (GraphDocument: the version's fingerprint): otherwise it was recorded on
     // another graph or version, and nothing is tinted.
+    const ir::Graph *graph = m_doc.graph();
     const double iter = p.summary.gpuBusyUs;
-    double top = 0;
-    std::string topNode;
+    std::vector<ProfileTableModel::Row> rows;
     for (size_t i = 0; i < p.nodes.size() && i < p.nodeStats.size(); ++i) {
         const auto &st = p.nodeStats[i];
         if (st.kernels <= 0 && st.gpuUs <= 0)
@@ -354,37 +354,32 @@ void ProfilePanel::fill()
             if (st.gpuUs > top)
                 top = st.gpuUs, topNode = p.nodes[i].name;
         }
-        const int row = m_table->rowCount();
-        m_table->insertRow(row);
-        auto *name = new QTableWidgetItem(QString::fromStdString(p.nodes[i].name));
-        name->setToolTip(QString::fromStdString(p.nodes[i].target) + (n || !graph ? QString() : tr(" (recorded on another version)")));
-        m_table->setItem(row, NodeCol, name);
-        m_table->setItem(row, CountCol, new NumberItem(count(st.kernels), st.kernels));
-        m_table->setItem(row, TimeCol, new NumberItem(formatTime(st.gpuUs), st.gpuUs));
+        ProfileTableModel::Row row;
+        row.node = QString::fromStdString(p.nodes[i].name);
+        row.toolTip = QString::fromStdString(p.nodes[i].target) + (n || !graph ? QString() : tr(" (recorded on another version)"));
         const double share = iter > 0 ? 100.0 * st.gpuUs / iter : 0;
-        m_table->setItem(row, ShareCol, new NumberItem(QStringLiteral("%1 %").arg(share, 0, 'f', 1), share));
-        if (!b)
-            m_table->setItem(row, HostCol, new NumberItem(formatTime(st.cpuUs), st.cpuUs));
-        if (b) {
+        row.numbers = {
+            {count(st.kernels), st.kernels}, {formatTime(st.gpuUs), st.gpuUs}, {QStringLiteral("%1 %").arg(share, 0, 'f', 1), share}};
+        if (!b) {
+            row.numbers.push_back({formatTime(st.cpuUs), st.cpuUs});
+        } else {
             const auto it = m_bIndex.find(p.nodes[i].name);
             const double bt = it != m_bIndex.end() && it->second < b->nodeStats.size() ? b->nodeStats[it->second].gpuUs : 0;
-            m_table->setItem(row, BTimeCol, new NumberItem(it == m_bIndex.end() ? tr("—") : formatTime(bt), bt));
+            row.numbers.push_back({it == m_bIndex.end() ? tr("—") : formatTime(bt), bt});
             const double d = bt - st.gpuUs;
-            m_table->setItem(row, DeltaCol, new NumberItem(d == 0 ? QStringLiteral("0") : (d > 0 ? QStringLiteral("+") : QString()) + formatTime(d), d));
+            row.numbers.push_back({d == 0 ? QStringLiteral("0") : (d > 0 ? QStringLiteral("+") : QString()) + formatTime(d), d});
         }
+        rows.push_back(std::move(row));
     }
-    m_table->setSortingEnabled(true);
-    m_table->sortItems(TimeCol, Qt::DescendingOrder);
+    m_model->setTable(headers, std::move(rows));
+    m_table->sortByColumn(ProfileTableModel::TimeCol, Qt::DescendingOrder);
     // The node column takes what the numbers leave (names elide; the full name and target are the
     // tooltip), so the table fits the panel.
     auto *h = m_table->horizontalHeader();
     h->setStretchLastSection(false);
-    for (int c = 1; c < m_table->columnCount(); ++c)
+    for (int c = 1; c < m_model->columnCount(); ++c)
         h->setSectionResizeMode(c, QHeaderView::ResizeToContents);
-    h->setSectionResizeMode(NodeCol, QHeaderView::Stretch);
-    fillSummary();
-    fillScale(top, topNode);
-    Q_EMIT heatChanged(heat);
+    h->setSectionResizeMode(ProfileTableModel::NodeCol, QHeaderView::Stretch);
 }
 
 void ProfilePanel::fillSummary()

@@ -20,14 +20,16 @@
 class QComboBox;
 class QLabel;
 class QProgressBar;
+class QSortFilterProxyModel;
 class QTabWidget;
-class QTableWidget;
+class QTableView;
 
 namespace fxlens::views {
 
 class GraphDocument;
 class KernelTimeline;
 class ProfileChart;
+class ProfileTableModel;
 class Selection;
 
 class ProfilePanel : public QWidget {
@@ -59,7 +61,9 @@ public:
     QString status() const { return m_status; }
     /// "3 kernels/iter · 12.4 µs GPU · 5.1 µs host" for a node of the profile ("" when not profiled).
     QString statsFor(const std::string &node) const;
-    QTableWidget *table() const { return m_table; }
+    /// The node table: a view of tableModel() sorted by number (ProfileTableModel::SortRole).
+    QTableView *table() const { return m_table; }
+    ProfileTableModel *tableModel() const { return m_model; }
     KernelTimeline *timeline() const { return m_timeline; }
     ProfileChart *chart() const { return m_chart; }
     QTabWidget *tabs() const { return m_tabs; }
@@ -89,6 +93,10 @@ private:
     void documentChanged();
     void fillChoices();
     void fill();
+    /// The node table's rows for profile `p` (compared with `b`, may be null); `heat`: the device
+    /// time of each of the graph's nodes when the profile is bound, `top` the hottest's.
+    void fillTable(const prof::Profile &p, const prof::Profile *b, std::vector<std::pair<const ir::Node *, double>> &heat, double &top,
+                   std::string &topNode);
     void fillSummary();
     void fillScale(double top, const std::string &topNode);
 
@@ -102,7 +110,9 @@ private:
     QLabel *m_summary = nullptr, *m_caption = nullptr, *m_scale = nullptr;
     QComboBox *m_choice = nullptr, *m_compareChoice = nullptr;
     QTabWidget *m_tabs = nullptr;
-    QTableWidget *m_table = nullptr;
+    ProfileTableModel *m_model = nullptr;
+    QSortFilterProxyModel *m_sorted = nullptr;
+    QTableView *m_table = nullptr;
     QWidget *m_jobRow = nullptr;
     QProgressBar *m_jobProgress = nullptr;
     QString m_jobMessage;

@@ -24,13 +24,13 @@
 #include "NodeTableModel.h"
 #include "PatternEditor.h"
 #include "ProfilePanel.h"
+#include "ProfileTableModel.h"
 #include "RewriteDebugger.h"
 #include "io/GraphJson.h"
 #include "ir/Printer.h"
 #include "layout/Layered.h"
 #include "profile/Profile.h"
 #include "rewrite/Session.h"
-#include <QTableWidget>
 
 #include <QDockWidget>
 #include <QHeaderView>
@@ -385,23 +385,26 @@ private Q_SLOTS:
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
         QVERIFY2(w.openProfile(path), qPrintable(w.profilePanel()->status()));
         auto *panel = w.profilePanel();
+        // The node table as shown (sorted): its text and the numbers it sorts by.
+        auto cell = [&](int r, int c, int role = Qt::DisplayRole) { return panel->table()->model()->index(r, c).data(role); };
+        auto rows = [&] { return panel->table()->model()->rowCount(); };
         QVERIFY(panel->summary().contains(QStringLiteral("kernels/iter")));
         // Units, labels and shares: times carry their unit, the % column sums to at most the busy
         // iteration (node figures and totals are both medians), and the tint has a scale.
-        auto header = [&](int c) { return panel->table()->horizontalHeaderItem(c)->text(); };
+        auto header = [&](int c) { return panel->table()->model()->headerData(c, Qt::Horizontal).toString(); };
         QCOMPARE(header(2), QStringLiteral("GPU time"));
         QCOMPARE(header(3), QStringLiteral("%"));
         QCOMPARE(header(4), QStringLiteral("Host"));
-        QVERIFY2(QRegularExpression(QStringLiteral("^[\\d.]+ (µs|ms|s)$")).match(panel->table()->item(0, 2)->text()).hasMatch(),
-                 qPrintable(panel->table()->item(0, 2)->text()));
+        QVERIFY2(QRegularExpression(QStringLiteral("^[\\d.]+ (µs|ms|s)$")).match(cell(0, 2).toString()).hasMatch(),
+                 qPrintable(cell(0, 2).toString()));
         double shares = 0;
-        for (int r = 0; r < panel->table()->rowCount(); ++r)
-            shares += panel->table()->item(r, 3)->data(Qt::UserRole).toDouble();
+        for (int r = 0; r < rows(); ++r)
+            shares += cell(r, 3, fxlens::views::ProfileTableModel::SortRole).toDouble();
         QVERIFY2(shares <= 100.5, qPrintable(QString::number(shares)));
         QVERIFY2(panel->scaleText().contains(topName), qPrintable(panel->scaleText()));
         QVERIFY2(panel->bound() && !panel->summary().contains(QStringLiteral("another graph")), qPrintable(panel->summary()));
-        QVERIFY(panel->table()->rowCount() > 10);
-        QCOMPARE(panel->table()->item(0, 0)->text(), topName); // sorted by GPU time
+        QVERIFY(rows() > 10);
+        QCOMPARE(cell(0, 0).toString(), topName); // sorted by GPU time
         // The canvas: the top node's item is the hottest (modules are expanded to show it).
         QVERIFY(w.selectNode(topName));
         const auto *n = w.graph()->find(topName.toStdString());
@@ -413,8 +416,8 @@ private Q_SLOTS:
         QVERIFY2(w.inspectorText().contains(QStringLiteral("profile")) && w.inspectorText().contains(QStringLiteral("kernels/iter")),
                  qPrintable(w.inspectorText()));
         // A row click selects its node.
-        panel->table()->setCurrentCell(1, 0);
-        QVERIFY(w.inspectorText().startsWith(panel->table()->item(1, 0)->text()));
+        panel->table()->setCurrentIndex(panel->table()->model()->index(1, 0));
+        QVERIFY(w.inspectorText().startsWith(cell(1, 0).toString()));
         QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
         QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/window_profile_tangle4.png")));
         // Version B: the same recording without the top node's kernels; both versions in the
@@ -434,9 +437,9 @@ private Q_SLOTS:
                      qPrintable(panel->summary()));
             QCOMPARE(header(4), QStringLiteral("B time"));
             QCOMPARE(header(5), QStringLiteral("Δ B−A"));
-            QCOMPARE(panel->table()->item(0, 0)->text(), topName);
-            QVERIFY(panel->table()->item(0, 5)->data(Qt::UserRole).toDouble() < 0); // the top node's kernels are gone in B
-            QVERIFY(panel->table()->item(1, 5)->data(Qt::UserRole).toDouble() == 0.0); // the others are as they were
+            QCOMPARE(cell(0, 0).toString(), topName);
+            QVERIFY(cell(0, 5, fxlens::views::ProfileTableModel::SortRole).toDouble() < 0);    // the top node's kernels are gone in B
+            QVERIFY(cell(1, 5, fxlens::views::ProfileTableModel::SortRole).toDouble() == 0.0); // the others are as they were
             // The table fits the panel: no column is scrolled off to the right.
             QCoreApplication::processEvents();
             QVERIFY2(panel->table()->horizontalHeader()->length() <= panel->table()->viewport()->width() + 1,
@@ -444,7 +447,7 @@ private Q_SLOTS:
             w.findChild<QDockWidget *>(QStringLiteral("profileDock"))->raise();
             QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/window_profile_ab.png")));
             panel->closeComparison();
-            QCOMPARE(panel->table()->columnCount(), 5);
+            QCOMPARE(panel->table()->model()->columnCount(), 5);
             QFile::remove(pathB);
         }
         // A malformed profile: refused with the file named; the open one stays.
@@ -456,7 +459,7 @@ private Q_SLOTS:
         }
         QVERIFY(!w.openProfile(bad));
         QVERIFY2(panel->status().contains(QFileInfo(bad).fileName()), qPrintable(panel->status()));
-        QCOMPARE(panel->table()->item(0, 0)->text(), topName);
+        QCOMPARE(cell(0, 0).toString(), topName);
         QFile::remove(bad);
         // Bound by identity: over another graph the profile is marked and tints nothing; opening a
         // graph closes it; File → Close Profile drops it.
