@@ -28,7 +28,10 @@ namespace fxlens::views {
 
 namespace {
 
-QString count(double v) { return std::fabs(v - std::round(v)) < 1e-9 ? QString::number(qlonglong(std::llround(v))) : QString::number(v, 'f', 1); }
+QString count(double v)
+{
+    return std::fabs(v - std::round(v)) < 1e-9 ? QString::number(qlonglong(std::llround(v))) : QString::number(v, 'f', 1);
+}
 
 } // namespace
 
@@ -64,32 +67,7 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
     layout->addWidget(m_summary);
     m_tabs = new QTabWidget(this);
     m_tabs->setObjectName(QStringLiteral("profileTabs"));
-    auto *nodes = new QWidget(m_tabs);
-    auto *nodesLayout = new QVBoxLayout(nodes);
-    nodesLayout->setContentsMargins(0, 0, 0, 0);
-    m_caption = new QLabel(nodes);
-    m_caption->setWordWrap(true);
-    nodesLayout->addWidget(m_caption);
-    m_model = new ProfileTableModel(this);
-    m_sorted = new QSortFilterProxyModel(this);
-    m_sorted->setSortRole(ProfileTableModel::SortRole); // numbers by value, not by their text
-    m_sorted->setSourceModel(m_model);
-    m_table = new QTableView(nodes);
-    m_table->setModel(m_sorted);
-    m_table->setObjectName(QStringLiteral("profileTable"));
-    m_table->setTextElideMode(Qt::ElideMiddle); // "blocks_3_linear" reads as "blo…inear", not "blocks…"
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setStretchLastSection(true);
-    m_table->setSortingEnabled(true); // a header click sorts; every fill sorts by device time again
-    nodesLayout->addWidget(m_table, 1);
-    m_scale = new QLabel(nodes);
-    m_scale->setObjectName(QStringLiteral("heatScale"));
-    m_scale->setWordWrap(true);
-    nodesLayout->addWidget(m_scale);
-    m_tabs->addTab(nodes, tr("Nodes"));
+    m_tabs->addTab(buildNodesTab(), tr("Nodes"));
     m_timeline = new KernelTimeline(m_tabs);
     m_timeline->setObjectName(QStringLiteral("kernelTimeline"));
     m_tabs->addTab(m_timeline, tr("Timeline"));
@@ -97,33 +75,7 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
     m_chart->setObjectName(QStringLiteral("profileChart"));
     m_tabs->addTab(m_chart, tr("Versions"));
     layout->addWidget(m_tabs, 1);
-    // The profiling job: progress and Cancel, shown while it runs.
-    m_jobRow = new QWidget(this);
-    auto *jobLayout = new QHBoxLayout(m_jobRow);
-    jobLayout->setContentsMargins(0, 0, 0, 0);
-    m_jobProgress = new QProgressBar(m_jobRow);
-    m_jobProgress->setObjectName(QStringLiteral("profileProgress"));
-    auto *cancel = new QPushButton(tr("Cancel"), m_jobRow);
-    cancel->setObjectName(QStringLiteral("cancelProfiling"));
-    jobLayout->addWidget(m_jobProgress, 1);
-    jobLayout->addWidget(cancel);
-    m_jobRow->hide();
-    layout->addWidget(m_jobRow);
-    connect(cancel, &QPushButton::clicked, &m_doc.profiling(), &ProfilingJob::cancel);
-    connect(&m_doc.profiling(), &ProfilingJob::progress, this, [this](int done, int total) {
-        m_jobRow->show();
-        m_jobProgress->setRange(0, total);
-        m_jobProgress->setValue(done);
-        m_jobProgress->setFormat(tr("Profiling version %1 of %2…").arg(std::min(done + 1, total)).arg(total));
-    });
-    connect(&m_doc.profiling(), &ProfilingJob::finished, this, [this](int added, const QString &message, bool ok) {
-        m_jobRow->hide();
-        m_jobMessage = m_status = message;
-        if (added > 0) // the new profiles: the version on screen's, else the first of the job
-            showProfile(m_doc.profiles().current() >= int(m_doc.profiles().size()) - added ? -1 : int(m_doc.profiles().size()) - added);
-        Q_EMIT jobFinished(ok, message);
-    });
-
+    layout->addWidget(buildJobRow());
     connect(m_table->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex &current) {
         if (current.isValid())
             Q_EMIT nodeRequested(current.siblingAtColumn(ProfileTableModel::NodeCol).data().toString());
@@ -149,6 +101,66 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
 }
 
 ProfilePanel::~ProfilePanel() = default;
+
+QWidget *ProfilePanel::buildNodesTab()
+{
+    auto *nodes = new QWidget(m_tabs);
+    auto *nodesLayout = new QVBoxLayout(nodes);
+    nodesLayout->setContentsMargins(0, 0, 0, 0);
+    m_caption = new QLabel(nodes);
+    m_caption->setWordWrap(true);
+    nodesLayout->addWidget(m_caption);
+    m_model = new ProfileTableModel(this);
+    m_sorted = new QSortFilterProxyModel(this);
+    m_sorted->setSortRole(ProfileTableModel::SortRole); // numbers by value, not by their text
+    m_sorted->setSourceModel(m_model);
+    m_table = new QTableView(nodes);
+    m_table->setModel(m_sorted);
+    m_table->setObjectName(QStringLiteral("profileTable"));
+    m_table->setTextElideMode(Qt::ElideMiddle); // "blocks_3_linear" reads as "blo…inear", not "blocks…"
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setSortingEnabled(true); // a header click sorts; every fill sorts by device time again
+    nodesLayout->addWidget(m_table, 1);
+    m_scale = new QLabel(nodes);
+    m_scale->setObjectName(QStringLiteral("heatScale"));
+    m_scale->setWordWrap(true);
+    nodesLayout->addWidget(m_scale);
+    return nodes;
+}
+
+// The profiling job: progress and Cancel, shown while it runs.
+QWidget *ProfilePanel::buildJobRow()
+{
+    m_jobRow = new QWidget(this);
+    auto *jobLayout = new QHBoxLayout(m_jobRow);
+    jobLayout->setContentsMargins(0, 0, 0, 0);
+    m_jobProgress = new QProgressBar(m_jobRow);
+    m_jobProgress->setObjectName(QStringLiteral("profileProgress"));
+    auto *cancel = new QPushButton(tr("Cancel"), m_jobRow);
+    cancel->setObjectName(QStringLiteral("cancelProfiling"));
+    jobLayout->addWidget(m_jobProgress, 1);
+    jobLayout->addWidget(cancel);
+    m_jobRow->hide();
+    connect(cancel, &QPushButton::clicked, &m_doc.profiling(), &ProfilingJob::cancel);
+    connect(&m_doc.profiling(), &ProfilingJob::progress, this, [this](int done, int total) {
+        m_jobRow->show();
+        m_jobProgress->setRange(0, total);
+        m_jobProgress->setValue(done);
+        m_jobProgress->setFormat(tr("Profiling version %1 of %2…").arg(std::min(done + 1, total)).arg(total));
+    });
+    connect(&m_doc.profiling(), &ProfilingJob::finished, this, [this](int added, const QString &message, bool ok) {
+        m_jobRow->hide();
+        m_jobMessage = m_status = message;
+        if (added > 0) // the new profiles: the version on screen's, else the first of the job
+            showProfile(m_doc.profiles().current() >= int(m_doc.profiles().size()) - added ? -1 : int(m_doc.profiles().size()) - added);
+        Q_EMIT jobFinished(ok, message);
+    });
+    return m_jobRow;
+}
 
 const prof::Profile *ProfilePanel::profile() const
 {

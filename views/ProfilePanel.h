@@ -90,6 +90,8 @@ Q_SIGNALS:
     void heatChanged(const std::vector<std::pair<const ir::Node *, double>> &heat);
 
 private:
+    QWidget *buildNodesTab(); // the per-node table, its caption and the heat scale
+    QWidget *buildJobRow();   // the profiling job's progress bar and Cancel
     void documentChanged();
     void fillChoices();
     void fill();
@@ -101,8 +103,8 @@ private:
     void fillScale(double top, const std::string &topNode);
 
     GraphDocument &m_doc;
-    int m_shown = -1;   ///< the document's profile shown as A
-    int m_compare = -1; ///< the document's profile compared with (B)
+    int m_shown = -1;            ///< the document's profile shown as A
+    int m_compare = -1;          ///< the document's profile compared with (B)
     bool m_followVersion = true; ///< A follows the version on screen (until a profile is chosen)
     bool m_bound = false;
     std::unordered_map<std::string, size_t> m_index, m_bIndex; ///< profile node by name (A, B)
