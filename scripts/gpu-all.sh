@@ -48,15 +48,15 @@ for phase in $PHASES; do
       bench --models $CTR --json "$OUT/ctr.json" --out "$OUT/ctr.md" > "$OUT/ctr.log" ;;
     checks)
       mkdir -p "$OUT/models"
-      ( timeout 330 $PY -m pytest -q -rs -m gpu -p no:cacheprovider python/tests/test_backend.py > "$OUT/pytest-gpu.txt" 2>&1
+      ( timeout ${CHECK_S:-240} $PY -m pytest -q -rs -m gpu -p no:cacheprovider python/tests/test_backend.py > "$OUT/pytest-gpu.txt" 2>&1
         log "pytest -m gpu: exit $?" ) &
       for route in fx dynamo; do
-        ( OMP_NUM_THREADS=2 timeout 330 $PY bench/opinfo_coverage.py --device cuda --route $route --workers 8 --quiet \
+        ( OMP_NUM_THREADS=2 timeout ${CHECK_S:-240} $PY bench/opinfo_coverage.py --device cuda --route $route --workers 8 --quiet \
             --json "$OUT/opinfo-cuda-$route.json" > "$OUT/opinfo-$route.log" 2>&1
           log "opinfo $route: exit $?" ) &
       done
       for m in $($PY -c 'import sys; sys.path.insert(0, "bench"); import models; print(" ".join(models.MODELS))'); do
-        ( OMP_NUM_THREADS=1 timeout 330 $PY bench/models.py --models "$m" --device cuda --out "/tmp/fxlens-models/$m" \
+        ( OMP_NUM_THREADS=1 timeout ${CHECK_S:-240} $PY bench/models.py --models "$m" --device cuda --out "/tmp/fxlens-models/$m" \
             --no-md --json "$OUT/models/$m.json" > "$OUT/models/$m.log" 2>&1
           log "models $m: exit $?" ) &
       done
