@@ -636,12 +636,18 @@ private Q_SLOTS:
 
     void refusedForMutationIsRevisited()
     {
-        // relu's value is written in place by add_: relu_to_abs is refused when the first sweep
-        // visits relu. drop_inplace_add (at neg, visited next) removes the write; the refused match
-        // must then be proposed again and applied.
-        auto g = parse(wrap(ph("x", {4}) + "," + node("neg", "call_function", "torch.neg", R"([{"node":"x"}])", "{}", tensor({4})) + "," +
-                            node("relu", "call_function", "torch.relu", R"([{"node":"neg"}])", "{}", tensor({4})) + "," +
-                            node("inc", "call_method", "add_", R"([{"node":"relu"},1])", "{}", tensor({4})) + "," + out("inc")));
+        // relu's value is written in place by add_ (through three views): relu_to_abs is refused
+        // when the first sweep visits relu. drop_inplace_add (at neg, on another input, visited
+        // next) removes the write. No edit of that step is near relu (the driver re-visits the
+        // neighbourhood of every edit), so only the mutation rule's re-queue proposes it again.
+        auto view = [](const char *name, const char *src) {
+            return node(name, "call_method", "view", std::string("[{\"node\":\"") + src + "\"},4]", "{}", tensor({4}));
+        };
+        auto g = parse(wrap(ph("x", {4}) + "," + ph("y", {4}) + "," +
+                            node("neg", "call_function", "torch.neg", R"([{"node":"y"}])", "{}", tensor({4})) + "," +
+                            node("relu", "call_function", "torch.relu", R"([{"node":"x"}])", "{}", tensor({4})) + "," + view("v1", "relu") +
+                            "," + view("v2", "v1") + "," + view("v3", "v2") + "," +
+                            node("inc", "call_method", "add_", R"([{"node":"v3"},1])", "{}", tensor({4})) + "," + out("inc")));
         ReluToAbs reluToAbs;
         DropInplaceAdd dropInplace;
         Session s(*g, {&reluToAbs, &dropInplace}, {SIZE_MAX, 1e9, true});
