@@ -47,15 +47,8 @@ std::string functionalTarget(const Node *n)
 {
     const std::string &t = n->target();
     if (t.rfind("operator.i", 0) == 0) {
-        static const std::unordered_set<std::string> ops = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod",   "ipow",
-                                                            "iand", "ior",  "ixor", "ilshift",  "irshift",   "imatmul"};
-        std::string op = t.substr(9);
-        if (!ops.count(op))
-            return {};
-        std::string f = op.substr(1);
-        if (f == "and" || f == "or")
-            f += "_";
-        return "operator." + f;
+        const ir::AugmentedAssign *a = ir::augmentedAssign(t);
+        return a && !a->functional.empty() ? "operator." + std::string(a->functional) : std::string();
     }
     // Calls whose in-place form has no functional twin with the same meaning.
     static const std::unordered_set<std::string> none = {
@@ -64,17 +57,16 @@ std::string functionalTarget(const Node *n)
         "detach_",    "squeeze_", "unsqueeze_", "transpose_", "t_",           "as_strided_",  "swapdims_",      "swapaxes_",
         "index_put_", "put_",     "map_",       "apply_",     "retain_grad",  "record_stream"};
     if (n->op() == OpKind::CallMethod) {
-        if (t.empty() || t.back() != '_' || none.count(t) || (t.size() > 1 && t[t.size() - 2] == '_'))
+        if (!ir::isInplaceName(t) || none.count(t))
             return {};
-        return t.substr(0, t.size() - 1);
+        return std::string(ir::inplaceBase(t));
     }
-    if (t.rfind("aten.", 0) == 0) {
+    if (const ir::Target p = ir::Target::parse(t); p.isAten()) {
         // aten.add_.Tensor -> aten.add.Tensor
-        auto a = t.find('.'), b = t.find('.', a + 1);
-        std::string base = t.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+        const std::string base(p.name);
         if (base.empty() || base.back() != '_' || none.count(base))
             return {};
-        return "aten." + base.substr(0, base.size() - 1) + (b == std::string::npos ? "" : t.substr(b));
+        return "aten." + base.substr(0, base.size() - 1) + (p.overload.empty() ? "" : "." + std::string(p.overload));
     }
     return {};
 }
@@ -102,7 +94,7 @@ public:
             p.clearKwarg = true;
             return true;
         }
-        if (n->op() == OpKind::CallFunction && n->target().rfind("torch.nn.functional.", 0) == 0) {
+        if (n->op() == OpKind::CallFunction && ir::Target::parse(n->target()).isNnFunctional()) {
             for (size_t i = 1; i < n->args().size(); ++i)
                 if (n->args()[i].isBool() && n->args()[i].toBool()) {
                     // Only the trailing positional bool is the inplace flag (dropout's `training` precedes it).

@@ -299,7 +299,7 @@ public:
     static const char *rename(const std::string &k) { return numpyKeyword(k); }
     bool match(Node *n, Match &m, MatchFailure &why) const override
     {
-        if (n->target().rfind("torch.", 0) != 0)
+        if (!ir::Target::parse(n->target()).inNamespace("torch"))
             return fail(why, n, "target", "a torch.* function", n->target());
         for (const auto &kv : n->kwargs())
             if (const char *to = rename(kv.first)) {

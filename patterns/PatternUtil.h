@@ -2,6 +2,7 @@
 // Helpers shared by the built-in pattern files.
 #pragma once
 
+#include "ir/Target.h"
 #include "rewrite/OpUtil.h"
 #include "rewrite/PatternGraph.h"
 #include "rewrite/Rewriter.h"
@@ -58,7 +59,7 @@ inline std::string joinInts(const std::vector<int64_t> &v)
     return s + "]";
 }
 
-inline bool isAten(const Node *n) { return n->target().rfind("aten.", 0) == 0; }
+inline bool isAten(const Node *n) { return ir::Target::parse(n->target()).isAten(); }
 
 /// The node name torch.fx gives a get_attr of a qualified name ("blocks.0.weight" -> "blocks_0_weight").
 inline std::string attrNodeName(std::string qualified)

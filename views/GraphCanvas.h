@@ -75,7 +75,6 @@ public:
     /// After a step (graphEdited), what stayed keeps its place, new nodes are marked green and the
     /// removed ones are red ghosts where they were (on by default; off: every edit lays out afresh).
     void setStableLayout(bool on) { m_stable = on; }
-    bool stableLayout() const { return m_stable; }
     /// The nodes the last step removed, drawn as ghosts (cleared by relayoutFresh()).
     const std::vector<layout::ViewItem> &ghosts() const { return m_ghosts; }
     /// Lays the view out afresh (View ▸ Re-layout): no ghosts, no step marks.
@@ -105,7 +104,6 @@ public:
     /// Drops the running Graphviz layout (its result is discarded when it arrives).
     void cancelLayout();
     void setMinimapVisible(bool on);
-    bool minimapVisible() const { return m_minimap; }
     QRect minimapRect() const;
 
     /// The whole scene as SVG; the current view as PNG.

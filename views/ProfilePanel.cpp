@@ -154,7 +154,7 @@ QWidget *ProfilePanel::buildJobRow()
     });
     connect(&m_doc.profiling(), &ProfilingJob::finished, this, [this](int added, const QString &message, bool ok) {
         m_jobRow->hide();
-        m_jobMessage = m_status = message;
+        m_status = message;
         if (added > 0) // the new profiles: the version on screen's, else the first of the job
             showProfile(m_doc.profiles().current() >= int(m_doc.profiles().size()) - added ? -1 : int(m_doc.profiles().size()) - added);
         Q_EMIT jobFinished(ok, message);

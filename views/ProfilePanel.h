@@ -80,7 +80,6 @@ public:
     bool profileVersions(const QString &list, bool freezeWeights = false);
     /// Writes every profile of the document as one Chrome trace (Perfetto opens it).
     bool exportTrace(const QString &path);
-    QString lastJobMessage() const { return m_jobMessage; }
 
 Q_SIGNALS:
     void nodeRequested(const QString &name);
@@ -117,7 +116,6 @@ private:
     QTableView *m_table = nullptr;
     QWidget *m_jobRow = nullptr;
     QProgressBar *m_jobProgress = nullptr;
-    QString m_jobMessage;
     KernelTimeline *m_timeline = nullptr;
     ProfileChart *m_chart = nullptr;
 };

@@ -31,8 +31,8 @@ bool emit(const std::string &data, const std::string &output)
         std::fwrite(data.data(), 1, data.size(), stdout);
         return true;
     }
-    if (auto e = io::writeFileAtomic(output, data); !e.empty()) {
-        std::cerr << "fxlens-cli: cannot write '" << output << "': " << e << "\n";
+    if (Status st = io::writeFileAtomic(output, data); !st) {
+        std::cerr << "fxlens-cli: cannot write '" << output << "': " << st.error().message << "\n";
         return false;
     }
     return true;

@@ -101,8 +101,8 @@ int cmdOptimize(const Args &a)
     if (a.verify && verifyResult(*original, *g, a) != kOk)
         code = kFailed; // the rewrite result is still written below: only its check failed
     if (!a.trace.empty()) {
-        if (auto e = io::writeFileAtomic(a.trace, trace.toJson(session, r, g->name)); !e.empty()) {
-            std::cerr << "fxlens-cli optimize: cannot write '" << a.trace << "': " << e << "\n";
+        if (Status st = io::writeFileAtomic(a.trace, trace.toJson(session, r, g->name)); !st) {
+            std::cerr << "fxlens-cli optimize: cannot write '" << a.trace << "': " << st.error().message << "\n";
             return kFailed;
         }
     }

@@ -16,17 +16,29 @@ std::string atomicTempPrefix(const std::string &path)
     return (p.parent_path() / ("." + p.filename().string() + ".fxlens-tmp-")).string();
 }
 
-std::string writeFileAtomic(const std::string &path, std::string_view data)
+namespace {
+
+Status writeFailure(const std::string &path, std::string message)
+{
+    Diagnostic d;
+    d.file = path;
+    d.message = std::move(message);
+    return d;
+}
+
+} // namespace
+
+Status writeFileAtomic(const std::string &path, std::string_view data)
 {
     std::string tmpl = atomicTempPrefix(path) + "XXXXXX";
     int fd = mkstemp(tmpl.data());
     if (fd < 0)
-        return std::string("cannot create a file next to it: ") + std::strerror(errno);
+        return writeFailure(path, std::string("cannot create a file next to it: ") + std::strerror(errno));
     auto failed = [&](const char *what) {
         std::string m = std::string(what) + ": " + std::strerror(errno);
         ::close(fd);
         ::unlink(tmpl.c_str());
-        return m;
+        return writeFailure(path, m);
     };
     // The target's permissions if it exists (mkstemp makes 0600), else the usual 0666 & ~umask.
     struct stat st {};
@@ -51,12 +63,12 @@ std::string writeFileAtomic(const std::string &path, std::string_view data)
     if (::close(fd) != 0) {
         std::string m = std::string("write failed: ") + std::strerror(errno);
         ::unlink(tmpl.c_str());
-        return m;
+        return writeFailure(path, m);
     }
     if (::rename(tmpl.c_str(), path.c_str()) != 0) {
         std::string m = std::string("cannot replace it: ") + std::strerror(errno);
         ::unlink(tmpl.c_str());
-        return m;
+        return writeFailure(path, m);
     }
     return {};
 }

@@ -4,13 +4,16 @@
 // previous file as it was (and at worst a stray `.NAME.fxlens-tmp-*` file, never a truncated target).
 #pragma once
 
+#include "util/Diagnostic.h"
+
 #include <string>
 #include <string_view>
 
 namespace fxlens::io {
 
-/// Writes `data` to `path` atomically. Empty string on success, else what failed (no path prefix).
-std::string writeFileAtomic(const std::string &path, std::string_view data);
+/// Writes `data` to `path` atomically. On failure the diagnostic's file is `path` and its message
+/// says what failed (without the path).
+Status writeFileAtomic(const std::string &path, std::string_view data);
 
 /// The temporary name writeFileAtomic uses for `path` in this process (for tests and cleanup).
 std::string atomicTempPrefix(const std::string &path);

@@ -39,8 +39,8 @@ Result<std::unique_ptr<ir::Graph>> readGraphFile(const std::string &path);
 
 /// Serializes a graph: one node per line, so files diff well and line numbers point at nodes.
 std::string writeGraphJson(const ir::Graph &g);
-/// Writes text atomically, gzip-compressed when the path ends in .gz; "" or why not.
-std::string writeTextFile(const std::string &path, std::string text);
+/// Writes text atomically, gzip-compressed when the path ends in .gz (writeFileAtomic's diagnostic).
+Status writeTextFile(const std::string &path, std::string text);
 /// Writes a graph file (gzip-compressed when the path ends in .gz).
 Status writeGraphFile(const ir::Graph &g, const std::string &path);
 

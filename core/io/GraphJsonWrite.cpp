@@ -176,14 +176,14 @@ std::string writeGraphJson(const Graph &g)
     return out;
 }
 
-std::string writeTextFile(const std::string &path, std::string text)
+Status writeTextFile(const std::string &path, std::string text)
 {
     const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
     if (gz) {
         // gzip in memory (deflate with a gzip wrapper), then one atomic write.
         z_stream z{};
         if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-            return "cannot start compression";
+            return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot start compression"};
         std::string packed(deflateBound(&z, uLong(text.size())), '\0');
         z.next_in = reinterpret_cast<Bytef *>(text.data());
         z.avail_in = uInt(text.size());
@@ -193,21 +193,12 @@ std::string writeTextFile(const std::string &path, std::string text)
         packed.resize(z.total_out);
         deflateEnd(&z);
         if (rc != Z_STREAM_END)
-            return "compression failed";
+            return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "compression failed"};
         text.swap(packed);
     }
     return writeFileAtomic(path, text);
 }
 
-Status writeGraphFile(const Graph &g, const std::string &path)
-{
-    if (auto e = writeTextFile(path, writeGraphJson(g)); !e.empty()) {
-        Diagnostic d;
-        d.file = path;
-        d.message = e;
-        return d;
-    }
-    return {};
-}
+Status writeGraphFile(const Graph &g, const std::string &path) { return writeTextFile(path, writeGraphJson(g)); }
 
 } // namespace fxlens::io

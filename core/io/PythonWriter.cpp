@@ -73,7 +73,7 @@ std::string callee(const std::string &t, std::map<std::string, std::string> &imp
         return "torch._C._log_api_usage_once";
     if (!target.ns.empty()) {
         const std::string module(target.ns);
-        if (module != "torch" && module.rfind("torch.", 0) != 0) {
+        if (!target.inNamespace("torch")) {
             auto [it, fresh] = imports.try_emplace(module, "_m" + std::to_string(imports.size()));
             return it->second + "." + target.base();
         }

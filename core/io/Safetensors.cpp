@@ -221,8 +221,8 @@ Status writeSafetensors(const std::map<std::string, SafeTensor> &tensors, const 
     out += header;
     for (const auto &[name, t] : tensors)
         out.append(reinterpret_cast<const char *>(t.data.data()), t.data.size());
-    if (auto e = writeFileAtomic(path, out); !e.empty())
-        return err(path, "cannot write file: " + e);
+    if (Status st = writeFileAtomic(path, out); !st)
+        return err(path, "cannot write file: " + st.error().message);
     return {};
 }
 

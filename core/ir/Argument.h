@@ -56,7 +56,6 @@ public:
     bool isBool() const { return m_kind == Kind::Bool; }
     bool isString() const { return m_kind == Kind::String; }
     bool isSequence() const { return m_kind == Kind::List || m_kind == Kind::Tuple; }
-    bool isDict() const { return m_kind == Kind::Dict; }
 
     bool toBool() const { return m_int != 0; }
     int64_t toInt() const { return m_int; }

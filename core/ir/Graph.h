@@ -111,11 +111,6 @@ public:
     size_t size() const { return m_size; }
     /// Live nodes in program order.
     std::vector<Node *> nodes() const;
-    template <typename F> void forEach(F &&f) const
-    {
-        for (Node *n = m_head; n; n = n->next())
-            f(n);
-    }
     Node *find(const std::string &name) const;
     /// The module of a call_module target (nullptr when the graph lists none of that path). Indexed
     /// on first use and again whenever `modules` was resized or reallocated (an entry's path edited in

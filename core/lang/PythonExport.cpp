@@ -2,6 +2,8 @@
 // A pattern file as a Python module (torch.fx subgraph rewriter / Inductor pattern matcher).
 #include "lang/LangInternal.h"
 
+#include "ir/Target.h"
+
 #include <sstream>
 
 namespace fxlens::lang {
@@ -12,9 +14,10 @@ namespace {
 
 std::string pyTarget(const std::string &d)
 {
-    if (d.rfind("aten.", 0) == 0)
+    const ir::Target t = ir::Target::parse(d);
+    if (t.isAten())
         return "torch.ops." + d;
-    if (d.rfind("torch.nn.functional.", 0) == 0)
+    if (t.isNnFunctional())
         return "F." + d.substr(20);
     return d;
 }

@@ -2,6 +2,8 @@
 // The vocabulary of pattern files: the ops, methods and builtins they may call, and "did you mean".
 #include "lang/LangInternal.h"
 
+#include "ir/Target.h"
+
 namespace fxlens::lang::detail {
 
 const std::vector<std::string> &knownFunctions()
@@ -155,7 +157,11 @@ std::string dotted(const Expr &e)
     return {};
 }
 
-bool isTargetRoot(const std::string &d) { return d.rfind("torch.", 0) == 0 || d.rfind("aten.", 0) == 0 || d.rfind("operator.", 0) == 0; }
+bool isTargetRoot(const std::string &d)
+{
+    const ir::Target t = ir::Target::parse(d);
+    return t.inNamespace("torch") || t.isAten() || t.inNamespace("operator");
+}
 
 void checkTarget(const std::string &t, Loc loc)
 {

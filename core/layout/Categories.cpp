@@ -2,6 +2,8 @@
 // Op categories for the canvas' colours and legend (see Layered.h).
 #include "layout/Layered.h"
 
+#include "ir/Target.h"
+
 #include <algorithm>
 #include <array>
 #include <string_view>
@@ -25,19 +27,11 @@ std::string baseName(const ir::Node *n)
         for (const auto &f : n->meta().moduleStack)
             if (f.path == t && !f.type.empty())
                 t = f.type;
-    std::string_view s(t);
-    // aten.<op>.<overload>: the op
-    if (s.rfind("aten.", 0) == 0) {
-        s.remove_prefix(5);
-        if (const size_t dot = s.find('.'); dot != std::string_view::npos)
-            s = s.substr(0, dot);
-    } else if (const size_t dot = s.rfind('.'); dot != std::string_view::npos) {
-        s.remove_prefix(dot + 1);
-    }
-    std::string out(s);
+    // aten.<op>.<overload>: the op; otherwise the last component
+    const ir::Target p = ir::Target::parse(t);
+    std::string out(p.isAten() ? p.name : ir::lastComponent(t));
     std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    while (!out.empty() && out.back() == '_') // in-place spellings: add_ -> add
-        out.pop_back();
+    out.resize(ir::inplaceBase(out).size()); // in-place spellings: add_ -> add
     return out;
 }
 
@@ -53,16 +47,34 @@ OpCategory opCategory(const ir::Node *n)
     }
     const std::string b = baseName(n);
     using Set = std::unordered_set<std::string>;
-    static const Set matmul = {"linear", "matmul", "mm", "addmm", "bmm", "baddbmm", "einsum", "convolution", "_convolution", "embedding",
-                               "lstm", "gru", "addmv", "mv", "dot", "scaled_dot_product_attention", "multiheadattention"};
-    static const Set movement = {"split", "split_with_sizes", "tensor_split", "cat", "concat", "stack", "hstack", "vstack", "getitem", "chunk",
-                                 "unbind", "index", "index_select", "gather", "scatter", "index_put", "copy", "clone", "where", "narrow",
-                                 "roll", "flip", "repeat", "tile", "pad", "constant_pad_nd", "select_scatter", "slice_scatter"};
-    static const Set views = {"view", "reshape", "permute", "transpose", "expand", "expand_as", "squeeze", "unsqueeze", "flatten",
-                              "unflatten", "contiguous", "slice", "select", "alias", "t", "movedim", "as_strided", "_unsafe_view", "view_as",
-                              "swapaxes", "size", "dim", "_reshape_alias", "detach"};
-    static const Set reductions = {"max", "min", "amax", "amin", "prod", "argmax", "argmin", "var", "std", "var_mean", "logsumexp",
-                                   "cumsum", "topk", "sort", "all", "any", "sum", "mean"};
+    static const Set matmul = {"linear",
+                               "matmul",
+                               "mm",
+                               "addmm",
+                               "bmm",
+                               "baddbmm",
+                               "einsum",
+                               "convolution",
+                               "_convolution",
+                               "embedding",
+                               "lstm",
+                               "gru",
+                               "addmv",
+                               "mv",
+                               "dot",
+                               "scaled_dot_product_attention",
+                               "multiheadattention"};
+    static const Set movement = {"split",        "split_with_sizes", "tensor_split",   "cat",          "concat", "stack",
+                                 "hstack",       "vstack",           "getitem",        "chunk",        "unbind", "index",
+                                 "index_select", "gather",           "scatter",        "index_put",    "copy",   "clone",
+                                 "where",        "narrow",           "roll",           "flip",         "repeat", "tile",
+                                 "pad",          "constant_pad_nd",  "select_scatter", "slice_scatter"};
+    static const Set views = {"view",    "reshape",   "permute", "transpose", "expand",         "expand_as",
+                              "squeeze", "unsqueeze", "flatten", "unflatten", "contiguous",     "slice",
+                              "select",  "alias",     "t",       "movedim",   "as_strided",     "_unsafe_view",
+                              "view_as", "swapaxes",  "size",    "dim",       "_reshape_alias", "detach"};
+    static const Set reductions = {"max",      "min",       "amax",   "amin", "prod", "argmax", "argmin", "var", "std",
+                                   "var_mean", "logsumexp", "cumsum", "topk", "sort", "all",    "any",    "sum", "mean"};
     if (hasAny(b, {"norm"}) && b.find("normal") == std::string::npos)
         return OpCategory::Normalization;
     if (matmul.count(b) || hasAny(b, {"conv", "linear", "attention", "matmul"}))
@@ -76,11 +88,13 @@ OpCategory opCategory(const ir::Node *n)
     if (n->op() == ir::OpKind::CallModule)
         return OpCategory::Module;
     static const std::unordered_set<std::string> elementwise = {
-        "add", "sub", "mul", "div", "truediv", "floordiv", "neg", "pow", "sqrt", "rsqrt", "exp", "log", "abs", "relu", "gelu", "silu",
-        "sigmoid", "tanh", "hardtanh", "hardswish", "leaky_relu", "elu", "softplus", "mish", "dropout", "clamp", "clip", "eq", "ne", "lt",
-        "le", "gt", "ge", "to", "type", "float", "half", "bfloat16", "masked_fill", "fill", "zeros_like", "ones_like", "full_like",
-        "reciprocal", "sin", "cos", "erf", "iadd", "imul", "isub", "and_", "or_", "logical_not", "bitwise_not", "lerp", "addcmul", "addcdiv",
-        "_to_copy", "sign", "floor", "ceil", "round", "relu6", "celu", "selu", "glu", "triu", "tril", "mod", "remainder"};
+        "add",        "sub",       "mul",         "div",         "truediv", "floordiv", "neg",     "pow",      "sqrt",        "rsqrt",
+        "exp",        "log",       "abs",         "relu",        "gelu",    "silu",     "sigmoid", "tanh",     "hardtanh",    "hardswish",
+        "leaky_relu", "elu",       "softplus",    "mish",        "dropout", "clamp",    "clip",    "eq",       "ne",          "lt",
+        "le",         "gt",        "ge",          "to",          "type",    "float",    "half",    "bfloat16", "masked_fill", "fill",
+        "zeros_like", "ones_like", "full_like",   "reciprocal",  "sin",     "cos",      "erf",     "iadd",     "imul",        "isub",
+        "and_",       "or_",       "logical_not", "bitwise_not", "lerp",    "addcmul",  "addcdiv", "_to_copy", "sign",        "floor",
+        "ceil",       "round",     "relu6",       "celu",        "selu",    "glu",      "triu",    "tril",     "mod",         "remainder"};
     if (elementwise.count(b) || hasAny(b, {"relu", "gelu", "silu", "sigmoid", "tanh", "dropout", "activation"}))
         return OpCategory::Elementwise;
     return OpCategory::Other;
@@ -88,9 +102,17 @@ OpCategory opCategory(const ir::Node *n)
 
 const char *opCategoryName(OpCategory c)
 {
-    static constexpr std::array<const char *, kOpCategories> names = {
-        "input", "output", "parameter / constant", "matmul / conv", "elementwise", "reduction", "view / reshape",
-        "split / cat / stack (data movement)", "normalization", "module", "other"};
+    static constexpr std::array<const char *, kOpCategories> names = {"input",
+                                                                      "output",
+                                                                      "parameter / constant",
+                                                                      "matmul / conv",
+                                                                      "elementwise",
+                                                                      "reduction",
+                                                                      "view / reshape",
+                                                                      "split / cat / stack (data movement)",
+                                                                      "normalization",
+                                                                      "module",
+                                                                      "other"};
     return names[size_t(c)];
 }
 
@@ -122,8 +144,8 @@ std::vector<uint8_t> constantNodes(const ir::Graph &g)
 {
     std::vector<uint8_t> out(g.idBound(), 0);
     // Tensors made from nothing but shapes (arange, zeros, full: position ids, causal masks).
-    static const std::unordered_set<std::string> factories = {"arange", "zeros", "ones", "full", "empty", "scalar_tensor", "eye",
-                                                              "linspace", "tensor"};
+    static const std::unordered_set<std::string> factories = {"arange",        "zeros", "ones",     "full",  "empty",
+                                                              "scalar_tensor", "eye",   "linspace", "tensor"};
     for (ir::Node *n = g.first(); n; n = n->next()) {
         if (isConstant(n, g)) {
             out[n->id()] = 1;

@@ -134,8 +134,8 @@ Status writeProfiles(const std::vector<const Profile *> &profiles, const std::st
         for (const Profile *p : profiles)
             j["profiles"].push_back(profileJson(*p));
     }
-    if (auto e = io::writeTextFile(path, j.dump() + "\n"); !e.empty())
-        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the profile: " + e};
+    if (Status st = io::writeTextFile(path, j.dump() + "\n"); !st)
+        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the profile: " + st.error().message};
     return {};
 }
 
@@ -316,8 +316,8 @@ Status writeRawEvents(const std::vector<RawEvent> &events, const std::vector<Nod
         es.push_back({kindName(e.kind), e.name, e.startNs, e.endNs, e.tid, e.correlation, e.linked, e.device, e.stream, e.node, e.iteration,
                       e.grid, e.block});
     j["events"] = std::move(es);
-    if (auto e = io::writeFileAtomic(path, j.dump() + "\n"); !e.empty())
-        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write raw events: " + e};
+    if (Status st = io::writeFileAtomic(path, j.dump() + "\n"); !st)
+        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write raw events: " + st.error().message};
     return {};
 }
 

@@ -132,8 +132,9 @@ std::string formatVersionTable(const std::vector<const Profile *> &profiles)
 {
     std::ostringstream o;
     const bool cpu = !profiles.empty() && std::all_of(profiles.begin(), profiles.end(), [](const Profile *p) { return p->mode == "cpu"; });
-    o << pad("version", 34) << pad("nodes", 7, true) << pad(cpu ? "ATen ops" : "kernels", 10, true) << pad(cpu ? "op time" : "GPU busy", 12, true)
-      << pad("wall", 12, true) << pad("CPU launch", 12, true) << pad("peak mem", 12, true) << "\n";
+    o << pad("version", 34) << pad("nodes", 7, true) << pad(cpu ? "ATen ops" : "kernels", 10, true)
+      << pad(cpu ? "op time" : "GPU busy", 12, true) << pad("wall", 12, true) << pad("CPU launch", 12, true) << pad("peak mem", 12, true)
+      << "\n";
     for (const Profile *p : profiles) {
         const auto &s = p->summary;
         std::string label = p->version.empty() ? std::string("-") : p->version;
@@ -351,8 +352,8 @@ Status writeChromeTrace(const std::vector<const Profile *> &profiles, const std:
     TraceWriter w;
     for (size_t v = 0; v < profiles.size(); ++v)
         w.version(*profiles[v], v);
-    if (auto e = io::writeFileAtomic(path, w.finish()); !e.empty())
-        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the trace: " + e};
+    if (Status st = io::writeFileAtomic(path, w.finish()); !st)
+        return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the trace: " + st.error().message};
     return {};
 }
 

@@ -113,7 +113,7 @@ bool mutatesInput(const Node *n)
                                                                     "hardswish", "hardsigmoid", "mish", "leaky_relu",
                                                                     "hardtanh", "rrelu", "threshold", "dropout"};
     // clang-format on
-    if (n->op() == OpKind::CallFunction && n->target().rfind("torch.nn.functional.", 0) == 0) {
+    if (n->op() == OpKind::CallFunction && ir::Target::parse(n->target()).isNnFunctional()) {
         std::string_view b = baseName(n);
         if (inplaceAt1.count(b)) {
             // The inplace parameter's position: relu/silu/... (input, inplace); leaky_relu (input, slope,
@@ -167,7 +167,7 @@ Node *relaxView(Rewriter &rw, Node *n, Node *u)
         }
     if (!isStrictView(u) || !sameDtype || !fixed)
         return nullptr;
-    const bool aten = u->target().rfind("aten.", 0) == 0;
+    const bool aten = ir::Target::parse(u->target()).isAten();
     Node *r = rw.create(OpKind::CallFunction, aten ? "aten.reshape.default" : "torch.reshape", {Argument::node(n), Argument::list(shape)},
                         {}, "reshape", u, u, {u->name()});
     r->meta().val = u->meta().val;

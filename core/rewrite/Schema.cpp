@@ -2,6 +2,8 @@
 // The built-in schema table (torch functions, Tensor methods, ATen overloads used by patterns).
 #include "rewrite/Schema.h"
 
+#include "ir/Target.h"
+
 #include <map>
 
 namespace fxlens::rewrite {
@@ -124,19 +126,11 @@ const char *numpyKeyword(const std::string &name)
 
 bool writesInPlace(const std::string &t)
 {
-    if (t.rfind("operator.i", 0) == 0) {
-        // Python's augmented assignments (operator.iadd, ...), not operator.is_/invert/index/itemgetter.
-        static const char *aug[] = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod",    "ipow",
-                                    "iand", "ior",  "ixor", "ilshift",  "irshift",   "imatmul", "iconcat"};
-        for (const char *a : aug)
-            if (t.compare(9, std::string::npos, a) == 0)
-                return true;
-        return false;
-    }
+    if (t.rfind("operator.i", 0) == 0) // Python's augmented assignments (operator.iadd, ...)
+        return ir::augmentedAssign(t) != nullptr;
     if (t.find("_.") != std::string::npos)
-        return true; // aten.add_.Tensor
-    const bool dunder = t.size() >= 2 && t.compare(t.size() - 2, 2, "__") == 0;
-    return !t.empty() && t.back() == '_' && !dunder;
+        return true;             // an overload of an in-place op, in any namespace: aten.add_.Tensor, mylib.foo_.default
+    return ir::isInplaceName(t); // x.add_, torch.Tensor.add_
 }
 
 const OpSchema *schemaFor(OpKind op, const std::string &target)

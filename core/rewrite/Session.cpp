@@ -82,7 +82,10 @@ const AliasInfo *Session::aliasInfo()
 bool Session::matches(const Pattern &p, Node *n, Match &m, MatchFailure &why)
 {
     const AliasSource alias = [this] { return aliasInfo(); };
-    return matchAt(p, n, *this, alias, m, why) == Verdict::Match;
+    const Verdict v = matchAt(p, n, *this, alias, m, why);
+    if (v == Verdict::Unsafe)
+        m_refusedForMutation.insert(n); // visited again when a write in place goes away
+    return v == Verdict::Match;
 }
 
 void Session::notifyNodeInserted(Node *n)

@@ -266,7 +266,8 @@ void inferComputed(Node *n, const std::string &op, Shape s, const Node *like)
                 out.push_back(1);
         set(out, like);
     } else if (op == "split" || op == "split_with_sizes") {
-        const Argument *sz = arg(1, op == "split" && n->target().rfind("torch.", 0) == 0 ? "split_size_or_sections" : "split_size");
+        const Argument *sz =
+            arg(1, op == "split" && ir::Target::parse(n->target()).inNamespace("torch") ? "split_size_or_sections" : "split_size");
         if (!sz)
             sz = arg(1, "split_sizes");
         const Argument *dA = arg(2, "dim");

@@ -90,8 +90,8 @@ Trace recordTrace(const QString &graph, const QString &out, const std::string &p
                             {QStringLiteral("steps"), steps}};
     std::string text = io::writeGraphJson(*g.value());
     text.insert(1, "\"session\":" + QJsonDocument(block).toJson(QJsonDocument::Compact).toStdString() + ",");
-    if (std::string e = io::writeTextFile(out.toStdString(), text); !e.empty())
-        t.error += e;
+    if (Status st = io::writeTextFile(out.toStdString(), text); !st)
+        t.error += st.error().message;
     t.original = ir::printGraph(*g.value());
     t.result = ir::printGraph(*copy);
     t.originalNodes = g.value()->size();
