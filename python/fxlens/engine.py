@@ -131,7 +131,57 @@ def graph_from_text(text: str, like: Optional[fx.Graph] = None, where: str = "gr
         m = meta.get(n.name)
         if m is not None and n.op != "output":
             n.meta = dict(m)
+    if like is not None:
+        place_created_factories(graph, set(meta), _graph_device(like))
     return graph
+
+
+def _graph_device(graph: fx.Graph) -> Optional[torch.device]:
+    """The one accelerator (non-CPU device) the tensor values of `graph` live on, from the meta its
+    capture recorded (Dynamo's example_value, make_fx's val); None when there is none or several.
+    CPU tensors beside it (0-dim constants) do not count."""
+    devices = set()
+    for n in graph.nodes:
+        v = n.meta.get("val", n.meta.get("example_value"))
+        for t in (v if isinstance(v, (list, tuple)) else [v]):
+            if isinstance(t, torch.Tensor) and t.device.type != "cpu":
+                devices.add(t.device)
+    return devices.pop() if len(devices) == 1 else None
+
+
+def _factory(target: Any) -> bool:
+    """Whether a call of `target` creates a tensor on the device its `device` argument names (the
+    ATen schema of the op, or of the torch function's ATen op of the same name, has `device`; the
+    *_like functions take their input's device instead)."""
+    name = getattr(target, "__name__", "")
+    if name.endswith("_like") or name.split(".")[0].endswith("_like"):
+        return False
+    if target in (torch.tensor, torch.as_tensor):
+        return True
+    schemas = []
+    if isinstance(target, torch._ops.OpOverload):
+        schemas = [target._schema]
+    elif getattr(target, "__module__", None) in ("torch", "torch._C._VariableFunctions") or \
+            getattr(torch, name, None) is target:
+        packet = getattr(torch.ops.aten, name, None)
+        if packet is not None and hasattr(packet, "overloads"):
+            schemas = [getattr(packet, o)._schema for o in packet.overloads()]
+    return any(a.name == "device" for s in schemas for a in s.arguments)
+
+
+def place_created_factories(graph: fx.Graph, kept: set, device: Optional[torch.device]) -> int:
+    """Tensors that rewrites create (an embedding batch's row offsets: torch.arange) go where the
+    graph's own tensors live: a factory call that fxlens added (its name is not in `kept`) and that
+    names no device gets `device=`. The executor places such tensors on its run's device; PyTorch
+    would put them on the CPU. Returns how many calls it placed."""
+    if device is None or device.type == "cpu":
+        return 0
+    placed = 0
+    for n in graph.nodes:
+        if n.op == "call_function" and n.name not in kept and "device" not in n.kwargs and _factory(n.target):
+            n.kwargs = {**n.kwargs, "device": device}
+            placed += 1
+    return placed
 
 
 _DEFAULT: Dict[tuple, Engine] = {}

@@ -217,6 +217,38 @@ def test_pre_grad_pass(name):
     assert p.stats and sum(s["steps"] for s in p.stats) > 0, p.stats
 
 
+def test_created_tensors_go_to_the_graphs_device():
+    """A rewrite that creates a tensor (the CTR model's batched embedding adds row offsets from
+    torch.arange) puts it on the device of the graph's own tensors: PyTorch would create it on the
+    CPU beside CUDA inputs (the H200 run of every CTR model through the backend failed so). The
+    accelerator is played by the meta device: the capture's example values are moved there."""
+    from fxlens.engine import _factory, engine_for
+    assert _factory(torch.arange) and _factory(torch.ops.aten.arange.start_step) and _factory(torch.zeros)
+    assert not _factory(torch.add) and not _factory(torch.zeros_like) and not _factory(torch.ops.aten.add.Tensor)
+    model, inputs = ctr()
+    graphs = []
+
+    def capture(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(model, backend=capture)(*inputs)
+    torch._dynamo.reset()
+    gm = graphs[0]
+    for want, keep in ((torch.device("meta"), True), (None, False)):
+        g = copy.deepcopy(gm)
+        for n in g.graph.nodes:
+            v = n.meta.get("example_value")
+            if keep and isinstance(v, torch.Tensor):
+                n.meta["example_value"] = v.to("meta")
+        r = engine_for(None).optimize_graph(g, name="ctr", source="dynamo")
+        made = [n for n in r.graph.nodes if n.op == "call_function" and _factory(n.target)
+                and n.name not in {m.name for m in gm.graph.nodes}]
+        assert made, "the batched embedding creates its offsets with a factory call"
+        assert all(n.kwargs.get("device") == want for n in made), [(n.name, n.kwargs) for n in made]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_backend_cuda(name):
