@@ -24,14 +24,9 @@ if [ -d .deps/root/usr ]; then
   export LD_LIBRARY_PATH="$PWD/.deps/root/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
   export LD_LIBRARY_PATH="$DEPS/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 fi
-# fxlens._core for this Python: a Python without its headers (python3-dev not installed) gets the
-# stable-ABI module, built with a newer CPython's headers from .deps (libpython3.13-dev; CMakeLists.txt,
-# FXLENS_PYTHON_ABI3_INCLUDE).
+# fxlens._core for this Python (named, so that an interpreter-only Python found earlier by
+# LibTorch's CMake files does not stand in for it).
 EXTRA+=(-DFXLENS_PYTHON="$(command -v "$PY")")
-if [ ! -f "$($PY -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then
-  ABI3=$(ls -d "$PWD"/.deps/root/usr/include/python3.1[3-9] 2>/dev/null | tail -1)
-  [ -n "$ABI3" ] && EXTRA+=(-DFXLENS_PYTHON_ABI3_INCLUDE="$ABI3")
-fi
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DFXLENS_BUILD_GUI=OFF -DFXLENS_WITH_GRAPHVIZ=OFF \
   -DFXLENS_BUILD_TESTS=OFF -DFXLENS_WITH_TORCH=ON -DCMAKE_PREFIX_PATH="$PREFIX" "${EXTRA[@]}" > "$OUT/cmake.log" 2>&1 \
