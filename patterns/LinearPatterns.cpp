@@ -252,6 +252,7 @@ public:
             rw.moveBefore(x, first);
         const bool aten = c0.form == LinearCall::Form::AtenLinear || c0.form == LinearCall::Form::AtenMm;
         std::vector<std::string> replaced;
+        replaced.reserve(calls.size());
         for (const auto &c : calls)
             replaced.push_back(c.node->name());
         Emit e = emitAt(rw, first, first, aten, replaced);

@@ -160,6 +160,7 @@ void printProfiles(const std::vector<prof::Profile> &profiles, bool set)
         std::printf("%s\n", prof::formatProfile(profiles[i]).c_str());
     }
     std::vector<const prof::Profile *> all;
+    all.reserve(profiles.size());
     for (const auto &p : profiles)
         all.push_back(&p);
     if (set)
@@ -173,6 +174,7 @@ void printProfiles(const std::vector<prof::Profile> &profiles, bool set)
 int writeProfileOutputs(const Args &a, const std::vector<prof::Profile> &profiles, bool set)
 {
     std::vector<const prof::Profile *> all;
+    all.reserve(profiles.size());
     for (const auto &p : profiles)
         all.push_back(&p);
     if (!a.output.empty()) {
