@@ -115,6 +115,7 @@ public:
         const bool aten = isAten(m.anchor);
         Emit e = emitAt(rw, m.anchor, m.anchor, aten, {m.anchor->name()});
         std::vector<Node *> raw;
+        raw.reserve(casts.size());
         for (const auto &c : casts)
             raw.push_back(c.input);
         Node *st = e.call(m.anchor->target(), {Argument::list(nodeList(raw)), Argument::integer(sv.dim)}, {}, "stack",
@@ -325,6 +326,7 @@ public:
             rw.moveBefore(x, first);
         const bool aten = isAten(first);
         std::vector<std::string> replaced;
+        replaced.reserve(ls.size());
         for (const auto &l : ls)
             replaced.push_back(l.node->name());
         Emit e = emitAt(rw, first, first, aten, replaced);
@@ -396,7 +398,7 @@ public:
             e.replaced = {ls[size_t(i)].node->name()};
             Node *piece =
                 e.call("operator.getitem", {Argument::node(u), Argument::integer(i)}, {}, "getitem", ls[size_t(i)].node->meta().val);
-            replace.push_back({ls[size_t(i)].node, piece});
+            replace.emplace_back(ls[size_t(i)].node, piece);
         }
         rw.replaceAllUsesWith(replace);
         for (const auto &l : ls)

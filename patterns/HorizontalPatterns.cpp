@@ -452,9 +452,9 @@ public:
             Node *old = members[size_t(i)].node;
             if (kind == Kind::LayerNorm && aten)
                 for (Node *gi : old->users())
-                    replace.push_back({gi, pieces[size_t(i)]});
+                    replace.emplace_back(gi, pieces[size_t(i)]);
             else
-                replace.push_back({old, pieces[size_t(i)]});
+                replace.emplace_back(old, pieces[size_t(i)]);
         }
         rw.replaceAllUsesWith(replace);
         for (const auto &[old, piece] : replace)
@@ -475,6 +475,7 @@ public:
             rw.moveBefore(x, before);
         Node *n0 = members[0].node;
         std::vector<std::string> replaced;
+        replaced.reserve(members.size());
         for (const auto &mm : members)
             replaced.push_back(mm.node->name());
         Emit e = emitAt(rw, before, n0, aten, replaced);

@@ -136,6 +136,16 @@ Node *permutedWeight(Node *wt)
     return self->toNode();
 }
 
+/// The names of the calls' nodes (what a batched replacement replaces).
+std::vector<std::string> callNames(const std::vector<LinearCall> &calls)
+{
+    std::vector<std::string> names;
+    names.reserve(calls.size());
+    for (const auto &c : calls)
+        names.push_back(c.node->name());
+    return names;
+}
+
 class BatchLinearLhs : public Pattern {
 public:
     BatchLinearLhs()
@@ -251,9 +261,7 @@ public:
         for (Node *x : std::vector<Node *>(toMove()))
             rw.moveBefore(x, first);
         const bool aten = c0.form == LinearCall::Form::AtenLinear || c0.form == LinearCall::Form::AtenMm;
-        std::vector<std::string> replaced;
-        for (const auto &c : calls)
-            replaced.push_back(c.node->name());
+        const std::vector<std::string> replaced = callNames(calls);
         Emit e = emitAt(rw, first, first, aten, replaced);
         const Node *likeX = c0.x;
         std::vector<int64_t> sizes;

@@ -33,7 +33,7 @@ Node *unflattenRun(Emit &e, const PieceRun &run)
 }
 
 std::vector<Node *> emitSplit(Rewriter &rw, const SplitView &like, Node *input, const std::vector<int64_t> &sizes, int64_t dim,
-                              Node *before, std::vector<std::string> replaced)
+                              Node *before, const std::vector<std::string> &replaced)
 {
     Node *s;
     if (like.aten)

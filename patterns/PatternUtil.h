@@ -38,6 +38,7 @@ inline bool fail(MatchFailure &why, const Node *n, std::string element, std::str
 inline std::vector<Argument> intList(const std::vector<int64_t> &v)
 {
     std::vector<Argument> out;
+    out.reserve(v.size());
     for (auto x : v)
         out.push_back(Argument::integer(x));
     return out;
@@ -46,6 +47,7 @@ inline std::vector<Argument> intList(const std::vector<int64_t> &v)
 inline std::vector<Argument> nodeList(const std::vector<Node *> &v)
 {
     std::vector<Argument> out;
+    out.reserve(v.size());
     for (auto *x : v)
         out.push_back(Argument::node(x));
     return out;
@@ -80,7 +82,7 @@ inline Emit emitAt(Rewriter &rw, Node *before, const Node *like, bool aten, std:
 
 /// Creates `split(input, sizes, dim)` in the IR of `like` plus one getitem per piece, before `before`.
 std::vector<Node *> emitSplit(Rewriter &rw, const SplitView &like, Node *input, const std::vector<int64_t> &sizes, int64_t dim,
-                              Node *before, std::vector<std::string> replaced);
+                              Node *before, const std::vector<std::string> &replaced);
 
 /// Replaces a call by a canonical call (same node when only the inputs change; a new node
 /// otherwise, taking over its uses and meta).

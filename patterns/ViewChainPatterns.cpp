@@ -254,6 +254,7 @@ Node *reshapePermute(Emit &e, Node *x, const std::vector<int64_t> &shape, const 
     if (perm.empty())
         return y;
     std::vector<int64_t> outShape;
+    outShape.reserve(perm.size());
     for (auto d : perm)
         outShape.push_back(shape[size_t(d)]);
     ir::ValueMeta val = tensorLike(x, outShape);

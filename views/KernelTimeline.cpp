@@ -192,7 +192,8 @@ size_t KernelTimeline::highlightedKernels() const
 {
     if (!m_profile || m_node < 0)
         return 0;
-    return size_t(std::count_if(m_profile->kernels.begin(), m_profile->kernels.end(), [&](const prof::KernelRec &k) { return k.node == m_node; }));
+    return size_t(
+        std::count_if(m_profile->kernels.begin(), m_profile->kernels.end(), [&](const prof::KernelRec &k) { return k.node == m_node; }));
 }
 
 int KernelTimeline::rangeOf(int node, int iteration, double atUs) const
@@ -269,7 +270,8 @@ QString KernelTimeline::kernelDetails(int index) const
                     .arg(k.block[2]);
     if (k.node >= 0) {
         const auto &n = m_profile->nodes[size_t(k.node)];
-        text += tr("<br>FX node <b>%1</b> (%2)").arg(QString::fromStdString(n.name).toHtmlEscaped(), QString::fromStdString(n.target).toHtmlEscaped());
+        text += tr("<br>FX node <b>%1</b> (%2)")
+                    .arg(QString::fromStdString(n.name).toHtmlEscaped(), QString::fromStdString(n.target).toHtmlEscaped());
     } else {
         text += tr("<br>no FX node (launched outside every node range)");
     }
@@ -289,123 +291,140 @@ void KernelTimeline::paintEvent(QPaintEvent *)
         p.drawText(rect(), Qt::AlignCenter, tr("No profile to show"));
         return;
     }
-    const auto &prof = *m_profile;
+    paintRuler(p);
+    const QFontMetrics fm(font());
+    for (size_t ti = 0; ti < m_tracks.size(); ++ti)
+        paintTrack(p, ti, fm);
+    paintFlowLink(p);
+}
+
+void KernelTimeline::paintRuler(QPainter &p) const
+{
+    // A tick every power-of-ten step that leaves ≥ 80 px between labels.
     const QColor text = palette().color(QPalette::Text), grid = palette().color(QPalette::Mid);
     const double right = width();
-    // Ruler: a tick every power-of-ten step that leaves ≥ 80 px between labels.
-    {
-        double step = std::pow(10.0, std::ceil(std::log10(m_scale * 80)));
-        if (step / 2 / m_scale >= 80)
-            step /= 2;
-        p.setPen(grid);
-        const double first = std::ceil(m_t0 / step) * step;
-        for (double t = first; xOf(t) < right; t += step) {
-            const double x = xOf(t);
-            p.drawLine(QPointF(x, kRulerHeight - 4), QPointF(x, height()));
-            p.setPen(text);
-            p.drawText(QPointF(x + 2, kRulerHeight - 5), us(t));
-            p.setPen(QColor(grid.red(), grid.green(), grid.blue(), 60));
-        }
+    double step = std::pow(10.0, std::ceil(std::log10(m_scale * 80)));
+    if (step / 2 / m_scale >= 80)
+        step /= 2;
+    p.setPen(grid);
+    const double first = std::ceil(m_t0 / step) * step;
+    for (double t = first; xOf(t) < right; t += step) {
+        const double x = xOf(t);
+        p.drawLine(QPointF(x, kRulerHeight - 4), QPointF(x, height()));
+        p.setPen(text);
+        p.drawText(QPointF(x + 2, kRulerHeight - 5), us(t));
+        p.setPen(QColor(grid.red(), grid.green(), grid.blue(), 60));
     }
-    const QFontMetrics fm(font());
-    for (size_t ti = 0; ti < m_tracks.size(); ++ti) {
-        const Track &t = m_tracks[ti];
-        const int top = trackTop(int(ti));
-        if (ti % 2)
-            p.fillRect(QRectF(0, top, right, kRowHeight), palette().alternateBase());
-        p.setClipRect(QRectF(kLabelWidth, top, right - kLabelWidth, kRowHeight));
-        auto it = std::lower_bound(t.events.begin(), t.events.end(), m_t0 - t.maxDurUs,
-                                   [&](uint32_t i, double v) { return span(t, i).first < v; });
-        // Sub-pixel events are folded: one block per pixel column, with how many it holds.
-        double foldX = -1e9, foldEnd = -1e9;
-        size_t foldCount = 0;
-        auto flushFold = [&] {
-            if (foldCount == 0)
-                return;
-            p.fillRect(QRectF(foldX, top + 3, std::max(1.0, foldEnd - foldX), kRowHeight - 6), QColor(120, 120, 130));
-            ++m_lastBlocks;
-            m_lastFolds += foldCount > 1;
-            foldCount = 0;
-        };
-        for (; it != t.events.end(); ++it) {
-            const auto [s, d] = span(t, *it);
-            const double x0 = xOf(s);
-            if (x0 > right)
-                break;
-            const double x1 = xOf(s + d);
-            if (x1 < kLabelWidth)
-                continue;
-            const bool highlighted = (t.kind == Track::Kind::Device && m_node >= 0 && prof.kernels[*it].node == m_node) ||
-                (t.kind == Track::Kind::NodeRanges && m_node >= 0 && prof.ranges[*it].node == m_node);
-            if (x1 - x0 < 1.0 && !highlighted) {
-                if (foldCount && x0 < foldX + 1.0) {
-                    foldEnd = std::max(foldEnd, x1);
-                    ++foldCount;
-                    continue;
-                }
-                flushFold();
-                foldX = std::floor(x0), foldEnd = x1, foldCount = 1;
+}
+
+void KernelTimeline::paintTrack(QPainter &p, size_t ti, const QFontMetrics &fm)
+{
+    const Track &t = m_tracks[ti];
+    const int top = trackTop(int(ti));
+    const double right = width();
+    if (ti % 2)
+        p.fillRect(QRectF(0, top, right, kRowHeight), palette().alternateBase());
+    p.setClipRect(QRectF(kLabelWidth, top, right - kLabelWidth, kRowHeight));
+    paintEvents(p, t, top, fm);
+    p.setClipping(false);
+    p.setPen(palette().color(QPalette::Text));
+    p.fillRect(QRectF(0, top, kLabelWidth, kRowHeight), palette().window());
+    p.drawText(QRectF(4 + 10 * t.depth, top, kLabelWidth - 6 - 10 * t.depth, kRowHeight), Qt::AlignVCenter | Qt::AlignLeft,
+               fm.elidedText(t.name, Qt::ElideRight, kLabelWidth - 8 - 10 * t.depth));
+}
+
+void KernelTimeline::paintEvents(QPainter &p, const Track &t, int top, const QFontMetrics &fm)
+{
+    const auto &prof = *m_profile;
+    const double right = width();
+    auto it =
+        std::lower_bound(t.events.begin(), t.events.end(), m_t0 - t.maxDurUs, [&](uint32_t i, double v) { return span(t, i).first < v; });
+    // Sub-pixel events are folded: one block per pixel column, with how many it holds.
+    double foldX = -1e9, foldEnd = -1e9;
+    size_t foldCount = 0;
+    auto flushFold = [&] {
+        if (foldCount == 0)
+            return;
+        p.fillRect(QRectF(foldX, top + 3, std::max(1.0, foldEnd - foldX), kRowHeight - 6), QColor(120, 120, 130));
+        ++m_lastBlocks;
+        m_lastFolds += foldCount > 1;
+        foldCount = 0;
+    };
+    for (; it != t.events.end(); ++it) {
+        const auto [s, d] = span(t, *it);
+        const double x0 = xOf(s);
+        if (x0 > right)
+            break;
+        const double x1 = xOf(s + d);
+        if (x1 < kLabelWidth)
+            continue;
+        const bool highlighted = (t.kind == Track::Kind::Device && m_node >= 0 && prof.kernels[*it].node == m_node) ||
+            (t.kind == Track::Kind::NodeRanges && m_node >= 0 && prof.ranges[*it].node == m_node);
+        if (x1 - x0 < 1.0 && !highlighted) {
+            if (foldCount && x0 < foldX + 1.0) {
+                foldEnd = std::max(foldEnd, x1);
+                ++foldCount;
                 continue;
             }
             flushFold();
-            QColor fill;
-            QString label;
-            switch (t.kind) {
-            case Track::Kind::Iterations:
-                fill = QColor(150, 170, 200);
-                label = tr("iteration %1").arg(prof.iters[*it].index);
-                break;
-            case Track::Kind::NodeRanges: {
-                const auto &n = prof.nodes[size_t(prof.ranges[*it].node)];
-                fill = nameColour(n.target);
-                label = QString::fromStdString(n.name);
-                break;
-            }
-            case Track::Kind::Device:
-                fill = nameColour(prof.kernels[*it].name);
-                label = QString::fromStdString(prof.kernels[*it].name);
-                break;
-            }
-            const QRectF r(x0, top + 2, std::max(1.0, x1 - x0), kRowHeight - 4);
-            p.fillRect(r, fill);
-            ++m_lastBlocks;
-            if (highlighted || (t.kind == Track::Kind::Device && int(*it) == m_kernel)) {
-                p.setPen(QPen(int(*it) == m_kernel && t.kind == Track::Kind::Device ? QColor(220, 30, 30) : QColor(230, 120, 0), 2));
-                p.drawRect(r.adjusted(1, 1, -1, -1));
-            }
-            if (r.width() > 30) {
-                p.setPen(Qt::black);
-                p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(label, Qt::ElideRight, int(r.width() - 5)));
-            }
+            foldX = std::floor(x0), foldEnd = x1, foldCount = 1;
+            continue;
         }
         flushFold();
-        p.setClipping(false);
-        p.setPen(text);
-        p.fillRect(QRectF(0, top, kLabelWidth, kRowHeight), palette().window());
-        p.drawText(QRectF(4 + 10 * t.depth, top, kLabelWidth - 6 - 10 * t.depth, kRowHeight), Qt::AlignVCenter | Qt::AlignLeft,
-                   fm.elidedText(t.name, Qt::ElideRight, kLabelWidth - 8 - 10 * t.depth));
-    }
-    // The flow link: from the selected kernel's node range (at its launch) to the kernel.
-    if (m_kernel >= 0) {
-        const auto &k = prof.kernels[size_t(m_kernel)];
-        const int r = rangeOf(k.node, k.iteration, k.launchUs);
-        const QRectF kr = kernelRect(m_kernel);
-        int rangeTrack = -1;
-        for (size_t t = 0; t < m_tracks.size() && r >= 0; ++t)
-            if (m_tracks[t].kind == Track::Kind::NodeRanges && m_tracks[t].tid == prof.ranges[size_t(r)].tid)
-                rangeTrack = int(t);
-        if (r >= 0 && rangeTrack >= 0 && !kr.isEmpty()) {
-            const double from = k.launchUs >= 0 ? k.launchUs : prof.ranges[size_t(r)].startUs;
-            const QPointF a(xOf(from), trackTop(rangeTrack) + kRowHeight - 2), b(kr.left(), kr.top());
-            QPainterPath path(a);
-            path.cubicTo(QPointF(a.x(), (a.y() + b.y()) / 2), QPointF(b.x(), (a.y() + b.y()) / 2), b);
-            p.setClipRect(QRectF(kLabelWidth, 0, right - kLabelWidth, height()));
-            p.setPen(QPen(QColor(220, 30, 30), 1.5));
-            p.drawPath(path);
-            p.setBrush(QColor(220, 30, 30));
-            p.drawEllipse(b, 2.5, 2.5);
+        const auto [fill, label] = eventLook(t, *it);
+        const QRectF r(x0, top + 2, std::max(1.0, x1 - x0), kRowHeight - 4);
+        p.fillRect(r, fill);
+        ++m_lastBlocks;
+        if (highlighted || (t.kind == Track::Kind::Device && int(*it) == m_kernel)) {
+            p.setPen(QPen(int(*it) == m_kernel && t.kind == Track::Kind::Device ? QColor(220, 30, 30) : QColor(230, 120, 0), 2));
+            p.drawRect(r.adjusted(1, 1, -1, -1));
+        }
+        if (r.width() > 30) {
+            p.setPen(Qt::black);
+            p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(label, Qt::ElideRight, int(r.width() - 5)));
         }
     }
+    flushFold();
+}
+
+std::pair<QColor, QString> KernelTimeline::eventLook(const Track &t, uint32_t i) const
+{
+    const auto &prof = *m_profile;
+    switch (t.kind) {
+    case Track::Kind::Iterations: return {QColor(150, 170, 200), tr("iteration %1").arg(prof.iters[i].index)};
+    case Track::Kind::NodeRanges: {
+        const auto &n = prof.nodes[size_t(prof.ranges[i].node)];
+        return {nameColour(n.target), QString::fromStdString(n.name)};
+    }
+    case Track::Kind::Device: return {nameColour(prof.kernels[i].name), QString::fromStdString(prof.kernels[i].name)};
+    }
+    return {};
+}
+
+void KernelTimeline::paintFlowLink(QPainter &p) const
+{
+    // From the selected kernel's node range (at its launch) to the kernel.
+    if (m_kernel < 0)
+        return;
+    const auto &prof = *m_profile;
+    const auto &k = prof.kernels[size_t(m_kernel)];
+    const int r = rangeOf(k.node, k.iteration, k.launchUs);
+    const QRectF kr = kernelRect(m_kernel);
+    int rangeTrack = -1;
+    for (size_t t = 0; t < m_tracks.size() && r >= 0; ++t)
+        if (m_tracks[t].kind == Track::Kind::NodeRanges && m_tracks[t].tid == prof.ranges[size_t(r)].tid)
+            rangeTrack = int(t);
+    if (r < 0 || rangeTrack < 0 || kr.isEmpty())
+        return;
+    const double from = k.launchUs >= 0 ? k.launchUs : prof.ranges[size_t(r)].startUs;
+    const QPointF a(xOf(from), trackTop(rangeTrack) + kRowHeight - 2), b(kr.left(), kr.top());
+    QPainterPath path(a);
+    path.cubicTo(QPointF(a.x(), (a.y() + b.y()) / 2), QPointF(b.x(), (a.y() + b.y()) / 2), b);
+    p.setClipRect(QRectF(kLabelWidth, 0, width() - kLabelWidth, height()));
+    p.setPen(QPen(QColor(220, 30, 30), 1.5));
+    p.drawPath(path);
+    p.setBrush(QColor(220, 30, 30));
+    p.drawEllipse(b, 2.5, 2.5);
 }
 
 void KernelTimeline::wheelEvent(QWheelEvent *e)
@@ -482,8 +501,9 @@ QString KernelTimeline::toolTipAt(const QPoint &pos) const
     if (track.kind == Track::Kind::NodeRanges) {
         const auto &r = m_profile->ranges[size_t(i)];
         const auto &n = m_profile->nodes[size_t(r.node)];
-        const size_t kernels = size_t(std::count_if(m_profile->kernels.begin(), m_profile->kernels.end(),
-                                                    [&](const prof::KernelRec &k) { return k.node == r.node && k.iteration == r.iteration; }));
+        const size_t kernels = size_t(std::count_if(m_profile->kernels.begin(), m_profile->kernels.end(), [&](const prof::KernelRec &k) {
+            return k.node == r.node && k.iteration == r.iteration;
+        }));
         return tr("<b>%1</b> (%2)<br>host range %3 · iteration %4 · %5 kernel(s)")
             .arg(QString::fromStdString(n.name).toHtmlEscaped(), QString::fromStdString(n.target).toHtmlEscaped())
             .arg(us(r.durUs))

@@ -14,7 +14,11 @@
 #include <QWidget>
 
 #include <memory>
+#include <utility>
 #include <vector>
+
+class QPainter;
+class QFontMetrics;
 
 namespace fxlens::views {
 
@@ -31,8 +35,8 @@ public:
     struct Track {
         enum class Kind { Iterations, NodeRanges, Device };
         Kind kind = Kind::Device;
-        QString name;   ///< "iterations", "FX nodes (thread 1)", "cuda:0 stream 7"
-        int depth = 0;  ///< nesting under the host process (node ranges: 1, under the iterations)
+        QString name;  ///< "iterations", "FX nodes (thread 1)", "cuda:0 stream 7"
+        int depth = 0; ///< nesting under the host process (node ranges: 1, under the iterations)
         uint64_t tid = 0;
         int device = -1;
         int64_t stream = -1;
@@ -97,6 +101,13 @@ private:
     double usAt(double x) const { return m_t0 + (x - kLabelWidth) * m_scale; }
     /// The node range of `node` in `iteration` that encloses `atUs` (or the first of them), -1.
     int rangeOf(int node, int iteration, double atUs) const;
+    // paintEvent's parts: the ruler, a track (its events and its name), the events in view (sub-pixel
+    // ones folded), an event's colour and label, the selected kernel's flow link.
+    void paintRuler(QPainter &p) const;
+    void paintTrack(QPainter &p, size_t ti, const QFontMetrics &fm);
+    void paintEvents(QPainter &p, const Track &t, int top, const QFontMetrics &fm);
+    std::pair<QColor, QString> eventLook(const Track &t, uint32_t i) const;
+    void paintFlowLink(QPainter &p) const;
 
     static constexpr int kLabelWidth = 150;
     static constexpr int kRowHeight = 20;

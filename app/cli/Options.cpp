@@ -174,7 +174,7 @@ bool parseArgs(int argc, char **argv, Args &a, std::string &err)
                 err = "unknown option '" + s + "'";
                 return false;
             }
-            a.given.push_back(o->name);
+            a.given.emplace_back(o->name);
             std::string v;
             if (o->value) {
                 if (i + 1 >= argc) {

@@ -34,7 +34,6 @@ std::unique_ptr<ir::Graph> optimizedCopy(const ir::Graph &g, const Args &a, std:
     return copy;
 }
 
-
 /// profile --versions: the greedy history of `g` under the preset or patterns, and the graphs of
 /// the versions listed (with labels and ids).
 int historyVersions(const ir::Graph &g, const Args &a, std::vector<std::unique_ptr<ir::Graph>> &graphs,
@@ -66,9 +65,17 @@ int historyVersions(const ir::Graph &g, const Args &a, std::vector<std::unique_p
     return kOk;
 }
 
-} // namespace
+/// What profile works on: profiles opened from files, graphs to profile (each with its file and,
+/// for --versions, its label), and a profile slot per graph (filled by profileGraphs).
+struct ProfileInputs {
+    std::vector<prof::Profile> profiles;
+    std::vector<std::unique_ptr<ir::Graph>> graphs;
+    std::vector<std::string> graphSources;
+    std::vector<std::pair<std::string, int>> labels;
+};
 
-int cmdProfile(const Args &a)
+/// One input file, and at most one of --compare, --optimize and --versions.
+int checkProfileOptions(const Args &a)
 {
     if (a.positional.size() != 1) {
         std::cerr << "fxlens-cli profile: expected one graph or profile file\n";
@@ -79,15 +86,16 @@ int cmdProfile(const Args &a)
         std::cerr << "fxlens-cli profile: --compare, --optimize and --versions each name the versions to profile; use one\n";
         return kUsage;
     }
-    const std::string first = a.positional[0];
-    std::vector<std::string> sources = {first};
+    return kOk;
+}
+
+/// Reads the input file and --compare's: saved profiles (and profile sets) open anywhere; graphs
+/// are read now (with --versions, the versions of their history) and profiled later.
+int readProfileInputs(const Args &a, ProfileInputs &in)
+{
+    std::vector<std::string> sources = {a.positional[0]};
     if (!a.compare.empty())
         sources.push_back(a.compare);
-    std::vector<prof::Profile> profiles;
-    std::vector<std::unique_ptr<ir::Graph>> graphs;
-    std::vector<std::string> graphSources;
-    std::vector<std::pair<std::string, int>> labels;
-    // Saved profiles (and profile sets) open anywhere; graphs are read now and profiled below.
     for (const auto &src : sources) {
         if (prof::isProfileFile(src)) {
             auto p = prof::readProfiles(src);
@@ -96,7 +104,7 @@ int cmdProfile(const Args &a)
                 return kBadInput;
             }
             for (auto &one : p.value())
-                profiles.push_back(std::move(one));
+                in.profiles.push_back(std::move(one));
             continue;
         }
         auto g = io::readGraphFile(src);
@@ -105,41 +113,45 @@ int cmdProfile(const Args &a)
             return kBadInput;
         }
         if (!a.versions.empty()) {
-            if (int c = historyVersions(*g.value(), a, graphs, labels); c != kOk)
+            if (int c = historyVersions(*g.value(), a, in.graphs, in.labels); c != kOk)
                 return c;
-            graphSources.assign(graphs.size(), src);
-            profiles.resize(profiles.size() + graphs.size());
+            in.graphSources.assign(in.graphs.size(), src);
+            in.profiles.resize(in.profiles.size() + in.graphs.size());
             continue;
         }
-        graphs.push_back(std::move(g.value()));
-        graphSources.push_back(src);
-        profiles.emplace_back(); // filled below
+        in.graphs.push_back(std::move(g.value()));
+        in.graphSources.push_back(src);
+        in.profiles.emplace_back(); // filled by profileGraphs
     }
-    if (!a.versions.empty() && graphs.empty()) {
+    if (!a.versions.empty() && in.graphs.empty()) {
         std::cerr << "fxlens-cli profile: --versions needs a graph, not a saved profile\n";
         return kUsage;
     }
-    if (a.optimize) {
-        if (graphs.empty()) {
-            std::cerr << "fxlens-cli profile: --optimize needs a graph, not a saved profile\n";
-            return kUsage;
-        }
-        std::string err;
-        auto opt = optimizedCopy(*graphs.front(), a, err);
-        if (!opt) {
-            std::cerr << "fxlens-cli profile: " << err << "\n";
-            return kUsage;
-        }
-        graphs.push_back(std::move(opt));
-        graphSources.push_back(first);
-        profiles.emplace_back();
-        sources.push_back(first + " (optimized)");
+    return kOk;
+}
+
+/// --optimize: the first graph optimized, as a second version to profile.
+int addOptimized(const Args &a, ProfileInputs &in)
+{
+    if (in.graphs.empty()) {
+        std::cerr << "fxlens-cli profile: --optimize needs a graph, not a saved profile\n";
+        return kUsage;
     }
-    if (!graphs.empty()) {
-        if (int c = profileGraphs(a, graphs, graphSources, profiles, labels); c != kOk)
-            return c;
+    std::string err;
+    auto opt = optimizedCopy(*in.graphs.front(), a, err);
+    if (!opt) {
+        std::cerr << "fxlens-cli profile: " << err << "\n";
+        return kUsage;
     }
-    const bool set = profiles.size() > 2 || !a.versions.empty();
+    in.graphs.push_back(std::move(opt));
+    in.graphSources.push_back(a.positional[0]);
+    in.profiles.emplace_back();
+    return kOk;
+}
+
+/// Prints every profile, then the version table of a set or the comparison of two.
+void printProfiles(const std::vector<prof::Profile> &profiles, bool set)
+{
     for (size_t i = 0; i < profiles.size(); ++i) {
         if (set)
             std::printf("== %s\n", profiles[i].version.empty() ? std::to_string(i).c_str() : profiles[i].version.c_str());
@@ -148,13 +160,23 @@ int cmdProfile(const Args &a)
         std::printf("%s\n", prof::formatProfile(profiles[i]).c_str());
     }
     std::vector<const prof::Profile *> all;
+    all.reserve(profiles.size());
     for (const auto &p : profiles)
         all.push_back(&p);
     if (set)
         std::printf("%s", prof::formatVersionTable(all).c_str());
     else if (profiles.size() == 2)
         std::printf("%s", prof::formatComparison(profiles[0], profiles[1]).c_str());
-    // -o: the one profile, A of a comparison, or every version as one profile set.
+}
+
+/// -o (the one profile, A of a comparison, or every version as one profile set), --compare-output
+/// (B) and --trace (every profile).
+int writeProfileOutputs(const Args &a, const std::vector<prof::Profile> &profiles, bool set)
+{
+    std::vector<const prof::Profile *> all;
+    all.reserve(profiles.size());
+    for (const auto &p : profiles)
+        all.push_back(&p);
     if (!a.output.empty()) {
         const std::vector<const prof::Profile *> saved = set ? all : std::vector<const prof::Profile *>{all.front()};
         if (auto w = prof::writeProfiles(saved, a.output); !w) {
@@ -168,15 +190,32 @@ int cmdProfile(const Args &a)
             return kFailed;
         }
     if (!a.trace.empty()) {
-        std::vector<const prof::Profile *> ps;
-        for (const auto &p : profiles)
-            ps.push_back(&p);
-        if (auto w = prof::writeChromeTrace(ps, a.trace); !w) {
+        if (auto w = prof::writeChromeTrace(all, a.trace); !w) {
             std::cerr << w.error().toString() << "\n";
             return kFailed;
         }
     }
     return kOk;
+}
+
+} // namespace
+
+int cmdProfile(const Args &a)
+{
+    if (int c = checkProfileOptions(a); c != kOk)
+        return c;
+    ProfileInputs in;
+    if (int c = readProfileInputs(a, in); c != kOk)
+        return c;
+    if (a.optimize)
+        if (int c = addOptimized(a, in); c != kOk)
+            return c;
+    if (!in.graphs.empty())
+        if (int c = profileGraphs(a, in.graphs, in.graphSources, in.profiles, in.labels); c != kOk)
+            return c;
+    const bool set = in.profiles.size() > 2 || !a.versions.empty();
+    printProfiles(in.profiles, set);
+    return writeProfileOutputs(a, in.profiles, set);
 }
 
 } // namespace fxlens::cli

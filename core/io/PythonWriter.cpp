@@ -211,7 +211,7 @@ static std::string moduleCall(const ir::Graph &g, const Node &n, const std::stri
     for (const auto &mi : g.modules)
         if (mi.path == n.target())
             m = &mi;
-    const std::string p = n.target();
+    const std::string &p = n.target();
     const std::string type = m ? m->type.substr(m->type.rfind('.') + 1) : std::string();
     auto attr = [&](const char *k, const char *dflt) {
         const Argument *a = m ? m->attr(k) : nullptr;

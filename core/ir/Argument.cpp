@@ -253,7 +253,7 @@ std::string Argument::render(bool python) const
         return "slice(" + m_items[0].render(python) + ", " + m_items[1].render(python) + ", " + m_items[2].render(python) + ")";
     case Kind::Dtype: return "torch." + m_text;
     case Kind::Device: return (python ? "torch.device(" : "device(") + quote(m_text) + ")";
-    case Kind::Layout: return "torch." + m_text;
+    case Kind::Layout:
     case Kind::MemoryFormat: return "torch." + m_text;
     case Kind::Opaque:
         if (python && m_text == "Ellipsis")

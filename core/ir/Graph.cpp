@@ -292,7 +292,7 @@ Node *Graph::create(OpKind op, std::string target, std::vector<Argument> args, s
     n->m_target = std::move(target);
     n->m_args = std::move(args);
     n->m_kwargs = std::move(kwargs);
-    n->m_name = uniqueName(nm.empty() ? std::string("node") : nm);
+    n->m_name = uniqueName(nm.empty() ? std::string("node") : std::move(nm));
     m_byName.emplace(n->m_name, n);
     linkBefore(n, before);
     addUses(n, true);
@@ -519,8 +519,9 @@ static std::optional<LintError> getitemRangeError(const Node &n)
     const int64_t k = args[1].toInt();
     if (items == 0 || (k < items && k >= -items))
         return std::nullopt;
-    return LintError{n.name(), "index " + std::to_string(k) + " is out of range for the " + std::to_string(items) + " values of '" +
-                                   args[0].toNode()->name() + "'"};
+    return LintError{n.name(),
+                     "index " + std::to_string(k) + " is out of range for the " + std::to_string(items) + " values of '" +
+                         args[0].toNode()->name() + "'"};
 }
 
 std::vector<LintError> Graph::lint() const

@@ -73,7 +73,7 @@ struct Compiler {
         if (!isTargetRoot(d))
             error(f.loc, "expected an op (torch.*, aten.*, operator.*, F.*) in an alternative, found '" + unparse(f) + "'");
         checkTarget(d, f.loc);
-        ops.push_back({OpKind::CallFunction, d});
+        ops.emplace_back(OpKind::CallFunction, d);
     }
 
     /// A call or subscript of the pattern as a pattern node.
@@ -103,14 +103,14 @@ struct Compiler {
             std::string d = dotted(f);
             if (isTargetRoot(d)) {
                 checkTarget(d, f.loc);
-                ops.push_back({OpKind::CallFunction, d});
+                ops.emplace_back(OpKind::CallFunction, d);
                 what = d;
                 schema = schemaFor(OpKind::CallFunction, d);
             } else if (f.kind == Expr::Kind::Attr && f.a[0]->kind == Expr::Kind::Name && syms.count(f.a[0]->s)) {
                 const auto &m = knownMethods();
                 if (std::find(m.begin(), m.end(), f.s) == m.end())
                     error(f.loc, "unknown method '." + f.s + "()'" + didYouMean(closest(f.s, m)));
-                ops.push_back({OpKind::CallMethod, f.s});
+                ops.emplace_back(OpKind::CallMethod, f.s);
                 what = "." + f.s + "()";
                 schema = schemaFor(OpKind::CallMethod, f.s);
                 args.push_back(PArg::ref(tensorNode(f.a[0]->s, f.a[0]->loc)));

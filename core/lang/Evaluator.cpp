@@ -299,7 +299,7 @@ Value Evaluator::call(const ExprP &e)
         args.push_back(eval(e->a[k]));
     std::vector<std::pair<std::string, Value>> kw;
     for (const auto &[k, v] : e->kw)
-        kw.push_back({k, eval(v)});
+        kw.emplace_back(k, eval(v));
     std::string d = dotted(f);
     if (f.kind == Expr::Kind::BinOp && f.s == "|" && creates()) {
         // An instance spells the first alternative.
@@ -312,11 +312,13 @@ Value Evaluator::call(const ExprP &e)
         if (!creates())
             fail(e->loc, "'" + d + "' creates a node: only a replacement may call ops");
         std::vector<Argument> a;
+        a.reserve(args.size());
         for (const auto &v : args)
             a.push_back(toArg(v));
         std::vector<std::pair<std::string, Argument>> k;
+        k.reserve(kw.size());
         for (const auto &[n, v] : kw)
-            k.push_back({n, toArg(v)});
+            k.emplace_back(n, toArg(v));
         const std::string base = ir::Target::parse(d).base();
         return makeNode(OpKind::CallFunction, d, std::move(a), std::move(k), base);
     }
@@ -351,8 +353,9 @@ Value Evaluator::call(const ExprP &e)
         for (const auto &v : args)
             a.push_back(toArg(v));
         std::vector<std::pair<std::string, Argument>> k;
+        k.reserve(kw.size());
         for (const auto &[nm, v] : kw)
-            k.push_back({nm, toArg(v)});
+            k.emplace_back(nm, toArg(v));
         return makeNode(OpKind::CallMethod, f.s, std::move(a), std::move(k), f.s);
     }
     if (f.kind != Expr::Kind::Name)

@@ -568,7 +568,7 @@ private:
                     if (peek().k == Tok::K::Name && peek(1).k == Tok::K::Op && peek(1).text == "=") {
                         std::string k = next().text;
                         next();
-                        c->kw.push_back({k, expr()});
+                        c->kw.emplace_back(k, expr());
                     } else {
                         if (!c->kw.empty())
                             fail(peek().loc, "positional argument after keyword arguments");

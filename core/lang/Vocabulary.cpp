@@ -29,8 +29,8 @@ const std::vector<std::string> &knownFunctions()
         for (const char *f : {"relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "layer_norm", "linear",
                               "embedding", "conv2d", "batch_norm", "normalize", "pad", "leaky_relu", "elu"})
             out.push_back(std::string("torch.nn.functional.") + f);
-        out.push_back("torch.functional.einsum");
-        out.push_back("torch.functional.split");
+        out.emplace_back("torch.functional.einsum");
+        out.emplace_back("torch.functional.split");
         for (const char *f : {"getitem", "add", "sub", "mul", "truediv", "floordiv", "neg", "matmul", "mod", "pow"})
             out.push_back(std::string("operator.") + f);
         for (const char *f : {"split.Tensor",

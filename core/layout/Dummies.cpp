@@ -29,7 +29,7 @@ void addDummies(LayeredState &s, const std::vector<int> &reach)
         if (reach[i] < 2)
             continue;
         trunk[i] = uint32_t(s.layerOf.size());
-        s.trunks.push_back({trunk[i], reach[i] - 1});
+        s.trunks.emplace_back(trunk[i], reach[i] - 1);
         uint32_t prev = i;
         for (int k = 1; k < reach[i]; ++k) {
             const uint32_t d = uint32_t(s.layerOf.size());

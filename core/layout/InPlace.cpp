@@ -16,78 +16,106 @@ struct Rect {
     bool valid = false;
 };
 
-} // namespace
+using Matches = std::vector<std::vector<uint32_t>>;
 
-bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &o)
+/// The items that stand for more than one item of the other view (`many[k]`: what item k of one
+/// view stands for in the other; `back` the other way round): false when some item stands for
+/// none, or for several that stand for others too (the graph changed, not a module's state).
+bool splitItems(const Matches &many, const Matches &back, std::vector<uint32_t> &out)
 {
-    const size_t n = v.items.size(), m = previous.items.size();
-    if (n == 0 || m == 0)
-        return false;
-    // Which old items each new item stands for, through the nodes both show.
-    std::vector<std::vector<uint32_t>> newOf(m), oldOf(n);
-    const size_t ids = std::min(v.itemOfNode.size(), previous.itemOfNode.size());
-    for (size_t k = 0; k < ids; ++k) {
-        const int32_t ni = v.itemOfNode[k], oi = previous.itemOfNode[k];
-        if (ni < 0 || oi < 0)
-            continue;
-        auto &a = newOf[size_t(oi)];
-        if (std::find(a.begin(), a.end(), uint32_t(ni)) == a.end())
-            a.push_back(uint32_t(ni));
-        auto &b = oldOf[size_t(ni)];
-        if (std::find(b.begin(), b.end(), uint32_t(oi)) == b.end())
-            b.push_back(uint32_t(oi));
+    for (size_t k = 0; k < many.size(); ++k) {
+        if (many[k].empty())
+            return false;
+        if (many[k].size() > 1) {
+            for (uint32_t j : many[k])
+                if (back[j].size() != 1)
+                    return false;
+            out.push_back(uint32_t(k));
+        }
     }
-    // Every item is kept (one for one), a box opened (one old, several new) or a box closed
-    // (several old, one new); anything else (the graph changed) is laid out afresh.
-    // `many[k]`: what item k of one view stands for in the other; `back` the other way round.
-    auto split = [](const std::vector<std::vector<uint32_t>> &many, const std::vector<std::vector<uint32_t>> &back,
-                    std::vector<uint32_t> &out) {
-        for (size_t k = 0; k < many.size(); ++k) {
-            if (many[k].empty())
-                return false;
-            if (many[k].size() > 1) {
-                for (uint32_t j : many[k])
-                    if (back[j].size() != 1)
-                        return false;
-                out.push_back(uint32_t(k));
+    return true;
+}
+
+/// One in-place relayout: the phases of placeInPlace over its working rectangles.
+class InPlace {
+public:
+    InPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &o)
+        : v(v), previous(previous), o(o), n(v.items.size()), newOf(previous.items.size()), oldOf(n), at(n), box(previous.items.size())
+    {
+    }
+
+    bool run()
+    {
+        matchItems();
+        // Every item is kept (one for one), a box opened (one old, several new) or a box closed
+        // (several old, one new); anything else (the graph changed) is laid out afresh.
+        std::vector<uint32_t> opened, closed;
+        if (!splitItems(newOf, oldOf, opened) || !splitItems(oldOf, newOf, closed))
+            return false;
+        keepItems(opened);
+        openBoxes(opened);
+        closeBoxes(closed);
+        return place();
+    }
+
+private:
+    /// Which old items each new item stands for, through the nodes both show.
+    void matchItems()
+    {
+        const size_t ids = std::min(v.itemOfNode.size(), previous.itemOfNode.size());
+        for (size_t k = 0; k < ids; ++k) {
+            const int32_t ni = v.itemOfNode[k], oi = previous.itemOfNode[k];
+            if (ni < 0 || oi < 0)
+                continue;
+            auto &a = newOf[size_t(oi)];
+            if (std::find(a.begin(), a.end(), uint32_t(ni)) == a.end())
+                a.push_back(uint32_t(ni));
+            auto &b = oldOf[size_t(ni)];
+            if (std::find(b.begin(), b.end(), uint32_t(oi)) == b.end())
+                b.push_back(uint32_t(oi));
+        }
+    }
+
+    /// Working rectangles: new items (kept ones where they were) and the boxes still to open.
+    void keepItems(const std::vector<uint32_t> &opened)
+    {
+        for (size_t ni = 0; ni < n; ++ni)
+            if (oldOf[ni].size() == 1 && newOf[oldOf[ni][0]].size() == 1) {
+                const auto &p = previous.items[oldOf[ni][0]];
+                at[ni] = {p.x, p.y, v.items[ni].w, v.items[ni].h, true};
+                v.items[ni].layer = p.layer;
             }
+        for (uint32_t oi : opened) {
+            const auto &p = previous.items[oi];
+            box[oi] = {p.x, p.y, p.w, p.h, true};
         }
-        return true;
-    };
-    std::vector<uint32_t> opened, closed;
-    if (!split(newOf, oldOf, opened) || !split(oldOf, newOf, closed))
-        return false;
-    // Working rectangles: new items (kept ones where they were) and the boxes still to open.
-    std::vector<Rect> at(n), box(m);
-    for (size_t ni = 0; ni < n; ++ni)
-        if (oldOf[ni].size() == 1 && newOf[oldOf[ni][0]].size() == 1) {
-            const auto &p = previous.items[oldOf[ni][0]];
-            at[ni] = {p.x, p.y, v.items[ni].w, v.items[ni].h, true};
-            v.items[ni].layer = p.layer;
-        }
-    for (uint32_t oi : opened) {
-        const auto &p = previous.items[oi];
-        box[oi] = {p.x, p.y, p.w, p.h, true};
     }
-    auto forEachRect = [&](auto &&f) {
+
+    template <class F> void forEachRect(F &&f)
+    {
         for (auto &r : at)
             if (r.valid)
                 f(r);
         for (auto &r : box)
             if (r.valid)
                 f(r);
-    };
-    const double gap = o.itemGap;
-    // Boxes opened bottom up: what lies below moves down by the growth, what shares the box's row
-    // moves aside; the module's own layout takes the box's place, centred under its top.
-    std::sort(opened.begin(), opened.end(), [&](uint32_t a, uint32_t b) { return previous.items[a].y > previous.items[b].y; });
-    for (uint32_t oi : opened) {
-        const Rect b = box[oi];
-        box[oi].valid = false;
+    }
+
+    /// Boxes opened bottom up: what lies below moves down by the growth, what shares the box's row
+    /// moves aside; the module's own layout takes the box's place, centred under its top.
+    void openBoxes(std::vector<uint32_t> opened)
+    {
+        std::sort(opened.begin(), opened.end(), [&](uint32_t a, uint32_t b) { return previous.items[a].y > previous.items[b].y; });
+        for (uint32_t oi : opened)
+            openBox(oi);
+    }
+
+    /// The layout of the items box `oi` opened into, on their own.
+    ViewGraph boxContents(uint32_t oi) const
+    {
         ViewGraph sub;
-        const auto &members = newOf[oi];
         std::vector<int32_t> local(n, -1);
-        for (uint32_t ni : members) {
+        for (uint32_t ni : newOf[oi]) {
             local[ni] = int32_t(sub.items.size());
             sub.items.push_back(v.items[ni]);
         }
@@ -99,9 +127,19 @@ bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &
                 sub.edges.push_back(std::move(se));
             }
         layeredLayout(sub, o);
+        return sub;
+    }
+
+    void openBox(uint32_t oi)
+    {
+        const Rect b = box[oi];
+        box[oi].valid = false;
+        const auto &members = newOf[oi];
+        const ViewGraph sub = boxContents(oi);
         double w = 0, h = 0;
         for (const auto &it : sub.items)
             w = std::max(w, it.x + it.w), h = std::max(h, it.y + it.h);
+        const double gap = o.itemGap;
         const double grow = std::max(0.0, h - b.h), widen = std::max(0.0, (w - b.w) / 2);
         const double cx = b.x + b.w / 2, bottom = b.y + b.h;
         forEachRect([&](Rect &r) {
@@ -117,16 +155,24 @@ bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &
             v.items[members[k]].layer = previous.items[oi].layer + s.layer;
         }
     }
-    // Boxes closed bottom up: the box takes the top of what it stood for; what lies below moves up.
-    std::sort(closed.begin(), closed.end(), [&](uint32_t a, uint32_t b) {
-        double ya = std::numeric_limits<double>::max(), yb = ya;
-        for (uint32_t oi : oldOf[a])
-            ya = std::min(ya, previous.items[oi].y);
-        for (uint32_t oi : oldOf[b])
-            yb = std::min(yb, previous.items[oi].y);
-        return ya > yb;
-    });
-    for (uint32_t ni : closed) {
+
+    /// Boxes closed bottom up: the box takes the top of what it stood for; what lies below moves up.
+    void closeBoxes(std::vector<uint32_t> closed)
+    {
+        std::sort(closed.begin(), closed.end(), [&](uint32_t a, uint32_t b) {
+            double ya = std::numeric_limits<double>::max(), yb = ya;
+            for (uint32_t oi : oldOf[a])
+                ya = std::min(ya, previous.items[oi].y);
+            for (uint32_t oi : oldOf[b])
+                yb = std::min(yb, previous.items[oi].y);
+            return ya > yb;
+        });
+        for (uint32_t ni : closed)
+            closeBox(ni);
+    }
+
+    void closeBox(uint32_t ni)
+    {
         double x0 = std::numeric_limits<double>::max(), y0 = x0, x1 = -x0, y1 = -x0;
         int layer = std::numeric_limits<int>::max();
         for (uint32_t oi : oldOf[ni]) {
@@ -145,24 +191,45 @@ bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &
         at[ni] = {(x0 + x1) / 2 - it.w / 2, y0, it.w, it.h, true};
         it.layer = layer;
     }
-    double minX = std::numeric_limits<double>::max(), minY = minX;
-    for (const auto &r : at) {
-        if (!r.valid)
-            return false;
-        minX = std::min(minX, r.x), minY = std::min(minY, r.y);
+
+    /// The items where their rectangles are, shifted so that nothing starts left of or above the
+    /// scene's origin (the canvas keeps the module where it was on screen, whatever this shift);
+    /// then the edges routed. False when some item was not placed.
+    bool place()
+    {
+        double minX = std::numeric_limits<double>::max(), minY = minX;
+        for (const auto &r : at) {
+            if (!r.valid)
+                return false;
+            minX = std::min(minX, r.x), minY = std::min(minY, r.y);
+        }
+        const double dx = minX < 0 ? -minX : 0, dy = minY < 0 ? -minY : 0;
+        v.width = v.height = 0;
+        for (size_t ni = 0; ni < n; ++ni) {
+            auto &it = v.items[ni];
+            it.x = at[ni].x + dx, it.y = at[ni].y + dy;
+            v.width = std::max(v.width, it.x + it.w), v.height = std::max(v.height, it.y + it.h);
+        }
+        v.height += o.layerGap;
+        routePlacedEdges(v, o.itemGap);
+        return true;
     }
-    // Nothing may start left of or above the scene's origin (the canvas keeps the module where
-    // it was on screen, whatever this shift).
-    const double dx = minX < 0 ? -minX : 0, dy = minY < 0 ? -minY : 0;
-    v.width = v.height = 0;
-    for (size_t ni = 0; ni < n; ++ni) {
-        auto &it = v.items[ni];
-        it.x = at[ni].x + dx, it.y = at[ni].y + dy;
-        v.width = std::max(v.width, it.x + it.w), v.height = std::max(v.height, it.y + it.h);
-    }
-    v.height += o.layerGap;
-    routePlacedEdges(v, o.itemGap);
-    return true;
+
+    ViewGraph &v;
+    const ViewGraph &previous;
+    const LayoutOptions &o;
+    const size_t n;
+    Matches newOf, oldOf;
+    std::vector<Rect> at, box;
+};
+
+} // namespace
+
+bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &o)
+{
+    if (v.items.empty() || previous.items.empty())
+        return false;
+    return InPlace(v, previous, o).run();
 }
 
 } // namespace fxlens::layout

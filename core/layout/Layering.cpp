@@ -81,7 +81,7 @@ bool simplexLayers(LayeredState &s, bool balanced)
     std::vector<std::pair<uint32_t, uint32_t>> forward;
     for (uint32_t i = 0; i < n; ++i)
         for (uint32_t t : s.succs[i])
-            forward.push_back({i, t});
+            forward.emplace_back(i, t);
     const auto ranks = networkSimplexRanks(n, forward, 2 * n + 200, balanced);
     if (ranks.empty())
         return false;

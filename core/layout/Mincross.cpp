@@ -225,7 +225,7 @@ size_t Mincross::crossingsBelow(const Layers &bl, size_t li)
     for (uint32_t a : bl[li])
         for (uint32_t b : m_s.down[a])
             if (m_s.layerOf[b] == int(li) + 1)
-                m_pieces.push_back({m_idx[a], m_idx[b]});
+                m_pieces.emplace_back(m_idx[a], m_idx[b]);
     std::sort(m_pieces.begin(), m_pieces.end());
     const size_t width = bl[li + 1].size();
     m_fenwick.assign(width + 1, 0);

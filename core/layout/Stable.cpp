@@ -80,7 +80,8 @@ StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewS
         bool done = false;
         for (int row = 0; row < 200 && !done; ++row, y += it.h + o.itemGap)
             for (int k = 0; k < 60 && !done; ++k) {
-                const double step = (it.w + o.itemGap) * double((k + 1) / 2) * (k % 2 ? 1 : -1);
+                const int ring = (k + 1) / 2; // 0, 1, 1, 2, 2, ...: the k-th place out from `want`
+                const double step = (it.w + o.itemGap) * double(ring) * (k % 2 ? 1 : -1);
                 const Box b{want + step, y, want + step + it.w, y + it.h};
                 if (b.x0 < 0)
                     continue;

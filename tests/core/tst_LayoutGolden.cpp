@@ -2,8 +2,9 @@
 // The layered layout gives the same picture as before a change: every bundled example (collapsed
 // and expanded, under each layering) and a few generated views are laid out and compared with
 // golden numbers (tests/data/layout/golden.txt): each item's layer and position exactly (a hash
-// of them in views of over 500 items), and a hash of every edge's route and via points. After a change that means to move items, write new
-// numbers with
+// of them in views of over 500 items), and a hash of every edge's route and via points. Modules
+// expanded and collapsed in place (placeInPlace) on a few examples are compared the same way.
+// After a change that means to move items, write new numbers with
 //   FXLENS_WRITE_GOLDEN=tests/data/layout/golden.txt build/tests/tst_LayoutGolden
 // and say why in the commit.
 #include "io/GraphJson.h"
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace fxlens;
@@ -127,6 +129,50 @@ std::unique_ptr<ir::Graph> example(const QString &name)
     return r ? std::move(r.value()) : nullptr;
 }
 
+/// Modules expanded and collapsed in place (placeInPlace), one change after another from the
+/// collapsed layered layout: the first top-level module opened, then its first submodule, then a
+/// second top-level module, the submodule closed, everything closed at once (several boxes), and
+/// two modules opened at once. A change placeInPlace refuses is laid out afresh (and marked).
+void inPlacePictures(std::vector<std::string> &out)
+{
+    for (const char *file : {"resnet50_fx.json.gz", "ctr_dynamo.json", "transformer_aten.json"}) {
+        auto g = example(QString::fromLatin1(file));
+        if (!g)
+            continue;
+        // Modules that show more items when opened: the first two top-level ones (a, b) and the
+        // first submodule of a.
+        auto opens = [&](std::set<std::string> expanded, const std::string &m) {
+            const size_t before = layout::buildView(*g, expanded).items.size();
+            expanded.insert(m);
+            return layout::buildView(*g, expanded).items.size() > before;
+        };
+        std::string a, b, sub;
+        for (const auto &m : layout::allModules(*g))
+            if (m.find('.') == std::string::npos && b.empty() && opens({}, m))
+                (a.empty() ? a : b) = m;
+        for (const auto &m : layout::allModules(*g))
+            if (sub.empty() && !a.empty() && m.rfind(a + ".", 0) == 0 && opens({a}, m))
+                sub = m;
+        if (b.empty())
+            b = a;
+        const std::vector<std::pair<const char *, std::set<std::string>>> steps = {{"open-a", {a}},         {"open-sub", {a, sub}},
+                                                                                   {"open-b", {a, sub, b}}, {"close-sub", {a, b}},
+                                                                                   {"close-all", {}},       {"open-ab", {a, b}}};
+        layout::ViewGraph previous = layout::buildView(*g, {});
+        layout::layeredLayout(previous);
+        for (const auto &[name, expanded] : steps) {
+            std::set<std::string> e = expanded;
+            e.erase(std::string());
+            layout::ViewGraph v = layout::buildView(*g, e);
+            const bool inPlace = layout::placeInPlace(v, previous);
+            if (!inPlace)
+                layout::layeredLayout(v);
+            out.push_back(describe(std::string("in-place ") + file + " " + name + (inPlace ? "" : " afresh"), v));
+            previous = std::move(v);
+        }
+    }
+}
+
 /// Every view the golden file holds, laid out now, in order.
 std::vector<std::string> currentPictures()
 {
@@ -172,6 +218,7 @@ std::vector<std::string> currentPictures()
             out.push_back(describe("generated " + std::to_string(gen.seed) + " " + std::to_string(gen.n) + (wrap ? " wrapped" : ""), v));
         }
     }
+    inPlacePictures(out);
     return out;
 }
 
@@ -213,9 +260,9 @@ private Q_SLOTS:
         const auto now = currentPictures();
         if (const char *path = std::getenv("FXLENS_WRITE_GOLDEN")) {
             std::ofstream out(path);
-            out << "# tst_LayoutGolden: layered layouts of resources/examples and generated views (one view per block:\n"
-                   "# header `view NAME ITEMS EDGES WIDTH HEIGHT`, then per item `LAYER X Y` or `items HASH`, then `edges BACK "
-                   "ROUTE-HASH`).\n";
+            out << "# tst_LayoutGolden: layered layouts of resources/examples and generated views, and in-place expansions\n"
+                   "# (one view per block: header `view NAME ITEMS EDGES WIDTH HEIGHT`, then per item `LAYER X Y` or `items HASH`,\n"
+                   "# then `edges BACK ROUTE-HASH`).\n";
             for (const auto &p : now)
                 out << p;
             QVERIFY(out.good());
