@@ -54,6 +54,11 @@ bool Autosave::write(const AutosaveState &s, QString *error)
         bps.append(QJsonArray{b.first, b.second});
     o[QStringLiteral("breakpoints")] = bps;
     o[QStringLiteral("graph")] = QString::fromStdString(s.graph);
+    QJsonArray patterns;
+    for (const UserPattern &p : s.patterns)
+        patterns.append(
+            QJsonObject{{QStringLiteral("name"), p.name}, {QStringLiteral("source"), p.source}, {QStringLiteral("file"), p.file}});
+    o[QStringLiteral("patterns")] = patterns;
     o[QStringLiteral("saved_at")] = QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
     QDir().mkpath(directory());
     QSaveFile f(pathFor(s.file));
@@ -87,6 +92,11 @@ std::optional<AutosaveState> Autosave::read(const QString &file)
             s.breakpoints.append({b[0].toString(), b[1].toString()});
     }
     s.graph = o.value(QStringLiteral("graph")).toString().toStdString();
+    for (const auto &v : o.value(QStringLiteral("patterns")).toArray()) {
+        const QJsonObject p = v.toObject();
+        s.patterns.push_back({p.value(QStringLiteral("name")).toString(), p.value(QStringLiteral("source")).toString(),
+                              p.value(QStringLiteral("file")).toString()});
+    }
     s.savedAt = QDateTime::fromString(o.value(QStringLiteral("saved_at")).toString(), Qt::ISODate);
     if (s.version < 0 || s.version > s.steps.size())
         s.version = int(s.steps.size());
@@ -103,14 +113,16 @@ AutosaveState Autosave::capture(const GraphDocument &doc, const RewriteDebugger 
     s.steps = debugger.stepRecord();
     s.version = debugger.version();
     s.breakpoints = debugger.breakpointList();
+    s.patterns = doc.userPatterns().list();
     constexpr size_t kSerializeLimit = 20000; // nodes: beyond, the steps alone (replayed from the file)
     if (doc.graph() && doc.graph()->size() <= kSerializeLimit)
         s.graph = io::writeGraphJson(*doc.graph());
     return s;
 }
 
-void Autosave::restore(const AutosaveState &s, GraphDocument &doc, RewriteDebugger &debugger)
+QStringList Autosave::restore(const AutosaveState &s, GraphDocument &doc, RewriteDebugger &debugger)
 {
+    const QStringList problems = doc.userPatterns().restore(s.patterns); // before the preset and steps that name them
     if (!s.preset.isEmpty())
         debugger.setPreset(s.preset);
     if (debugger.replay(s.steps)) {
@@ -122,6 +134,7 @@ void Autosave::restore(const AutosaveState &s, GraphDocument &doc, RewriteDebugg
     for (const auto &b : s.breakpoints)
         debugger.addBreakpoint(b.first, b.second);
     doc.setModified(true);
+    return problems;
 }
 
 bool Autosave::askToRecover(QWidget *parent, const AutosaveState &s)

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Autosave: the unsaved work on an open graph (the steps applied to the file, the version shown, the
-// preset, breakpoints, and that version's graph) written beside the user's data every few seconds
+// preset, breakpoints, the user's patterns, and that version's graph) written beside the user's data every few seconds
 // after a change, so that a crash or a kill loses nothing. Opening the same file again offers it back.
 #pragma once
+
+#include "UserPatterns.h"
 
 #include <QDateTime>
 #include <QList>
@@ -26,7 +28,8 @@ struct AutosaveState {
     QStringList steps; ///< "pattern<TAB>anchor", in order (RewriteDebugger::stepRecord)
     int version = 0;   ///< the version shown (0 .. steps.size())
     QList<QPair<QString, QString>> breakpoints;
-    std::string graph; ///< the graph of that version (JSON), for when the file changed since
+    std::string graph;                 ///< the graph of that version (JSON), for when the file changed since
+    std::vector<UserPattern> patterns; ///< the user's patterns (steps may name them)
     QDateTime savedAt;
 };
 
@@ -44,9 +47,10 @@ public:
     /// The unsaved work on `doc` as the debugger holds it (steps, version, preset, breakpoints, and
     /// the version's graph when it is small enough to serialize on the GUI thread).
     static AutosaveState capture(const GraphDocument &doc, const RewriteDebugger &debugger);
-    /// Applies saved work to the document just opened: the steps again (history and all), or, when
-    /// the file changed so that they no longer apply, the saved version's graph.
-    static void restore(const AutosaveState &s, GraphDocument &doc, RewriteDebugger &debugger);
+    /// Applies saved work to the document just opened: the user's patterns first, then the steps
+    /// again (history and all), or, when the file changed so that they no longer apply, the saved
+    /// version's graph. Returns what could not be restored (a pattern that no longer compiles).
+    static QStringList restore(const AutosaveState &s, GraphDocument &doc, RewriteDebugger &debugger);
     /// Asks the user whether to recover `s` (Yes / No).
     static bool askToRecover(QWidget *parent, const AutosaveState &s);
 };

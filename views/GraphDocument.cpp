@@ -5,6 +5,7 @@
 #include "BuiltinPatterns.h"
 #include "ProfileStore.h"
 #include "ProfilingJob.h"
+#include "UserPatterns.h"
 #include "io/GraphJson.h"
 #include "io/PythonWriter.h"
 #include "ir/GraphInfo.h"
@@ -25,6 +26,7 @@ GraphDocument::GraphDocument(const Services &services, QObject *parent) : QObjec
     m_history = new RewriteHistory(*this, m_registry, services);
     m_profiles = new ProfileStore(*this);
     m_profiling = new ProfilingJob(*this, services.profile);
+    m_userPatterns = new UserPatterns(*this);
 }
 
 GraphDocument::~GraphDocument()
@@ -45,6 +47,7 @@ bool GraphDocument::open(const QString &path, QString *error)
     }
     Q_EMIT aboutToReplace();
     m_history->attach(nullptr);
+    m_history->forgetFile();
     m_graph = std::move(r.value());
     m_file = path;
     m_profiles->reset(); // profiles belong to the graph they were recorded on

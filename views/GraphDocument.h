@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // GraphDocument: the open graph and everything bound to it — its file and modified state, the
-// pattern registry, the rewrite session with its history (RewriteHistory), the profiles recorded on
-// its versions (ProfileStore) and the job that records them (ProfilingJob), and the worker that
-// counts pattern matches. It is the only place that knows
+// pattern registry with the user's patterns (UserPatterns), the rewrite session with its history
+// (RewriteHistory), the profiles recorded on its versions (ProfileStore) and the job that records
+// them (ProfilingJob), and the worker that counts pattern matches. It is the only place that knows
 // about worker threads: panels hear about changes through its signals (values and the graph to
 // show), never by re-reading a graph while it is being replaced.
 //
@@ -40,6 +40,7 @@ struct MatchCounts {
 
 class ProfileStore;
 class ProfilingJob;
+class UserPatterns;
 
 class GraphDocument : public QObject {
     Q_OBJECT
@@ -83,6 +84,10 @@ public:
     /// The rewrite session on this graph, with its history.
     RewriteHistory *history() const { return m_history; }
 
+    /// The patterns the user added to the registry (the Pattern Editor), kept across files.
+    UserPatterns &userPatterns() { return *m_userPatterns; }
+    const UserPatterns &userPatterns() const { return *m_userPatterns; }
+
     /// The profiles recorded on the graph's versions.
     ProfileStore &profiles() { return *m_profiles; }
     const ProfileStore &profiles() const { return *m_profiles; }
@@ -120,6 +125,7 @@ private:
     RewriteHistory *m_history = nullptr;
     ProfileStore *m_profiles = nullptr;
     ProfilingJob *m_profiling = nullptr;
+    UserPatterns *m_userPatterns = nullptr;
 };
 
 } // namespace fxlens::views

@@ -15,6 +15,7 @@
 #include "Selection.h"
 #include "SessionReplay.h"
 #include "Theme.h"
+#include "UserPatterns.h"
 #include "WindowMenus.h"
 #include "io/GraphJson.h"
 #include "ir/Printer.h"
@@ -57,6 +58,7 @@ MainWindow::MainWindow(Services services, QWidget *parent) : QMainWindow(parent)
     m_recoveryPrompt = [this](const AutosaveState &s) { return Autosave::askToRecover(this, s); };
     m_menus = new WindowMenus(*this);
     QSettings settings;
+    restoreUserPatterns(settings);
     resize(1200, 800); // first start; a saved geometry wins
     // First start: the side panels get room enough for their content (the candidates' text, a
     // diff, the profile's columns, an inspector of a dozen rows); a saved state wins.
@@ -80,6 +82,18 @@ MainWindow::~MainWindow()
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
+}
+
+void MainWindow::restoreUserPatterns(QSettings &settings)
+{
+    const QStringList problems = m_doc->userPatterns().restore(UserPatterns::read(settings));
+    if (problems.isEmpty())
+        return;
+    for (const QString &p : problems)
+        qWarning("%s", qPrintable(p));
+    const UserPattern &first = m_doc->userPatterns().broken().front(); // its text, to fix in the editor
+    m_editor->setSource(first.source, first.file);
+    statusBar()->showMessage(problems.join(QStringLiteral(" — ")) + tr(" (its text is in the Pattern Editor)"));
 }
 
 const ir::Graph *MainWindow::graph() const { return m_doc->graph(); }
@@ -113,7 +127,7 @@ void MainWindow::createPanels()
     m_patterns = new PatternsPanel(*m_doc, this);
     m_patternsDock = addPanel(tr("Patterns"), QStringLiteral("patternsDock"), m_patterns, nullptr);
     m_rewriteDock = addPanel(tr("Rewrite"), QStringLiteral("rewriteDock"), m_debugger, m_patternsDock);
-    m_editor = new PatternEditor(m_doc->registry(), this);
+    m_editor = new PatternEditor(m_doc->userPatterns(), this);
     m_editorDock = addPanel(tr("Pattern Editor"), QStringLiteral("patternEditorDock"), m_editor, m_rewriteDock);
     m_profile = new ProfilePanel(*m_doc, this);
     m_profileDock = addPanel(tr("Profile"), QStringLiteral("profileDock"), m_profile, m_editorDock);
@@ -161,10 +175,11 @@ void MainWindow::connectDocument()
             m_autosaveTimer->start();
     });
     connect(m_debugger, &RewriteDebugger::busyChanged, this, &MainWindow::setRunning);
-    connect(m_editor, &PatternEditor::aboutToChangePatterns, m_doc, &GraphDocument::aboutToChangePatterns);
-    connect(m_editor, &PatternEditor::patternsChanged, this, [this] {
-        m_debugger->reloadPatterns();
-        m_doc->countMatches();
+    // The user's patterns are kept with the settings (and with the autosave, autosaveNow).
+    connect(&m_doc->userPatterns(), &UserPatterns::changed, this, [this] {
+        QSettings settings;
+        m_doc->userPatterns().write(settings);
+        m_autosaveTimer->start();
     });
     connect(m_patterns, &PatternsPanel::anchorsCounted, m_canvas, &GraphCanvas::setMarked);
     connect(m_profile, &ProfilePanel::heatChanged, m_canvas, &GraphCanvas::setHeat);
@@ -278,7 +293,9 @@ bool MainWindow::offerRecovery()
         Autosave::remove(m_doc->file());
         return false;
     }
-    Autosave::restore(*saved, *m_doc, *m_debugger);
+    const QStringList problems = Autosave::restore(*saved, *m_doc, *m_debugger);
+    for (const QString &p : problems)
+        qWarning("%s", qPrintable(p));
     return true;
 }
 

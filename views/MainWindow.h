@@ -18,6 +18,7 @@ class QLabel;
 class QTabWidget;
 class QDockWidget;
 class QTimer;
+class QSettings;
 
 namespace fxlens::views {
 
@@ -114,6 +115,9 @@ private:
     QDockWidget *addPanel(const QString &title, const QString &name, QWidget *content, QDockWidget *tabWith);
     /// True when nothing unsaved is in the way (none, saved, or discarded on purpose).
     bool settleUnsaved(const QString &before);
+    /// The user's patterns saved with the settings, registered again; one that no longer compiles
+    /// is said in the status bar and its text put in the Pattern Editor.
+    void restoreUserPatterns(QSettings &settings);
     /// Offers the autosave of the file just opened; true when its work was recovered.
     bool offerRecovery();
     /// The file just opened records a rewrite session (a trace file): its history is replayed into

@@ -10,6 +10,7 @@
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QRegularExpression>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -90,6 +91,8 @@ void NodeList::setDocument(GraphDocument *doc)
     connect(doc, &GraphDocument::replaced, this, [this](const ir::Graph *g) {
         setGraph(g);
         setSearch(QString());
+        m_table->scrollToTop(); // a new file opens at its first node, not where the last one was left
+        m_table->horizontalScrollBar()->setValue(0);
     });
     connect(doc, &GraphDocument::changed, this, &NodeList::setGraph);
 }

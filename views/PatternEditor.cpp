@@ -3,6 +3,7 @@
 #include "PatternEditor.h"
 
 #include "Selection.h"
+#include "UserPatterns.h"
 
 #include "lang/PatternLang.h"
 #include "rewrite/Matcher.h"
@@ -46,7 +47,7 @@ constexpr size_t kMaxListed = 500;
 
 } // namespace
 
-PatternEditor::PatternEditor(rewrite::PatternRegistry &registry, QWidget *parent) : QWidget(parent), m_registry(registry)
+PatternEditor::PatternEditor(UserPatterns &patterns, QWidget *parent) : QWidget(parent), m_patterns(patterns)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
@@ -251,29 +252,15 @@ bool PatternEditor::addToEngine()
         setStatus(tr("Nothing to add: the pattern does not compile"));
         return false;
     }
-    const std::string name = m_pattern->name;
-    const bool mine = std::find(m_added.begin(), m_added.end(), name) != m_added.end();
-    if (m_registry.find(name) && !mine) {
-        setStatus(tr("A built-in pattern is named '%1': rename this one").arg(QString::fromStdString(name)));
+    QString error, name;
+    if (!m_patterns.add(source(), m_file, &error, &name)) {
+        setStatus(error);
         return false;
     }
-    Q_EMIT aboutToChangePatterns();
-    if (mine)
-        m_registry.remove(name);
-    // The registry owns a fresh compile; the editor keeps its own for matching.
-    auto r = lang::compilePattern(source().toStdString(), QFileInfo(m_file).fileName().toStdString());
-    std::string err = r ? m_registry.add(std::move(r.value())) : r.error().toString();
-    if (!err.empty()) {
-        setStatus(QString::fromStdString(err));
-        return false;
-    }
-    if (!mine)
-        m_added.push_back(name);
     QStringList labels;
     for (const auto &l : m_pattern->labels)
         labels << QString::fromStdString(l);
-    setStatus(tr("%1 added to the engine (preset: %2)").arg(QString::fromStdString(name), labels.join(QStringLiteral(", "))));
-    Q_EMIT patternsChanged();
+    setStatus(tr("%1 added to the engine (preset: %2); the rewrite history is kept").arg(name, labels.join(QStringLiteral(", "))));
     return true;
 }
 

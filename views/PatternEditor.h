@@ -4,7 +4,8 @@
 // their line is marked in the editor; a pattern that compiles lists its matches in this graph (pick
 // one to outline it on the canvas). "Why not here" explains the node selected on the canvas: match,
 // not an anchor, or the first element that failed with what was expected and found. "Add to engine"
-// registers the pattern (label `user` unless it has labels) for the rewrite debugger.
+// registers the pattern (label `user` unless it has labels) for the rewrite debugger, through the
+// document's UserPatterns: the rewrite history stays, and the pattern is kept with the settings.
 #pragma once
 
 #include "ir/Graph.h"
@@ -29,11 +30,12 @@ class FilePattern;
 namespace fxlens::views {
 
 class Selection;
+class UserPatterns;
 
 class PatternEditor : public QWidget {
     Q_OBJECT
 public:
-    PatternEditor(rewrite::PatternRegistry &registry, QWidget *parent = nullptr);
+    explicit PatternEditor(UserPatterns &patterns, QWidget *parent = nullptr);
     ~PatternEditor() override;
 
     void setGraph(const ir::Graph *g);
@@ -48,8 +50,8 @@ public:
     QString explainAt(const QString &node);
     /// Explains the pattern at each node selected; a match picked is highlighted.
     void setSelection(Selection *selection);
-    /// Registers the compiled pattern in the engine's registry (replacing an earlier one of the same
-    /// name that this editor added); false with the reason in status().
+    /// Registers the compiled pattern in the engine's registry (replacing an earlier user pattern of
+    /// the same name; the rewrite history stays); false with the reason in status().
     bool addToEngine();
 
     // --- state ---
@@ -64,20 +66,15 @@ public:
 
 Q_SIGNALS:
     void highlightRequested(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
-    /// The registry changed (a pattern was added or replaced): presets and counts are stale.
-    void patternsChanged();
-    /// Before the registry changes: users of its patterns (workers, sessions) must let go.
-    void aboutToChangePatterns();
 
 private:
     void findMatches();
     void setStatus(const QString &text);
 
-    rewrite::PatternRegistry &m_registry;
+    UserPatterns &m_patterns;
     const ir::Graph *m_graph = nullptr;
     std::unique_ptr<lang::FilePattern> m_pattern;
     std::vector<rewrite::Match> m_matches;
-    std::vector<std::string> m_added; ///< names this editor registered
     QString m_file;
     QString m_explained; ///< the node the "why" panel explains (re-explained after each compile)
     QString m_status;

@@ -6,6 +6,7 @@
 #include "RewriteHistory.h"
 #include "RewriteModels.h"
 #include "Selection.h"
+#include "UserPatterns.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -85,6 +86,12 @@ RewriteDebugger::RewriteDebugger(GraphDocument &doc, QWidget *parent) : QWidget(
     m_breakList->setWordWrap(true);
     layout->addWidget(m_breakList);
 
+    m_noCandidates = new QLabel(this);
+    m_noCandidates->setObjectName(QStringLiteral("noCandidates"));
+    m_noCandidates->setWordWrap(true);
+    m_noCandidates->hide();
+    layout->addWidget(m_noCandidates);
+
     auto *split = new QSplitter(Qt::Vertical, this);
     m_candidates = new QListView(split);
     m_candidates->setObjectName(QStringLiteral("candidates"));
@@ -116,17 +123,7 @@ RewriteDebugger::RewriteDebugger(GraphDocument &doc, QWidget *parent) : QWidget(
 
     connect(clear, &QPushButton::clicked, this, [this] { clearBreakpoints(); });
     connectControls();
-    // The session's changes, as values: a new version or new candidates refill the lists.
-    connect(&m_h, &RewriteHistory::versionChanged, this, [this] {
-        if (!m_h.isRunning())
-            refresh();
-    });
-    connect(&m_h, &RewriteHistory::candidatesChanged, this, [this] {
-        if (!m_h.isRunning())
-            refresh();
-    });
-    connect(&m_h, &RewriteHistory::runProgress, this, &RewriteDebugger::showProgress);
-    connect(&m_h, &RewriteHistory::busyChanged, this, &RewriteDebugger::setBusy);
+    connectSession();
     refresh();
 }
 
@@ -175,6 +172,29 @@ void RewriteDebugger::connectControls()
     });
 }
 
+/// The session's and the document's changes.
+void RewriteDebugger::connectSession()
+{
+    // The session's changes, as values: a new version or new candidates refill the lists.
+    connect(&m_h, &RewriteHistory::versionChanged, this, [this] {
+        if (!m_h.isRunning())
+            refresh();
+    });
+    connect(&m_h, &RewriteHistory::candidatesChanged, this, [this] {
+        if (!m_h.isRunning())
+            refresh();
+    });
+    connect(&m_h, &RewriteHistory::runProgress, this, &RewriteDebugger::showProgress);
+    // A pattern added in the Pattern Editor: its preset is listed (the history has it already).
+    connect(&m_doc.userPatterns(), &UserPatterns::changed, this, [this] {
+        fillPresets();
+        setStatus(tr("Patterns changed: candidates planned again from version %1; the history is kept").arg(m_h.version()));
+    });
+    // Another file: nothing said about the previous one stays on screen.
+    connect(&m_doc, &GraphDocument::aboutToReplace, this, [this] { setStatus(QString()); });
+    connect(&m_h, &RewriteHistory::busyChanged, this, &RewriteDebugger::setBusy);
+}
+
 RewriteDebugger::~RewriteDebugger() = default;
 
 bool RewriteDebugger::verifyAvailable() const { return m_h.verifyAvailable(); }
@@ -205,7 +225,7 @@ void RewriteDebugger::reloadPatterns()
 {
     fillPresets();
     m_h.reloadPatterns();
-    setStatus(tr("Patterns changed: a new session starts from this version"));
+    setStatus(tr("Patterns changed: candidates planned again from version %1; the history is kept").arg(m_h.version()));
 }
 
 bool RewriteDebugger::setVerify(bool on)
@@ -234,6 +254,8 @@ void RewriteDebugger::setStatus(const QString &text)
 }
 
 QString RewriteDebugger::status() const { return m_status; }
+
+QString RewriteDebugger::noCandidatesText() const { return m_noCandidates->text(); }
 
 void RewriteDebugger::refresh()
 {
@@ -266,6 +288,9 @@ void RewriteDebugger::refresh()
         Q_EMIT highlightRequested(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
     }
     m_outlineNext = false;
+    const QString none = m_matches.empty() ? m_h.noCandidatesReason() : QString();
+    m_noCandidates->setText(none);
+    m_noCandidates->setVisible(!none.isEmpty());
     m_apply->setEnabled(!m_matches.empty());
     m_skip->setEnabled(!m_matches.empty());
     m_run->setEnabled(!m_matches.empty());

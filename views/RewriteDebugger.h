@@ -41,7 +41,8 @@ public:
 
     // --- actions (the buttons call these; so do tests and scripts) ---
     void setPreset(const QString &preset);
-    /// The registry changed: lists its presets again; a new session starts from this version.
+    /// The registry changed: lists its presets again; the history stays, the candidates are planned
+    /// again from this version.
     void reloadPatterns();
     /// The candidate picked (or proposed next) is highlighted in the selection.
     void setSelection(Selection *selection);
@@ -87,6 +88,8 @@ public:
     /// The diff of step `step` (1-based), as plain text: "+ " added, "- " removed, "~ " changed nodes.
     QString diffText(int step) const;
     QString status() const;
+    /// Why the candidate list is empty, as the panel shows it over the list ("" when it is not).
+    QString noCandidatesText() const;
     QString preset() const;
     QListView *candidateList() const { return m_candidates; }
     QListView *historyList() const { return m_history; }
@@ -101,6 +104,7 @@ Q_SIGNALS:
 
 private:
     void connectControls();
+    void connectSession();
     void fillPresets();
     void refresh();
     void fillHistory();
@@ -112,7 +116,7 @@ private:
     GraphDocument &m_doc;
     RewriteHistory &m_h;
     std::vector<rewrite::Match> m_matches;
-    bool m_outlineNext = false; ///< an action (Apply, Skip, a checkout) asks refresh() to outline the next candidate
+    bool m_outlineNext = false;      ///< an action (Apply, Skip, a checkout) asks refresh() to outline the next candidate
     bool m_selectDriverNext = false; ///< refresh() selects the driver's next match (a run stopped at a breakpoint)
     QString m_status;
 
@@ -124,6 +128,7 @@ private:
     HistoryModel *m_historyModel = nullptr;
     QTextBrowser *m_diff = nullptr;
     QLabel *m_statusLabel = nullptr;
+    QLabel *m_noCandidates = nullptr;   ///< over the candidate list while the preset proposes nothing
     QProgressBar *m_progress = nullptr; ///< shown while a run goes: steps done of done + candidates left
     QString m_lastProgress;
     QComboBox *m_breakKind = nullptr;

@@ -3,6 +3,7 @@
 #include "RewriteHistory.h"
 
 #include "GraphDocument.h"
+#include "rewrite/Matcher.h"
 #include "rewrite/StepDiff.h"
 
 #include <QCoreApplication>
@@ -96,10 +97,83 @@ void RewriteHistory::setPreset(const QString &preset)
     if (preset == m_preset)
         return;
     m_preset = preset;
-    restart();
+    replan();
 }
 
-void RewriteHistory::reloadPatterns() { restart(); }
+void RewriteHistory::reloadPatterns() { replan(); }
+
+void RewriteHistory::replan()
+{
+    if (!m_session) {
+        restart();
+        return;
+    }
+    std::string error;
+    m_session->setPatterns(m_registry.preset(m_preset.toStdString(), error));
+    m_lastError = QString::fromStdString(error);
+    Q_EMIT candidatesChanged();
+    Q_EMIT versionChanged(info());
+}
+
+void RewriteHistory::forgetFile()
+{
+    std::erase_if(m_breakpoints, [](const rewrite::Breakpoint &b) { return b.kind != rewrite::Breakpoint::Kind::Pattern; });
+    m_lastError.clear();
+}
+
+QString RewriteHistory::noCandidatesReason()
+{
+    if (!m_session || !m_graph || !stableCandidates(1).empty())
+        return {};
+    std::string error;
+    const auto patterns = m_registry.preset(m_preset.toStdString(), error);
+    std::set<std::string> anchors;
+    QStringList elsewhere; ///< patterns of the preset for another IR
+    size_t running = 0, anchorNodes = 0;
+    for (const rewrite::Pattern *p : patterns) {
+        if (!rewrite::runsOn(*p, *m_graph)) { // the preset's own family first, then its normalizations
+            const QString name = QString::fromStdString(p->name);
+            if (p->hasLabel(m_preset.toStdString()))
+                elsewhere.prepend(name);
+            else
+                elsewhere << name;
+            continue;
+        }
+        ++running;
+        for (const auto &k : p->anchors)
+            anchors.insert(k.target.empty() ? std::string(ir::opKindName(k.op)) : k.target);
+    }
+    for (const ir::Node *n = m_graph->first(); n; n = n->next())
+        for (const rewrite::Pattern *p : patterns)
+            if (rewrite::runsOn(*p, *m_graph) && p->anchoredAt(*n)) {
+                ++anchorNodes;
+                break;
+            }
+    const QString preset = tr("Preset '%1'").arg(m_preset);
+    const QString ir = QString::fromStdString(m_graph->irLevel);
+    if (running == 0)
+        return tr("%1: no candidates in this graph — none of its %n pattern(s) runs on %2 IR.", nullptr, int(patterns.size()))
+            .arg(preset, ir);
+    constexpr int kNamed = 4;
+    const QString other = elsewhere.isEmpty()
+        ? QString()
+        : tr(" Not for %1 IR: %2%3.")
+              .arg(ir, elsewhere.mid(0, kNamed).join(QStringLiteral(", ")),
+                   elsewhere.size() > kNamed ? tr(" and %n more", nullptr, int(elsewhere.size() - kNamed)) : QString());
+    QStringList names;
+    for (const auto &a : anchors)
+        if (names.size() < kNamed)
+            names << QString::fromStdString(a);
+    if (anchors.size() > size_t(kNamed))
+        names << tr("%n more", nullptr, int(anchors.size() - kNamed));
+    const QString on = names.join(QStringLiteral(", "));
+    const QString where = version() == 0 ? tr("in this graph") : tr("at version %1").arg(version());
+    if (anchorNodes == 0)
+        return tr("%1: no candidates %2 — its patterns anchor on %3, and no node here is one of those.%4").arg(preset, where, on, other);
+    const size_t skips = skipped().size();
+    return tr("%1: no candidates %2 — %n node(s) here are anchors of its patterns (%3), but none matches.%4%5", nullptr, int(anchorNodes))
+        .arg(preset, where, on, skips ? tr(" %n candidate(s) skipped.", nullptr, int(skips)) : QString(), other);
+}
 
 bool RewriteHistory::setVerify(bool on, QString *error)
 {
@@ -396,7 +470,11 @@ rewrite::RunResult RewriteHistory::run()
         p.leftCapped = p.left == kCount;
         p.seconds = double(clock.elapsed()) / 1000.0;
         p.etaSeconds = p.done ? p.seconds / double(p.done) * double(p.left) : 0;
-        p.text = tr("%1 of ≥%2 steps, %3 s; about %4 s left").arg(p.done).arg(p.done + p.left).arg(p.seconds, 0, 'f', 1).arg(p.etaSeconds, 0, 'f', 0);
+        p.text = tr("%1 of ≥%2 steps, %3 s; about %4 s left")
+                     .arg(p.done)
+                     .arg(p.done + p.left)
+                     .arg(p.seconds, 0, 'f', 1)
+                     .arg(p.etaSeconds, 0, 'f', 0);
         if (p.leftCapped)
             p.text += tr(" (over %1 candidates)").arg(kCount);
         Q_EMIT runProgress(p);

@@ -32,11 +32,11 @@ class GraphDocument;
 
 /// Where the history is now.
 struct VersionInfo {
-    int version = 0;     ///< 0 = the graph as the session found it
-    uint64_t id = 0;     ///< the version's id (stable across undo/redo/branch switches)
-    int steps = 0;       ///< versions on the current line after version 0
-    int branches = 0;    ///< lines kept beside the current one
-    QString label;       ///< "version 3: merge_splits @ split_2" / "original"
+    int version = 0;  ///< 0 = the graph as the session found it
+    uint64_t id = 0;  ///< the version's id (stable across undo/redo/branch switches)
+    int steps = 0;    ///< versions on the current line after version 0
+    int branches = 0; ///< lines kept beside the current one
+    QString label;    ///< "version 3: merge_splits @ split_2" / "original"
 };
 
 /// One step as applied (or replayed).
@@ -70,10 +70,14 @@ public:
 
     // --- the session's settings ---
     QString preset() const { return m_preset; }
-    /// Selects the patterns the engine tries; a new session starts from this version.
+    /// Selects the patterns the engine tries; the history stays (undo, branches, verified steps) and
+    /// the candidates are planned again from this version.
     void setPreset(const QString &preset);
-    /// The registry changed: a new session starts from this version.
+    /// The registry changed (a pattern added or replaced): as setPreset, the history stays.
     void reloadPatterns();
+    /// A new file is about to be attached: what named the previous file's nodes goes (node and
+    /// module breakpoints; pattern breakpoints stay, as the patterns do).
+    void forgetFile();
     bool verifyAvailable() const { return bool(m_services.makeVerifier); }
     bool verifying() const { return m_verify; }
     /// Checks every later step numerically; false with why in `error` when it cannot.
@@ -104,6 +108,9 @@ public:
     /// "pattern<TAB>anchor" per step of the current line (what an autosave records).
     QStringList stepRecord() const;
     QString lastError() const { return m_lastError; }
+    /// Why the preset proposes nothing here ("" when it has candidates or there is no graph):
+    /// no pattern for this IR, no anchor node in the graph, or anchors that do not match now.
+    QString noCandidatesReason();
     bool isRunning() const { return m_running; }
 
     // --- editing (each goes through the document: edit bracket, match counts, modified) ---
@@ -136,6 +143,8 @@ Q_SIGNALS:
 private:
     class Recorder;
     void restart();
+    /// The session takes the preset's patterns as they are now and keeps its history.
+    void replan();
     void announce();
 
     GraphDocument &m_doc;

@@ -27,7 +27,7 @@ template <typename F> void SessionReplay::changePatterns(F &&change)
 {
     m_doc.aboutToChangePatterns(); // the match counter reads patterns: it finishes first
     change(m_doc.registry());
-    m_debugger.reloadPatterns(); // presets listed again; a new session on the version on screen
+    m_debugger.reloadPatterns(); // presets listed again; candidates planned again, the history kept
     m_doc.countMatches();
 }
 

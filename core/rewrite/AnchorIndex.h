@@ -18,6 +18,12 @@ public:
     explicit AnchorIndex(const ir::Graph &g) : m_g(g) {}
     /// Indexes nodes under this key from now on (keys are added before the first node).
     void addKey(const AnchorKey &k) { m_index[k]; }
+    /// Forgets every key and node (the patterns changed): keys are added again, then every node.
+    void clear()
+    {
+        m_index.clear();
+        m_entryOf.clear();
+    }
     /// The live nodes under `k`; none for a key that is not indexed.
     const std::unordered_set<Node *> &nodesWithKey(const AnchorKey &k) const;
     /// Puts `n` under its current (op, target) key (or under none: erased, or not an indexed key).

@@ -74,18 +74,27 @@ bool History::switchBranch(size_t index)
 
 std::vector<std::pair<std::string, std::string>> History::skipped() const
 {
-    std::vector<std::pair<const Pattern *, Node *>> live;
-    for (const auto &[p, id] : m_skipped)
-        if (Node *n = m_g.byId(id); n && !n->isErased())
-            live.emplace_back(p, n);
+    std::vector<std::pair<const std::string *, Node *>> live;
+    for (const auto &[key, name] : m_skipped)
+        if (Node *n = m_g.byId(key.second); n && !n->isErased())
+            live.emplace_back(&name, n);
     m_g.renumber();
     std::sort(live.begin(), live.end(), [](const auto &a, const auto &b) {
-        return a.first->name != b.first->name ? a.first->name < b.first->name : a.second->order() < b.second->order();
+        return *a.first != *b.first ? *a.first < *b.first : a.second->order() < b.second->order();
     });
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto &[p, n] : live)
-        out.emplace_back(p->name, n->name());
+    for (const auto &[name, n] : live)
+        out.emplace_back(*name, n->name());
     return out;
+}
+
+void History::rebindSkips(const std::function<const Pattern *(const std::string &)> &named)
+{
+    std::map<std::pair<const Pattern *, uint32_t>, std::string> kept;
+    for (auto &[key, name] : m_skipped)
+        if (const Pattern *p = named(name))
+            kept.emplace(std::make_pair(p, key.second), std::move(name));
+    m_skipped = std::move(kept);
 }
 
 } // namespace fxlens::rewrite

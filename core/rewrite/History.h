@@ -8,7 +8,7 @@
 
 #include <cstdint>
 #include <functional>
-#include <set>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,12 +52,15 @@ public:
     bool switchBranch(size_t index);
 
     /// Marks (pattern, anchor) as skipped: neither the driver nor a candidate list proposes it again.
-    void skip(const Pattern &p, const Node &anchor) { m_skipped.insert({&p, anchor.id()}); }
+    void skip(const Pattern &p, const Node &anchor) { m_skipped.emplace(std::make_pair(&p, anchor.id()), p.name); }
     bool isSkipped(const Pattern &p, const Node &anchor) const { return m_skipped.count({&p, anchor.id()}) != 0; }
     /// Proposes (pattern, anchor) again; false when it was not skipped.
     bool unskip(const Pattern &p, const Node &anchor) { return m_skipped.erase({&p, anchor.id()}) != 0; }
     /// The (pattern, anchor node) pairs skipped, anchors alive now, in pattern-then-program order.
     std::vector<std::pair<std::string, std::string>> skipped() const;
+    /// The patterns changed (Session::setPatterns): each skip goes to the pattern of its name that
+    /// `named` gives, or is dropped when there is none. Old patterns are never read (they may be gone).
+    void rebindSkips(const std::function<const Pattern *(const std::string &)> &named);
 
 private:
     /// The steps after the current version become a branch (a new line starts here).
@@ -68,7 +71,8 @@ private:
     std::vector<Step> m_steps;
     std::vector<Branch> m_branches;
     size_t m_cursor = 0;
-    std::set<std::pair<const Pattern *, uint32_t>> m_skipped; ///< (pattern, anchor id); ids survive undo
+    /// (pattern, anchor id) -> the pattern's name; ids survive undo, names a change of patterns.
+    std::map<std::pair<const Pattern *, uint32_t>, std::string> m_skipped;
 };
 
 } // namespace fxlens::rewrite

@@ -47,6 +47,27 @@ Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig 
 
 Session::~Session() { m_g.removeObserver(this); }
 
+void Session::setPatterns(std::vector<const Pattern *> patterns)
+{
+    m_patterns = PatternSet(patterns, m_g);
+    m_history.rebindSkips([this](const std::string &name) { return m_patterns.named(name); });
+    m_index.clear();
+    for (const AnchorKey &k : m_patterns.keys())
+        m_index.addKey(k);
+    m_sweep.clear();
+    m_revisit.clear();
+    m_queued.clear();
+    m_refusedForMutation.clear();
+    m_phase = 0;
+    m_resumeFromBreakpoint = false;
+    m_sweeping = true; // as the constructor does: every anchor once, in reverse program order
+    for (Node *n = m_g.first(); n; n = n->next()) {
+        m_index.update(n);
+        enqueue(n);
+    }
+    m_sweeping = false;
+}
+
 void Session::trackMutation(Node *n)
 {
     if (!n->isErased() && (mutatesInput(n) || observesLayout(n)))

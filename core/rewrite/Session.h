@@ -84,6 +84,10 @@ public:
     ~Session() override;
 
     Graph &graph() { return m_g; }
+    /// Replaces the patterns (a preset or the registry changed) and keeps everything else: the
+    /// history with its branches and verified steps, skips of patterns still there, breakpoints.
+    /// The driver plans again from the version it is at: phase 0, every anchor swept once more.
+    void setPatterns(std::vector<const Pattern *> patterns);
     void addListener(RewriteListener *l) { m_listeners.push_back(l); }
 
     /// Current candidate matches, in the order the greedy driver would apply them (conflicting ones

@@ -234,7 +234,7 @@ private:
     /// "why" panel says match at each listed anchor.
     void checkEditor(views::GraphDocument &doc, const std::vector<Match> &ref)
     {
-        views::PatternEditor editor(doc.registry());
+        views::PatternEditor editor(doc.userPatterns());
         editor.setGraph(doc.graph());
         const QDir dir(QStringLiteral(FXLENS_PATTERN_SOURCE_DIR));
         for (const QString &f : dir.entryList({QStringLiteral("*.fxpat")}, QDir::Files, QDir::Name)) {
