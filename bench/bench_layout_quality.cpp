@@ -51,8 +51,9 @@ int main(int argc, char **argv)
             layout::layeredLayout(v);
             const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
             const auto q = layout::measureLayout(v);
-            std::printf("%-34s %-9s %6zu %6zu | %8zu %9zu %5zu %8.1f |", std::filesystem::path(argv[i]).filename().string().substr(0, 34).c_str(),
-                        expand ? "expanded" : "default", v.items.size(), v.edges.size(), q.edgesThroughItems, q.crossings, q.backEdges, ms);
+            std::printf("%-34s %-9s %6zu %6zu | %8zu %9zu %5zu %8.1f |",
+                        std::filesystem::path(argv[i]).filename().string().substr(0, 34).c_str(), expand ? "expanded" : "default",
+                        v.items.size(), v.edges.size(), q.edgesThroughItems, q.crossings, q.backEdges, ms);
             totalThrough += q.edgesThroughItems;
             ++views;
 #ifdef FXLENS_HAVE_GRAPHVIZ

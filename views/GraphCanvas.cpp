@@ -21,8 +21,8 @@
 #include <memory>
 
 #include <algorithm>
-#include <optional>
 #include <cmath>
+#include <optional>
 
 namespace fxlens::views {
 
@@ -401,18 +401,20 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
         const QRectF r(it.x, it.y, it.w, it.h);
         QColor fill = heatTint(categoryFill(it, dark), heatOf(i));
         if (const auto d = diffOf(i); d != DiffMark::None)
-            fill = d == DiffMark::Added ? QColor(dark ? 0x2e7d32 : 0xa5e3a8) : d == DiffMark::Removed ? QColor(dark ? 0x8e2a2a : 0xf4a6a6) : QColor(dark ? 0x8a6d1a : 0xffd98a);
+            fill = d == DiffMark::Added  ? QColor(dark ? 0x2e7d32 : 0xa5e3a8)
+                : d == DiffMark::Removed ? QColor(dark ? 0x8e2a2a : 0xf4a6a6)
+                                         : QColor(dark ? 0x8a6d1a : 0xffd98a);
         const int hl = highlightOf(i);
         if (boxesOnly && hl == 0 && i != m_selected && !isSearchHit(i)) {
             p.fillRect(r, fill);
             continue;
         }
         const bool hit = isSearchHit(i);
-        QPen pen(hl == 2        ? QColor(220, 40, 40)
-                     : hl == 1  ? QColor(240, 140, 0)
+        QPen pen(hl == 2               ? QColor(220, 40, 40)
+                     : hl == 1         ? QColor(240, 140, 0)
                      : i == m_selected ? text
-                     : hit      ? QColor(200, 160, 0)
-                                : fill.darker(160));
+                     : hit             ? QColor(200, 160, 0)
+                                       : fill.darker(160));
         const bool strong = hl || i == m_selected || hit;
         pen.setWidthF((strong ? 3.0 : 1.0) / std::max(scale, 0.05));
         if (scale < 0.05)

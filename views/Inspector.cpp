@@ -148,8 +148,9 @@ bool Inspector::showModule(const ir::Graph &g, const QString &qpath)
     QString html = QStringLiteral("<h3>%1</h3><table>").arg(escaped(path.empty() ? std::string("<root>") : path));
     auto row = [&](const QString &k, const QString &v) { html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(k, v); };
     row(tr("module"),
-        m && !m->type.empty() ? escaped(std::string(ir::lastComponent(m->type))) + QStringLiteral(" (") + escaped(m->type) + QStringLiteral(")")
-                              : tr("(class not recorded)"));
+        m && !m->type.empty()
+            ? escaped(std::string(ir::lastComponent(m->type))) + QStringLiteral(" (") + escaped(m->type) + QStringLiteral(")")
+            : tr("(class not recorded)"));
     row(tr("nodes"), QString::number(inside.size()));
     auto list = [&](const std::vector<const ir::Node *> &v) {
         QString s;

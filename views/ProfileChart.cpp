@@ -19,7 +19,8 @@ namespace {
 QString valueText(double v, ProfileChart::Metric m)
 {
     switch (m) {
-    case ProfileChart::Kernels: return std::fabs(v - std::round(v)) < 1e-9 ? QString::number(qlonglong(std::llround(v))) : QString::number(v, 'f', 1);
+    case ProfileChart::Kernels:
+        return std::fabs(v - std::round(v)) < 1e-9 ? QString::number(qlonglong(std::llround(v))) : QString::number(v, 'f', 1);
     case ProfileChart::Busy:
     case ProfileChart::Wall:
         return v >= 1e6 ? QStringLiteral("%1 s").arg(v / 1e6, 0, 'f', 2)
@@ -164,16 +165,18 @@ void ProfileChart::mousePressEvent(QMouseEvent *e)
 
 bool ProfileChart::event(QEvent *e)
 {
-    return showToolTip(this, e, [this](const QPoint &pos) {
-               const int b = barAt(pos, nullptr);
-               if (b < 0)
-                   return QString();
-               const bool cpu = m_bars[size_t(b)].profile->mode == "cpu";
-               QString text = QStringLiteral("<b>%1</b>").arg(m_bars[size_t(b)].label.toHtmlEscaped());
-               for (int mi = 0; mi < MetricCount; ++mi)
-                   text += QStringLiteral("<br>%1: %2").arg(metricName(Metric(mi), cpu), valueText(value(b, Metric(mi)), Metric(mi)));
-               return text + tr("<br><i>click: show it (A) · Shift+click: compare with it (B)</i>");
-           }) ||
+    return showToolTip(
+               this, e,
+               [this](const QPoint &pos) {
+                   const int b = barAt(pos, nullptr);
+                   if (b < 0)
+                       return QString();
+                   const bool cpu = m_bars[size_t(b)].profile->mode == "cpu";
+                   QString text = QStringLiteral("<b>%1</b>").arg(m_bars[size_t(b)].label.toHtmlEscaped());
+                   for (int mi = 0; mi < MetricCount; ++mi)
+                       text += QStringLiteral("<br>%1: %2").arg(metricName(Metric(mi), cpu), valueText(value(b, Metric(mi)), Metric(mi)));
+                   return text + tr("<br><i>click: show it (A) · Shift+click: compare with it (B)</i>");
+               }) ||
         QWidget::event(e);
 }
 

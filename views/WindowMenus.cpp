@@ -131,15 +131,16 @@ void WindowMenus::rewriteMenu()
     m_rewrite->addSeparator();
     add(tr("&Compare Versions Side by Side…"), QKeySequence(Qt::CTRL | Qt::Key_D), [this, d] {
         bool ok = false;
-        const QString text = QInputDialog::getText(&m_w, tr("Compare versions"),
-                                                   tr("Two versions of the history (0 to %1), A and B:").arg(d->historySize()),
-                                                   QLineEdit::Normal, QStringLiteral("0, %1").arg(d->version()), &ok);
+        const QString text =
+            QInputDialog::getText(&m_w, tr("Compare versions"), tr("Two versions of the history (0 to %1), A and B:").arg(d->historySize()),
+                                  QLineEdit::Normal, QStringLiteral("0, %1").arg(d->version()), &ok);
         if (!ok)
             return;
         const QStringList parts = text.split(QLatin1Char(','));
         QString error;
-        CompareView *view = parts.size() == 2 ? compareVersions(*m_w.document(), parts[0].trimmed().toInt(), parts[1].trimmed().toInt(), &m_w, &error)
-                                              : nullptr;
+        CompareView *view = parts.size() == 2
+            ? compareVersions(*m_w.document(), parts[0].trimmed().toInt(), parts[1].trimmed().toInt(), &m_w, &error)
+            : nullptr;
         if (!view) {
             m_w.statusBar()->showMessage(error.isEmpty() ? tr("Give two versions: A, B") : error, 8000);
             return;
@@ -167,25 +168,27 @@ void WindowMenus::profileMenu()
     QAction *freeze = new QAction(tr("&Freeze Weights When Profiling"), this);
     freeze->setCheckable(true);
     freeze->setToolTip(tr("Fold weight-only nodes once before timing (inference with frozen weights)"));
-    QAction *one = m_profile->addAction(tr("Profile &This Version"), &m_w,
-                                        [panel, freeze, report] { report(panel->profileVersions(QStringLiteral("current"), freeze->isChecked())); });
+    QAction *one = m_profile->addAction(tr("Profile &This Version"), &m_w, [panel, freeze, report] {
+        report(panel->profileVersions(QStringLiteral("current"), freeze->isChecked()));
+    });
     one->setShortcut(QKeySequence(Qt::Key_F6));
     m_profile->addAction(tr("Profile &Versions…"), &m_w, [this, panel, freeze, report] {
         const int steps = m_w.debugger()->historySize();
         bool ok = false;
-        const QString list = QInputDialog::getText(&m_w, tr("Profile versions"),
-                                                   tr("Versions of the history (0 to %1): numbers, ranges (3-9), last, current, all, "
-                                                      "spread:N (N evenly spaced)")
-                                                       .arg(steps),
-                                                   QLineEdit::Normal, steps <= 9 ? QStringLiteral("all") : QStringLiteral("spread:10"), &ok);
+        const QString list =
+            QInputDialog::getText(&m_w, tr("Profile versions"),
+                                  tr("Versions of the history (0 to %1): numbers, ranges (3-9), last, current, all, "
+                                     "spread:N (N evenly spaced)")
+                                      .arg(steps),
+                                  QLineEdit::Normal, steps <= 9 ? QStringLiteral("all") : QStringLiteral("spread:10"), &ok);
         if (ok)
             report(panel->profileVersions(list, freeze->isChecked()));
     });
     m_profile->addAction(freeze);
     m_profile->addSeparator();
     m_profile->addAction(tr("&Open Profile…"), &m_w, [this] {
-        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open profile"), QString(),
-                                                    tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
+        QString path =
+            QFileDialog::getOpenFileName(&m_w, tr("Open profile"), QString(), tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
             m_w.openProfile(path);
     });
@@ -201,9 +204,8 @@ void WindowMenus::profileMenu()
             report(panel->exportTrace(path));
     });
     m_profile->addAction(tr("&Close Profiles"), &m_w, [panel] { panel->closeProfile(); });
-    connect(panel, &ProfilePanel::jobFinished, this, [this](bool ok, const QString &message) {
-        m_w.statusBar()->showMessage(message, ok ? 10000 : 0);
-    });
+    connect(panel, &ProfilePanel::jobFinished, this,
+            [this](bool ok, const QString &message) { m_w.statusBar()->showMessage(message, ok ? 10000 : 0); });
 }
 
 void WindowMenus::helpMenu()

@@ -271,9 +271,9 @@ int profileGraphs(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &graphs
         exec::VersionJob j;
         j.graph = graphs[gi].get();
         j.label = labels.size() > gi ? labels[gi].first
-            : a.optimize && i == 1                ? "optimized (" + (a.patterns.empty() ? a.preset : a.patterns) + ")"
-            : profiles.size() > 1                 ? (i == 0 ? "A" : "B")
-                                                  : "";
+            : a.optimize && i == 1   ? "optimized (" + (a.patterns.empty() ? a.preset : a.patterns) + ")"
+            : profiles.size() > 1    ? (i == 0 ? "A" : "B")
+                                     : "";
         j.versionId = labels.size() > gi ? labels[gi].second : int(i);
         jobs.push_back(j);
         slots.push_back(i);

@@ -28,7 +28,8 @@ inline views::Services appServices(std::string patternDir)
         views::ProfileOutcome out;
         std::vector<exec::VersionJob> jobs;
         for (size_t i = 0; i < r.graphs.size(); ++i)
-            jobs.push_back({r.graphs[i], i < r.labels.size() ? r.labels[i] : std::string(), i < r.versionIds.size() ? r.versionIds[i] : int(i)});
+            jobs.push_back(
+                {r.graphs[i], i < r.labels.size() ? r.labels[i] : std::string(), i < r.versionIds.size() ? r.versionIds[i] : int(i)});
         exec::ExecOptions eo;
         eo.device.clear(); // CUDA when there is one, else the CPU with a note
         eo.graphDir = r.graphDir;

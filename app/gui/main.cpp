@@ -19,13 +19,14 @@ namespace {
 struct Options {
     QCommandLineOption screenshot{QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window after loading and quit."),
                                   QStringLiteral("file.png")};
-    QCommandLineOption applySteps{QStringLiteral("apply-steps"),
-                                  QStringLiteral("After loading, apply the first N rewrite steps (the debugger's top candidate each time)."),
-                                  QStringLiteral("N")};
-    QCommandLineOption exportTo{QStringLiteral("export"),
-                                QStringLiteral("Write the graph as the canvas lays it out (modules collapsed, constants hidden) to an .svg or "
-                                               ".png file and quit; needs no display."),
-                                QStringLiteral("out.svg|out.png")};
+    QCommandLineOption applySteps{
+        QStringLiteral("apply-steps"),
+        QStringLiteral("After loading, apply the first N rewrite steps (the debugger's top candidate each time)."), QStringLiteral("N")};
+    QCommandLineOption exportTo{
+        QStringLiteral("export"),
+        QStringLiteral("Write the graph as the canvas lays it out (modules collapsed, constants hidden) to an .svg or "
+                       ".png file and quit; needs no display."),
+        QStringLiteral("out.svg|out.png")};
     QCommandLineOption scale{QStringLiteral("scale"), QStringLiteral("With --export to PNG: image pixels per scene pixel (default 1)."),
                              QStringLiteral("S")};
     QCommandLineOption expandAll{QStringLiteral("expand-all"), QStringLiteral("Every module expanded (in the window and with --export).")};
@@ -80,7 +81,8 @@ int exportGraph(const QCommandLineParser &parser, const Options &o)
         return 4;
     }
     std::printf("wrote %s: %zu items, %zu edges%s\n", qPrintable(out), canvas.view().items.size(), canvas.view().edges.size(),
-                !svg && used < scale ? qPrintable(QStringLiteral(" (scale lowered to %1 to stay within 16384 pixels a side)").arg(used)) : "");
+                !svg && used < scale ? qPrintable(QStringLiteral(" (scale lowered to %1 to stay within 16384 pixels a side)").arg(used))
+                                     : "");
     return 0;
 }
 

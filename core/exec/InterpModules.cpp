@@ -144,11 +144,10 @@ IValue Interp::callAttentionModule(const Node *n, const ir::ModuleInfo *m, const
         auto v = optParam(p + "." + k);
         return v.isTensor() ? v.toTensor() : at::Tensor();
     };
-    return attention(x.toTensor(), key.toTensor(), value.toTensor(), attr("num_heads", IValue(int64_t(1))).toInt(),
-                     opt("in_proj_weight"), optParam(p + ".in_proj_bias"), opt("q_proj_weight"), opt("k_proj_weight"),
-                     opt("v_proj_weight"), param(p + ".out_proj.weight"), optParam(p + ".out_proj.bias"), kp,
-                     needW.isBool() && needW.toBool(), am, !avg.isBool() || avg.toBool(), attr("batch_first", IValue(false)).toBool(),
-                     causal.isBool() && causal.toBool());
+    return attention(x.toTensor(), key.toTensor(), value.toTensor(), attr("num_heads", IValue(int64_t(1))).toInt(), opt("in_proj_weight"),
+                     optParam(p + ".in_proj_bias"), opt("q_proj_weight"), opt("k_proj_weight"), opt("v_proj_weight"),
+                     param(p + ".out_proj.weight"), optParam(p + ".out_proj.bias"), kp, needW.isBool() && needW.toBool(), am,
+                     !avg.isBool() || avg.toBool(), attr("batch_first", IValue(false)).toBool(), causal.isBool() && causal.toBool());
 }
 
 IValue Interp::callModule(const Node *n) const

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 
 namespace fxlens::layout {
@@ -120,8 +120,10 @@ Status graphvizLayout(ViewGraph &v)
             for (size_t k = 0; k + 3 < ctrl.size(); k += 3)
                 for (int s = k == 0 ? 0 : 1; s <= 8; ++s) {
                     const double t = s / 8.0, u = 1 - t;
-                    route.push_back({u * u * u * ctrl[k].x + 3 * u * u * t * ctrl[k + 1].x + 3 * u * t * t * ctrl[k + 2].x + t * t * t * ctrl[k + 3].x,
-                                     u * u * u * ctrl[k].y + 3 * u * u * t * ctrl[k + 1].y + 3 * u * t * t * ctrl[k + 2].y + t * t * t * ctrl[k + 3].y});
+                    route.push_back(
+                        {u * u * u * ctrl[k].x + 3 * u * u * t * ctrl[k + 1].x + 3 * u * t * t * ctrl[k + 2].x + t * t * t * ctrl[k + 3].x,
+                         u * u * u * ctrl[k].y + 3 * u * u * t * ctrl[k + 1].y + 3 * u * t * t * ctrl[k + 2].y +
+                             t * t * t * ctrl[k + 3].y});
                 }
         }
     }

@@ -55,10 +55,10 @@ struct ViewItem {
     std::string detail;             ///< target, or "<type>, N nodes" for a module
     std::string value;              ///< the node's recorded value ("f32[4, 14]"), "" when unknown
     size_t nodeCount = 1;
-    int call = 0;           ///< a module called more than once: which call this box is (0 the first)
-    std::string cluster;    ///< the innermost expanded module drawn around this item ("" at the root)
-    size_t hiddenInputs = 0; ///< parameters and constants read by this item, hidden from the view
-    std::string hiddenSummary; ///< "weight f32[64, 3, 7, 7], bias f32[64]" (the first few)
+    int call = 0;                      ///< a module called more than once: which call this box is (0 the first)
+    std::string cluster;               ///< the innermost expanded module drawn around this item ("" at the root)
+    size_t hiddenInputs = 0;           ///< parameters and constants read by this item, hidden from the view
+    std::string hiddenSummary;         ///< "weight f32[64, 3, 7, 7], bias f32[64]" (the first few)
     double x = 0, y = 0, w = 0, h = 0; ///< top-left corner and size
     int layer = 0;
 };

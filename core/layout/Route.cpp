@@ -14,9 +14,9 @@ namespace {
 /// Items grouped into rows: items whose vertical extents overlap share a row; rows do not overlap.
 struct Rows {
     std::vector<double> top, bottom;
-    std::vector<std::vector<uint32_t>> items; ///< per row, by x
+    std::vector<std::vector<uint32_t>> items;                 ///< per row, by x
     std::vector<std::vector<std::pair<double, double>>> gaps; ///< per row, the free x intervals (between items, and either end)
-    std::vector<int> rowOf;                   ///< per item
+    std::vector<int> rowOf;                                   ///< per item
 };
 
 Rows makeRows(const ViewGraph &v, double gap)
@@ -231,7 +231,8 @@ LayoutQuality measureLayout(const ViewGraph &v, size_t maxSegments)
     // twice is counted once.
     auto key = [](const Seg &s) { return std::make_tuple(s.a.x, s.a.y, s.b.x, s.b.y); };
     std::sort(segs.begin(), segs.end(), [&](const Seg &s, const Seg &t) { return key(s) < key(t); });
-    segs.erase(std::unique(segs.begin(), segs.end(), [&](const Seg &s, const Seg &t) { return near(s.a, t.a) && near(s.b, t.b); }), segs.end());
+    segs.erase(std::unique(segs.begin(), segs.end(), [&](const Seg &s, const Seg &t) { return near(s.a, t.a) && near(s.b, t.b); }),
+               segs.end());
     if (segs.size() <= maxSegments) {
         std::sort(segs.begin(), segs.end(), [](const Seg &s, const Seg &t) { return std::min(s.a.y, s.b.y) < std::min(t.a.y, t.b.y); });
         for (size_t i = 0; i < segs.size(); ++i) {

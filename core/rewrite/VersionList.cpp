@@ -62,8 +62,8 @@ Result<std::vector<size_t>> parseVersionList(const std::string &text, size_t lat
             for (size_t i = 0; i < n; ++i)
                 out.push_back(n == 1 ? latest : (latest * i + (n - 1) / 2) / (n - 1));
         } else if (const size_t dash = item.find('-'); dash != std::string::npos) {
-            if (!oneVersion(trim(item.substr(0, dash)), latest, current, a) || !oneVersion(trim(item.substr(dash + 1)), latest, current, b) ||
-                a > b)
+            if (!oneVersion(trim(item.substr(0, dash)), latest, current, a) ||
+                !oneVersion(trim(item.substr(dash + 1)), latest, current, b) || a > b)
                 return fail("'" + item + "' is not a range of versions (a-b with a <= b)");
             if (b > latest)
                 return fail("'" + item + "' goes past the last version, " + std::to_string(latest));

@@ -100,7 +100,8 @@ private Q_SLOTS:
     /// layer1 … layer4 above fc, and every edge goes down.
     void moduleBoxesFollowDataFlow()
     {
-        for (const char *file : {"resnet50_fx.json.gz", "resnet50_aten.json.gz", "ctr_dynamo.json", "transformer_dynamo.json", "tangle50_aten.json"}) {
+        for (const char *file :
+             {"resnet50_fx.json.gz", "resnet50_aten.json.gz", "ctr_dynamo.json", "transformer_dynamo.json", "tangle50_aten.json"}) {
             auto g = example(file);
             QVERIFY(g);
             auto v = layout::buildView(*g, {});
@@ -108,8 +109,9 @@ private Q_SLOTS:
             for (const auto &e : v.edges) {
                 QVERIFY2(!e.back, file);
                 QVERIFY2(v.items[e.from].layer < v.items[e.to].layer,
-                         qPrintable(QStringLiteral("%1: %2 -> %3").arg(QString::fromLatin1(file), QString::fromStdString(v.items[e.from].label),
-                                                                     QString::fromStdString(v.items[e.to].label))));
+                         qPrintable(QStringLiteral("%1: %2 -> %3")
+                                        .arg(QString::fromLatin1(file), QString::fromStdString(v.items[e.from].label),
+                                             QString::fromStdString(v.items[e.to].label))));
             }
             if (std::string(file).rfind("resnet50", 0) != 0)
                 continue;
@@ -119,7 +121,8 @@ private Q_SLOTS:
                         return it.y;
                 return -1.0;
             };
-            QVERIFY2(y("conv1") >= 0 && y("conv1") < y("layer1") && y("layer1") < y("layer2") && y("layer3") < y("layer4") && y("layer4") < y("fc"),
+            QVERIFY2(y("conv1") >= 0 && y("conv1") < y("layer1") && y("layer1") < y("layer2") && y("layer3") < y("layer4") &&
+                         y("layer4") < y("fc"),
                      file);
         }
     }
@@ -193,7 +196,7 @@ private Q_SLOTS:
         QCOMPARE(v.items.size(), size_t(6));
         const auto &mm = v.items[size_t(v.itemOfNode[graph.find("mm")->id()])];
         const auto &add = v.items[size_t(v.itemOfNode[graph.find("add")->id()])];
-        QCOMPARE(mm.hiddenInputs, 2u); // w through wt
+        QCOMPARE(mm.hiddenInputs, 2u);  // w through wt
         QCOMPARE(add.hiddenInputs, 2u); // pos through pos2
         QVERIFY(mm.hiddenSummary.find("wt") != std::string::npos);
         QCOMPARE(v.itemOfNode[graph.find("w")->id()], v.itemOfNode[graph.find("mm")->id()]);
@@ -269,7 +272,8 @@ private Q_SLOTS:
                     continue;
                 layout::layeredLayout(v);
                 const auto q = layout::measureLayout(v, 0);
-                QVERIFY2(q.edgesThroughItems == 0, qPrintable(QStringLiteral("%1: %2 edges through items").arg(f).arg(q.edgesThroughItems)));
+                QVERIFY2(q.edgesThroughItems == 0,
+                         qPrintable(QStringLiteral("%1: %2 edges through items").arg(f).arg(q.edgesThroughItems)));
                 for (const auto &e : v.edges) {
                     const auto &a = v.items[e.from], &b = v.items[e.to];
                     QVERIFY(e.route.size() >= 2);

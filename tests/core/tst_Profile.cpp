@@ -218,7 +218,7 @@ private Q_SLOTS:
         }
         Profile p = buildProfile(e, nodes(2), "cpu");
         QCOMPARE(p.iterations, 3);
-        QCOMPARE(p.nodeStats[0].gpuUs, 1.0);  // median of 50, 1, 1 µs
+        QCOMPARE(p.nodeStats[0].gpuUs, 1.0); // median of 50, 1, 1 µs
         QCOMPARE(p.nodeStats[1].gpuUs, 0.8);
         QCOMPARE(p.nodeStats[0].kernels, 1.0);
         QVERIFY(p.nodeStats[0].gpuUs <= p.summary.gpuBusyUs);

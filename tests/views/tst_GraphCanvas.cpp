@@ -158,7 +158,11 @@ private Q_SLOTS:
                 contents = contents.united(c.itemRect(int(i)));
         }
         QVERIFY2(std::abs(contents.center().x() - boxOnScreen.center().x()) < 1.5 && std::abs(contents.top() - boxOnScreen.top()) < 1.5,
-                 qPrintable(QStringLiteral("%1,%2 vs %3,%4").arg(contents.center().x()).arg(contents.top()).arg(boxOnScreen.center().x()).arg(boxOnScreen.top())));
+                 qPrintable(QStringLiteral("%1,%2 vs %3,%4")
+                                .arg(contents.center().x())
+                                .arg(contents.top())
+                                .arg(boxOnScreen.center().x())
+                                .arg(boxOnScreen.top())));
         // Nothing else moves on screen but what lies below the module (straight down) or beside it.
         size_t still = 0;
         for (size_t i = 0; i < c.view().items.size(); ++i) {
@@ -465,9 +469,7 @@ private Q_SLOTS:
             c.expandAll();
             QVERIFY2(!c.frames().empty(), file);
             for (const auto &f : c.frames()) {
-                auto member = [&](const layout::ViewItem &it) {
-                    return it.module == f.path || it.module.rfind(f.path + ".", 0) == 0;
-                };
+                auto member = [&](const layout::ViewItem &it) { return it.module == f.path || it.module.rfind(f.path + ".", 0) == 0; };
                 size_t inside = 0;
                 for (const auto &it : c.view().items) {
                     const QRectF rect(it.x, it.y, it.w, it.h);
@@ -477,9 +479,9 @@ private Q_SLOTS:
                     } else {
                         // A node of another module is never drawn inside this frame.
                         QVERIFY2(!f.shape.contains(rect.center()),
-                                 qPrintable(QStringLiteral("%1: %2 inside the frame of %3").arg(QString::fromLatin1(file),
-                                                                                                 QString::fromStdString(it.label),
-                                                                                                 QString::fromStdString(f.path))));
+                                 qPrintable(QStringLiteral("%1: %2 inside the frame of %3")
+                                                .arg(QString::fromLatin1(file), QString::fromStdString(it.label),
+                                                     QString::fromStdString(f.path))));
                     }
                 }
                 QCOMPARE(inside, f.members);
@@ -502,7 +504,8 @@ private Q_SLOTS:
         QCOMPARE(c.frames().size(), size_t(1));
         // The frame's title band (above its first row of items) folds it on double-click.
         const QRectF fr = c.frames().front().rect;
-        const QPointF title = (fr.topLeft() + QPointF(fr.width() / 2, 4)) * c.scale() + (c.itemRect(0).topLeft() - QPointF(c.view().items[0].x, c.view().items[0].y) * c.scale());
+        const QPointF title = (fr.topLeft() + QPointF(fr.width() / 2, 4)) * c.scale() +
+            (c.itemRect(0).topLeft() - QPointF(c.view().items[0].x, c.view().items[0].y) * c.scale());
         QCOMPARE(c.frameAt(title), 0);
         QTest::mouseDClick(&c, Qt::LeftButton, {}, title.toPoint());
         QVERIFY(!c.isExpanded(QStringLiteral("layer1")));
@@ -611,7 +614,8 @@ private Q_SLOTS:
             boxes.emplace_back(g.x, g.y, g.w, g.h);
         for (size_t a = 0; a < boxes.size(); ++a)
             for (size_t b = a + 1; b < boxes.size(); ++b)
-                QVERIFY2(!boxes[a].adjusted(1, 1, -1, -1).intersects(boxes[b].adjusted(1, 1, -1, -1)), qPrintable(QStringLiteral("%1 / %2").arg(a).arg(b)));
+                QVERIFY2(!boxes[a].adjusted(1, 1, -1, -1).intersects(boxes[b].adjusted(1, 1, -1, -1)),
+                         qPrintable(QStringLiteral("%1 / %2").arg(a).arg(b)));
         QCOMPARE(layout::measureLayout(c->view(), 0).edgesThroughItems, size_t(0));
         QVERIFY(QDir().mkpath(shots()));
         QVERIFY(c->exportPng(shots() + QStringLiteral("step_diff_tangle4.png")));

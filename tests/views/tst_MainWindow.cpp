@@ -442,8 +442,10 @@ private Q_SLOTS:
             QVERIFY(cell(1, 5, fxlens::views::ProfileTableModel::SortRole).toDouble() == 0.0); // the others are as they were
             // The table fits the panel: no column is scrolled off to the right.
             QCoreApplication::processEvents();
-            QVERIFY2(panel->table()->horizontalHeader()->length() <= panel->table()->viewport()->width() + 1,
-                     qPrintable(QStringLiteral("%1 > %2").arg(panel->table()->horizontalHeader()->length()).arg(panel->table()->viewport()->width())));
+            QVERIFY2(
+                panel->table()->horizontalHeader()->length() <= panel->table()->viewport()->width() + 1,
+                qPrintable(
+                    QStringLiteral("%1 > %2").arg(panel->table()->horizontalHeader()->length()).arg(panel->table()->viewport()->width())));
             w.findChild<QDockWidget *>(QStringLiteral("profileDock"))->raise();
             QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/window_profile_ab.png")));
             panel->closeComparison();
@@ -747,7 +749,8 @@ private Q_SLOTS:
         w.findChild<QDockWidget *>(QStringLiteral("rewriteDock"))->raise();
         QCoreApplication::processEvents();
         const int rowHeight = d->candidateList()->sizeHintForRow(0);
-        QVERIFY2(d->candidateList()->viewport()->height() >= 4 * rowHeight, qPrintable(QString::number(d->candidateList()->viewport()->height())));
+        QVERIFY2(d->candidateList()->viewport()->height() >= 4 * rowHeight,
+                 qPrintable(QString::number(d->candidateList()->viewport()->height())));
         QVERIFY(d->historyList()->viewport()->height() >= 3 * rowHeight);
         QVERIFY(d->findChild<QTextBrowser *>(QStringLiteral("diff"))->height() >= 100);
         QCOMPARE(d->candidateList()->model()->index(0, 0).data(Qt::ToolTipRole).toString(),

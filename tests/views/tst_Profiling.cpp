@@ -298,12 +298,12 @@ private Q_SLOTS:
         QVERIFY(finished.wait(20000));
         QCOMPARE(finished.at(0).at(0).toInt(), 3);
         QVERIFY(progress.size() >= 2);
-        QCOMPARE(h->version(), 3);                            // the history is back where it was
+        QCOMPARE(h->version(), 3);                             // the history is back where it was
         QCOMPARE(ir::fingerprintHex(*doc.graph()), prints[3]); // and so is the graph
         for (int v : {0, 2, 3})
             QCOMPARE(seen[prints[size_t(v)]], v); // each version's own graph went to the profiler
         QCOMPARE(doc.profiles().current(), 2);    // "last" is on screen
-        QVERIFY(doc.isModified());              // profiles are saved with the document
+        QVERIFY(doc.isModified());                // profiles are saved with the document
         QVERIFY(h->checkout(2));
         QCOMPARE(doc.profiles().current(), 1);
         QVERIFY(h->checkout(1));
