@@ -11,7 +11,7 @@ TORCHVISION_VERSION=0.26.0
 
 APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config git
   qt6-base-dev qt6-svg-dev libgl-dev libgraphviz-dev graphviz nlohmann-json3-dev libsimdjson-dev zlib1g-dev
-  xvfb xauth python3-venv clang libclang-rt-14-dev valgrind clang-format)
+  xvfb xauth python3-venv clang libclang-rt-14-dev valgrind clang-format clang-tidy)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
