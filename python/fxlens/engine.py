@@ -153,19 +153,16 @@ def _factory(target: Any) -> bool:
     """Whether a call of `target` creates a tensor on the device its `device` argument names (the
     ATen schema of the op, or of the torch function's ATen op of the same name, has `device`; the
     *_like functions take their input's device instead)."""
-    name = getattr(target, "__name__", "")
-    if name.endswith("_like") or name.split(".")[0].endswith("_like"):
-        return False
     if target in (torch.tensor, torch.as_tensor):
         return True
-    schemas = []
     if isinstance(target, torch._ops.OpOverload):
         schemas = [target._schema]
-    elif getattr(target, "__module__", None) in ("torch", "torch._C._VariableFunctions") or \
-            getattr(torch, name, None) is target:
-        packet = getattr(torch.ops.aten, name, None)
-        if packet is not None and hasattr(packet, "overloads"):
-            schemas = [getattr(packet, o)._schema for o in packet.overloads()]
+    else:  # a torch function: the overloads of the ATen op of its name
+        name = getattr(target, "__name__", "")
+        packet = getattr(torch.ops.aten, name, None) if getattr(torch, name, None) is target else None
+        schemas = [getattr(packet, o)._schema for o in packet.overloads()] if packet is not None else []
+    if any(sc.name.endswith("_like") for sc in schemas):
+        return False
     return any(a.name == "device" for s in schemas for a in s.arguments)
 
 
