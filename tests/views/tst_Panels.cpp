@@ -8,6 +8,7 @@
 #include "NodeList.h"
 #include "ProfilePanel.h"
 #include "ProfileTableModel.h"
+#include "SourceServices.h"
 #include "profile/Profile.h"
 
 #include <QAbstractItemModelTester>
@@ -23,13 +24,6 @@ using namespace fxlens;
 using views::ProfileTableModel;
 
 namespace {
-
-views::Services services()
-{
-    views::Services s;
-    s.patternDir = FXLENS_PATTERN_SOURCE_DIR;
-    return s;
-}
 
 ProfileTableModel::Row row(const QString &node, double kernels, double us)
 {
@@ -56,7 +50,7 @@ private Q_SLOTS:
     /// the inspector emptied), an edit lays the canvas out again.
     void panelsFollowDocument()
     {
-        views::GraphDocument doc(services());
+        views::GraphDocument doc(test::sourceServices());
         views::NodeList nodes;
         views::GraphCanvas canvas;
         views::Inspector inspector;
@@ -143,7 +137,7 @@ private Q_SLOTS:
         const QString path = QDir::temp().filePath(QStringLiteral("fxlens_panels_%1.json").arg(QCoreApplication::applicationPid()));
         QVERIFY(prof::writeProfile(profile, path.toStdString()).ok());
 
-        views::GraphDocument doc(services());
+        views::GraphDocument doc(test::sourceServices());
         QString error;
         QVERIFY2(doc.open(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json"), &error), qPrintable(error));
         views::ProfilePanel panel(doc);

@@ -7,6 +7,7 @@
 #include "BuiltinPatterns.h"
 #include "GraphDocument.h"
 #include "RewriteDebugger.h"
+#include "SourceServices.h"
 #include "io/GraphJson.h"
 #include "ir/Printer.h"
 #include "lang/PatternLang.h"
@@ -101,13 +102,7 @@ Trace recordTrace(const QString &graph, const QString &out, const std::string &p
 
 /// A window that never asks (no autosave to recover, nothing unsaved in the way).
 struct Window {
-    MainWindow w{services()};
-    static views::Services services()
-    {
-        views::Services s; // the source tree's pattern files; no executor needed here
-        s.patternDir = FXLENS_PATTERN_SOURCE_DIR;
-        return s;
-    }
+    MainWindow w{test::sourceServices()};
     Window()
     {
         w.setRecoveryPrompt([](const views::AutosaveState &) { return false; });

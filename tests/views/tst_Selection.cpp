@@ -5,6 +5,7 @@
 #include "GraphDocument.h"
 #include "MainWindow.h"
 #include "Selection.h"
+#include "SourceServices.h"
 
 #include <QLabel>
 #include <QSignalSpy>
@@ -41,13 +42,6 @@ private:
     Selection *m_selection = nullptr;
 };
 
-views::Services services()
-{
-    views::Services s;
-    s.patternDir = FXLENS_PATTERN_SOURCE_DIR;
-    return s;
-}
-
 } // namespace
 
 class TestSelection : public QObject {
@@ -58,7 +52,7 @@ private Q_SLOTS:
     /// The selection alone: names are looked up in the document's graph; a new graph drops it.
     void stateOnly()
     {
-        views::GraphDocument doc(services());
+        views::GraphDocument doc(test::sourceServices());
         Selection s(&doc);
         QString error;
         QVERIFY2(doc.open(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json"), &error), qPrintable(error));
@@ -93,7 +87,7 @@ private Q_SLOTS:
     /// them: nothing else had to change for it.
     void newPanelFollows()
     {
-        views::MainWindow w(services());
+        views::MainWindow w(test::sourceServices());
         w.resize(1200, 800);
         w.show();
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
