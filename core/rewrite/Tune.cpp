@@ -4,6 +4,7 @@
 #include "ir/GraphInfo.h"
 #include "rewrite/Matcher.h"
 #include "rewrite/Session.h"
+#include "rewrite/StepDiff.h"
 
 #include <algorithm>
 #include <chrono>
@@ -84,7 +85,23 @@ std::string matchFingerprint(const Match &m)
     return hex16(f.h);
 }
 
-Replay replayPlan(const ir::Graph &original, const std::vector<const Pattern *> &patterns, const TunePlan &plan, bool checked)
+namespace {
+
+/// Keeps the diff of each step as it is applied (diffStep reads the nodes as they are then).
+class DiffKeeper : public RewriteListener {
+public:
+    const Session *session = nullptr;
+    std::vector<std::string> diffs;
+    void notifyPatternEnd(const std::string &, bool applied) override
+    {
+        if (applied && session && !session->history().empty())
+            diffs.push_back(diffStep(session->history().back().edits).toString());
+    }
+};
+
+} // namespace
+
+Replay replayPlan(const ir::Graph &original, const std::vector<const Pattern *> &patterns, const TunePlan &plan, bool checked, bool diffs)
 {
     Replay r{original.clone(), {}};
     if (plan.applyNothing)
@@ -107,9 +124,17 @@ Replay replayPlan(const ir::Graph &original, const std::vector<const Pattern *> 
             return true;
         };
         Session s(*r.graph, active, cfg);
+        DiffKeeper keeper;
+        if (diffs) {
+            keeper.session = &s;
+            s.addListener(&keeper);
+        }
         s.run();
-        for (const Step &step : s.history())
-            r.steps.push_back({step.pattern, step.anchor, groupOf[{step.pattern, step.anchor}]});
+        for (size_t i = 0; i < s.history().size(); ++i) {
+            const Step &step = s.history()[i];
+            r.steps.push_back(
+                {step.pattern, step.anchor, groupOf[{step.pattern, step.anchor}], i < keeper.diffs.size() ? keeper.diffs[i] : ""});
+        }
     }
     return r;
 }
@@ -127,6 +152,7 @@ public:
     struct Candidate {
         TunePlan plan;
         std::string kind, decision;
+        std::string dropped = {};
     };
 
     bool outOfTime()
@@ -185,6 +211,7 @@ public:
         t.index = m_out.trials.size();
         t.kind = c.kind;
         t.decision = c.decision;
+        t.dropped = c.dropped;
         t.plan = c.plan;
         t.nodes = r.graph->size();
         t.steps = r.steps.size();
@@ -254,6 +281,8 @@ void takeDrops(Search &search, TuneResult &out, TunePlan &cur, double &curSecond
                const std::vector<LeftOut> &what, const std::function<void(TunePlan &, const TunePlan &)> &merge)
 {
     auto trials = search.measure(cands);
+    for (const auto &t : trials)
+        out.trials[t.index].baseSeconds = curSeconds;
     std::vector<size_t> better;
     for (size_t i = 0; i < trials.size(); ++i)
         if (trials[i].error.empty() && trials[i].seconds < curSeconds - out.band)
@@ -339,7 +368,7 @@ void searchDrops(Search &search, TuneResult &out, const Replay &now, const TuneC
     for (const auto &[name, n] : perPattern) {
         TunePlan p = cur;
         p.droppedPatterns.insert(name);
-        drops.push_back({p, "pattern", "without " + name + " (" + std::to_string(n) + " step(s))"});
+        drops.push_back({p, "pattern", "without " + name + " (" + std::to_string(n) + " step(s))", name});
         dropped.push_back({"pattern " + name, name, n, 0});
     }
     takeDrops(search, out, cur, curSeconds, drops, dropped,
@@ -360,7 +389,7 @@ void searchDrops(Search &search, TuneResult &out, const Replay &now, const TuneC
         std::string pattern = g.substr(0, g.find('#'));
         TunePlan p = cur;
         p.droppedGroups.insert(g);
-        drops.push_back({p, "group", "without " + std::to_string(n) + " " + pattern + " step(s) of one structure (" + g + ")"});
+        drops.push_back({p, "group", "without " + std::to_string(n) + " " + pattern + " step(s) of one structure (" + g + ")", g});
         dropped.push_back({"group " + g, pattern, n, 0});
     }
     takeDrops(search, out, cur, curSeconds, drops, dropped,
@@ -412,7 +441,7 @@ TuneResult tune(const ir::Graph &original, const std::vector<const Pattern *> &p
         out.leftOut.clear();
     }
     out.best = cur;
-    Replay tuned = replayPlan(original, patterns, cur, cfg.checked);
+    Replay tuned = replayPlan(original, patterns, cur, cfg.checked, true);
     out.tuned = {curSeconds, 0, 0, out.greedy.note};
     out.graph = std::move(tuned.graph);
     out.steps = std::move(tuned.steps);

@@ -58,6 +58,7 @@ struct TunedStep {
     std::string pattern;
     std::string anchor;
     std::string group; ///< "<pattern>#<fingerprint>"
+    std::string diff;  ///< the step's diff (rewrite::diffStep), when the replay was asked for diffs
 };
 
 /// A plan applied to a copy of the original.
@@ -72,8 +73,10 @@ std::string patternFamily(const Pattern &p);
 /// The structure of a match (the pattern's name aside): op, target and value of each matched node
 /// and how they connect, as 16 hex digits. Identical blocks give identical fingerprints.
 std::string matchFingerprint(const Match &m);
-/// Applies `plan` to a copy of `original` with `patterns` (checked steps as `checked` says).
-Replay replayPlan(const ir::Graph &original, const std::vector<const Pattern *> &patterns, const TunePlan &plan, bool checked = false);
+/// Applies `plan` to a copy of `original` with `patterns` (checked steps as `checked` says; each
+/// step's diff recorded when `diffs`).
+Replay replayPlan(const ir::Graph &original, const std::vector<const Pattern *> &patterns, const TunePlan &plan, bool checked = false,
+                  bool diffs = false);
 
 /// One measurement in the search, as the trace records it.
 struct TuneTrial {
@@ -83,8 +86,10 @@ struct TuneTrial {
     TunePlan plan;
     double seconds = 0, spread = 0;
     size_t nodes = 0, steps = 0;
-    bool accepted = false; ///< the search moved to this version
-    std::string error;     ///< the version could not be measured
+    std::string dropped;    ///< the pattern or group ("<pattern>#<fingerprint>") this version leaves out
+    double baseSeconds = 0; ///< the best time when this version was measured (its Δ is against it)
+    bool accepted = false;  ///< the search moved to this version
+    std::string error;      ///< the version could not be measured
 };
 
 /// A step (or group of steps) the tuned version leaves out, with what keeping it would cost.
