@@ -605,7 +605,7 @@ void GraphCanvas::startGraphviz()
         }
         m_view = std::move(*input);
         computeFrames();
-    placeEdgeLabels();
+        placeEdgeLabels();
         rebuildIndex();
         renderMinimap();
         fitToView();

@@ -165,6 +165,7 @@ void MainWindow::connectDocument()
         if (shown)
             m_canvas->clearGhosts();
     });
+    connect(m_editor, &PatternEditor::highlightRequested, m_canvas, &GraphCanvas::clearGhosts);
     m_nodes->setDocument(m_doc);
     m_inspector->setDocument(m_doc);
     connect(m_doc, &GraphDocument::aboutToReplace, m_editor, [this] { m_editor->setGraph(nullptr); });

@@ -97,7 +97,8 @@ private:
                 size_t d = 0;
                 while (d < a.size() && d < b.size() && a[d] == b[d])
                     ++d;
-                const double want = m_x[layer[k - 1]] + m_s.widthOf[layer[k - 1]] + m_o.itemGap + kFramePad * double(a.size() + b.size() - 2 * d);
+                const double want =
+                    m_x[layer[k - 1]] + m_s.widthOf[layer[k - 1]] + m_o.itemGap + kFramePad * double(a.size() + b.size() - 2 * d);
                 m_x[layer[k]] = std::max(m_x[layer[k]], want);
             }
     }
@@ -183,7 +184,8 @@ private:
 
 /// Views with frames and a row per layer: slots moved apart for the frames (FrameRoom), each
 /// layer's y below the previous one with room for the frames that close above it and the title
-/// bands of those that open at it.
+/// bands of those that open at it. The items start at 0, 0 as without frames (the outermost
+/// frames reach past: a canvas grows its scene to hold them).
 void placeFramed(LayeredState &s, const LayoutOptions &o, std::vector<Point> &at)
 {
     std::vector<double> x(s.slots());
@@ -195,13 +197,11 @@ void placeFramed(LayeredState &s, const LayoutOptions &o, std::vector<Point> &at
     double left = 1e300, right = 0, y = 0;
     for (size_t i = 0; i < x.size(); ++i)
         left = std::min(left, x[i]);
-    left -= kFramePad * 8;
+
     std::vector<double> layerY(size_t(s.layers));
     for (int li = 0; li < s.layers; ++li) {
         if (li > 0)
             y += std::max(o.layerGap, kFramePad * close[size_t(li - 1)] + kFrameTitle * open[size_t(li)] + 20);
-        else
-            y = kFrameTitle * open[0];
         layerY[size_t(li)] = y;
         double height = 8;
         for (uint32_t i : s.byLayer[size_t(li)])
@@ -214,7 +214,7 @@ void placeFramed(LayeredState &s, const LayoutOptions &o, std::vector<Point> &at
         if (i < s.n)
             s.v.items[i].x = at[i].x, s.v.items[i].y = at[i].y;
     }
-    s.v.width = right + kFramePad * 8;
+    s.v.width = right;
     s.v.height = y + o.layerGap;
 }
 
