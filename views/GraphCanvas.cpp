@@ -145,6 +145,7 @@ bool GraphCanvas::relayout(bool keepCenter, Placement placement)
             m_selected = int(i);
     m_overlays.remap(m_view);
     computeFrames();
+    placeEdgeLabels();
     rebuildIndex();
     m_pixelColor.clear();
     renderMinimap();
@@ -604,6 +605,7 @@ void GraphCanvas::startGraphviz()
         }
         m_view = std::move(*input);
         computeFrames();
+        placeEdgeLabels();
         rebuildIndex();
         renderMinimap();
         fitToView();

@@ -77,6 +77,9 @@ public:
     void setStableLayout(bool on) { m_stable = on; }
     /// The nodes the last step removed, drawn as ghosts (cleared by relayoutFresh()).
     const std::vector<layout::ViewItem> &ghosts() const { return m_ghosts; }
+    /// Drops the ghosts (the step that removed them is no longer the one on screen); what stays
+    /// keeps its place.
+    void clearGhosts();
     /// Lays the view out afresh (View ▸ Re-layout): no ghosts, no step marks.
     void relayoutFresh();
     /// The whole scene in the widget (Ctrl+0); small graphs are enlarged up to 2×.
@@ -100,6 +103,8 @@ public:
     static constexpr size_t kEdgeItemLimit = 6000;
     /// Screen pixels of edges one frame draws at most (long strokes are what frames cost).
     static constexpr double kEdgePixelBudget = 6e5;
+    /// The height of edge labels' text in scene pixels.
+    static constexpr int kEdgeLabelPixels = 9;
     bool layoutRunning() const { return m_job != 0; }
     /// Drops the running Graphviz layout (its result is discarded when it arrives).
     void cancelLayout();
@@ -133,9 +138,20 @@ public:
         QRectF rect; ///< bounding box (scene coordinates, title band included)
         int depth = 0;
         size_t members = 0;
-        QPainterPath shape; ///< row by row around the members: never around another module's node
+        QPainterPath shape; ///< the outline (the rectangle): never around another module's node
+        /// Where its name is drawn: the top-left band inside its outline, above its contents.
+        QRectF titleRect() const;
     };
     const std::vector<Frame> &frames() const { return m_frames; }
+    /// An edge's value label where it is drawn (scene coordinates): placed edge by edge, top to
+    /// bottom, beside the edge's last or first stretch where it overlaps no item, frame title or
+    /// other label, nor a frame's side; an edge with no such place has none (its tooltip says it).
+    struct EdgeLabel {
+        size_t edge = 0;
+        QRectF rect;
+        QString text;
+    };
+    const std::vector<EdgeLabel> &edgeLabels() const { return m_edgeLabels; }
     /// The innermost frame at a widget position, -1 for none.
     int frameAt(QPointF pos) const;
     /// How a node differs from another version (a side-by-side comparison, a step's diff).
@@ -200,6 +216,8 @@ private:
     /// The frames of the expanded modules (m_frames); the scene grows to hold them.
     void computeFrames();
     void paintFrames(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
+    /// m_edgeLabels for the laid-out view and its frames.
+    void placeEdgeLabels();
     /// An edge's polyline (its route, or the straight line when it has none).
     QPolygonF edgeLine(size_t e) const;
     QPointF toScene(QPointF w) const { return (w - m_offset) / m_scale; }
@@ -232,6 +250,7 @@ private:
     layout::ViewOptions m_viewOptions;
     bool m_legend = true;
     std::vector<Frame> m_frames; ///< outermost first
+    std::vector<EdgeLabel> m_edgeLabels;
     bool m_stable = true;
     std::vector<layout::ViewItem> m_ghosts;
 };
