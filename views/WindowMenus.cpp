@@ -226,7 +226,10 @@ void WindowMenus::helpMenu()
                                     "<p><b>Timeline</b>: iterations and FX-node ranges (host), then one track per CUDA stream; "
                                     "grey blocks fold events narrower than a pixel. Click a kernel to select its node.</p>"
                                     "<p><b>History</b>: bold is the version shown, grey the steps ahead of it (redo); "
-                                    "✓ marks a step whose outputs were verified.</p>"));
+                                    "✓ marks a step whose outputs were verified; right-click a row to compare it with the "
+                                    "version on screen.</p>"
+                                    "<p><b>Compare</b>: removed red (A), added green (B), changed amber (both); N / Shift+N "
+                                    "go to the next / previous change, Esc closes.</p>"));
     });
     help->addAction(tr("&About fxlens"), &m_w, [this] {
         QMessageBox::about(

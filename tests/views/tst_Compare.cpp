@@ -336,6 +336,7 @@ private Q_SLOTS:
                 QCOMPARE(chooser->a().version, 0);
                 chooser->listA()->setCurrentIndex(chooser->listA()->model()->index(rowA, 0));
                 chooser->listB()->setCurrentIndex(chooser->listB()->model()->index(rowB, 0));
+                chooser->grab().save(shots() + QStringLiteral("compare_chooser.png"));
                 chooser->accept();
             });
             compare->trigger();
