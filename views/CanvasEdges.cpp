@@ -331,24 +331,61 @@ QString GraphCanvas::edgeLabel(size_t e) const
     return text;
 }
 
-void GraphCanvas::paintLegend(QPainter &p)
+QColor GraphCanvas::diffColour(DiffMark d, bool dark)
+{
+    switch (d) {
+    case DiffMark::Added: return QColor(dark ? 0x2e7d32 : 0xa5e3a8);
+    case DiffMark::Removed: return QColor(dark ? 0x8e2a2a : 0xf4a6a6);
+    case DiffMark::Changed: return QColor(dark ? 0x9a5a10 : 0xffb84d); // amber, apart from data movement's yellow
+    case DiffMark::None: break;
+    }
+    return {};
+}
+
+std::vector<GraphCanvas::LegendRow> GraphCanvas::legendRows() const
 {
     std::array<bool, layout::kOpCategories> present{};
     for (const auto &it : m_view.items)
         present[size_t(it.category)] = true;
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
-    QFont f = font();
-    f.setPixelSize(11);
-    p.setFont(f);
-    const QFontMetrics fm(f);
-    int rows = 0, widest = 0;
+    std::vector<LegendRow> rows;
     for (int c = 0; c < layout::kOpCategories; ++c)
-        if (present[size_t(c)]) {
-            ++rows;
-            widest = std::max(widest, fm.horizontalAdvance(QString::fromLatin1(layout::opCategoryName(OpCategory(c)))));
-        }
-    const int line = fm.height() + 2;
-    const QRect box(10, height() - 10 - rows * line - 8, widest + 34, rows * line + 8);
+        if (present[size_t(c)])
+            rows.push_back({QString::fromLatin1(layout::opCategoryName(OpCategory(c))), categoryColour(OpCategory(c), dark)});
+    if (!m_overlays.source(Layer::Diff).empty() || !m_ghosts.empty())
+        for (const auto &[d, name] :
+             {std::pair{DiffMark::Removed, tr("removed")}, {DiffMark::Added, tr("added")}, {DiffMark::Changed, tr("changed")}})
+            rows.push_back({name, diffColour(d, dark)});
+    return rows;
+}
+
+namespace {
+QFont legendFont(QFont f)
+{
+    f.setPixelSize(11);
+    return f;
+}
+} // namespace
+
+QRect GraphCanvas::legendRect() const
+{
+    if (!m_legend || m_view.items.empty())
+        return {};
+    const QFontMetrics fm(legendFont(font()));
+    int widest = 0;
+    const auto rows = legendRows();
+    for (const auto &r : rows)
+        widest = std::max(widest, fm.horizontalAdvance(r.name));
+    const int line = fm.height() + 2, n = int(rows.size());
+    return QRect(10, height() - 10 - n * line - 8, widest + 34, n * line + 8);
+}
+
+void GraphCanvas::paintLegend(QPainter &p)
+{
+    const QFont f = legendFont(font());
+    p.setFont(f);
+    const int line = QFontMetrics(f).height() + 2;
+    const QRect box = legendRect();
     p.setOpacity(0.92);
     p.fillRect(box, palette().color(QPalette::Window));
     p.setOpacity(1);
@@ -356,13 +393,10 @@ void GraphCanvas::paintLegend(QPainter &p)
     p.setBrush(Qt::NoBrush);
     p.drawRect(box);
     int y = box.top() + 4;
-    for (int c = 0; c < layout::kOpCategories; ++c) {
-        if (!present[size_t(c)])
-            continue;
-        p.fillRect(QRect(box.left() + 6, y + 2, 16, line - 5), categoryColour(OpCategory(c), dark));
+    for (const auto &row : legendRows()) {
+        p.fillRect(QRect(box.left() + 6, y + 2, 16, line - 5), row.colour);
         p.setPen(palette().color(QPalette::WindowText));
-        p.drawText(QRect(box.left() + 28, y, widest + 4, line), Qt::AlignVCenter | Qt::AlignLeft,
-                   QString::fromLatin1(layout::opCategoryName(OpCategory(c))));
+        p.drawText(QRect(box.left() + 28, y, box.width() - 30, line), Qt::AlignVCenter | Qt::AlignLeft, row.name);
         y += line;
     }
 }

@@ -67,6 +67,8 @@ public:
     int itemOf(const ir::Node *n) const;
     /// Selects the item that shows `name` (expanding its modules) and centres it.
     bool selectNode(const QString &name);
+    /// Expands the modules that hide these nodes (one layout, in place): each gets an item of its own.
+    void revealNodes(const std::vector<const ir::Node *> &nodes);
     QString selectedLabel() const;
     /// 0 none, 1 part of the highlighted match, 2 its anchor.
     int highlightOf(int item) const { return int(m_overlays.of(Layer::Highlight, item)); }
@@ -109,6 +111,8 @@ public:
     /// Drops the running Graphviz layout (its result is discarded when it arrives).
     void cancelLayout();
     void setMinimapVisible(bool on);
+    /// Where the minimap is drawn (widget coordinates); empty while it is hidden or the whole scene
+    /// is in view (nothing to find: it would only cover the drawing).
     QRect minimapRect() const;
 
     /// The whole scene as SVG; the current view as PNG.
@@ -124,6 +128,15 @@ public:
     /// The colour legend (the op categories in view) in the canvas' corner.
     void setLegendVisible(bool on);
     bool legendVisible() const { return m_legend; }
+    struct LegendRow {
+        QString name;
+        QColor colour;
+    };
+    /// What the legend lists: the op categories in the view, then the diff colours (removed, added,
+    /// changed) while items are marked or ghosts drawn.
+    std::vector<LegendRow> legendRows() const;
+    /// Where the legend is drawn (widget coordinates); empty when it is hidden.
+    QRect legendRect() const;
     /// The fill of an op category (light or dark theme): what nodes are drawn in and the legend shows.
     static QColor categoryColour(layout::OpCategory c, bool dark);
     /// The tooltip text at a widget position: an item (node, module, hidden inputs) or an edge
@@ -158,6 +171,8 @@ public:
     enum class DiffMark : uint8_t { None = 0, Added = 1, Removed = 2, Changed = 3 };
     /// Tints the items of these nodes: added green, removed red, changed amber (empty clears).
     void setDiffMarks(const std::vector<std::pair<const ir::Node *, DiffMark>> &marks);
+    /// The fill of a diff mark (light or dark theme): what marked items are drawn in and the legend shows.
+    static QColor diffColour(DiffMark d, bool dark);
     DiffMark diffOf(int item) const { return DiffMark(int(m_overlays.of(Layer::Diff, item))); }
     /// Zoom and the scene point at the widget's centre (synchronized views).
     void setView(double scale, QPointF sceneCentre);
