@@ -82,8 +82,10 @@ void KernelTimeline::paintRuler(QPainter &p) const
         p.drawLine(QPointF(x, kRulerHeight - 4), QPointF(x, kRulerHeight));
         p.setPen(QColor(grid.red(), grid.green(), grid.blue(), 50));
         p.drawLine(QPointF(x, kRulerHeight), QPointF(x, height()));
+        const QString label = tickLabel(t, step, std::max(std::fabs(m_t0), std::fabs(viewEnd())));
         p.setPen(text);
-        p.drawText(QPointF(x + 2, kRulerHeight - 5), tickLabel(t, step, std::max(std::fabs(m_t0), std::fabs(viewEnd()))));
+        if (x + 2 + p.fontMetrics().horizontalAdvance(label) <= right) // a label cut at the edge would misread
+            p.drawText(QPointF(x + 2, kRulerHeight - 5), label);
     }
 }
 

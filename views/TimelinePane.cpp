@@ -58,6 +58,8 @@ TimelinePane::TimelinePane(QWidget *parent) : QWidget(parent)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setMinimumSectionSize(fontMetrics().height() + 4);
+    m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 4); // one line a row
     m_table->setWordWrap(false);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setSectionResizeMode(KernelTableModel::NameCol, QHeaderView::Stretch);
@@ -66,8 +68,8 @@ TimelinePane::TimelinePane(QWidget *parent) : QWidget(parent)
     belowLayout->addWidget(m_table, 1);
     m_split->addWidget(m_timeline);
     m_split->addWidget(below);
-    m_split->setStretchFactor(0, 3);
-    m_split->setStretchFactor(1, 2);
+    m_split->setStretchFactor(0, 0); // the timeline at the height its tracks need, the table the rest
+    m_split->setStretchFactor(1, 1);
     m_split->setChildrenCollapsible(false);
     layout->addWidget(m_split);
     connect(m_filter, &QLineEdit::textChanged, m_filtered, &QSortFilterProxyModel::setFilterFixedString);
@@ -94,10 +96,12 @@ void TimelinePane::setProfiles(std::shared_ptr<const prof::Profile> a, std::shar
     m_a = a;
     m_timeline->setProfile(std::move(a));
     m_timeline->setComparison(std::move(b));
-    // Every track in view: the timeline gets the height it asks for, the table the rest.
+    // When the tracks change, the timeline gets the height they ask for and the table the rest (a
+    // splitter moved by the user stays while they do not).
     const int total = m_split->height(), want = m_timeline->sizeHint().height();
-    if (total > 0 && m_timeline->height() < want)
+    if (total > 0 && want != m_trackHeight)
         m_split->setSizes({std::min(want, total * 2 / 3), total - std::min(want, total * 2 / 3)});
+    m_trackHeight = want;
     refresh();
 }
 

@@ -54,6 +54,7 @@ private:
     KernelTableModel *m_model = nullptr;
     QSortFilterProxyModel *m_filtered = nullptr;
     QTableView *m_table = nullptr;
+    int m_trackHeight = 0; ///< the timeline's height for its tracks when they last changed
 };
 
 } // namespace fxlens::views

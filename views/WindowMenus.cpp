@@ -229,8 +229,11 @@ void WindowMenus::helpMenu()
                                     "<p><b>Profile tint</b>: with a profile of the version on screen, each node is tinted by "
                                     "its device time, from pale (0) to red (the hottest node; the scale is under the profile "
                                     "table). A profile of another version or graph tints nothing.</p>"
-                                    "<p><b>Timeline</b>: iterations and FX-node ranges (host), then one track per CUDA stream; "
-                                    "grey blocks fold events narrower than a pixel. Click a kernel to select its node.</p>"
+                                    "<p><b>Timeline</b>: iterations, FX-node ranges and launches (host), then one track per "
+                                    "CUDA stream; a pixel column's shading rises with the share of its time the track is "
+                                    "busy, so ink is proportional to time at any zoom. Amber on the launch track: the GPU "
+                                    "idle, waiting for the host's next launch. With B chosen, B's tracks are under A's. "
+                                    "Drag to measure a range; click a kernel to select its node.</p>"
                                     "<p><b>History</b>: bold is the version shown, grey the steps ahead of it (redo); "
                                     "✓ marks a step whose outputs were verified.</p>"));
     });

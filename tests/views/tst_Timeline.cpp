@@ -83,7 +83,7 @@ int trackOf(const KernelTimeline &t, Kind kind, int group = 0)
 
 int lum(QRgb c) { return qGray(c); }
 
-/// The most common grey level in `area` of `img`.
+/// The most common grey level (a 100 % busy track's shade) in `area` of `img`.
 int modeLum(const QImage &img, const QRect &area)
 {
     std::map<int, int> counts;
@@ -115,7 +115,7 @@ double inkShare(KernelTimeline &t, std::shared_ptr<const prof::Profile> busy, st
     };
     const QImage img = draw(std::move(busy)), ref = draw(std::move(full));
     const QRect area = t.trackRect(trackOf(t, Kind::Device)).adjusted(0, 0, -1, -1);
-    const int bg = modeLum(img, area), fullLum = modeLum(ref, area);
+    const int bg = lum(t.palette().color(QPalette::Base).rgb()), fullLum = modeLum(ref, area);
     return ink(img, area, bg, fullLum) / ink(ref, area, bg, fullLum);
 }
 
