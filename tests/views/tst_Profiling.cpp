@@ -13,8 +13,8 @@
 #include "ProfilePanel.h"
 #include "ProfileStore.h"
 #include "ProfilingJob.h"
-#include "TimelinePane.h"
 #include "TestServices.h"
+#include "TimelinePane.h"
 #include "ir/GraphInfo.h"
 
 #include <QDir>
