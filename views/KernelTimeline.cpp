@@ -1,145 +1,144 @@
 // SPDX-License-Identifier: MIT
-// The kernel timeline (see KernelTimeline.h).
+// The kernel timeline: profiles, view, range, selection, picking and input (see KernelTimeline.h;
+// the painting is in TimelinePaint.cpp).
 #include "KernelTimeline.h"
 
 #include "ToolTip.h"
 
-#include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
-#include <QPainter>
-#include <QPainterPath>
-#include <QToolTip>
 #include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <limits>
 
 namespace fxlens::views {
-
-namespace {
-
-/// A stable colour per kernel name (the same kernel reads the same everywhere).
-QColor nameColour(const std::string &name)
-{
-    const size_t h = std::hash<std::string>{}(name);
-    return QColor::fromHsv(int(h % 360), 90 + int((h >> 9) % 60), 200 + int((h >> 17) % 40));
-}
-
-QString us(double v)
-{
-    const double a = std::fabs(v);
-    if (a >= 1e6)
-        return QStringLiteral("%1 s").arg(v / 1e6, 0, 'f', 3);
-    if (a >= 1e3)
-        return QStringLiteral("%1 ms").arg(v / 1e3, 0, 'f', 3);
-    return QStringLiteral("%1 µs").arg(v, 0, 'f', a >= 100 ? 1 : 2);
-}
-
-} // namespace
 
 KernelTimeline::KernelTimeline(QWidget *parent) : QWidget(parent)
 {
     setMouseTracking(true);
     setFocusPolicy(Qt::StrongFocus);
     setMinimumHeight(120);
-    setToolTip(tr("Wheel or W/S: zoom · drag or A/D: pan · Home: fit · click a kernel to select its node"));
+    setToolTip(tr("Wheel or W/S: zoom · A/D or middle/Shift drag: pan · Home: fit · drag: measure a range (Esc drops it) · "
+                  "click a kernel to select its node"));
 }
 
 KernelTimeline::~KernelTimeline() = default;
 
-void KernelTimeline::setProfile(std::shared_ptr<const prof::Profile> p)
+void KernelTimeline::setProfile(std::shared_ptr<const prof::Profile> p) { setSide(0, std::move(p)); }
+
+void KernelTimeline::setComparison(std::shared_ptr<const prof::Profile> b) { setSide(1, std::move(b)); }
+
+void KernelTimeline::setSide(int group, std::shared_ptr<const prof::Profile> p)
 {
-    if (p == m_profile)
+    if (p == m_sides[size_t(group)].p)
         return;
-    m_profile = std::move(p);
-    m_kernel = m_node = -1;
-    buildTracks();
+    m_sides[size_t(group)].p = std::move(p);
+    if (group == 0)
+        m_kernel = m_node = -1;
+    m_nodeB = -1;
+    const bool hadRange = hasRange();
+    m_rangeFrom = m_rangeTo = 0;
+    rebuild();
+    fitRows();
     fit();
+    updateGeometry();
+    if (hadRange)
+        Q_EMIT rangeChanged();
 }
 
-void KernelTimeline::buildTracks()
+void KernelTimeline::rebuild()
 {
     m_tracks.clear();
-    m_endUs = 1;
-    if (!m_profile)
-        return;
-    const auto &p = *m_profile;
-    auto sortTrack = [&](Track &t) {
-        std::sort(t.events.begin(), t.events.end(), [&](uint32_t a, uint32_t b) { return span(t, a).first < span(t, b).first; });
-        for (uint32_t i : t.events) {
-            const auto [s, d] = span(t, i);
-            t.maxDurUs = std::max(t.maxDurUs, d);
-            m_endUs = std::max(m_endUs, s + d);
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    const bool ab = m_sides[0].p && m_sides[1].p;
+    for (int g = 0; g < 2; ++g) {
+        Side &side = m_sides[size_t(g)];
+        side.deviceBusy.clear();
+        side.launchBound.clear();
+        if (!side.p)
+            continue;
+        const prof::Profile &p = *side.p;
+        // Each profile's axis starts at its first iteration, so that A and B line up.
+        side.offsetUs = 0;
+        if (!p.iters.empty())
+            side.offsetUs = std::min_element(p.iters.begin(), p.iters.end(), [](const auto &a, const auto &b) {
+                                return a.startUs < b.startUs;
+                            })->startUs;
+        auto tracks = buildTracks(p, g, side.offsetUs);
+        if (ab) {
+            Track header;
+            header.kind = Track::Kind::Header;
+            header.group = g;
+            header.name = tr("%1 · %2 — %3 kernels/iter · busy %4 of %5 wall")
+                              .arg(g == 0 ? QStringLiteral("A") : QStringLiteral("B"),
+                                   QString::fromStdString(p.version.empty() ? p.graph : p.version))
+                              .arg(p.summary.kernelsPerIter, 0, 'g', 6)
+                              .arg(formatUs(p.summary.gpuBusyUs), formatUs(p.summary.wallUs));
+            m_tracks.push_back(std::move(header));
         }
-    };
-    Track iters;
-    iters.kind = Track::Kind::Iterations;
-    iters.name = tr("iterations (host)");
-    for (uint32_t i = 0; i < p.iters.size(); ++i)
-        iters.events.push_back(i);
-    m_tracks.push_back(std::move(iters));
-    // FX-node ranges, a track per host thread, nested under the iterations.
-    std::map<uint64_t, Track> byThread;
-    for (uint32_t i = 0; i < p.ranges.size(); ++i) {
-        Track &t = byThread[p.ranges[i].tid];
-        t.kind = Track::Kind::NodeRanges;
-        t.tid = p.ranges[i].tid;
-        t.depth = 1;
-        t.events.push_back(i);
+        Intervals device;
+        for (auto &t : tracks) {
+            if (t.kind == Track::Kind::Device)
+                device.insert(device.end(), t.busy.begin(), t.busy.end());
+            if (t.kind == Track::Kind::Launches)
+                side.launchBound = t.busy;
+            if (t.kind != Track::Kind::Launches)
+                for (uint32_t i : t.events) {
+                    const auto [s, d] = span(t, i);
+                    lo = std::min(lo, s);
+                    hi = std::max(hi, s + d);
+                }
+            m_tracks.push_back(std::move(t));
+        }
+        side.deviceBusy = mergeIntervals(std::move(device));
     }
-    for (auto &[tid, t] : byThread) {
-        t.name = byThread.size() == 1 ? tr("FX nodes (NVTX)") : tr("FX nodes, thread %1").arg(tid);
-        m_tracks.push_back(std::move(t));
-    }
-    // Device activity, a track per (device, stream); a CPU profile's ATen ops on one track.
-    std::map<std::pair<int, int64_t>, Track> byStream;
-    for (uint32_t i = 0; i < p.kernels.size(); ++i) {
-        const auto &k = p.kernels[i];
-        Track &t = byStream[{k.device, k.stream}];
-        t.kind = Track::Kind::Device;
-        t.device = k.device;
-        t.stream = k.stream;
-        t.events.push_back(i);
-    }
-    for (auto &[key, t] : byStream) {
-        t.name = p.mode == "cpu" ? tr("ATen ops (host)") : tr("cuda:%1 stream %2").arg(key.first).arg(key.second);
-        m_tracks.push_back(std::move(t));
-    }
-    for (auto &t : m_tracks)
-        sortTrack(t);
+    m_beginUs = lo < hi ? lo : 0;
+    m_endUs = lo < hi ? hi : 1;
 }
 
 std::pair<double, double> KernelTimeline::span(const Track &t, uint32_t i) const
 {
-    const auto &p = *m_profile;
-    switch (t.kind) {
-    case Track::Kind::Iterations: {
-        const auto &it = p.iters[i];
-        return {it.startUs, std::max(it.cpuUs, it.wallUs)};
-    }
-    case Track::Kind::NodeRanges: return {p.ranges[i].startUs, p.ranges[i].durUs};
-    case Track::Kind::Device: return {p.kernels[i].startUs, p.kernels[i].durUs};
-    }
-    return {0, 0};
+    const auto [s, d] = eventSpan(profileOf(t), t.kind, i);
+    return {s - t.offsetUs, d};
 }
 
-int KernelTimeline::trackTop(int t) const { return kRulerHeight + t * kRowHeight; }
+int KernelTimeline::trackTop(int t) const { return kRulerHeight + t * m_row; }
+
+QRect KernelTimeline::trackRect(int t) const { return QRect(kLabelWidth, trackTop(t), width() - kLabelWidth, m_row); }
+
+QSize KernelTimeline::sizeHint() const { return QSize(640, kRulerHeight + int(std::max<size_t>(m_tracks.size(), 4)) * kRowHeight + 6); }
+
+void KernelTimeline::fitRows()
+{
+    const int rows = std::max(1, int(m_tracks.size()));
+    m_row = std::clamp((height() - kRulerHeight - 2) / rows, int(kMinRowHeight), int(kRowHeight));
+}
 
 void KernelTimeline::fit()
 {
     const double w = std::max(50, width() - kLabelWidth - 8);
-    setView(0, std::max(1e-6, m_endUs / w));
+    const double len = std::max(1e-3, m_endUs - m_beginUs);
+    applyView(m_beginUs - len * 0.005, len * 1.01 / w);
+    m_fitted = true;
 }
 
 void KernelTimeline::setView(double startUs, double usPerPixel)
 {
+    m_fitted = false;
+    applyView(startUs, usPerPixel);
+}
+
+void KernelTimeline::applyView(double startUs, double usPerPixel)
+{
     m_scale = std::clamp(usPerPixel, 1e-5, 1e9);
-    const double w = std::max(1, width() - kLabelWidth);
-    m_t0 = std::clamp(startUs, -w * m_scale * 0.5, std::max(0.0, m_endUs - w * m_scale * 0.5));
+    const double half = std::max(1, width() - kLabelWidth) * m_scale * 0.5;
+    m_t0 = std::clamp(startUs, m_beginUs - half, std::max(m_beginUs - half, m_endUs - half));
     update();
 }
+
+double KernelTimeline::viewEnd() const { return usAt(width()); }
 
 void KernelTimeline::zoom(double factor, double x)
 {
@@ -150,27 +149,96 @@ void KernelTimeline::zoom(double factor, double x)
 
 void KernelTimeline::pan(double pixels) { setView(m_t0 + pixels * m_scale, m_scale); }
 
-void KernelTimeline::resizeEvent(QResizeEvent *) { setView(m_t0, m_scale); }
+void KernelTimeline::resizeEvent(QResizeEvent *)
+{
+    fitRows();
+    if (m_fitted)
+        fit();
+    else
+        applyView(m_t0, m_scale);
+}
+
+void KernelTimeline::setRange(double fromUs, double toUs)
+{
+    m_rangeFrom = std::min(fromUs, toUs);
+    m_rangeTo = std::max(fromUs, toUs);
+    update();
+    Q_EMIT rangeChanged();
+}
+
+void KernelTimeline::clearRange()
+{
+    if (!hasRange())
+        return;
+    m_rangeFrom = m_rangeTo = 0;
+    update();
+    Q_EMIT rangeChanged();
+}
+
+double KernelTimeline::busyIn(int group, double fromUs, double toUs) const
+{
+    return coveredIn(m_sides[size_t(group)].deviceBusy, fromUs, toUs);
+}
+
+std::vector<uint32_t> KernelTimeline::kernelsIn(int group, double fromUs, double toUs) const
+{
+    std::vector<uint32_t> out;
+    const auto &side = m_sides[size_t(group)];
+    if (!side.p)
+        return out;
+    for (uint32_t i = 0; i < side.p->kernels.size(); ++i) {
+        const auto &k = side.p->kernels[i];
+        const double s = k.startUs - side.offsetUs;
+        if (s < toUs && s + k.durUs > fromUs)
+            out.push_back(i);
+    }
+    std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) { return side.p->kernels[a].startUs < side.p->kernels[b].startUs; });
+    return out;
+}
+
+QString KernelTimeline::rangeText() const
+{
+    if (!hasRange())
+        return {};
+    const double len = m_rangeTo - m_rangeFrom;
+    QString text = tr("%1 to %2: %3").arg(formatUs(m_rangeFrom), formatUs(m_rangeTo), formatUs(len));
+    for (int g = 0; g < 2; ++g) {
+        const auto &side = m_sides[size_t(g)];
+        if (!side.p)
+            continue;
+        const double busy = busyIn(g, m_rangeFrom, m_rangeTo);
+        const QString who = comparison() ? (g == 0 ? tr("A ") : tr("B ")) : QString();
+        text += tr(" · %1%2 busy %3 (%4 %) · %5 %6")
+                    .arg(who, side.p->mode == "cpu" ? tr("ops") : tr("GPU"), formatUs(busy))
+                    .arg(100.0 * busy / len, 0, 'f', 1)
+                    .arg(kernelsIn(g, m_rangeFrom, m_rangeTo).size())
+                    .arg(side.p->mode == "cpu" ? tr("ops") : tr("kernels"));
+        if (!side.launchBound.empty())
+            text += tr(" · idle waiting for launches %1").arg(formatUs(coveredIn(side.launchBound, m_rangeFrom, m_rangeTo)));
+    }
+    return text;
+}
 
 void KernelTimeline::selectKernel(int index)
 {
-    if (!m_profile || index >= int(m_profile->kernels.size()))
+    if (!profile() || index >= int(profile()->kernels.size()))
         index = -1;
     m_kernel = index;
     if (index >= 0) {
-        m_node = m_profile->kernels[size_t(index)].node;
+        m_node = profile()->kernels[size_t(index)].node;
         if (m_node >= 0)
-            Q_EMIT nodeRequested(QString::fromStdString(m_profile->nodes[size_t(m_node)].name));
+            Q_EMIT nodeRequested(QString::fromStdString(profile()->nodes[size_t(m_node)].name));
     }
     update();
 }
 
 void KernelTimeline::showKernel(int index)
 {
-    if (!m_profile || index < 0 || size_t(index) >= m_profile->kernels.size())
+    if (!profile() || index < 0 || size_t(index) >= profile()->kernels.size())
         return;
-    const auto &k = m_profile->kernels[size_t(index)];
-    const double from = k.launchUs >= 0 ? std::min(k.launchUs, k.startUs) : k.startUs, to = k.startUs + k.durUs;
+    const auto &k = profile()->kernels[size_t(index)];
+    const double from = displayTime(0, k.launchUs >= 0 ? std::min(k.launchUs, k.startUs) : k.startUs);
+    const double to = displayTime(0, k.startUs + k.durUs);
     const double w = std::max(50, width() - kLabelWidth);
     const double scale = std::max(1e-4, (to - from) * 3 / w);
     setView((from + to) / 2 - w / 2 * scale, scale);
@@ -178,11 +246,17 @@ void KernelTimeline::showKernel(int index)
 
 void KernelTimeline::selectNode(int node)
 {
-    if (!m_profile || node >= int(m_profile->nodes.size()))
+    const prof::Profile *a = profile(), *b = comparison();
+    if (!a || node >= int(a->nodes.size()))
         node = -1;
-    if (node != m_node || (m_kernel >= 0 && m_profile->kernels[size_t(m_kernel)].node != node)) {
+    int nodeB = -1;
+    for (size_t i = 0; b && node >= 0 && i < b->nodes.size() && nodeB < 0; ++i)
+        if (b->nodes[i].name == a->nodes[size_t(node)].name)
+            nodeB = int(i);
+    if (node != m_node || nodeB != m_nodeB || (m_kernel >= 0 && a->kernels[size_t(m_kernel)].node != node)) {
         m_node = node;
-        if (m_kernel >= 0 && (node < 0 || m_profile->kernels[size_t(m_kernel)].node != node))
+        m_nodeB = nodeB;
+        if (m_kernel >= 0 && (node < 0 || a->kernels[size_t(m_kernel)].node != node))
             m_kernel = -1;
         update();
     }
@@ -190,19 +264,33 @@ void KernelTimeline::selectNode(int node)
 
 size_t KernelTimeline::highlightedKernels() const
 {
-    if (!m_profile || m_node < 0)
+    if (!profile() || m_node < 0)
         return 0;
     return size_t(
-        std::count_if(m_profile->kernels.begin(), m_profile->kernels.end(), [&](const prof::KernelRec &k) { return k.node == m_node; }));
+        std::count_if(profile()->kernels.begin(), profile()->kernels.end(), [&](const prof::KernelRec &k) { return k.node == m_node; }));
+}
+
+bool KernelTimeline::highlighted(const Track &t, uint32_t i) const
+{
+    const int node = t.group == 0 ? m_node : m_nodeB;
+    if (node < 0)
+        return false;
+    const auto &p = profileOf(t);
+    switch (t.kind) {
+    case Track::Kind::Device:
+    case Track::Kind::Launches: return p.kernels[i].node == node;
+    case Track::Kind::NodeRanges: return p.ranges[i].node == node;
+    default: return false;
+    }
 }
 
 int KernelTimeline::rangeOf(int node, int iteration, double atUs) const
 {
-    if (!m_profile || node < 0)
+    if (!profile() || node < 0)
         return -1;
     int first = -1;
-    for (size_t i = 0; i < m_profile->ranges.size(); ++i) {
-        const auto &r = m_profile->ranges[i];
+    for (size_t i = 0; i < profile()->ranges.size(); ++i) {
+        const auto &r = profile()->ranges[i];
         if (r.node != node || r.iteration != iteration)
             continue;
         if (atUs >= r.startUs && atUs <= r.startUs + r.durUs)
@@ -215,23 +303,24 @@ int KernelTimeline::rangeOf(int node, int iteration, double atUs) const
 
 QRectF KernelTimeline::kernelRect(int index) const
 {
-    if (!m_profile || index < 0 || size_t(index) >= m_profile->kernels.size())
+    if (!profile() || index < 0 || size_t(index) >= profile()->kernels.size())
         return {};
-    const auto &kr = m_profile->kernels[size_t(index)];
+    const auto &kr = profile()->kernels[size_t(index)];
     for (size_t t = 0; t < m_tracks.size(); ++t) // a kernel is on its (device, stream) track
-        if (m_tracks[t].kind == Track::Kind::Device && m_tracks[t].device == kr.device && m_tracks[t].stream == kr.stream) {
-            const double x0 = xOf(kr.startUs), x1 = std::max(x0 + 1, xOf(kr.startUs + kr.durUs));
-            return QRectF(x0, trackTop(int(t)) + 2, x1 - x0, kRowHeight - 4);
+        if (m_tracks[t].group == 0 && m_tracks[t].kind == Track::Kind::Device && m_tracks[t].device == kr.device &&
+            m_tracks[t].stream == kr.stream) {
+            const double x0 = xOf(displayTime(0, kr.startUs)), x1 = std::max(x0 + 1, xOf(displayTime(0, kr.startUs + kr.durUs)));
+            return QRectF(x0, trackTop(int(t)) + 2, x1 - x0, m_row - 4);
         }
     return {};
 }
 
 std::pair<int, int> KernelTimeline::eventAt(const QPoint &pos) const
 {
-    if (!m_profile || pos.x() < kLabelWidth || pos.y() < kRulerHeight)
+    if (!profile() || pos.x() < kLabelWidth || pos.y() < kRulerHeight)
         return {-1, -1};
-    const int t = (pos.y() - kRulerHeight) / kRowHeight;
-    if (t < 0 || size_t(t) >= m_tracks.size())
+    const int t = (pos.y() - kRulerHeight) / m_row;
+    if (t < 0 || size_t(t) >= m_tracks.size() || m_tracks[size_t(t)].kind == Track::Kind::Header)
         return {-1, -1};
     const Track &track = m_tracks[size_t(t)];
     // Two pixels of slack: a sub-pixel kernel can be picked.
@@ -253,13 +342,14 @@ std::pair<int, int> KernelTimeline::eventAt(const QPoint &pos) const
     return {best < 0 ? -1 : t, best};
 }
 
-QString KernelTimeline::kernelDetails(int index) const
+QString KernelTimeline::kernelDetails(int index, int group) const
 {
-    if (!m_profile || index < 0 || size_t(index) >= m_profile->kernels.size())
+    const prof::Profile *p = m_sides[size_t(group)].p.get();
+    if (!p || index < 0 || size_t(index) >= p->kernels.size())
         return {};
-    const auto &k = m_profile->kernels[size_t(index)];
+    const auto &k = p->kernels[size_t(index)];
     QString text = QStringLiteral("<b>%1</b><br>").arg(QString::fromStdString(k.name).toHtmlEscaped());
-    text += tr("%1 · %2 · iteration %3").arg(QString::fromStdString(k.kind)).arg(us(k.durUs)).arg(k.iteration);
+    text += tr("%1 · %2 · iteration %3").arg(QString::fromStdString(k.kind)).arg(formatUs(k.durUs)).arg(k.iteration);
     if (k.grid[0] > 0)
         text += tr("<br>grid (%1, %2, %3) · block (%4, %5, %6)")
                     .arg(k.grid[0])
@@ -269,162 +359,74 @@ QString KernelTimeline::kernelDetails(int index) const
                     .arg(k.block[1])
                     .arg(k.block[2]);
     if (k.node >= 0) {
-        const auto &n = m_profile->nodes[size_t(k.node)];
+        const auto &n = p->nodes[size_t(k.node)];
         text += tr("<br>FX node <b>%1</b> (%2)")
                     .arg(QString::fromStdString(n.name).toHtmlEscaped(), QString::fromStdString(n.target).toHtmlEscaped());
     } else {
         text += tr("<br>no FX node (launched outside every node range)");
     }
-    text += tr("<br>start %1 · correlation %2").arg(us(k.startUs)).arg(k.correlation);
+    text += tr("<br>start %1 · correlation %2").arg(formatUs(displayTime(group, k.startUs))).arg(k.correlation);
     if (k.launchUs >= 0)
-        text += tr(" · launched at %1 (%2 before it ran)").arg(us(k.launchUs)).arg(us(k.startUs - k.launchUs));
+        text +=
+            tr(" · launched at %1 (%2 before it ran)").arg(formatUs(displayTime(group, k.launchUs))).arg(formatUs(k.startUs - k.launchUs));
     return text;
 }
 
-void KernelTimeline::paintEvent(QPaintEvent *)
+QString KernelTimeline::launchToolTip(const Track &t, int index, double atUs) const
 {
-    QPainter p(this);
-    p.fillRect(rect(), palette().base());
-    m_lastBlocks = m_lastFolds = 0;
-    if (!m_profile) {
-        p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(rect(), Qt::AlignCenter, tr("No profile to show"));
-        return;
+    QString text;
+    if (index >= 0) {
+        const auto &k = profileOf(t).kernels[size_t(index)];
+        text = tr("<b>launch</b> of %1<br>at %2 · the kernel started %3 later")
+                   .arg(QString::fromStdString(k.name).left(80).toHtmlEscaped(), formatUs(displayTime(t.group, k.launchUs)),
+                        formatUs(k.startUs - k.launchUs));
     }
-    paintRuler(p);
-    const QFontMetrics fm(font());
-    for (size_t ti = 0; ti < m_tracks.size(); ++ti)
-        paintTrack(p, ti, fm);
-    paintFlowLink(p);
+    auto gap = std::lower_bound(t.busy.begin(), t.busy.end(), atUs, [](const auto &iv, double v) { return iv.second <= v; });
+    if (gap != t.busy.end() && gap->first <= atUs) {
+        if (!text.isEmpty())
+            text += QStringLiteral("<br>");
+        text +=
+            tr("GPU idle %1 here, waiting for the host to launch the next kernel (launch-bound)").arg(formatUs(gap->second - gap->first));
+    }
+    return text;
 }
 
-void KernelTimeline::paintRuler(QPainter &p) const
+QString KernelTimeline::toolTipAt(const QPoint &pos) const
 {
-    // A tick every power-of-ten step that leaves ≥ 80 px between labels.
-    const QColor text = palette().color(QPalette::Text), grid = palette().color(QPalette::Mid);
-    const double right = width();
-    double step = std::pow(10.0, std::ceil(std::log10(m_scale * 80)));
-    if (step / 2 / m_scale >= 80)
-        step /= 2;
-    p.setPen(grid);
-    const double first = std::ceil(m_t0 / step) * step;
-    for (double t = first; xOf(t) < right; t += step) {
-        const double x = xOf(t);
-        p.drawLine(QPointF(x, kRulerHeight - 4), QPointF(x, height()));
-        p.setPen(text);
-        p.drawText(QPointF(x + 2, kRulerHeight - 5), us(t));
-        p.setPen(QColor(grid.red(), grid.green(), grid.blue(), 60));
+    if (!profile())
+        return {};
+    const int row = (pos.y() - kRulerHeight) / m_row;
+    const auto [t, i] = eventAt(pos);
+    if (pos.x() >= kLabelWidth && pos.y() >= kRulerHeight && row >= 0 && size_t(row) < m_tracks.size() &&
+        m_tracks[size_t(row)].kind == Track::Kind::Launches)
+        return launchToolTip(m_tracks[size_t(row)], i, usAt(pos.x()));
+    if (t < 0)
+        return {};
+    const Track &track = m_tracks[size_t(t)];
+    const auto &p = profileOf(track);
+    if (track.kind == Track::Kind::Device)
+        return kernelDetails(i, track.group);
+    if (track.kind == Track::Kind::NodeRanges) {
+        const auto &r = p.ranges[size_t(i)];
+        const auto &n = p.nodes[size_t(r.node)];
+        const size_t kernels = size_t(std::count_if(
+            p.kernels.begin(), p.kernels.end(), [&](const prof::KernelRec &k) { return k.node == r.node && k.iteration == r.iteration; }));
+        return tr("<b>%1</b> (%2)<br>host range %3 · iteration %4 · %5 kernel(s)")
+            .arg(QString::fromStdString(n.name).toHtmlEscaped(), QString::fromStdString(n.target).toHtmlEscaped())
+            .arg(formatUs(r.durUs))
+            .arg(r.iteration)
+            .arg(kernels);
     }
+    const auto &it = p.iters[size_t(i)];
+    return tr("<b>iteration %1</b><br>wall %2 · host %3 · GPU busy %4 · %5 kernel(s)")
+        .arg(it.index)
+        .arg(formatUs(it.wallUs), formatUs(it.cpuUs), formatUs(it.gpuBusyUs))
+        .arg(it.kernels);
 }
 
-void KernelTimeline::paintTrack(QPainter &p, size_t ti, const QFontMetrics &fm)
+bool KernelTimeline::event(QEvent *e)
 {
-    const Track &t = m_tracks[ti];
-    const int top = trackTop(int(ti));
-    const double right = width();
-    if (ti % 2)
-        p.fillRect(QRectF(0, top, right, kRowHeight), palette().alternateBase());
-    p.setClipRect(QRectF(kLabelWidth, top, right - kLabelWidth, kRowHeight));
-    paintEvents(p, t, top, fm);
-    p.setClipping(false);
-    p.setPen(palette().color(QPalette::Text));
-    p.fillRect(QRectF(0, top, kLabelWidth, kRowHeight), palette().window());
-    p.drawText(QRectF(4 + 10 * t.depth, top, kLabelWidth - 6 - 10 * t.depth, kRowHeight), Qt::AlignVCenter | Qt::AlignLeft,
-               fm.elidedText(t.name, Qt::ElideRight, kLabelWidth - 8 - 10 * t.depth));
-}
-
-void KernelTimeline::paintEvents(QPainter &p, const Track &t, int top, const QFontMetrics &fm)
-{
-    const auto &prof = *m_profile;
-    const double right = width();
-    auto it =
-        std::lower_bound(t.events.begin(), t.events.end(), m_t0 - t.maxDurUs, [&](uint32_t i, double v) { return span(t, i).first < v; });
-    // Sub-pixel events are folded: one block per pixel column, with how many it holds.
-    double foldX = -1e9, foldEnd = -1e9;
-    size_t foldCount = 0;
-    auto flushFold = [&] {
-        if (foldCount == 0)
-            return;
-        p.fillRect(QRectF(foldX, top + 3, std::max(1.0, foldEnd - foldX), kRowHeight - 6), QColor(120, 120, 130));
-        ++m_lastBlocks;
-        m_lastFolds += foldCount > 1;
-        foldCount = 0;
-    };
-    for (; it != t.events.end(); ++it) {
-        const auto [s, d] = span(t, *it);
-        const double x0 = xOf(s);
-        if (x0 > right)
-            break;
-        const double x1 = xOf(s + d);
-        if (x1 < kLabelWidth)
-            continue;
-        const bool highlighted = (t.kind == Track::Kind::Device && m_node >= 0 && prof.kernels[*it].node == m_node) ||
-            (t.kind == Track::Kind::NodeRanges && m_node >= 0 && prof.ranges[*it].node == m_node);
-        if (x1 - x0 < 1.0 && !highlighted) {
-            if (foldCount && x0 < foldX + 1.0) {
-                foldEnd = std::max(foldEnd, x1);
-                ++foldCount;
-                continue;
-            }
-            flushFold();
-            foldX = std::floor(x0), foldEnd = x1, foldCount = 1;
-            continue;
-        }
-        flushFold();
-        const auto [fill, label] = eventLook(t, *it);
-        const QRectF r(x0, top + 2, std::max(1.0, x1 - x0), kRowHeight - 4);
-        p.fillRect(r, fill);
-        ++m_lastBlocks;
-        if (highlighted || (t.kind == Track::Kind::Device && int(*it) == m_kernel)) {
-            p.setPen(QPen(int(*it) == m_kernel && t.kind == Track::Kind::Device ? QColor(220, 30, 30) : QColor(230, 120, 0), 2));
-            p.drawRect(r.adjusted(1, 1, -1, -1));
-        }
-        if (r.width() > 30) {
-            p.setPen(Qt::black);
-            p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(label, Qt::ElideRight, int(r.width() - 5)));
-        }
-    }
-    flushFold();
-}
-
-std::pair<QColor, QString> KernelTimeline::eventLook(const Track &t, uint32_t i) const
-{
-    const auto &prof = *m_profile;
-    switch (t.kind) {
-    case Track::Kind::Iterations: return {QColor(150, 170, 200), tr("iteration %1").arg(prof.iters[i].index)};
-    case Track::Kind::NodeRanges: {
-        const auto &n = prof.nodes[size_t(prof.ranges[i].node)];
-        return {nameColour(n.target), QString::fromStdString(n.name)};
-    }
-    case Track::Kind::Device: return {nameColour(prof.kernels[i].name), QString::fromStdString(prof.kernels[i].name)};
-    }
-    return {};
-}
-
-void KernelTimeline::paintFlowLink(QPainter &p) const
-{
-    // From the selected kernel's node range (at its launch) to the kernel.
-    if (m_kernel < 0)
-        return;
-    const auto &prof = *m_profile;
-    const auto &k = prof.kernels[size_t(m_kernel)];
-    const int r = rangeOf(k.node, k.iteration, k.launchUs);
-    const QRectF kr = kernelRect(m_kernel);
-    int rangeTrack = -1;
-    for (size_t t = 0; t < m_tracks.size() && r >= 0; ++t)
-        if (m_tracks[t].kind == Track::Kind::NodeRanges && m_tracks[t].tid == prof.ranges[size_t(r)].tid)
-            rangeTrack = int(t);
-    if (r < 0 || rangeTrack < 0 || kr.isEmpty())
-        return;
-    const double from = k.launchUs >= 0 ? k.launchUs : prof.ranges[size_t(r)].startUs;
-    const QPointF a(xOf(from), trackTop(rangeTrack) + kRowHeight - 2), b(kr.left(), kr.top());
-    QPainterPath path(a);
-    path.cubicTo(QPointF(a.x(), (a.y() + b.y()) / 2), QPointF(b.x(), (a.y() + b.y()) / 2), b);
-    p.setClipRect(QRectF(kLabelWidth, 0, width() - kLabelWidth, height()));
-    p.setPen(QPen(QColor(220, 30, 30), 1.5));
-    p.drawPath(path);
-    p.setBrush(QColor(220, 30, 30));
-    p.drawEllipse(b, 2.5, 2.5);
+    return showToolTip(this, e, [this](const QPoint &p) { return toolTipAt(p); }) || QWidget::event(e);
 }
 
 void KernelTimeline::wheelEvent(QWheelEvent *e)
@@ -440,33 +442,65 @@ void KernelTimeline::wheelEvent(QWheelEvent *e)
 void KernelTimeline::mousePressEvent(QMouseEvent *e)
 {
     setFocus();
-    const auto [t, i] = eventAt(e->pos());
-    if (e->button() == Qt::LeftButton && t >= 0 && i >= 0) {
-        const Track &track = m_tracks[size_t(t)];
-        if (track.kind == Track::Kind::Device) {
-            selectKernel(i);
-            return;
-        }
-        if (track.kind == Track::Kind::NodeRanges) {
-            const int node = m_profile->ranges[size_t(i)].node;
-            m_kernel = -1;
-            selectNode(node);
-            Q_EMIT nodeRequested(QString::fromStdString(m_profile->nodes[size_t(node)].name));
-            return;
-        }
-    }
-    m_dragging = true;
     m_dragFrom = e->pos();
     m_dragT0 = m_t0;
+    if (e->button() == Qt::MiddleButton || (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier)))
+        m_drag = Drag::Pan;
+    else if (e->button() == Qt::LeftButton)
+        m_drag = Drag::Pending; // a click, or a range when it moves
 }
 
 void KernelTimeline::mouseMoveEvent(QMouseEvent *e)
 {
-    if (m_dragging)
+    if (m_drag == Drag::Pan) {
         setView(m_dragT0 - (e->pos().x() - m_dragFrom.x()) * m_scale, m_scale);
+        return;
+    }
+    if (m_drag == Drag::Pending && std::abs(e->pos().x() - m_dragFrom.x()) >= 4)
+        m_drag = Drag::Measure;
+    if (m_drag == Drag::Measure) {
+        const double a = usAt(std::max(kLabelWidth, m_dragFrom.x())), b = usAt(std::clamp(e->pos().x(), kLabelWidth, width()));
+        m_rangeFrom = std::min(a, b);
+        m_rangeTo = std::max(a, b);
+        update();
+    }
 }
 
-void KernelTimeline::mouseReleaseEvent(QMouseEvent *) { m_dragging = false; }
+void KernelTimeline::mouseReleaseEvent(QMouseEvent *e)
+{
+    const Drag drag = m_drag;
+    m_drag = Drag::None;
+    if (drag == Drag::Measure) {
+        mouseMoveEvent(e); // the release position ends the range
+        Q_EMIT rangeChanged();
+    } else if (drag == Drag::Pending) {
+        clickAt(e->pos());
+    }
+}
+
+void KernelTimeline::clickAt(const QPoint &pos)
+{
+    const auto [t, i] = eventAt(pos);
+    if (t < 0 || i < 0) {
+        clearRange();
+        return;
+    }
+    const Track &track = m_tracks[size_t(t)];
+    const auto &p = profileOf(track);
+    const bool kernel = track.kind == Track::Kind::Device || track.kind == Track::Kind::Launches;
+    if (kernel && track.group == 0) {
+        selectKernel(i);
+    } else if (kernel && p.kernels[size_t(i)].node >= 0) {
+        Q_EMIT nodeRequested(QString::fromStdString(p.nodes[size_t(p.kernels[size_t(i)].node)].name));
+    } else if (track.kind == Track::Kind::NodeRanges) {
+        const int node = p.ranges[size_t(i)].node;
+        if (track.group == 0) {
+            m_kernel = -1;
+            selectNode(node);
+        }
+        Q_EMIT nodeRequested(QString::fromStdString(p.nodes[size_t(node)].name));
+    }
+}
 
 void KernelTimeline::keyPressEvent(QKeyEvent *e)
 {
@@ -483,43 +517,16 @@ void KernelTimeline::keyPressEvent(QKeyEvent *e)
     case Qt::Key_Right: pan((width() - kLabelWidth) / 8.0); break;
     case Qt::Key_Home:
     case Qt::Key_0: fit(); break;
+    case Qt::Key_Escape:
+        if (!hasRange()) {
+            QWidget::keyPressEvent(e);
+            return;
+        }
+        clearRange();
+        break;
     default: QWidget::keyPressEvent(e); return;
     }
     e->accept();
-}
-
-QString KernelTimeline::toolTipAt(const QPoint &pos) const
-{
-    if (!m_profile)
-        return {};
-    const auto [t, i] = eventAt(pos);
-    if (t < 0)
-        return {};
-    const Track &track = m_tracks[size_t(t)];
-    if (track.kind == Track::Kind::Device)
-        return kernelDetails(i);
-    if (track.kind == Track::Kind::NodeRanges) {
-        const auto &r = m_profile->ranges[size_t(i)];
-        const auto &n = m_profile->nodes[size_t(r.node)];
-        const size_t kernels = size_t(std::count_if(m_profile->kernels.begin(), m_profile->kernels.end(), [&](const prof::KernelRec &k) {
-            return k.node == r.node && k.iteration == r.iteration;
-        }));
-        return tr("<b>%1</b> (%2)<br>host range %3 · iteration %4 · %5 kernel(s)")
-            .arg(QString::fromStdString(n.name).toHtmlEscaped(), QString::fromStdString(n.target).toHtmlEscaped())
-            .arg(us(r.durUs))
-            .arg(r.iteration)
-            .arg(kernels);
-    }
-    const auto &it = m_profile->iters[size_t(i)];
-    return tr("<b>iteration %1</b><br>wall %2 · host %3 · GPU busy %4 · %5 kernel(s)")
-        .arg(it.index)
-        .arg(us(it.wallUs), us(it.cpuUs), us(it.gpuBusyUs))
-        .arg(it.kernels);
-}
-
-bool KernelTimeline::event(QEvent *e)
-{
-    return showToolTip(this, e, [this](const QPoint &p) { return toolTipAt(p); }) || QWidget::event(e);
 }
 
 } // namespace fxlens::views

@@ -1,18 +1,25 @@
 // SPDX-License-Identifier: MIT
-// KernelTimeline: one profile as a timeline (Perfetto/Nsight style). Host tracks: the timed
-// iterations and, nested under them, the FX-node ranges (NVTX) of each host thread; device tracks:
-// one per CUDA stream with its kernels, copies and fills (a CPU profile has one track of ATen ops).
-// Wheel or W/S zooms around the pointer, drag or A/D pans, Home fits; events narrower than a pixel
-// are folded into one block per pixel column (with their count), so 100k kernels draw in
-// milliseconds. Hovering shows an event's details (kernel, grid/block, duration, node,
-// correlation); clicking a kernel selects it, draws the flow link from its node's range to it and
-// asks for its FX node; selecting a node highlights its kernels and ranges.
+// KernelTimeline: one profile (A) as a timeline, Nsight Systems / Perfetto style, and optionally a
+// second one (B) under it on the same axis, each starting at its first iteration. Host tracks: the
+// timed iterations, the FX-node ranges (NVTX) of each host thread and the host's launch calls over
+// the GPU's launch-bound idle time (amber: the device waited for a launch); device tracks: one per
+// CUDA stream with its kernels, copies and fills (a CPU profile has one track of ATen ops).
+//
+// Ink is proportional to time: a pixel column is shaded, from the bottom, by the share of its time
+// the track is busy (overlapping events merged first); events at least a few pixels wide are drawn
+// in their colour with their name. It opens fitted to the data, and refits on resize until zoomed.
+// Wheel or W/S zooms around the pointer, A/D or a middle/Shift drag pans, Home fits; a left drag
+// measures a range (its duration, and the busy time and kernels inside it); Esc drops it. Hovering
+// shows an event's details; clicking a kernel selects it, draws the flow link from its node's
+// range to it and asks for its FX node; selecting a node highlights its kernels and ranges.
 #pragma once
 
+#include "TimelineTracks.h"
 #include "profile/Profile.h"
 
 #include <QWidget>
 
+#include <array>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -28,59 +35,79 @@ public:
     explicit KernelTimeline(QWidget *parent = nullptr);
     ~KernelTimeline() override;
 
+    using Track = TimelineTrack;
+
+    /// The profile shown (A); the view fits it.
     void setProfile(std::shared_ptr<const prof::Profile> p);
-    const prof::Profile *profile() const { return m_profile.get(); }
-
-    /// One row of the timeline.
-    struct Track {
-        enum class Kind { Iterations, NodeRanges, Device };
-        Kind kind = Kind::Device;
-        QString name;  ///< "iterations", "FX nodes (thread 1)", "cuda:0 stream 7"
-        int depth = 0; ///< nesting under the host process (node ranges: 1, under the iterations)
-        uint64_t tid = 0;
-        int device = -1;
-        int64_t stream = -1;
-        /// Events sorted by start: indices into the profile's iters / ranges / kernels.
-        std::vector<uint32_t> events;
-        double maxDurUs = 0;
-    };
+    /// A second profile (B) drawn under A on the same axis (null: none); the view fits both.
+    void setComparison(std::shared_ptr<const prof::Profile> b);
+    const prof::Profile *profile() const { return m_sides[0].p.get(); }
+    const prof::Profile *comparison() const { return m_sides[1].p.get(); }
     const std::vector<Track> &tracks() const { return m_tracks; }
+    /// Room for every track at full row height.
+    QSize sizeHint() const override;
+    /// Where track `t` is drawn, its name column excluded (widget coordinates).
+    QRect trackRect(int t) const;
+    /// Display time (the shared axis) of profile time `us` of group `group` (0: A, 1: B).
+    double displayTime(int group, double us) const { return us - m_sides[size_t(group)].offsetUs; }
 
-    // --- view (microseconds relative to the profile's start) ---
+    // --- view (display microseconds) ---
+    /// Shows all the data: from the first event of A and B to the last.
     void fit();
+    /// The view is fitted to the data (and refits on resize) until zoomed or panned.
+    bool fitted() const { return m_fitted; }
     void setView(double startUs, double usPerPixel);
     double viewStart() const { return m_t0; }
+    double viewEnd() const;
     double usPerPixel() const { return m_scale; }
+    double dataStart() const { return m_beginUs; }
+    double dataEnd() const { return m_endUs; }
     /// Zooms by `factor` (>1: in) around the x position `x` in widget pixels.
     void zoom(double factor, double x);
     void pan(double pixels);
 
-    // --- selection ---
+    // --- measured range (display microseconds) ---
+    void setRange(double fromUs, double toUs);
+    void clearRange();
+    bool hasRange() const { return m_rangeTo > m_rangeFrom; }
+    std::pair<double, double> range() const { return {m_rangeFrom, m_rangeTo}; }
+    /// Device busy time (union over the streams) of group `group` in [fromUs, toUs).
+    double busyIn(int group, double fromUs, double toUs) const;
+    /// Kernels of group `group` that overlap [fromUs, toUs), by start.
+    std::vector<uint32_t> kernelsIn(int group, double fromUs, double toUs) const;
+    /// What the range readout says ("5.000 ms · GPU busy 500.0 µs (10.0 %) · 250 kernels ..."), "" without one.
+    QString rangeText() const;
+
+    // --- selection (profile A) ---
     /// Selects kernel `index` of the profile (-1: none): it is outlined, a flow link joins its
     /// node's range to it, and nodeRequested() names its node.
     void selectKernel(int index);
     int selectedKernel() const { return m_kernel; }
     /// Zooms so that kernel `index` and its launch fill about a third of the view, centred.
     void showKernel(int index);
-    /// Highlights every kernel and range of node `node` (program order index; -1: none).
+    /// Highlights every kernel and range of node `node` (program order index in A; -1: none), and
+    /// those of the node of the same name in B.
     void selectNode(int node);
     int selectedNode() const { return m_node; }
     /// Kernels of the selected node in this profile.
     size_t highlightedKernels() const;
     /// The event under a widget position: (track, index into the track's kind of records), or -1.
     std::pair<int, int> eventAt(const QPoint &pos) const;
-    /// What hovering at a widget position shows (a kernel, a node range or an iteration), "" for nothing.
+    /// What hovering at a widget position shows (a kernel, a node range, a launch or an iteration).
     QString toolTipAt(const QPoint &pos) const;
-    /// The tooltip text of kernel `index` (what hovering shows).
-    QString kernelDetails(int index) const;
-    /// Blocks drawn by the last paint, and how many of them were folds of sub-pixel events.
+    /// The tooltip text of kernel `index` of group `group` (what hovering shows).
+    QString kernelDetails(int index, int group = 0) const;
+    /// Blocks drawn by the last paint (named events and runs of fully busy pixel columns), and how
+    /// many pixel columns were shaded by a partial busy share (sub-pixel events).
     size_t lastBlocks() const { return m_lastBlocks; }
     size_t lastFolds() const { return m_lastFolds; }
-    /// Where kernel `index` is drawn (widget coordinates; empty when out of view).
+    /// Where kernel `index` of A is drawn (widget coordinates; empty when out of view).
     QRectF kernelRect(int index) const;
 
 Q_SIGNALS:
     void nodeRequested(const QString &name);
+    /// The measured range changed or was dropped.
+    void rangeChanged();
 
 protected:
     void paintEvent(QPaintEvent *) override;
@@ -93,31 +120,54 @@ protected:
     void resizeEvent(QResizeEvent *e) override;
 
 private:
-    void buildTracks();
-    /// Start and duration of event `i` of track `t`.
+    struct Side {
+        std::shared_ptr<const prof::Profile> p;
+        double offsetUs = 0;
+        Intervals deviceBusy;  ///< the union of its device tracks' busy time
+        Intervals launchBound; ///< the device's idle time waiting for the host's launches
+    };
+    void setSide(int group, std::shared_ptr<const prof::Profile> p);
+    void rebuild();
+    const prof::Profile &profileOf(const Track &t) const { return *m_sides[size_t(t.group)].p; }
+    /// Start and duration (display times) of event `i` of track `t`.
     std::pair<double, double> span(const Track &t, uint32_t i) const;
     int trackTop(int t) const;
     double xOf(double us) const { return kLabelWidth + (us - m_t0) / m_scale; }
     double usAt(double x) const { return m_t0 + (x - kLabelWidth) * m_scale; }
+    void applyView(double startUs, double usPerPixel);
+    void fitRows();
     /// The node range of `node` in `iteration` that encloses `atUs` (or the first of them), -1.
     int rangeOf(int node, int iteration, double atUs) const;
-    // paintEvent's parts: the ruler, a track (its events and its name), the events in view (sub-pixel
-    // ones folded), an event's colour and label, the selected kernel's flow link.
+    bool highlighted(const Track &t, uint32_t i) const;
+    void clickAt(const QPoint &pos);
+    QString launchToolTip(const Track &t, int index, double atUs) const;
+    // Painting (TimelinePaint.cpp): the ruler, a track (its shading, its events and its name), an
+    // event's colour and label, the selected kernel's flow link, the measured range.
     void paintRuler(QPainter &p) const;
     void paintTrack(QPainter &p, size_t ti, const QFontMetrics &fm);
+    void paintCoverage(QPainter &p, const Track &t, int top);
     void paintEvents(QPainter &p, const Track &t, int top, const QFontMetrics &fm);
+    void paintLaunches(QPainter &p, const Track &t, int top);
     std::pair<QColor, QString> eventLook(const Track &t, uint32_t i) const;
     void paintFlowLink(QPainter &p) const;
+    void paintRange(QPainter &p, const QFontMetrics &fm) const;
 
-    static constexpr int kLabelWidth = 150;
-    static constexpr int kRowHeight = 20;
+    static constexpr int kLabelWidth = 130;
+    /// Rows are this tall, or shorter (down to kMinRowHeight) so that every track fits.
+    static constexpr int kRowHeight = 20, kMinRowHeight = 14;
     static constexpr int kRulerHeight = 18;
+    /// Events at least this wide (pixels) are drawn one by one, named; narrower ones shade columns.
+    static constexpr double kBlockPx = 3.0;
 
-    std::shared_ptr<const prof::Profile> m_profile;
+    std::array<Side, 2> m_sides;
     std::vector<Track> m_tracks;
-    double m_t0 = 0, m_scale = 1, m_endUs = 1;
-    int m_kernel = -1, m_node = -1;
-    bool m_dragging = false;
+    double m_t0 = 0, m_scale = 1, m_beginUs = 0, m_endUs = 1;
+    bool m_fitted = true;
+    int m_row = kRowHeight;
+    double m_rangeFrom = 0, m_rangeTo = 0;
+    int m_kernel = -1, m_node = -1, m_nodeB = -1;
+    enum class Drag { None, Pending, Pan, Measure };
+    Drag m_drag = Drag::None;
     QPoint m_dragFrom;
     double m_dragT0 = 0;
     size_t m_lastBlocks = 0, m_lastFolds = 0;

@@ -8,6 +8,7 @@
 #include "ProfileStore.h"
 #include "ProfileTableModel.h"
 #include "ProfilingJob.h"
+#include "TimelinePane.h"
 #include "rewrite/VersionList.h"
 
 #include <QComboBox>
@@ -68,9 +69,8 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
     m_tabs = new QTabWidget(this);
     m_tabs->setObjectName(QStringLiteral("profileTabs"));
     m_tabs->addTab(buildNodesTab(), tr("Nodes"));
-    m_timeline = new KernelTimeline(m_tabs);
-    m_timeline->setObjectName(QStringLiteral("kernelTimeline"));
-    m_tabs->addTab(m_timeline, tr("Timeline"));
+    m_timelinePane = new TimelinePane(m_tabs);
+    m_tabs->addTab(m_timelinePane, tr("Timeline"));
     m_chart = new ProfileChart(m_tabs);
     m_chart->setObjectName(QStringLiteral("profileChart"));
     m_tabs->addTab(m_chart, tr("Versions"));
@@ -80,7 +80,7 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
         if (current.isValid())
             Q_EMIT nodeRequested(current.siblingAtColumn(ProfileTableModel::NodeCol).data().toString());
     });
-    connect(m_timeline, &KernelTimeline::nodeRequested, this, &ProfilePanel::nodeRequested);
+    connect(timeline(), &KernelTimeline::nodeRequested, this, &ProfilePanel::nodeRequested);
     connect(m_chart, &ProfileChart::showRequested, this, &ProfilePanel::showProfile);
     connect(m_chart, &ProfileChart::compareRequested, this, &ProfilePanel::compareWith);
     connect(m_choice, &QComboBox::activated, this, [this](int i) { showProfile(m_choice->itemData(i).toInt()); });
@@ -101,6 +101,8 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
 }
 
 ProfilePanel::~ProfilePanel() = default;
+
+KernelTimeline *ProfilePanel::timeline() const { return m_timelinePane->timeline(); }
 
 QWidget *ProfilePanel::buildNodesTab()
 {
@@ -311,7 +313,7 @@ void ProfilePanel::fill()
             bars.push_back({QString::fromStdString(dp.profile->version.empty() ? dp.profile->graph : dp.profile->version), dp.profile});
         m_chart->setBars(std::move(bars), m_shown, m_compare);
     }
-    m_timeline->setProfile(shown ? ps[size_t(m_shown)].profile : nullptr);
+    m_timelinePane->setProfiles(shown ? ps[size_t(m_shown)].profile : nullptr, b ? ps[size_t(m_compare)].profile : nullptr);
     m_index.clear();
     m_bIndex.clear();
     m_bound = shown && ps[size_t(m_shown)].versionId != 0 && ps[size_t(m_shown)].versionId == m_doc.history()->currentId();
@@ -462,7 +464,7 @@ void ProfilePanel::setSelection(Selection *selection)
 void ProfilePanel::selectNode(const QString &name)
 {
     const auto it = m_index.find(name.toStdString());
-    m_timeline->selectNode(it == m_index.end() ? -1 : int(it->second));
+    m_timelinePane->selectNode(it == m_index.end() ? -1 : int(it->second));
 }
 
 bool ProfilePanel::profileVersions(const QString &list, bool freezeWeights)

@@ -5,7 +5,8 @@
 // the choice of profile (A) and of a second one to compare with (B). Tabs: the profiled nodes by
 // device time (kernels or ops per iteration, device and host time with units, share of the
 // iteration, B's time and the change per node; click a row to select the node), the kernel
-// timeline (KernelTimeline), and the per-version chart of every profile (ProfileChart).
+// timeline with B under A and a kernel table (TimelinePane), and the per-version chart of every
+// profile (ProfileChart).
 #pragma once
 
 #include "ir/Graph.h"
@@ -31,6 +32,7 @@ class KernelTimeline;
 class ProfileChart;
 class ProfileTableModel;
 class Selection;
+class TimelinePane;
 
 class ProfilePanel : public QWidget {
     Q_OBJECT
@@ -64,7 +66,9 @@ public:
     /// The node table: a view of tableModel() sorted by number (ProfileTableModel::SortRole).
     QTableView *table() const { return m_table; }
     ProfileTableModel *tableModel() const { return m_model; }
-    KernelTimeline *timeline() const { return m_timeline; }
+    KernelTimeline *timeline() const;
+    /// The Timeline tab: the timeline (A, and B under it), the range readout and the kernel table.
+    TimelinePane *timelinePane() const { return m_timelinePane; }
     ProfileChart *chart() const { return m_chart; }
     QTabWidget *tabs() const { return m_tabs; }
     /// The tint scale under the table ("" when nothing is tinted).
@@ -116,7 +120,7 @@ private:
     QTableView *m_table = nullptr;
     QWidget *m_jobRow = nullptr;
     QProgressBar *m_jobProgress = nullptr;
-    KernelTimeline *m_timeline = nullptr;
+    TimelinePane *m_timelinePane = nullptr;
     ProfileChart *m_chart = nullptr;
 };
 

@@ -14,6 +14,7 @@
 #include "ProfileStore.h"
 #include "ProfilingJob.h"
 #include "TestServices.h"
+#include "TimelinePane.h"
 #include "ir/GraphInfo.h"
 
 #include <QDir>
@@ -192,7 +193,7 @@ private Q_SLOTS:
         QVERIFY(expected >= size_t(p->iterations)); // an addmm launches a kernel every iteration
         // Screenshot: the timeline with the kernel selected and its node.
         timeline->selectKernel(k);
-        panel->tabs()->setCurrentWidget(timeline);
+        panel->tabs()->setCurrentWidget(panel->timelinePane());
         w.showProfileDock();
         QCoreApplication::processEvents();
         timeline->showKernel(k);

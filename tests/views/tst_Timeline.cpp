@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: MIT
+// The kernel timeline as a user sees it: ink proportional to time (a stream 10 % busy covers 10 %
+// of its track's pixels, weighted by shade, at the opening zoom and zoomed in), fitted to the data
+// on open in the docked panel, B's tracks under A's on one axis, the kernel table of a node or a
+// range with its name filter, a range measured by dragging, and the host launch track drawn from
+// the recorded launches (the GPU's wait for the host). Screenshots of the opening view, of A/B and
+// of a measured range are written to build/screenshots/.
+#include "GraphDocument.h"
+#include "KernelTableModel.h"
+#include "KernelTimeline.h"
+#include "MainWindow.h"
+#include "ProfilePanel.h"
+#include "TimelinePane.h"
+
+#include <QAbstractItemModelTester>
+#include <QDir>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QSortFilterProxyModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QtTest>
+
+#include <algorithm>
+#include <map>
+
+using namespace fxlens;
+using views::KernelTimeline;
+using Kind = views::TimelineTrack::Kind;
+
+namespace {
+
+const char *kTangle200 = FXLENS_EXAMPLES "/tangle200_aten.json.gz";
+const char *kRecording = FXLENS_EXAMPLES "/tangle200_aten.fxprof.json.gz";
+
+views::Services services()
+{
+    views::Services s;
+    s.patternDir = FXLENS_PATTERN_SOURCE_DIR;
+    return s;
+}
+
+/// A CUDA profile of one 20 ms iteration: a kernel every `periodUs` lasting `durUs`, each with a
+/// second kernel of half its length at the same start on the same stream (overlap that must not
+/// count twice), launched `leadUs` before it starts (or all at once at the start when `leadUs` < 0).
+std::shared_ptr<const prof::Profile> synthetic(double durUs, double periodUs = 10, double leadUs = 2)
+{
+    prof::Profile p;
+    p.mode = "cuda";
+    p.version = "synthetic";
+    p.iterations = 1;
+    const int n = int(20000 / periodUs);
+    for (int i = 0; i < n; ++i) {
+        p.nodes.push_back({"node_" + std::to_string(i), "call_function", "aten.relu.default", ""});
+        const double start = 100 + i * periodUs, launch = leadUs < 0 ? 50 + i * 0.001 : start - leadUs;
+        p.ranges.push_back({i, 0, launch - 1, 2, 1});
+        for (double d : {durUs, durUs / 2}) {
+            prof::KernelRec k;
+            k.name = "relu_kernel";
+            k.kind = "kernel";
+            k.device = 0;
+            k.stream = 7;
+            k.startUs = start;
+            k.durUs = d;
+            k.launchUs = launch;
+            k.iteration = 0;
+            k.node = i;
+            p.kernels.push_back(k);
+        }
+    }
+    p.iters.push_back({0, 0, 100 + n * periodUs, 100 + n * periodUs, 0, 0});
+    p.finish();
+    return std::make_shared<const prof::Profile>(std::move(p));
+}
+
+int trackOf(const KernelTimeline &t, Kind kind, int group = 0)
+{
+    for (size_t i = 0; i < t.tracks().size(); ++i)
+        if (t.tracks()[i].kind == kind && t.tracks()[i].group == group)
+            return int(i);
+    return -1;
+}
+
+int lum(QRgb c) { return qGray(c); }
+
+/// The most common grey level (a 100 % busy track's shade) in `area` of `img`.
+int modeLum(const QImage &img, const QRect &area)
+{
+    std::map<int, int> counts;
+    for (int y = area.top(); y <= area.bottom(); ++y)
+        for (int x = area.left(); x <= area.right(); ++x)
+            ++counts[lum(img.pixel(x, y))];
+    return std::max_element(counts.begin(), counts.end(), [](auto &a, auto &b) { return a.second < b.second; })->first;
+}
+
+/// Ink in `area`: each pixel weighted by how far its shade has gone from `bg` towards `full`.
+double ink(const QImage &img, const QRect &area, int bg, int full)
+{
+    double sum = 0;
+    for (int y = area.top(); y <= area.bottom(); ++y)
+        for (int x = area.left(); x <= area.right(); ++x)
+            sum += std::clamp(double(lum(img.pixel(x, y)) - bg) / (full - bg), 0.0, 1.0);
+    return sum;
+}
+
+/// The share of a track's drawing that `busy` inks, against a 100 % busy profile at the same view.
+double inkShare(KernelTimeline &t, std::shared_ptr<const prof::Profile> busy, std::shared_ptr<const prof::Profile> full, double start = -1,
+                double scale = -1)
+{
+    auto draw = [&](std::shared_ptr<const prof::Profile> p) {
+        t.setProfile(std::move(p));
+        if (scale > 0)
+            t.setView(start, scale);
+        return t.grab().toImage();
+    };
+    const QImage img = draw(std::move(busy)), ref = draw(std::move(full));
+    const QRect area = t.trackRect(trackOf(t, Kind::Device)).adjusted(0, 0, -1, -1);
+    const int bg = lum(t.palette().color(QPalette::Base).rgb()), fullLum = modeLum(ref, area);
+    return ink(img, area, bg, fullLum) / ink(ref, area, bg, fullLum);
+}
+
+} // namespace
+
+class TestTimeline : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    /// A stream busy 10 % of the time inks 10 % ± 3 % of its track at the opening zoom (sub-pixel
+    /// kernels shaded by their busy share, overlapping ones merged) and zoomed in.
+    void inkProportionalToTime()
+    {
+        KernelTimeline t;
+        t.resize(1200, 200);
+        const auto tenth = synthetic(1), full = synthetic(10);
+        QCOMPARE(tenth->kernels.size(), size_t(4000));
+        const double share = inkShare(t, tenth, full);
+        QVERIFY2(std::fabs(share - 0.10) <= 0.03, qPrintable(QStringLiteral("opening zoom: %1 of the track inked").arg(share)));
+        QVERIFY(t.usPerPixel() > 10); // the opening zoom folds several kernels into a pixel
+        const double zoomed = inkShare(t, tenth, full, 5000, 2.0);
+        QVERIFY2(std::fabs(zoomed - 0.10) <= 0.03, qPrintable(QStringLiteral("2 µs/px: %1 of the track inked").arg(zoomed)));
+        // A third of the time busy reads as a third.
+        const double third = inkShare(t, synthetic(10.0 / 3), full);
+        QVERIFY2(std::fabs(third - 1.0 / 3) <= 0.03, qPrintable(QStringLiteral("%1").arg(third)));
+    }
+
+    /// Opened in the docked panel, the axis spans the recorded iterations (about 204 ms), not a
+    /// guess made before the panel had its size; it refits as the panel is resized until zoomed.
+    void fittedToTheDataOnOpen()
+    {
+        views::MainWindow w(services());
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(w.openFile(QString::fromUtf8(kTangle200)));
+        auto *panel = w.profilePanel();
+        w.showProfileDock();
+        panel->tabs()->setCurrentWidget(panel->timelinePane());
+        QCoreApplication::processEvents();
+        KernelTimeline *t = panel->timeline();
+        const prof::Profile *p = t->profile();
+        QVERIFY(p && t->isVisible() && t->width() > 300);
+        double end = 0;
+        for (const auto &k : p->kernels)
+            end = std::max(end, k.startUs + k.durUs);
+        for (const auto &it : p->iters)
+            end = std::max(end, it.startUs + std::max(it.cpuUs, it.wallUs));
+        const double start = p->iters.front().startUs;
+        auto spansData = [&] {
+            return t->viewStart() <= t->displayTime(0, start) && t->viewEnd() >= t->displayTime(0, end) &&
+                t->viewEnd() - t->viewStart() <= 1.05 * (end - start);
+        };
+        QVERIFY2(spansData(),
+                 qPrintable(QStringLiteral("view %1..%2 µs, data %3..%4 µs").arg(t->viewStart()).arg(t->viewEnd()).arg(start).arg(end)));
+        QVERIFY(end < 250e3); // the five timed iterations end near 204 ms
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/timeline_tangle200_open.png")));
+        t->window()->resize(1200, 900);
+        QCoreApplication::processEvents();
+        QVERIFY(spansData());
+        QTest::keyClick(t, Qt::Key_W); // zoomed: a resize keeps the zoom
+        const double scale = t->usPerPixel();
+        t->window()->resize(1500, 900);
+        QCoreApplication::processEvents();
+        QCOMPARE(t->usPerPixel(), scale);
+    }
+
+    /// Comparing with B draws B's tracks under A's, labelled, on the same axis: each profile's
+    /// first iteration at 0; without B there are no B tracks.
+    void bTrackAlignedUnderA()
+    {
+        views::GraphDocument doc(services());
+        views::ProfilePanel panel(doc);
+        QVERIFY(panel.openProfile(QString::fromUtf8(kRecording)));
+        panel.showProfile(0);
+        KernelTimeline *t = panel.timeline();
+        QCOMPARE(trackOf(*t, Kind::Device, 1), -1);
+        panel.compareWith(1);
+        QVERIFY(t->comparison() && t->comparison() != t->profile());
+        const int headerA = trackOf(*t, Kind::Header, 0), headerB = trackOf(*t, Kind::Header, 1);
+        const int devA = trackOf(*t, Kind::Device, 0), devB = trackOf(*t, Kind::Device, 1);
+        QVERIFY(headerA == 0 && headerB > devA && devB > headerB); // A's block, then B's under it
+        QVERIFY(t->tracks()[size_t(headerA)].name.startsWith(QStringLiteral("A · original")));
+        QVERIFY(t->tracks()[size_t(headerB)].name.startsWith(QStringLiteral("B · step 607")));
+        // One axis: both first iterations at 0, although the recordings started 0.7 s apart.
+        const prof::Profile &a = *t->profile(), &b = *t->comparison();
+        QCOMPARE(t->displayTime(0, a.iters.front().startUs), 0.0);
+        QCOMPARE(t->displayTime(1, b.iters.front().startUs), 0.0);
+        // B's stream is drawn where B's kernels ran: ink under B's first and last kernels.
+        panel.resize(1200, 900);
+        panel.tabs()->setCurrentWidget(panel.timelinePane());
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const QImage img = t->grab().toImage();
+        const QRect row = t->trackRect(devB);
+        auto inkAt = [&](double us) {
+            const int x = int(row.left() + (us - t->viewStart()) / t->usPerPixel());
+            int dark = 0;
+            for (int y = row.top(); y <= row.bottom(); ++y)
+                dark += lum(img.pixel(std::clamp(x, row.left(), row.right()), y)) < 200;
+            return dark;
+        };
+        double firstB = 1e300, lastB = 0;
+        for (const auto &k : b.kernels)
+            firstB = std::min(firstB, k.startUs), lastB = std::max(lastB, k.startUs + k.durUs);
+        QVERIFY(inkAt(t->displayTime(1, firstB) + t->usPerPixel() / 2) > 0);
+        QVERIFY(inkAt(t->displayTime(1, lastB) - t->usPerPixel() / 2) > 0);
+        QVERIFY(t->viewEnd() >= t->displayTime(1, lastB)); // fitted to both
+        panel.compareWith(-1);
+        QCOMPARE(trackOf(*t, Kind::Device, 1), -1);
+    }
+
+    /// The kernel table lists the selected node's kernels, or those of a measured range; the name
+    /// filter keeps the matching ones (case-insensitive); a row selects its kernel.
+    void kernelTableForNodeAndRange()
+    {
+        views::GraphDocument doc(services());
+        views::ProfilePanel panel(doc);
+        QVERIFY(panel.openProfile(QString::fromUtf8(kRecording)));
+        panel.showProfile(0);
+        views::TimelinePane *pane = panel.timelinePane();
+        QAbstractItemModelTester tester(pane->tableModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester filtered(pane->filterModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const prof::Profile &p = *pane->timeline()->profile();
+        QCOMPARE(pane->filterModel()->rowCount(), 0); // nothing selected yet
+        // A node: its kernels, every iteration.
+        int node = -1;
+        for (const auto &k : p.kernels)
+            if (k.node >= 0 && p.nodes[size_t(k.node)].target == "aten.addmm.default") {
+                node = k.node;
+                break;
+            }
+        QVERIFY(node >= 0);
+        panel.selectNode(QString::fromStdString(p.nodes[size_t(node)].name));
+        const auto ofNode = size_t(std::count_if(p.kernels.begin(), p.kernels.end(), [&](const auto &k) { return k.node == node; }));
+        QCOMPARE(size_t(pane->filterModel()->rowCount()), ofNode);
+        QVERIFY(pane->caption().contains(QString::fromStdString(p.nodes[size_t(node)].name)));
+        // A range: the second iteration's kernels, then filtered by name.
+        const auto &it = p.iters[1];
+        pane->timeline()->setRange(it.startUs, it.startUs + it.wallUs);
+        size_t inRange = 0, matching = 0;
+        for (const auto &k : p.kernels)
+            if (k.startUs < it.startUs + it.wallUs && k.startUs + k.durUs > it.startUs) {
+                ++inRange;
+                matching += QString::fromStdString(k.name).contains(QStringLiteral("catarraybatchedcopy"), Qt::CaseInsensitive);
+            }
+        QCOMPARE(size_t(pane->filterModel()->rowCount()), inRange);
+        QCOMPARE(inRange, size_t(2202));
+        QTest::keyClicks(pane->filter(), QStringLiteral("catarraybatchedcopy"));
+        QVERIFY(matching > 0 && matching < inRange);
+        QCOMPARE(size_t(pane->filterModel()->rowCount()), matching);
+        // Sorted by duration, the longest first; a row selects its kernel.
+        pane->table()->sortByColumn(views::KernelTableModel::DurationCol, Qt::DescendingOrder);
+        const QModelIndex top = pane->filterModel()->index(0, 0);
+        const int k = top.data(views::KernelTableModel::KernelRole).toInt();
+        for (int r = 1; r < pane->filterModel()->rowCount(); ++r)
+            QVERIFY(p.kernels[size_t(k)].durUs >=
+                    p.kernels[size_t(pane->filterModel()->index(r, 0).data(views::KernelTableModel::KernelRole).toInt())].durUs);
+        QCOMPARE(top.data().toString(), QStringLiteral("CatArrayBatchedCopy")); // the short name; the full one as tooltip
+        QVERIFY(top.data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("void at::native::")));
+        QCOMPARE(views::KernelTableModel::shortName("Memset (Device)"), QStringLiteral("Memset (Device)"));
+        pane->table()->setCurrentIndex(top);
+        QCOMPARE(pane->timeline()->selectedKernel(), k);
+        QCOMPARE(size_t(pane->filterModel()->rowCount()), matching); // the list stays
+    }
+
+    /// Dragging across the timeline measures a range: its duration and the busy time in it (10 %
+    /// of a 10 % busy stream), and the kernels in it; a click elsewhere or Esc drops it.
+    void dragMeasuresARange()
+    {
+        views::TimelinePane pane;
+        pane.resize(1200, 500);
+        pane.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&pane));
+        pane.setProfiles(synthetic(1), nullptr);
+        KernelTimeline *t = pane.timeline();
+        const int y = t->trackRect(trackOf(*t, Kind::Device)).center().y();
+        const int x0 = t->trackRect(0).left() + 300, x1 = x0 + 400;
+        const double from = t->viewStart() + 300 * t->usPerPixel(), to = from + 400 * t->usPerPixel();
+        QTest::mousePress(t, Qt::LeftButton, {}, QPoint(x0, y));
+        QTest::mouseMove(t, QPoint(x0 + 200, y));
+        QTest::mouseMove(t, QPoint(x1, y));
+        QTest::mouseRelease(t, Qt::LeftButton, {}, QPoint(x1, y));
+        QVERIFY(t->hasRange());
+        QVERIFY(std::fabs(t->range().first - from) <= t->usPerPixel() && std::fabs(t->range().second - to) <= t->usPerPixel());
+        const double len = t->range().second - t->range().first;
+        QVERIFY(std::fabs(t->busyIn(0, t->range().first, t->range().second) / len - 0.10) < 0.01);
+        const QString text = pane.readout();
+        QVERIFY2(text.contains(views::formatUs(len)), qPrintable(text));
+        const auto pct = QRegularExpression(QStringLiteral("GPU busy [\\d.]+ \\S+ \\(([\\d.]+) %\\)")).match(text);
+        QVERIFY2(pct.hasMatch() && std::fabs(pct.captured(1).toDouble() - 10.0) < 1.0, qPrintable(text));
+        // The kernels in it: two per 10 µs (each with its overlapping half-length twin).
+        QVERIFY(std::abs(pane.filterModel()->rowCount() - int(len / 10 * 2)) <= 4);
+        QVERIFY(pane.caption().contains(QStringLiteral("in the measured range")));
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        QTest::keyClick(t, Qt::Key_Escape);
+        QVERIFY(!t->hasRange());
+        QCOMPARE(pane.filterModel()->rowCount(), 0);
+    }
+
+    /// The host launch track is drawn from the recorded launches: amber where the GPU sat idle
+    /// until the host launched its next kernel, nothing where work was queued ahead; on the H200
+    /// recording most of the GPU's idle time is spent so.
+    void launchTrackFromTheData()
+    {
+        KernelTimeline t;
+        t.resize(1200, 200);
+        t.setProfile(synthetic(1)); // launched 2 µs before each start: launch-bound
+        const int row = trackOf(t, Kind::Launches);
+        QVERIFY(row >= 0);
+        QCOMPARE(t.tracks()[size_t(row)].name, QStringLiteral("host launches"));
+        // Zoomed in on one period: the gap before a kernel is amber, the kernel's time is not,
+        // and the launch is a tick where it was recorded.
+        t.setView(5090, 0.05);
+        const QImage img = t.grab().toImage();
+        const QRect r = t.trackRect(row);
+        auto x = [&](double us) { return int(r.left() + (us - t.viewStart()) / t.usPerPixel()); };
+        const int y = r.bottom() - 4; // inside the bar, below the tick's end
+        const QColor gap = img.pixelColor(x(5105), y), kernel = img.pixelColor(x(5100.5), y);
+        QVERIFY2(gap.red() > gap.blue() + 60, qPrintable(gap.name())); // amber
+        QCOMPARE(kernel, img.pixelColor(x(5100.5), r.top() + 1));      // the row's background
+        const QColor tick = img.pixelColor(x(5108), r.top() + 5), beside = img.pixelColor(x(5108) + 3, r.top() + 5);
+        QVERIFY2(lum(tick.rgb()) < lum(beside.rgb()) - 40, qPrintable(tick.name() + beside.name()));
+        QVERIFY(t.toolTipAt(QPoint(x(5105), y)).contains(QStringLiteral("launch-bound")));
+        // Queued ahead (GPU-bound): no launch-bound time, no amber.
+        t.setProfile(synthetic(10, 10, -1));
+        QVERIFY(t.tracks()[size_t(trackOf(t, Kind::Launches))].busy.empty());
+        // The H200 recording: launch-bound idle is most of the idle time, never more.
+        auto set = prof::readProfiles(kRecording);
+        QVERIFY(set.ok());
+        auto p = std::make_shared<const prof::Profile>(std::move(set.value().front()));
+        t.setProfile(p);
+        const auto &launch = t.tracks()[size_t(trackOf(t, Kind::Launches))];
+        const double waited = views::coveredIn(launch.busy, t.dataStart(), t.dataEnd());
+        double first = 1e300, last = 0;
+        for (const auto &k : p->kernels)
+            first = std::min(first, k.startUs), last = std::max(last, k.startUs + k.durUs);
+        const double idle = (last - first) - t.busyIn(0, t.dataStart(), t.dataEnd());
+        QVERIFY2(waited > 0.8 * idle && waited <= idle + 1e-6, qPrintable(QStringLiteral("%1 of %2 µs idle").arg(waited).arg(idle)));
+    }
+
+    /// Screenshots of A/B and of a measured range in the docked panel at 1600x1000.
+    void screenshots()
+    {
+        views::MainWindow w(services());
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(w.openFile(QString::fromUtf8(kTangle200)));
+        auto *panel = w.profilePanel();
+        w.showProfileDock();
+        panel->tabs()->setCurrentWidget(panel->timelinePane());
+        panel->compareWith(1);
+        QCoreApplication::processEvents();
+        KernelTimeline *t = panel->timeline();
+        QVERIFY(trackOf(*t, Kind::Device, 1) >= 0);
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/timeline_tangle200_ab.png")));
+        panel->compareWith(-1);
+        const auto &it = t->profile()->iters[2];
+        t->setView(it.startUs - 200, 2.0);
+        const int y = t->trackRect(trackOf(*t, Kind::Device)).center().y(), x0 = t->trackRect(0).left() + 100;
+        QTest::mousePress(t, Qt::LeftButton, {}, QPoint(x0, y));
+        QTest::mouseMove(t, QPoint(x0 + 300, y));
+        QTest::mouseRelease(t, Qt::LeftButton, {}, QPoint(x0 + 300, y));
+        QVERIFY(t->hasRange());
+        QCoreApplication::processEvents();
+        QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/timeline_tangle200_range.png")));
+    }
+};
+
+QTEST_MAIN(TestTimeline)
+#include "tst_Timeline.moc"
