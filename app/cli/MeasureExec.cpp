@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: MIT
-// What tune measures with: whole versions on the executor (exec::Runner), replayed as a CUDA graph
-// on a GPU and timed by the host clock on the CPU; in this process, or in one `measure-worker`
-// process per device (TuneCommand.cpp's pool). Uses the executor's LibTorch-free API only.
+// What tune measures with: whole versions on the executor (exec/Measure.h), in this process or in
+// one `measure-worker` process per device (TuneCommand.cpp's pool).
 #include "Cli.h"
 
-#include "exec/Executor.h"
+#include "exec/Measure.h"
 #include "exec/TorchRuntime.h"
 #include "io/GraphJson.h"
 #include "util/Text.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -18,65 +15,6 @@
 namespace fxlens::cli {
 
 namespace {
-
-/// Times whole runs of each version: `warmup` runs, then the median of `iters` timed ones and half
-/// their interquartile range. On CUDA one run is captured as a CUDA graph and replayed.
-class RunnerCost : public rewrite::CostModel {
-public:
-    RunnerCost(std::unique_ptr<exec::Runner> r, int iters, int warmup, bool freeze)
-        : m_runner(std::move(r)), m_iters(std::max(1, iters)), m_warmup(warmup), m_freeze(freeze)
-    {
-    }
-
-    std::vector<Result<rewrite::Measurement>> measure(const std::vector<const ir::Graph *> &versions) override
-    {
-        std::vector<Result<rewrite::Measurement>> out;
-        for (const ir::Graph *g : versions)
-            out.push_back(one(*g));
-        return out;
-    }
-
-    std::string note() const
-    {
-        bool cuda = m_runner->device().rfind("cuda", 0) == 0;
-        return m_runner->device() + (cuda ? ", CUDA graph replay" : ", host timer") + (m_freeze ? ", frozen weights" : "") +
-            ", median of " + std::to_string(m_iters) + " after " + std::to_string(m_warmup) + " warm-up";
-    }
-
-private:
-    Result<rewrite::Measurement> one(const ir::Graph &g)
-    {
-        struct Cleanup {
-            exec::Runner &r;
-            ~Cleanup()
-            {
-                r.releaseCudaGraph();
-                r.unfreeze();
-            }
-        } cleanup{*m_runner};
-        if (m_freeze)
-            if (auto f = m_runner->freeze(g); !f)
-                return f.error();
-        bool replay = m_runner->device().rfind("cuda", 0) == 0 && m_runner->captureCudaGraph(g).ok();
-        std::vector<double> t;
-        for (int k = 0; k < m_warmup + m_iters; ++k) {
-            auto t0 = std::chrono::steady_clock::now();
-            auto r = m_runner->run(g);
-            if (!r)
-                return r.error();
-            m_runner->synchronize();
-            if (k >= m_warmup)
-                t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
-        std::sort(t.begin(), t.end());
-        auto q = [&](double f) { return t[std::min(t.size() - 1, size_t(f * double(t.size() - 1) + 0.5))]; };
-        return rewrite::Measurement{q(0.5), (q(0.75) - q(0.25)) / 2, t.size(), replay ? "cuda graph" : "runs"};
-    }
-
-    std::unique_ptr<exec::Runner> m_runner;
-    int m_iters, m_warmup;
-    bool m_freeze;
-};
 
 exec::ExecOptions measureOptions(const Args &a)
 {
@@ -129,14 +67,12 @@ std::unique_ptr<rewrite::CostModel> tuneCostModel(const ir::Graph &original, con
             (a.freeze ? ", frozen weights" : "");
         return startWorkers(a, devices, err);
     }
-    auto runner = exec::Runner::create(original, measureOptions(a));
-    if (!runner) {
-        err = a.positional[0] + ": " + runner.error().toString();
+    auto cost = exec::measuringCostModel(original, measureOptions(a), {a.iters, a.warmup, a.freeze}, note);
+    if (!cost) {
+        err = a.positional[0] + ": " + cost.error().toString();
         return nullptr;
     }
-    auto cost = std::make_unique<RunnerCost>(std::move(runner.value()), a.iters, a.warmup, a.freeze);
-    note = cost->note();
-    return cost;
+    return std::move(cost.value());
 }
 
 int cmdMeasureWorker(const Args &a)
