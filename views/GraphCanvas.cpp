@@ -11,6 +11,7 @@
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QRegularExpression>
 #include <QThread>
 #include <QWheelEvent>
 
@@ -439,10 +440,27 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
             QFont small = f;
             small.setPixelSize(10);
             p.setFont(small);
-            p.drawText(inner, Qt::AlignLeft | Qt::AlignBottom, QFontMetrics(small).elidedText(detail, Qt::ElideMiddle, int(inner.width())));
+            p.drawText(inner, Qt::AlignLeft | Qt::AlignBottom, elideDetail(detail, QFontMetrics(small), int(inner.width())));
             p.setFont(f);
         }
     }
+}
+
+QString GraphCanvas::elideDetail(const QString &detail, const QFontMetrics &fm, int width)
+{
+    if (fm.horizontalAdvance(detail) <= width)
+        return detail;
+    // The class path is the first word ("transformers.models.bert.modeling_bert.BertEmbeddings, 5 nodes").
+    const qsizetype end = detail.indexOf(QRegularExpression(QStringLiteral("[ ,]")));
+    const QString path = end < 0 ? detail : detail.left(end), rest = end < 0 ? QString() : detail.mid(end);
+    const QString ellipsis = QStringLiteral("…");
+    for (qsizetype dot = path.indexOf(QLatin1Char('.')); dot >= 0; dot = path.indexOf(QLatin1Char('.'), dot + 1)) {
+        const QString shorter = ellipsis + path.mid(dot + 1) + rest;
+        if (fm.horizontalAdvance(shorter) <= width)
+            return shorter;
+    }
+    const qsizetype last = path.lastIndexOf(QLatin1Char('.'));
+    return fm.elidedText(last < 0 ? detail : ellipsis + path.mid(last + 1) + rest, Qt::ElideRight, width);
 }
 
 /// Items as single-colour rectangles written into the image.
@@ -503,9 +521,8 @@ void GraphCanvas::paintEvent(QPaintEvent *)
     }
     if (m_legend)
         paintLegend(p);
-    if (m_minimap && !m_minimapImage.isNull()) {
-        const QRect mr = minimapRect();
-        p.setOpacity(0.92);
+    if (const QRect mr = minimapRect(); !mr.isNull()) {
+        p.setOpacity(0.85);
         p.fillRect(mr.adjusted(-3, -3, 3, 3), palette().color(QPalette::Window));
         p.drawImage(mr.topLeft(), m_minimapImage);
         p.setOpacity(1);
@@ -522,7 +539,12 @@ void GraphCanvas::paintEvent(QPaintEvent *)
 
 QRect GraphCanvas::minimapRect() const
 {
-    if (m_minimapImage.isNull())
+    // Shown only while part of the graph is out of view: over a whole (fitted) graph it would
+    // only cover nodes.
+    constexpr double slack = 1;
+    const bool whole = m_offset.x() >= -slack && m_offset.y() >= -slack && m_offset.x() + m_view.width * m_scale <= width() + slack &&
+        m_offset.y() + m_view.height * m_scale <= height() + slack;
+    if (!m_minimap || m_minimapImage.isNull() || whole)
         return {};
     return QRect(QPoint(width() - m_minimapImage.width() - 12, height() - m_minimapImage.height() - 12), m_minimapImage.size());
 }
@@ -542,13 +564,14 @@ void GraphCanvas::renderMinimap()
     if (m_view.items.empty())
         return;
     const double aspect = m_view.width / std::max(m_view.height, 1.0);
-    int w = 220, h = int(220 / std::max(aspect, 1e-3));
-    if (h > 140) {
-        h = 140;
-        w = std::max(20, int(140 * aspect));
+    constexpr int maxW = 180, maxH = 110;
+    int w = maxW, h = int(maxW / std::max(aspect, 1e-3));
+    if (h > maxH) {
+        h = maxH;
+        w = std::max(20, int(maxH * aspect));
     }
     h = std::max(h, 12);
-    w = std::min(w, 220);
+    w = std::min(w, maxW);
     m_minimapImage = QImage(w, h, QImage::Format_ARGB32_Premultiplied);
     m_minimapImage.fill(palette().color(QPalette::Base));
     const double sx = w / std::max(m_view.width, 1.0), sy = h / std::max(m_view.height, 1.0);
@@ -627,7 +650,7 @@ void GraphCanvas::mousePressEvent(QMouseEvent *e)
 {
     if (e->button() != Qt::LeftButton)
         return;
-    if (m_minimap && minimapRect().contains(e->pos())) {
+    if (minimapRect().contains(e->pos())) {
         // Centre the view on the scene point under the click.
         const QRect mr = minimapRect();
         const QPointF s((e->position().x() - mr.left()) / mr.width() * m_view.width,
