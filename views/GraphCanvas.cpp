@@ -440,7 +440,9 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
             QFont small = f;
             small.setPixelSize(10);
             p.setFont(small);
-            p.drawText(inner, Qt::AlignLeft | Qt::AlignBottom, elideDetail(detail, QFontMetrics(small), int(inner.width())));
+            p.drawText(inner, Qt::AlignLeft | Qt::AlignBottom,
+                       it.kind == ViewItem::Kind::Module ? elideDetail(detail, QFontMetrics(small), int(inner.width()))
+                                                         : QFontMetrics(small).elidedText(detail, Qt::ElideMiddle, int(inner.width())));
             p.setFont(f);
         }
     }

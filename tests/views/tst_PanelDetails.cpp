@@ -328,7 +328,9 @@ private Q_SLOTS:
         QVERIFY(showWith(w, example("tangle4_fx.json")));
         auto *editor = w.patternEditor();
         editor->setSource(QStringLiteral("# a comment with def inside\nname = \"my_cat\"\nbenefit = 3\n\n"
-                                         "def pattern(x: Tensor, d: int):\n    y = torch.cat([x], d)  # trailing\n    return y\n"));
+                                         "def pattern(x: Tensor, d: int):\n    y = torch.cat([x], d)  # trailing\n    return y\n\n"
+                                         "def replacement(x):\n    return x\n"));
+        QVERIFY2(editor->compiled(), qPrintable(editor->diagnostics()));
         QPlainTextEdit *edit = editor->editor();
         const auto *h = editor->highlighter();
         using T = fxlens::views::PatternHighlighter::Token;
@@ -344,6 +346,9 @@ private Q_SLOTS:
         QCOMPARE(formatAt(edit, 5, 27).foreground().color(), colour(T::Comment));
         QCOMPARE(formatAt(edit, 6, 4).foreground().color(), colour(T::Keyword)); // return
         QVERIFY(!formatAt(edit, 5, 4).foreground().color().isValid() || formatAt(edit, 5, 4).foreground().color() != colour(T::Keyword));
+        w.findChild<QDockWidget *>(QStringLiteral("patternEditorDock"))->raise();
+        QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots"));
+        QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/pattern_editor_highlight.png")));
         auto *docs = editor->findChild<QLabel *>(QStringLiteral("patternDocs"));
         QVERIFY(docs && docs->text().contains(QStringLiteral("PATTERNS.md")) && docs->openExternalLinks());
         // Dark theme: colours for a dark background.
