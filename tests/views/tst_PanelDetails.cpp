@@ -17,6 +17,7 @@
 #include "RewriteDebugger.h"
 #include "Selection.h"
 
+#include <QApplication>
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QLabel>
@@ -28,6 +29,7 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -120,7 +122,11 @@ private Q_SLOTS:
         qputenv("FXLENS_AUTOSAVE_DIR", m_dir.filePath(QStringLiteral("autosave")).toLocal8Bit());
     }
 
-    void init() { QSettings().clear(); }
+    void init()
+    {
+        QSettings().clear();
+        QApplication::setPalette(QApplication::style()->standardPalette()); // a test that failed in the dark leaves no dark
+    }
 
     /// Candidates, the step's diff and the pattern editor's status wrap in their panel: nothing needs
     /// a sideways scrollbar and every line shows whole; the inspector has room for a node's rows.
