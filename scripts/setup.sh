@@ -11,7 +11,8 @@ TORCHVISION_VERSION=0.26.0
 
 APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config git
   qt6-base-dev qt6-svg-dev libgl-dev libgraphviz-dev graphviz nlohmann-json3-dev libsimdjson-dev zlib1g-dev
-  xvfb xauth python3-venv clang libclang-rt-14-dev valgrind clang-format clang-tidy)
+  xvfb xauth python3-venv clang libclang-rt-14-dev valgrind clang-format clang-tidy
+  chromium)  # tune --report is checked in a real headless browser (tst_TuneCli)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,6 +22,7 @@ if ((${#missing[@]})); then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  $SUDO apt-get clean  # the downloaded .deb files: CI disks are small
 fi
 
 # Project-local Python environment with the pinned torch (the LibTorch fxlens links is inside it).

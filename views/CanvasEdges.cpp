@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <unordered_map>
 
 namespace fxlens::views {
 
@@ -178,39 +179,142 @@ void GraphCanvas::paintSelectedEdges(QPainter &p, double scale) const
 
 void GraphCanvas::paintEdgeLabels(QPainter &p, const std::vector<size_t> &shown, const QRectF &sceneRect, bool everything) const
 {
-    // Values on edges once text is legible: the shape and dtype beside the edge's last stretch.
+    // The labels placed for this layout (placeEdgeLabels), of the edges drawn, in view.
+    std::vector<uint8_t> drawn(m_view.edges.size(), 0);
+    for (size_t e : shown)
+        drawn[e] = 1;
     QFont f = p.font();
-    f.setPixelSize(9);
+    f.setPixelSize(kEdgeLabelPixels);
     p.setFont(f);
     p.setPen(palette().color(QPalette::PlaceholderText));
-    size_t labels = 0;
-    // Frames' title bands sit in the gap above their first row, where labels go too: a label
-    // that would run into one moves above the frame.
-    std::vector<QRectF> titles;
-    for (const auto &fr : m_frames)
-        if (everything || sceneRect.intersects(fr.rect))
-            titles.emplace_back(fr.rect.left(), fr.rect.top(), fr.rect.width(), 15);
+    for (const auto &l : m_edgeLabels)
+        if (drawn[l.edge] && (everything || sceneRect.intersects(l.rect)))
+            p.drawText(l.rect, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, l.text);
+}
+
+namespace {
+
+/// Rectangles by the cells of a coarse grid: what a label may not cover.
+class Obstacles {
+public:
+    void add(const QRectF &r)
+    {
+        const size_t k = m_rects.size();
+        m_rects.push_back(r);
+        forCells(r, [&](int64_t c) { m_cells[c].push_back(k); });
+    }
+    bool hits(const QRectF &r) const
+    {
+        bool hit = false;
+        forCells(r, [&](int64_t c) {
+            if (auto it = m_cells.find(c); !hit && it != m_cells.end())
+                for (size_t k : it->second)
+                    if (m_rects[k].intersects(r)) {
+                        hit = true;
+                        break;
+                    }
+        });
+        return hit;
+    }
+
+private:
+    static constexpr double kCell = 96;
+    template <typename F> static void forCells(const QRectF &r, F &&f)
+    {
+        for (int64_t y = int64_t(std::floor(r.top() / kCell)); y <= int64_t(std::floor(r.bottom() / kCell)); ++y)
+            for (int64_t x = int64_t(std::floor(r.left() / kCell)); x <= int64_t(std::floor(r.right() / kCell)); ++x)
+                f(y * (int64_t(1) << 32) + x);
+    }
+    std::vector<QRectF> m_rects;
+    std::unordered_map<int64_t, std::vector<size_t>> m_cells;
+};
+
+/// Where a label may go beside an edge, best first: beside the middle of its last stretch (into
+/// the target), then of its first, then further along either, right of the line before left.
+std::vector<QRectF> labelPlaces(const QPolygonF &line, QSizeF size)
+{
+    std::vector<QRectF> out;
+    std::vector<qsizetype> order;
+    for (qsizetype k = line.size() - 1; k >= 1; --k)
+        order.push_back(k);
+    if (order.size() > 1)
+        std::rotate(order.begin() + 1, order.end() - 1, order.end()); // the first stretch second
+    for (double t : {0.5, 0.3, 0.7})
+        for (qsizetype k : order) {
+            const QLineF seg(line[k - 1], line[k]);
+            if (seg.length() < size.height() + 4)
+                continue;
+            const QPointF at = seg.pointAt(t);
+            out.emplace_back(QPointF(at.x() + 4, at.y() - size.height() / 2), size);
+            out.emplace_back(QPointF(at.x() - 4 - size.width(), at.y() - size.height() / 2), size);
+        }
+    return out;
+}
+
+} // namespace
+
+void GraphCanvas::clearGhosts()
+{
+    if (m_ghosts.empty())
+        return;
+    m_ghosts.clear();
+    placeEdgeLabels(); // labels may take the places the ghosts held
+    update();
+}
+
+void GraphCanvas::placeEdgeLabels()
+{
+    m_edgeLabels.clear();
+    constexpr size_t kMaxLabelledEdges = 30000;
+    if (m_view.edges.size() > kMaxLabelledEdges)
+        return;
+    QFont f = font();
+    f.setPixelSize(kEdgeLabelPixels);
     const QFontMetricsF fm(f);
-    for (size_t e : shown) {
-        const ir::Node *v = m_view.edges[e].value;
-        if (!v || v->meta().val.kind == ir::ValueMeta::Kind::Unknown)
-            continue;
-        const QPolygonF line = edgeLine(e);
-        const QPointF end = line.back(), before = line[line.size() - 2];
-        // Text is what a frame spends most on: only labels in view, at most 200.
-        if (!everything && (!sceneRect.contains((end + before) / 2) || ++labels > 200))
-            continue;
+    Obstacles taken;
+    for (const auto &it : m_view.items)
+        taken.add(QRectF(it.x - 1, it.y - 1, it.w + 2, it.h + 2));
+    for (const auto &g : m_ghosts)
+        taken.add(QRectF(g.x - 1, g.y - 1, g.w + 2, g.h + 2));
+    for (const auto &fr : m_frames)
+        taken.add(fr.titleRect());
+    for (const auto &e : m_view.edges) { // the arrowheads
+        const QPointF tip = edgeLine(size_t(&e - m_view.edges.data())).back();
+        taken.add(QRectF(tip.x() - 5, tip.y() - 10, 10, 10));
+    }
+    // A label lies inside a frame or outside it, never across its outline.
+    auto acrossFrame = [&](const QRectF &r) {
+        return std::any_of(m_frames.begin(), m_frames.end(),
+                           [&](const Frame &fr) { return fr.rect.intersects(r) && !fr.rect.adjusted(2, 2, -2, -2).contains(r); });
+    };
+    // Top to bottom: each edge in the order of its target.
+    std::vector<size_t> order;
+    for (size_t e = 0; e < m_view.edges.size(); ++e)
+        if (m_view.edges[e].value && m_view.edges[e].value->meta().val.kind != ir::ValueMeta::Kind::Unknown)
+            order.push_back(e);
+    auto key = [&](size_t e) {
+        const auto &b = m_view.items[m_view.edges[e].to];
+        return std::make_pair(b.y, b.x);
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+    // A value read at several places is labelled once where its readers are near each other.
+    std::unordered_map<const ir::Node *, std::vector<QPointF>> labelled;
+    for (size_t e : order) {
         const QString text = edgeLabel(e);
         if (text.isEmpty())
             continue;
-        QPointF at = (end + before) / 2 + QPointF(4, 3);
-        const QRectF box(at.x(), at.y() - fm.ascent(), fm.horizontalAdvance(text), fm.height());
-        for (const QRectF &t : titles)
-            if (t.intersects(box)) {
-                at.setY(t.top() - fm.descent() - 1);
+        const QSizeF size(fm.horizontalAdvance(text) + 1, fm.height());
+        auto &same = labelled[m_view.edges[e].value];
+        for (const QRectF &r : labelPlaces(edgeLine(e), size)) {
+            if (taken.hits(r) || acrossFrame(r))
+                continue;
+            if (std::any_of(same.begin(), same.end(), [&](const QPointF &q) { return QLineF(q, r.center()).length() < 150; }))
                 break;
-            }
-        p.drawText(at, text);
+            taken.add(r.adjusted(-4, -1, 4, 1));
+            m_edgeLabels.push_back({e, r, text});
+            same.push_back(r.center());
+            break;
+        }
     }
 }
 
@@ -227,24 +331,61 @@ QString GraphCanvas::edgeLabel(size_t e) const
     return text;
 }
 
-void GraphCanvas::paintLegend(QPainter &p)
+QColor GraphCanvas::diffColour(DiffMark d, bool dark)
+{
+    switch (d) {
+    case DiffMark::Added: return QColor(dark ? 0x2e7d32 : 0xa5e3a8);
+    case DiffMark::Removed: return QColor(dark ? 0x8e2a2a : 0xf4a6a6);
+    case DiffMark::Changed: return QColor(dark ? 0x9a5a10 : 0xffb84d); // amber, apart from data movement's yellow
+    case DiffMark::None: break;
+    }
+    return {};
+}
+
+std::vector<GraphCanvas::LegendRow> GraphCanvas::legendRows() const
 {
     std::array<bool, layout::kOpCategories> present{};
     for (const auto &it : m_view.items)
         present[size_t(it.category)] = true;
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
-    QFont f = font();
-    f.setPixelSize(11);
-    p.setFont(f);
-    const QFontMetrics fm(f);
-    int rows = 0, widest = 0;
+    std::vector<LegendRow> rows;
     for (int c = 0; c < layout::kOpCategories; ++c)
-        if (present[size_t(c)]) {
-            ++rows;
-            widest = std::max(widest, fm.horizontalAdvance(QString::fromLatin1(layout::opCategoryName(OpCategory(c)))));
-        }
-    const int line = fm.height() + 2;
-    const QRect box(10, height() - 10 - rows * line - 8, widest + 34, rows * line + 8);
+        if (present[size_t(c)])
+            rows.push_back({QString::fromLatin1(layout::opCategoryName(OpCategory(c))), categoryColour(OpCategory(c), dark)});
+    if (!m_overlays.source(Layer::Diff).empty() || !m_ghosts.empty())
+        for (const auto &[d, name] :
+             {std::pair{DiffMark::Removed, tr("removed")}, {DiffMark::Added, tr("added")}, {DiffMark::Changed, tr("changed")}})
+            rows.push_back({name, diffColour(d, dark)});
+    return rows;
+}
+
+namespace {
+QFont legendFont(QFont f)
+{
+    f.setPixelSize(11);
+    return f;
+}
+} // namespace
+
+QRect GraphCanvas::legendRect() const
+{
+    if (!m_legend || m_view.items.empty())
+        return {};
+    const QFontMetrics fm(legendFont(font()));
+    int widest = 0;
+    const auto rows = legendRows();
+    for (const auto &r : rows)
+        widest = std::max(widest, fm.horizontalAdvance(r.name));
+    const int line = fm.height() + 2, n = int(rows.size());
+    return QRect(10, height() - 10 - n * line - 8, widest + 34, n * line + 8);
+}
+
+void GraphCanvas::paintLegend(QPainter &p)
+{
+    const QFont f = legendFont(font());
+    p.setFont(f);
+    const int line = QFontMetrics(f).height() + 2;
+    const QRect box = legendRect();
     p.setOpacity(0.92);
     p.fillRect(box, palette().color(QPalette::Window));
     p.setOpacity(1);
@@ -252,13 +393,10 @@ void GraphCanvas::paintLegend(QPainter &p)
     p.setBrush(Qt::NoBrush);
     p.drawRect(box);
     int y = box.top() + 4;
-    for (int c = 0; c < layout::kOpCategories; ++c) {
-        if (!present[size_t(c)])
-            continue;
-        p.fillRect(QRect(box.left() + 6, y + 2, 16, line - 5), categoryColour(OpCategory(c), dark));
+    for (const auto &row : legendRows()) {
+        p.fillRect(QRect(box.left() + 6, y + 2, 16, line - 5), row.colour);
         p.setPen(palette().color(QPalette::WindowText));
-        p.drawText(QRect(box.left() + 28, y, widest + 4, line), Qt::AlignVCenter | Qt::AlignLeft,
-                   QString::fromLatin1(layout::opCategoryName(OpCategory(c))));
+        p.drawText(QRect(box.left() + 28, y, box.width() - 30, line), Qt::AlignVCenter | Qt::AlignLeft, row.name);
         y += line;
     }
 }

@@ -1,118 +1,19 @@
 // SPDX-License-Identifier: MIT
-// GraphCanvas: the frames of expanded modules (see GraphCanvas.h, Frame): computed after each
-// layout, row by row around a module's items, painted under the items, hit by a double-click.
+// GraphCanvas: the frames of expanded modules (see GraphCanvas.h, Frame): one rectangle each, as
+// the layout left room for them (layout::moduleFrames), painted under the items, hit by a
+// double-click.
 #include "GraphCanvas.h"
 
 #include <QPainter>
 #include <QPainterPath>
 
 #include <algorithm>
-#include <map>
-#include <numeric>
-#include <optional>
 
 namespace fxlens::views {
 
 using layout::ViewItem;
 
 namespace {
-
-/// The rows of a layout (items whose vertical extents overlap), top to bottom.
-struct Rows {
-    std::vector<int> of;                         ///< per item: its row
-    std::vector<std::pair<double, double>> span; ///< per row: top, bottom
-};
-
-Rows layoutRows(const std::vector<ViewItem> &items)
-{
-    std::vector<uint32_t> byY(items.size());
-    std::iota(byY.begin(), byY.end(), 0u);
-    std::sort(byY.begin(), byY.end(), [&](uint32_t a, uint32_t b) { return items[a].y < items[b].y; });
-    Rows rows;
-    rows.of.resize(items.size());
-    for (uint32_t i : byY) {
-        const auto &it = items[i];
-        if (rows.span.empty() || it.y >= rows.span.back().second)
-            rows.span.push_back({it.y, it.y + it.h});
-        else
-            rows.span.back().second = std::max(rows.span.back().second, it.y + it.h);
-        rows.of[i] = int(rows.span.size() - 1);
-    }
-    return rows;
-}
-
-/// Per row: the x extent (left, right) of a module's members in it.
-using RowExtents = std::map<int, std::pair<double, double>>;
-
-/// Per expanded module: its members' x extent in each row (a module's nodes are kept together in
-/// a layer, so nothing else lies between them), and how many members it has.
-struct ModuleExtents {
-    std::map<std::string, RowExtents> extent;
-    std::map<std::string, size_t> members;
-};
-
-ModuleExtents moduleExtents(const std::vector<ViewItem> &items, const std::set<std::string> &expanded, const std::vector<int> &rowOf)
-{
-    ModuleExtents out;
-    for (size_t i = 0; i < items.size(); ++i) {
-        const auto &it = items[i];
-        const std::string chain =
-            it.kind == ViewItem::Kind::Module ? it.module.substr(0, std::min(it.module.size(), it.module.rfind('.'))) : it.module;
-        if (it.kind == ViewItem::Kind::Module && it.module.find('.') == std::string::npos)
-            continue; // a top-level box has no frame around it
-        for (size_t k = 1; k <= chain.size(); ++k)
-            if ((k == chain.size() || chain[k] == '.') && expanded.count(chain.substr(0, k))) {
-                auto [e, fresh] = out.extent[chain.substr(0, k)].emplace(rowOf[i], std::make_pair(it.x, it.x + it.w));
-                if (!fresh)
-                    e->second = {std::min(e->second.first, it.x), std::max(e->second.second, it.x + it.w)};
-                ++out.members[chain.substr(0, k)];
-            }
-    }
-    return out;
-}
-
-/// Per framed module: how deep the framed modules inside it nest (padding grows with it, so that
-/// frames nest).
-std::map<std::string, int> nestingBelow(const std::map<std::string, RowExtents> &extent)
-{
-    std::map<std::string, int> below;
-    for (const auto &[path, rows] : extent)
-        for (size_t k = path.find('.'); k != std::string::npos; k = path.find('.', k + 1)) {
-            int &b = below[path.substr(0, k)];
-            b = std::max(b, int(std::count(path.begin() + long(k), path.end(), '.')));
-        }
-    return below;
-}
-
-/// A frame's outline and bounds: it follows its rows, a rectangle per row joined across the gap to
-/// the next row. None when the module's rows are not consecutive (the frame would cross a row
-/// without members).
-std::optional<std::pair<QPainterPath, QRectF>> frameShape(const RowExtents &rows, const std::vector<std::pair<double, double>> &rowSpan,
-                                                          double pad, double title)
-{
-    QPainterPath shape;
-    shape.setFillRule(Qt::WindingFill);
-    QRectF bounds;
-    int prevRow = -1;
-    std::pair<double, double> prev;
-    for (const auto &[row, x] : rows) {
-        const QRectF r(x.first - pad, rowSpan[size_t(row)].first - pad - (prevRow < 0 ? title : 0), x.second - x.first + 2 * pad,
-                       rowSpan[size_t(row)].second - rowSpan[size_t(row)].first + 2 * pad + (prevRow < 0 ? title : 0));
-        shape.addRect(r);
-        bounds = bounds.isNull() ? r : bounds.united(r);
-        if (prevRow >= 0) {
-            if (row != prevRow + 1)
-                return std::nullopt;
-            // The join spans both rows' extents: the band between two rows holds no item.
-            const double top = rowSpan[size_t(prevRow)].second, bottom = rowSpan[size_t(row)].first;
-            const double jl = std::min(prev.first, x.first) - pad, jr = std::max(prev.second, x.second) + pad;
-            shape.addRect(QRectF(jl, top, jr - jl, bottom - top));
-        }
-        prevRow = row;
-        prev = x;
-    }
-    return std::make_pair(shape.simplified(), bounds);
-}
 
 /// Whether a frame of module `path` would hold another module's node (a module called several
 /// times, its calls apart): such a frame is not drawn.
@@ -162,24 +63,22 @@ void GraphCanvas::computeFrames()
     constexpr size_t kFramedItems = 20000;
     if (m_expanded.empty() || m_view.items.empty() || m_view.items.size() > kFramedItems)
         return;
-    constexpr double kPad = 4, kTitle = 13;
-    const Rows rows = layoutRows(m_view.items);
-    const ModuleExtents modules = moduleExtents(m_view.items, m_expanded, rows.of);
-    const std::map<std::string, int> below = nestingBelow(modules.extent);
-    for (const auto &[path, extent] : modules.extent) {
-        const size_t members = modules.members.at(path);
-        if (members < 2) // a module of one node (a leaf called once) gets no frame
+    for (const auto &f : layout::moduleFrames(m_view)) {
+        const QRectF rect(QPointF(f.x0, f.y0), QPointF(f.x1, f.y1));
+        QPainterPath shape;
+        shape.addRect(rect);
+        // Never claim another module's node (a layout that could not keep them apart).
+        if (claimsOthers(shape, m_view.items, f.path))
             continue;
-        const auto nested = below.find(path);
-        const double pad = kPad * (1 + (nested == below.end() ? 0 : nested->second));
-        const auto shape = frameShape(extent, rows.span, pad, kTitle);
-        // Never claim another module's node (a module called several times, its calls apart).
-        if (!shape || claimsOthers(shape->first, m_view.items, path))
-            continue;
-        m_frames.push_back({path, shape->second, int(std::count(path.begin(), path.end(), '.')), members, shape->first});
+        m_frames.push_back({f.path, rect, f.depth, f.members, shape});
     }
-    std::sort(m_frames.begin(), m_frames.end(), [](const Frame &a, const Frame &b) { return a.depth < b.depth; });
     makeRoom(m_view, m_frames);
+}
+
+QRectF GraphCanvas::Frame::titleRect() const
+{
+    return QRectF(rect.left() + layout::kFramePad, rect.top() + 1, std::max(0.0, rect.width() - 2 * layout::kFramePad),
+                  layout::kFrameTitle - 2);
 }
 
 void GraphCanvas::paintFrames(QPainter &p, const QRectF &sceneRect, double scale, bool everything)
@@ -200,12 +99,12 @@ void GraphCanvas::paintFrames(QPainter &p, const QRectF &sceneRect, double scale
         p.setBrush(fill);
         p.drawPath(fr.shape);
         if (everything || 11 * scale >= 7) {
+            // The name at the top-left, in the frame's own title band (frames nest with a band each).
             p.setFont(f);
             p.setPen(palette().color(QPalette::WindowText));
-            const QString title = QString::fromStdString(fr.path);
-            // Nested frames share their top rows: titles alternate sides by depth so they do not overlap.
-            p.drawText(fr.rect.adjusted(8, 1, -8, 0), (fr.depth % 2 ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop,
-                       QFontMetrics(f).elidedText(title, Qt::ElideLeft, int(std::max(10.0, fr.rect.width() - 16))));
+            const QRectF band = fr.titleRect();
+            p.drawText(band, Qt::AlignLeft | Qt::AlignVCenter,
+                       QFontMetrics(f).elidedText(QString::fromStdString(fr.path), Qt::ElideLeft, int(band.width())));
         }
     }
 }

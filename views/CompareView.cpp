@@ -4,13 +4,24 @@
 
 #include "GraphCanvas.h"
 #include "GraphDocument.h"
+#include "RewriteHistory.h"
+#include "RewriteModels.h"
 #include "ir/Printer.h"
 
+#include <QAction>
+#include <QDialogButtonBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QListView>
+#include <QPushButton>
 #include <QSplitter>
+#include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <cmath>
+#include <tuple>
 #include <unordered_map>
 
 namespace fxlens::views {
@@ -27,6 +38,26 @@ std::unordered_map<std::string, const ir::Node *> byName(const ir::Graph &g)
     return out;
 }
 
+/// The scene rectangle of the items showing these nodes (empty when none has one).
+QRectF sceneRectOf(const GraphCanvas &c, const std::vector<const ir::Node *> &nodes)
+{
+    QRectF r;
+    for (const ir::Node *n : nodes)
+        if (const int i = c.itemOf(n); i >= 0) {
+            const auto &it = c.view().items[size_t(i)];
+            r = r.united(QRectF(it.x, it.y, std::max(it.w, 1.0), std::max(it.h, 1.0)));
+        }
+    return r;
+}
+
+/// The part of a pane above its legend (and minimap, when shown).
+QRectF freeArea(const GraphCanvas &c)
+{
+    const QRect legend = c.legendRect(), minimap = c.minimapRect();
+    const int bottom = std::min(legend.isEmpty() ? c.height() : legend.top(), minimap.isEmpty() ? c.height() : minimap.top() - 3) - 8;
+    return QRectF(0, 0, c.width(), std::max(bottom, c.height() / 2));
+}
+
 } // namespace
 
 CompareView::CompareView(std::unique_ptr<ir::Graph> a, const QString &labelA, std::unique_ptr<ir::Graph> b, const QString &labelB,
@@ -35,9 +66,41 @@ CompareView::CompareView(std::unique_ptr<ir::Graph> a, const QString &labelA, st
 {
     setWindowTitle(tr("Compare: %1 ↔ %2").arg(labelA, labelB));
     auto *layout = new QVBoxLayout(this);
+    auto *bar = new QHBoxLayout;
     m_summary = new QLabel(this);
     m_summary->setObjectName(QStringLiteral("compareSummary"));
-    layout->addWidget(m_summary);
+    bar->addWidget(m_summary, 1);
+    auto button = [&](const QString &text, const QString &name, const QList<QKeySequence> &keys, auto fn) {
+        auto *act = new QAction(text, this);
+        act->setObjectName(name);
+        act->setShortcuts(keys);
+        act->setShortcutContext(Qt::WindowShortcut);
+        act->setToolTip(QStringLiteral("%1 (%2)").arg(text, keys.front().toString(QKeySequence::NativeText)));
+        connect(act, &QAction::triggered, this, fn);
+        addAction(act);
+        auto *b = new QToolButton(this);
+        b->setDefaultAction(act);
+        bar->addWidget(b);
+        return act;
+    };
+    button(tr("◀ Previous change"), QStringLiteral("previousChange"),
+           {QKeySequence(Qt::SHIFT | Qt::Key_N), QKeySequence(Qt::SHIFT | Qt::Key_F8)}, [this] { previousChange(); });
+    m_position = new QLabel(this);
+    m_position->setObjectName(QStringLiteral("comparePosition"));
+    bar->addWidget(m_position);
+    button(tr("Next change ▶"), QStringLiteral("nextChange"), {QKeySequence(Qt::Key_N), QKeySequence(Qt::Key_F8)},
+           [this] { nextChange(); });
+    button(tr("All changes"), QStringLiteral("fitChanges"), {QKeySequence(Qt::Key_A)}, [this] { fitToChanges(); });
+    QAction *minimap = button(tr("Minimap"), QStringLiteral("minimap"), {QKeySequence(Qt::Key_M)}, [this](bool on) {
+        m_left->setMinimapVisible(on);
+        m_right->setMinimapVisible(on);
+    });
+    minimap->setCheckable(true);
+    auto *close = new QAction(tr("Close"), this);
+    close->setShortcut(QKeySequence(Qt::Key_Escape));
+    connect(close, &QAction::triggered, this, &QWidget::close);
+    addAction(close);
+    layout->addLayout(bar);
     auto *split = new QSplitter(Qt::Horizontal, this);
     auto side = [&](const QString &label, GraphCanvas *&canvas) {
         auto *w = new QWidget(split);
@@ -52,32 +115,19 @@ CompareView::CompareView(std::unique_ptr<ir::Graph> a, const QString &labelA, st
     side(tr("B: %1").arg(labelB), m_right);
     layout->addWidget(split, 1);
     resize(1400, 850);
+    for (GraphCanvas *c : {m_left, m_right})
+        c->setMinimapVisible(false);
     m_left->setGraph(m_a.get());
     m_right->setGraph(m_b.get());
-    // The difference by provenance.
-    const auto inA = byName(*m_a), inB = byName(*m_b);
-    std::vector<std::pair<const ir::Node *, GraphCanvas::DiffMark>> marksA, marksB;
-    for (const auto &[name, n] : inA) {
-        auto it = inB.find(name);
-        if (it == inB.end()) {
-            marksA.push_back({n, GraphCanvas::DiffMark::Removed});
-            ++m_removed;
-        } else if (ir::printNode(*n) != ir::printNode(*it->second)) {
-            marksA.push_back({n, GraphCanvas::DiffMark::Changed});
-            marksB.push_back({it->second, GraphCanvas::DiffMark::Changed});
-            ++m_changed;
-        }
-    }
-    for (const auto &[name, n] : inB)
-        if (!inA.count(name)) {
-            marksB.push_back({n, GraphCanvas::DiffMark::Added});
-            ++m_added;
-        }
-    m_left->setDiffMarks(marksA);
-    m_right->setDiffMarks(marksB);
+    markDifference();
+    m_left->installEventFilter(this);
+    m_right->installEventFilter(this);
     m_summary->setText(summary());
+    updatePosition();
     connect(m_left, &GraphCanvas::viewChanged, this, [this] { follow(m_left, m_right, *m_b); });
     connect(m_right, &GraphCanvas::viewChanged, this, [this] { follow(m_right, m_left, *m_a); });
+    connect(m_left, &GraphCanvas::moduleToggled, this, [this](const QString &m, bool on) { mirrorExpansion(m_right, m, on); });
+    connect(m_right, &GraphCanvas::moduleToggled, this, [this](const QString &m, bool on) { mirrorExpansion(m_left, m, on); });
 }
 
 CompareView::~CompareView()
@@ -87,16 +137,204 @@ CompareView::~CompareView()
     m_right->setGraph(nullptr);
 }
 
+/// The marks by provenance, and the regions Next / Previous visit: the changes ordered by where
+/// they are in B's program (a removed node right after the last node before it that B kept), a new
+/// region wherever an unchanged node of B lies between two changes.
+void CompareView::markDifference()
+{
+    const auto inA = byName(*m_a), inB = byName(*m_b);
+    std::unordered_map<std::string, size_t> posB;
+    std::vector<const ir::Node *> orderB;
+    for (const ir::Node *n = m_b->first(); n; n = n->next()) {
+        posB.emplace(n->name(), orderB.size());
+        orderB.push_back(n);
+    }
+    struct Entry {
+        double key;
+        const ir::Node *a, *b;
+    };
+    std::vector<Entry> entries;
+    std::vector<std::pair<const ir::Node *, GraphCanvas::DiffMark>> marksA, marksB;
+    double last = -1;
+    for (const ir::Node *n = m_a->first(); n; n = n->next()) {
+        auto it = inB.find(n->name());
+        if (it == inB.end()) {
+            marksA.push_back({n, GraphCanvas::DiffMark::Removed});
+            entries.push_back({last + 0.5, n, nullptr});
+            ++m_removed;
+            continue;
+        }
+        last = double(posB[n->name()]);
+        if (ir::printNode(*n) != ir::printNode(*it->second)) {
+            marksA.push_back({n, GraphCanvas::DiffMark::Changed});
+            marksB.push_back({it->second, GraphCanvas::DiffMark::Changed});
+            entries.push_back({last, n, it->second});
+            ++m_changed;
+        }
+    }
+    for (const ir::Node *n : orderB)
+        if (!inA.count(n->name())) {
+            marksB.push_back({n, GraphCanvas::DiffMark::Added});
+            entries.push_back({double(posB[n->name()]), nullptr, n});
+            ++m_added;
+        }
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry &x, const Entry &y) { return x.key < y.key; });
+    double previous = -1e300, first = 0;
+    for (const Entry &e : entries) {
+        if (e.key - previous > 1) {
+            m_changes.emplace_back();
+            first = e.key;
+            // The unchanged node before the region (or after it, for a region at the start).
+            const long before = long(std::ceil(first)) - 1;
+            if (before >= 0 && size_t(before) < orderB.size())
+                m_changes.back().context = orderB[size_t(before)]->name();
+        }
+        previous = e.key;
+        Change &c = m_changes.back();
+        if (e.a)
+            c.a.push_back(e.a);
+        if (e.b)
+            c.b.push_back(e.b);
+        if (c.context.empty() && size_t(std::floor(e.key)) + 1 < orderB.size())
+            c.context = orderB[size_t(std::floor(e.key)) + 1]->name();
+    }
+    m_left->setDiffMarks(marksA);
+    m_right->setDiffMarks(marksB);
+}
+
 QString CompareView::summary() const
 {
-    return tr("<span style=\"background:#f4a6a6\">&nbsp;%1 removed&nbsp;</span> · <span style=\"background:#a5e3a8\">&nbsp;%2 "
-              "added&nbsp;</span> · <span style=\"background:#ffd98a\">&nbsp;%3 changed&nbsp;</span> · %4 → %5 nodes. Navigation is "
-              "synchronized by node.")
-        .arg(m_removed)
-        .arg(m_added)
-        .arg(m_changed)
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    auto chip = [dark](GraphCanvas::DiffMark d, const QString &text) {
+        return QStringLiteral("<span style=\"background:%1\">&nbsp;%2&nbsp;</span>").arg(GraphCanvas::diffColour(d, dark).name(), text);
+    };
+    return tr("%1 · %2 · %3 · %4 → %5 nodes. Expanding, zooming and panning one side moves the other.")
+        .arg(chip(GraphCanvas::DiffMark::Removed, tr("%1 removed").arg(m_removed)),
+             chip(GraphCanvas::DiffMark::Added, tr("%1 added").arg(m_added)),
+             chip(GraphCanvas::DiffMark::Changed, tr("%1 changed").arg(m_changed)))
         .arg(m_a->size())
         .arg(m_b->size());
+}
+
+void CompareView::updatePosition()
+{
+    const int n = int(m_changes.size());
+    m_position->setText(n == 0              ? tr("no changes")
+                            : m_current < 0 ? tr("%n change(s)", nullptr, n)
+                                            : tr("change %1 of %2").arg(m_current + 1).arg(n));
+    for (QAction *a : actions())
+        if (a->objectName().endsWith(QLatin1String("Change")) || a->objectName() == QLatin1String("fitChanges"))
+            a->setEnabled(n > 0);
+}
+
+bool CompareView::eventFilter(QObject *watched, QEvent *e)
+{
+    if (e->type() == QEvent::Resize && m_autoFit && (watched == m_left || watched == m_right)) {
+        if (m_current < 0)
+            fitToChanges();
+        else
+            showChange(m_current);
+    }
+    return QWidget::eventFilter(watched, e);
+}
+
+void CompareView::fitToChanges()
+{
+    std::vector<const ir::Node *> inA, inB;
+    for (const Change &c : m_changes) {
+        inA.insert(inA.end(), c.a.begin(), c.a.end());
+        inB.insert(inB.end(), c.b.begin(), c.b.end());
+    }
+    m_current = -1;
+    m_autoFit = true;
+    if (m_changes.empty()) {
+        m_left->readableView();
+        m_right->readableView();
+    } else if (!showNodes(inA, inB)) {
+        showChange(0);
+        return;
+    }
+    updatePosition();
+}
+
+void CompareView::nextChange()
+{
+    if (!m_changes.empty())
+        showChange(m_current < 0 ? 0 : (m_current + 1) % int(m_changes.size()));
+}
+
+void CompareView::previousChange()
+{
+    if (!m_changes.empty())
+        showChange(m_current <= 0 ? int(m_changes.size()) - 1 : m_current - 1);
+}
+
+void CompareView::showChange(int i)
+{
+    if (i < 0 || size_t(i) >= m_changes.size())
+        return;
+    m_current = i;
+    m_autoFit = true;
+    const Change &c = m_changes[size_t(i)];
+    auto side = [&c](const std::vector<const ir::Node *> &nodes, const ir::Graph &g) {
+        if (!nodes.empty())
+            return nodes;
+        const ir::Node *at = g.find(c.context);
+        return at ? std::vector<const ir::Node *>{at} : std::vector<const ir::Node *>{};
+    };
+    showNodes(side(c.a, *m_a), side(c.b, *m_b));
+    updatePosition();
+}
+
+bool CompareView::showNodes(const std::vector<const ir::Node *> &inA, const std::vector<const ir::Node *> &inB)
+{
+    m_syncing = true;
+    m_left->revealNodes(inA);
+    m_right->revealNodes(inB);
+    // Both sides show the same modules expanded, so that following one with the other finds them.
+    for (GraphCanvas *c : {m_left, m_right})
+        for (const ir::Node *n : c == m_left ? inA : inB)
+            for (const auto &f : layout::displayModules(n))
+                if (!f.path.empty())
+                    (c == m_left ? m_right : m_left)->setExpanded(QString::fromStdString(f.path), true);
+    const QRectF ra = sceneRectOf(*m_left, inA), rb = sceneRectOf(*m_right, inB);
+    constexpr double kMargin = 30;
+    double scale = 1.0;
+    for (const auto &[c, r] : {std::pair{m_left, ra}, std::pair{m_right, rb}})
+        if (!r.isEmpty()) {
+            const QRectF free = freeArea(*c);
+            scale = std::min({scale, (free.width() - 2 * kMargin) / r.width(), (free.height() - 2 * kMargin) / r.height()});
+        }
+    const bool fits = scale >= kReadableScale;
+    scale = std::max(scale, kReadableScale);
+    for (const auto &[c, r, nodes] : {std::tuple{m_left, ra, &inA}, std::tuple{m_right, rb, &inB}}) {
+        if (r.isEmpty()) {
+            c->setView(scale, c->viewCentre());
+            continue;
+        }
+        // The rectangle's centre in the middle of the free area; when it does not fit, its first
+        // node (in program order: where the change starts) at the top middle.
+        const QRectF free = freeArea(*c);
+        QPointF at = r.center();
+        if (!fits) {
+            const QRectF first = sceneRectOf(*c, {nodes->front()});
+            at = QPointF(first.center().x(), first.top() + (free.height() / 2 - kMargin) / scale);
+        }
+        c->setView(scale, at + (QPointF(c->width() / 2.0, c->height() / 2.0) - free.center()) / scale);
+    }
+    m_syncing = false;
+    return fits;
+}
+
+void CompareView::mirrorExpansion(GraphCanvas *to, const QString &module, bool expanded)
+{
+    if (m_syncing)
+        return;
+    m_syncing = true;
+    to->setExpanded(module, expanded);
+    m_syncing = false;
+    GraphCanvas *from = to == m_left ? m_right : m_left;
+    follow(from, to, to == m_left ? *m_a : *m_b);
 }
 
 /// Shows in `to` the node `from` has at its centre (the nearest item with a counterpart), at the
@@ -106,13 +344,15 @@ void CompareView::follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &to
     if (m_syncing)
         return;
     m_syncing = true;
+    m_autoFit = false;
     const QPointF c = from->viewCentre();
     const auto &v = from->view();
     const auto &tv = to->view();
-    std::unordered_map<std::string, int> boxes; // module boxes of `to` by label
+    auto boxKey = [](const layout::ViewItem &it) { return it.module + '#' + std::to_string(it.call); };
+    std::unordered_map<std::string, int> boxes; // module boxes of `to` by module and call
     for (size_t k = 0; k < tv.items.size(); ++k)
         if (tv.items[k].kind == layout::ViewItem::Kind::Module)
-            boxes.emplace(tv.items[k].label, int(k));
+            boxes.emplace(boxKey(tv.items[k]), int(k));
     double best = 1e300;
     QPointF target = to->viewCentre();
     for (const auto &it : v.items) {
@@ -124,25 +364,82 @@ void CompareView::follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &to
         if (it.node) {
             if (const ir::Node *n = toGraph.find(it.node->name()); n && n->id() < tv.itemOfNode.size())
                 other = tv.itemOfNode[n->id()];
-        } else if (auto b = boxes.find(it.label); b != boxes.end()) {
+        } else if (auto b = boxes.find(boxKey(it)); b != boxes.end()) {
             other = b->second;
         }
         if (other < 0)
             continue;
         best = d;
         const auto &o = tv.items[size_t(other)];
-        target = QPointF(o.x + o.w / 2 + dx, o.y + o.h / 2 + dy);
+        target = QPointF(o.x + o.w / 2 - dx, o.y + o.h / 2 - dy);
     }
     to->setView(from->scale(), target);
     m_syncing = false;
 }
 
-CompareView *compareVersions(GraphDocument &doc, int a, int b, QWidget *parent, QString *error)
+CompareChooser::CompareChooser(RewriteHistory &h, QWidget *parent) : QDialog(parent)
+{
+    setWindowTitle(tr("Compare versions"));
+    m_model = new HistoryModel(this);
+    m_model->setGreyed(palette().color(QPalette::Disabled, QPalette::Text));
+    m_model->setHistory(h.steps(), h.branches(), h.version());
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(new QLabel(tr("Pick the two versions to show side by side (bold: the version on screen; ↳ a branch's last "
+                                    "version):"),
+                                 this));
+    auto *lists = new QHBoxLayout;
+    auto list = [&](const QString &title, const QString &name, int row) {
+        auto *col = new QVBoxLayout;
+        col->addWidget(new QLabel(QStringLiteral("<b>%1</b>").arg(title), this));
+        auto *v = new QListView(this);
+        v->setObjectName(name);
+        v->setModel(m_model);
+        v->setCurrentIndex(m_model->index(row));
+        v->setMinimumWidth(320);
+        col->addWidget(v);
+        lists->addLayout(col);
+        return v;
+    };
+    m_listA = list(tr("A (left)"), QStringLiteral("versionA"), 0);
+    m_listB = list(tr("B (right)"), QStringLiteral("versionB"), h.version());
+    layout->addLayout(lists, 1);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("Compare"));
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(m_listB, &QListView::doubleClicked, this, &QDialog::accept);
+    layout->addWidget(buttons);
+    resize(760, 420);
+}
+
+namespace {
+VersionChoice choiceAt(const QModelIndex &row)
+{
+    const QVariant branch = row.data(HistoryModel::BranchRole);
+    return branch.isValid() ? VersionChoice(0, branch.toInt()) : VersionChoice(std::max(0, row.row()));
+}
+} // namespace
+
+VersionChoice CompareChooser::a() const { return choiceAt(m_listA->currentIndex()); }
+VersionChoice CompareChooser::b() const { return choiceAt(m_listB->currentIndex()); }
+
+CompareView *compareVersions(GraphDocument &doc, VersionChoice a, VersionChoice b, QWidget *parent, QString *error)
 {
     auto *h = doc.history();
-    auto copies = h->copyVersions({a, b}, error);
-    if (copies.size() != 2)
-        return nullptr;
+    std::vector<rewrite::VersionCopy> copies(2);
+    // Copying a branch's version lists it last afterwards: the later index first keeps the other valid.
+    const bool same = a.version == b.version && a.branch == b.branch, bFirst = b.branch > a.branch;
+    for (const int k : {bFirst ? 1 : 0, bFirst ? 0 : 1}) {
+        const VersionChoice &c = k == 0 ? a : b;
+        if (same && copies[size_t(1 - k)].graph) {
+            copies[size_t(k)] = {copies[size_t(1 - k)].version, copies[size_t(1 - k)].label, copies[size_t(1 - k)].graph->clone()};
+            continue;
+        }
+        auto one = c.branch >= 0 ? h->copyBranchTip(c.branch, error) : h->copyVersions({c.version}, error);
+        if (one.size() != 1)
+            return nullptr;
+        copies[size_t(k)] = std::move(one.front());
+    }
     auto *view = new CompareView(std::move(copies[0].graph), QString::fromStdString(copies[0].label), std::move(copies[1].graph),
                                  QString::fromStdString(copies[1].label), parent);
     view->setWindowFlag(Qt::Window);

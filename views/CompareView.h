@@ -2,24 +2,44 @@
 // CompareView: two versions of a graph side by side (copies, so the document can move on), each
 // on its own canvas, with the difference by provenance marked: a node of A whose name is not in B
 // was removed (red), a node of B whose name is not in A was added (green), a node in both whose
-// op, target or arguments differ was changed (amber). Navigation is synchronized: zooming or
-// panning one canvas shows the same node (the one at its centre, or its nearest common
-// neighbour) at the same zoom in the other.
+// op, target or arguments differ was changed (amber); the canvases' legends list the three colours.
+//
+// It opens on the changes: the modules that hold them are expanded and both panes show every
+// change at a readable zoom (or the first change, when all of them do not fit). The changes are
+// grouped into regions (neighbours in program order), visited in order by Next / Previous change
+// (N, F8 / Shift+N, Shift+F8), each centred in both panes. The minimaps are off (M shows them):
+// the panes move together and Next / Previous find the changes. The panes stay in step: expanding or
+// folding a module in one does it in the other, and zooming or panning one shows the same node
+// (the one at its centre, or its nearest common neighbour) at the same zoom in the other. Esc closes.
 #pragma once
 
 #include "ir/Graph.h"
 
+#include <QDialog>
+#include <QRectF>
 #include <QString>
 #include <QWidget>
 
 #include <memory>
+#include <vector>
 
 class QLabel;
+class QListView;
 
 namespace fxlens::views {
 
 class GraphCanvas;
 class GraphDocument;
+class HistoryModel;
+class RewriteHistory;
+
+/// A version to compare: `version` of the current line, or (branch >= 0) the last version of
+/// that branch of the history.
+struct VersionChoice {
+    VersionChoice(int v = 0, int b = -1) : version(v), branch(b) {}
+    int version = 0;
+    int branch = -1;
+};
 
 class CompareView : public QWidget {
     Q_OBJECT
@@ -28,6 +48,9 @@ public:
                 QWidget *parent = nullptr);
     ~CompareView() override;
 
+    /// The zoom below which node text is not drawn: the panes never open or move below it.
+    static constexpr double kReadableScale = 0.6;
+
     GraphCanvas *left() const { return m_left; }
     GraphCanvas *right() const { return m_right; }
     size_t removed() const { return m_removed; }
@@ -35,18 +58,65 @@ public:
     size_t changed() const { return m_changed; }
     QString summary() const;
 
+    /// A region of the difference: changed nodes next to each other in program order, by side
+    /// (A: removed and changed, B: added and changed); a side without any is shown at `context`,
+    /// the unchanged node just before the region (in both graphs).
+    struct Change {
+        std::vector<const ir::Node *> a, b;
+        std::string context;
+    };
+    const std::vector<Change> &changes() const { return m_changes; }
+    /// The region shown by the last Next / Previous (-1: every change, as the view opened).
+    int currentChange() const { return m_current; }
+    void nextChange();
+    void previousChange();
+    /// Centres both panes on region `i` (its modules expanded), at one readable zoom.
+    void showChange(int i);
+    /// Both panes on every change (as the view opens), or on the first when they do not all fit.
+    void fitToChanges();
+
+protected:
+    /// Until the user moves a pane, the panes stay fitted to what they show as they are resized
+    /// (the window shown, laid out, maximised).
+    bool eventFilter(QObject *watched, QEvent *e) override;
+
 private:
+    void markDifference();
     void follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &toGraph);
+    void mirrorExpansion(GraphCanvas *to, const QString &module, bool expanded);
+    /// Shows the items of these nodes in each pane at one zoom (up to 1:1, not below kReadableScale),
+    /// in the part of the pane the legend and minimap leave free; false when they do not fit there.
+    bool showNodes(const std::vector<const ir::Node *> &inA, const std::vector<const ir::Node *> &inB);
+    void updatePosition();
 
     std::unique_ptr<ir::Graph> m_a, m_b;
     GraphCanvas *m_left = nullptr, *m_right = nullptr;
-    QLabel *m_summary = nullptr;
+    QLabel *m_summary = nullptr, *m_position = nullptr;
     size_t m_removed = 0, m_added = 0, m_changed = 0;
+    std::vector<Change> m_changes;
+    int m_current = -1;
     bool m_syncing = false;
+    bool m_autoFit = true; ///< no pane moved by the user since the last fit or change shown
+};
+
+/// Compare Versions' chooser: the history's versions (each with its step) and its branches, once
+/// for A and once for B. A starts at the original, B at the version on screen.
+class CompareChooser : public QDialog {
+    Q_OBJECT
+public:
+    CompareChooser(RewriteHistory &h, QWidget *parent = nullptr);
+    QListView *listA() const { return m_listA; }
+    QListView *listB() const { return m_listB; }
+    VersionChoice a() const;
+    VersionChoice b() const;
+
+private:
+    HistoryModel *m_model = nullptr;
+    QListView *m_listA = nullptr, *m_listB = nullptr;
 };
 
 /// Opens versions `a` and `b` of the document's history side by side in a window of their own
 /// (deleted when closed); nullptr with `error` for a version not in the history.
-CompareView *compareVersions(GraphDocument &doc, int a, int b, QWidget *parent, QString *error);
+CompareView *compareVersions(GraphDocument &doc, VersionChoice a, VersionChoice b, QWidget *parent, QString *error);
 
 } // namespace fxlens::views

@@ -146,6 +146,7 @@ bool GraphCanvas::relayout(bool keepCenter, Placement placement)
             m_selected = int(i);
     m_overlays.remap(m_view);
     computeFrames();
+    placeEdgeLabels();
     rebuildIndex();
     m_pixelColor.clear();
     renderMinimap();
@@ -326,13 +327,7 @@ bool GraphCanvas::selectNode(const QString &name)
             node = n;
     if (!node)
         return false;
-    // Expand the modules that hide it.
-    bool changed = false;
-    for (const auto &f : layout::displayModules(node))
-        if (!f.path.empty() && m_expanded.insert(f.path).second)
-            changed = true;
-    if (changed)
-        relayout(false, Placement::InPlace);
+    revealNodes({node});
     if (m_view.itemOfNode[node->id()] < 0) // a constant nobody reads (hidden)
         return false;
     m_selected = m_view.itemOfNode[node->id()];
@@ -342,6 +337,17 @@ bool GraphCanvas::selectNode(const QString &name)
     update();
     Q_EMIT viewChanged();
     return true;
+}
+
+void GraphCanvas::revealNodes(const std::vector<const ir::Node *> &nodes)
+{
+    bool changed = false;
+    for (const ir::Node *n : nodes)
+        for (const auto &f : layout::displayModules(n))
+            if (!f.path.empty() && m_expanded.insert(f.path).second)
+                changed = true;
+    if (changed)
+        relayout(false, Placement::InPlace);
 }
 
 QString GraphCanvas::selectedLabel() const
@@ -402,9 +408,7 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
         const QRectF r(it.x, it.y, it.w, it.h);
         QColor fill = heatTint(categoryFill(it, dark), heatOf(i));
         if (const auto d = diffOf(i); d != DiffMark::None)
-            fill = d == DiffMark::Added  ? QColor(dark ? 0x2e7d32 : 0xa5e3a8)
-                : d == DiffMark::Removed ? QColor(dark ? 0x8e2a2a : 0xf4a6a6)
-                                         : QColor(dark ? 0x8a6d1a : 0xffd98a);
+            fill = diffColour(d, dark);
         const int hl = highlightOf(i);
         if (boxesOnly && hl == 0 && i != m_selected && !isSearchHit(i)) {
             p.fillRect(r, fill);
@@ -523,7 +527,7 @@ void GraphCanvas::paintEvent(QPaintEvent *)
     }
     if (m_legend)
         paintLegend(p);
-    if (const QRect mr = minimapRect(); !mr.isNull()) {
+    if (const QRect mr = minimapRect(); !mr.isEmpty()) {
         p.setOpacity(0.85);
         p.fillRect(mr.adjusted(-3, -3, 3, 3), palette().color(QPalette::Window));
         p.drawImage(mr.topLeft(), m_minimapImage);
@@ -541,12 +545,8 @@ void GraphCanvas::paintEvent(QPaintEvent *)
 
 QRect GraphCanvas::minimapRect() const
 {
-    // Shown only while part of the graph is out of view: over a whole (fitted) graph it would
-    // only cover nodes.
-    constexpr double slack = 1;
-    const bool whole = m_offset.x() >= -slack && m_offset.y() >= -slack && m_offset.x() + m_view.width * m_scale <= width() + slack &&
-        m_offset.y() + m_view.height * m_scale <= height() + slack;
-    if (!m_minimap || m_minimapImage.isNull() || whole)
+    const QRectF visible(toScene(QPointF(0, 0)), toScene(QPointF(width(), height())));
+    if (!m_minimap || m_minimapImage.isNull() || visible.contains(QRectF(0, 0, m_view.width, m_view.height)))
         return {};
     return QRect(QPoint(width() - m_minimapImage.width() - 12, height() - m_minimapImage.height() - 12), m_minimapImage.size());
 }
@@ -629,6 +629,7 @@ void GraphCanvas::startGraphviz()
         }
         m_view = std::move(*input);
         computeFrames();
+        placeEdgeLabels();
         rebuildIndex();
         renderMinimap();
         fitToView();

@@ -68,6 +68,8 @@ public:
     int itemOf(const ir::Node *n) const;
     /// Selects the item that shows `name` (expanding its modules) and centres it.
     bool selectNode(const QString &name);
+    /// Expands the modules that hide these nodes (one layout, in place): each gets an item of its own.
+    void revealNodes(const std::vector<const ir::Node *> &nodes);
     QString selectedLabel() const;
     /// 0 none, 1 part of the highlighted match, 2 its anchor.
     int highlightOf(int item) const { return int(m_overlays.of(Layer::Highlight, item)); }
@@ -78,6 +80,9 @@ public:
     void setStableLayout(bool on) { m_stable = on; }
     /// The nodes the last step removed, drawn as ghosts (cleared by relayoutFresh()).
     const std::vector<layout::ViewItem> &ghosts() const { return m_ghosts; }
+    /// Drops the ghosts (the step that removed them is no longer the one on screen); what stays
+    /// keeps its place.
+    void clearGhosts();
     /// Lays the view out afresh (View ▸ Re-layout): no ghosts, no step marks.
     void relayoutFresh();
     /// The whole scene in the widget (Ctrl+0); small graphs are enlarged up to 2×.
@@ -101,10 +106,14 @@ public:
     static constexpr size_t kEdgeItemLimit = 6000;
     /// Screen pixels of edges one frame draws at most (long strokes are what frames cost).
     static constexpr double kEdgePixelBudget = 6e5;
+    /// The height of edge labels' text in scene pixels.
+    static constexpr int kEdgeLabelPixels = 9;
     bool layoutRunning() const { return m_job != 0; }
     /// Drops the running Graphviz layout (its result is discarded when it arrives).
     void cancelLayout();
     void setMinimapVisible(bool on);
+    /// Where the minimap is drawn (widget coordinates); empty while it is hidden or the whole scene
+    /// is in view (nothing to find: it would only cover the drawing).
     QRect minimapRect() const;
 
     /// The whole scene as SVG; the current view as PNG.
@@ -120,6 +129,15 @@ public:
     /// The colour legend (the op categories in view) in the canvas' corner.
     void setLegendVisible(bool on);
     bool legendVisible() const { return m_legend; }
+    struct LegendRow {
+        QString name;
+        QColor colour;
+    };
+    /// What the legend lists: the op categories in the view, then the diff colours (removed, added,
+    /// changed) while items are marked or ghosts drawn.
+    std::vector<LegendRow> legendRows() const;
+    /// Where the legend is drawn (widget coordinates); empty when it is hidden.
+    QRect legendRect() const;
     /// The fill of an op category (light or dark theme): what nodes are drawn in and the legend shows.
     static QColor categoryColour(layout::OpCategory c, bool dark);
     /// A box's second line in `width` pixels: whole when it fits; else a dotted class path loses its
@@ -137,15 +155,28 @@ public:
         QRectF rect; ///< bounding box (scene coordinates, title band included)
         int depth = 0;
         size_t members = 0;
-        QPainterPath shape; ///< row by row around the members: never around another module's node
+        QPainterPath shape; ///< the outline (the rectangle): never around another module's node
+        /// Where its name is drawn: the top-left band inside its outline, above its contents.
+        QRectF titleRect() const;
     };
     const std::vector<Frame> &frames() const { return m_frames; }
+    /// An edge's value label where it is drawn (scene coordinates): placed edge by edge, top to
+    /// bottom, beside the edge's last or first stretch where it overlaps no item, frame title or
+    /// other label, nor a frame's side; an edge with no such place has none (its tooltip says it).
+    struct EdgeLabel {
+        size_t edge = 0;
+        QRectF rect;
+        QString text;
+    };
+    const std::vector<EdgeLabel> &edgeLabels() const { return m_edgeLabels; }
     /// The innermost frame at a widget position, -1 for none.
     int frameAt(QPointF pos) const;
     /// How a node differs from another version (a side-by-side comparison, a step's diff).
     enum class DiffMark : uint8_t { None = 0, Added = 1, Removed = 2, Changed = 3 };
     /// Tints the items of these nodes: added green, removed red, changed amber (empty clears).
     void setDiffMarks(const std::vector<std::pair<const ir::Node *, DiffMark>> &marks);
+    /// The fill of a diff mark (light or dark theme): what marked items are drawn in and the legend shows.
+    static QColor diffColour(DiffMark d, bool dark);
     DiffMark diffOf(int item) const { return DiffMark(int(m_overlays.of(Layer::Diff, item))); }
     /// Zoom and the scene point at the widget's centre (synchronized views).
     void setView(double scale, QPointF sceneCentre);
@@ -204,6 +235,8 @@ private:
     /// The frames of the expanded modules (m_frames); the scene grows to hold them.
     void computeFrames();
     void paintFrames(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
+    /// m_edgeLabels for the laid-out view and its frames.
+    void placeEdgeLabels();
     /// An edge's polyline (its route, or the straight line when it has none).
     QPolygonF edgeLine(size_t e) const;
     QPointF toScene(QPointF w) const { return (w - m_offset) / m_scale; }
@@ -236,6 +269,7 @@ private:
     layout::ViewOptions m_viewOptions;
     bool m_legend = true;
     std::vector<Frame> m_frames; ///< outermost first
+    std::vector<EdgeLabel> m_edgeLabels;
     bool m_stable = true;
     std::vector<layout::ViewItem> m_ghosts;
 };

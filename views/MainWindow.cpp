@@ -162,6 +162,18 @@ void MainWindow::connectDocument()
     // The panels follow the document themselves (setDocument); the pattern editor is given the
     // graph it matches on, and the window keeps its text form, status line, title and autosave.
     m_canvas->setDocument(m_doc);
+    // The red ghosts show what the step on screen removed: gone once another version is current
+    // than the one a step just made (undo, a branch switch) or work moves to the Pattern Editor.
+    connect(m_doc->history(), &RewriteHistory::versionChanged, m_canvas, [this, last = 0](const VersionInfo &info) mutable {
+        if (info.version <= last)
+            m_canvas->clearGhosts();
+        last = info.version;
+    });
+    connect(m_editorDock, &QDockWidget::visibilityChanged, m_canvas, [this](bool shown) {
+        if (shown)
+            m_canvas->clearGhosts();
+    });
+    connect(m_editor, &PatternEditor::highlightRequested, m_canvas, &GraphCanvas::clearGhosts);
     m_nodes->setDocument(m_doc);
     m_inspector->setDocument(m_doc);
     connect(m_doc, &GraphDocument::aboutToReplace, m_editor, [this] { m_editor->setGraph(nullptr); });

@@ -9,6 +9,7 @@
 #include "Selection.h"
 #include "UserPatterns.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
@@ -169,6 +170,17 @@ void RewriteDebugger::connectControls()
     connect(m_history->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
         if (const int row = current.row(); row >= 0 && row <= m_h.historySize())
             showStep(row);
+    });
+    auto *compare = new QAction(tr("Compare with Version on Screen"), m_history);
+    compare->setObjectName(QStringLiteral("compareWithCurrent"));
+    compare->setToolTip(tr("This version (A) and the version on screen (B) side by side"));
+    m_history->addAction(compare);
+    m_history->setContextMenuPolicy(Qt::ActionsContextMenu);
+    connect(compare, &QAction::triggered, this, [this] {
+        const QModelIndex row = m_history->currentIndex();
+        const QVariant branch = row.data(HistoryModel::BranchRole);
+        if (row.isValid())
+            Q_EMIT compareRequested(branch.isValid() ? 0 : row.row(), branch.isValid() ? branch.toInt() : -1);
     });
     connect(m_history, &QListView::doubleClicked, this, [this](const QModelIndex &item) {
         const QVariant branch = item.data(HistoryModel::BranchRole);

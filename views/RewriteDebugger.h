@@ -102,6 +102,9 @@ Q_SIGNALS:
     void busyChanged(bool busy);
     /// Show these nodes, the anchor in its own colour (a candidate or the nodes a step made).
     void highlightRequested(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
+    /// "Compare with Version on Screen" on a history row: that version (branch < 0) or the last
+    /// version of branch `branch`, side by side with the version on screen.
+    void compareRequested(int version, int branch);
 
 private:
     void connectControls();

@@ -516,4 +516,25 @@ std::vector<rewrite::VersionCopy> RewriteHistory::copyVersions(const std::vector
     return rewrite::copyVersions(*m_session, vs);
 }
 
+std::vector<rewrite::VersionCopy> RewriteHistory::copyBranchTip(int index, QString *error)
+{
+    if (!m_session || m_running || index < 0 || size_t(index) >= branches().size()) {
+        *error = m_running ? tr("A rewrite run is in progress") : tr("No branch %1 in the history").arg(index);
+        return {};
+    }
+    const int back = version();
+    const size_t had = branches().size();
+    const int fork = int(branches()[size_t(index)].fork);
+    if (!switchBranch(index))
+        return {};
+    std::vector<rewrite::VersionCopy> out;
+    out.push_back({size_t(version()), tr("branch from version %1: %2").arg(fork).arg(versionLabel(version())).toStdString(),
+                   m_session->graph().clone()});
+    // The line left is kept as the last branch when it had steps after the fork: back onto it.
+    if (branches().size() == had)
+        switchBranch(int(had) - 1);
+    checkout(back);
+    return out;
+}
+
 } // namespace fxlens::views

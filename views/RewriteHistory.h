@@ -130,6 +130,12 @@ public:
     /// was, so views keep their nodes): what profiling and comparing versions work on. Empty with
     /// `error` for a version not in the history or while a run goes.
     std::vector<rewrite::VersionCopy> copyVersions(const std::vector<int> &versions, QString *error);
+    /// A copy of the last version of branch `index` (what comparing with a branch works on): the
+    /// history switches to the branch and back to the version it was at, so nothing is lost, but the
+    /// branch is listed last afterwards (or, when the line left had no steps after the fork, its
+    /// steps follow the current version as redo steps). Empty with `error` for a bad index or while
+    /// a run goes.
+    std::vector<rewrite::VersionCopy> copyBranchTip(int index, QString *error);
 
 Q_SIGNALS:
     /// The version on screen changed (a step, undo/redo, a branch switch, a replay, a run).

@@ -130,31 +130,25 @@ void WindowMenus::rewriteMenu()
     add(tr("&Redo Step"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), [d] { d->redo(); });
     add(tr("Run to &Breakpoint or Fixpoint"), QKeySequence(Qt::Key_F5), [d] { d->run(); });
     m_rewrite->addSeparator();
-    add(tr("&Compare Versions Side by Side…"), QKeySequence(Qt::CTRL | Qt::Key_D), [this, d] {
-        bool ok = false;
-        const QString text =
-            QInputDialog::getText(&m_w, tr("Compare versions"), tr("Two versions of the history (0 to %1), A and B:").arg(d->historySize()),
-                                  QLineEdit::Normal, QStringLiteral("0, %1").arg(d->version()), &ok);
-        if (!ok)
-            return;
-        const QStringList parts = text.split(QLatin1Char(','));
-        QString error;
-        CompareView *view = parts.size() == 2
-            ? compareVersions(*m_w.document(), parts[0].trimmed().toInt(), parts[1].trimmed().toInt(), &m_w, &error)
-            : nullptr;
-        if (!view) {
-            m_w.statusBar()->showMessage(error.isEmpty() ? tr("Give two versions: A, B") : error, 8000);
-            return;
-        }
+    add(tr("&Compare Versions Side by Side…"), QKeySequence(Qt::CTRL | Qt::Key_D), [this] {
+        CompareChooser chooser(*m_w.document()->history(), &m_w);
+        if (chooser.exec() == QDialog::Accepted)
+            openCompare(chooser.a(), chooser.b());
+    });
+    add(tr("Compare with &Previous Version"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D),
+        [this, d] { openCompare(std::max(0, d->version() - 1), d->version()); });
+    // A history row's "Compare with Version on Screen".
+    connect(d, &RewriteDebugger::compareRequested, this,
+            [this, d](int version, int branch) { openCompare(VersionChoice(version, branch), d->version()); });
+}
+
+void WindowMenus::openCompare(VersionChoice a, VersionChoice b)
+{
+    QString error;
+    if (CompareView *view = compareVersions(*m_w.document(), a, b, &m_w, &error))
         view->show();
-    });
-    add(tr("Compare with &Previous Version"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D), [this, d] {
-        QString error;
-        if (CompareView *view = compareVersions(*m_w.document(), std::max(0, d->version() - 1), d->version(), &m_w, &error))
-            view->show();
-        else
-            m_w.statusBar()->showMessage(error, 8000);
-    });
+    else
+        m_w.statusBar()->showMessage(error, 8000);
 }
 
 void WindowMenus::profileMenu()
@@ -233,7 +227,10 @@ void WindowMenus::helpMenu()
                                     "<p><b>Timeline</b>: iterations and FX-node ranges (host), then one track per CUDA stream; "
                                     "grey blocks fold events narrower than a pixel. Click a kernel to select its node.</p>"
                                     "<p><b>History</b>: bold is the version shown, grey the steps ahead of it (redo); "
-                                    "✓ marks a step whose outputs were verified.</p>"));
+                                    "✓ marks a step whose outputs were verified; right-click a row to compare it with the "
+                                    "version on screen.</p>"
+                                    "<p><b>Compare</b>: removed red (A), added green (B), changed amber (both); N / Shift+N "
+                                    "go to the next / previous change, Esc closes.</p>"));
     });
     help->addAction(tr("&About fxlens"), &m_w, [this] {
         QMessageBox::about(

@@ -3,6 +3,8 @@
 // the window's public operations; recent files live here too.
 #pragma once
 
+#include "CompareView.h"
+
 #include <QObject>
 #include <QStringList>
 
@@ -30,6 +32,8 @@ private:
     void profileMenu();
     void helpMenu();
     void updateRecentMenu();
+    /// Versions `a` and `b` side by side in a window of their own (or why not, in the status bar).
+    void openCompare(VersionChoice a, VersionChoice b);
 
     MainWindow &m_w;
     QMenu *m_file = nullptr, *m_recent = nullptr, *m_rewrite = nullptr, *m_profile = nullptr;

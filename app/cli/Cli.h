@@ -8,6 +8,7 @@
 #include "ir/Graph.h"
 #include "profile/Profile.h"
 #include "rewrite/Pattern.h"
+#include "rewrite/Tune.h"
 #include "util/Diagnostic.h"
 
 #include <cstdint>
@@ -49,6 +50,9 @@ struct Args {
     bool noMeta = false, randomInputs = false;
     bool randomWeights = false;         ///< optimize --freeze: seeded random weights may be frozen (benchmarks)
     std::vector<std::string> libraries; ///< --load-library: custom operators' C++ kernels
+    double budget = 600;                ///< tune --budget: seconds of search
+    std::string report;                 ///< tune --report: the HTML page
+    std::string devices;                ///< tune --devices: one measuring worker process per device
 };
 
 struct Command {
@@ -100,6 +104,8 @@ int cmdExportPattern(const Args &a);
 int cmdDoctor(const Args &a);
 int cmdOptimize(const Args &a);
 int cmdProfile(const Args &a);
+int cmdTune(const Args &a);
+int cmdMeasureWorker(const Args &a);
 // ExecCommands.cpp (NoExec.cpp without LibTorch):
 int cmdRun(const Args &a);
 int cmdVerify(const Args &a);
@@ -115,6 +121,12 @@ std::function<std::string(const ir::Graph &)> stepVerifier(const ir::Graph &orig
 /// optimize --verify: runs both graphs and prints the comparison; kOk, or kFailed when they differ
 /// or cannot run.
 int verifyResult(const ir::Graph &original, const ir::Graph &result, const Args &a);
+/// tune: the cost model that measures whole versions of `original` on the executor (one worker
+/// process per device of `--devices`, else in this process); nullptr with `err` when it cannot.
+std::unique_ptr<rewrite::CostModel> tuneCostModel(const ir::Graph &original, const Args &a, std::string &note, std::string &err);
+/// The pool of `measure-worker` processes, one per device (TuneCommand.cpp); nullptr with `err`
+/// when one does not start.
+std::unique_ptr<rewrite::CostModel> startWorkers(const Args &a, const std::vector<std::string> &devices, std::string &err);
 /// optimize --freeze on a graph whose weights would be made up (`why`), without --random-weights:
 /// the message (naming the graph file and the option) and kBadInput (RewriteCommands.cpp).
 int refuseRandomFreeze(const Args &a, const std::string &why);

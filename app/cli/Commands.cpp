@@ -59,6 +59,20 @@ const std::vector<Command> &commands()
          withExec({"-o", "--compare", "--compare-output", "--optimize", "--versions", "--iters", "--warmup", "--freeze", "--cuda-graph",
                    "--trace", "--raw-events", "--host-ops", "--preset", "--patterns", "--pattern-dir"}),
          cmdProfile},
+        {"tune", "<graph.json>",
+         "choose the patterns, the order of their families and which matches to apply by measured time of the whole "
+         "graph: starts from the greedy result, leaves out a pattern or a group of same-structure matches only when that "
+         "saves time beyond the noise band (the greedy version measured three times); on CUDA each version is replayed "
+         "as a CUDA graph, on the CPU timed by the host clock (median of --iters after --warmup); --freeze times versions "
+         "with weight-only nodes folded. -o writes the tuned graph, --trace every measurement as JSON, --report an HTML "
+         "page; --budget bounds the search; --devices spreads measurements over several devices",
+         withExec({"-o", "--preset", "--patterns", "--pattern-dir", "--budget", "--trace", "--report", "--iters", "--warmup", "--freeze",
+                   "--devices", "--checked"}),
+         cmdTune},
+        {"measure-worker", "<graph.json>",
+         "(used by tune --devices) reads graph file names on standard input, one per line, and prints one JSON line with "
+         "each version's measured time",
+         withExec({"--iters", "--warmup", "--freeze"}), cmdMeasureWorker},
         {"explain",
          "<graph.json> (--pattern and --node required)",
          "why pattern P (a name or a .fxpat file) does or does not match at NODE: the first failing element or "

@@ -42,6 +42,14 @@ int profileGraphs(const Args &, std::vector<std::unique_ptr<ir::Graph>> &, const
     return noTorch("profile", "it can only open saved profiles");
 }
 
+std::unique_ptr<rewrite::CostModel> tuneCostModel(const ir::Graph &, const Args &, std::string &, std::string &err)
+{
+    err = executorMissing("tune") + "; tune measures versions on the executor";
+    return nullptr;
+}
+
+int cmdMeasureWorker(const Args &) { return noTorch("measure-worker", "measuring versions needs the executor"); }
+
 std::string executorReport() { return "LibTorch: no (built without; execution, verification and profiling are unavailable)\n"; }
 
 } // namespace fxlens::cli

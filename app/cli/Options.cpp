@@ -121,6 +121,19 @@ const std::vector<Option> &options()
         {"--host-ops", nullptr, nullptr, "on CUDA, also record the ATen ops on the host", flag(&Args::hostOps)},
         {"--pattern", nullptr, "P", "explain: a pattern name or .fxpat file", text(&Args::pattern)},
         {"--node", nullptr, "NODE", "explain: the node to explain the match at", text(&Args::node)},
+        {"--budget", nullptr, "SECONDS", "tune: stop starting measurements after this long (default 600)",
+         [](Args &a, const std::string &v, std::string &err) {
+             char *end = nullptr;
+             a.budget = std::strtod(v.c_str(), &end);
+             if (!end || *end || v.empty() || !(a.budget >= 0)) {
+                 err = "--budget needs a number of seconds >= 0, got '" + v + "'";
+                 return false;
+             }
+             return true;
+         }},
+        {"--report", nullptr, "F", "tune: write the report, one self-contained HTML page", text(&Args::report)},
+        {"--devices", nullptr, "LIST",
+         "tune: measure on these devices at once, one worker process each (cuda:0,cuda:1; `cuda` = every GPU)", text(&Args::devices)},
         {"--trials", nullptr, "N", "check-pattern: random instances to try (default 200)", integer(&Args::trials, 1, 100000, "--trials")},
     };
     return table;

@@ -3,7 +3,9 @@
 #include "layout/LayeredPhases.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 
 namespace fxlens::layout::layered {
 
@@ -42,6 +44,180 @@ std::vector<std::vector<Row>> layerRows(const LayeredState &s, const LayoutOptio
     return rows;
 }
 
+/// Room for the frames of expanded modules (moduleFrames): each module's slots, over all of its
+/// layers, inside one rectangle kFramePad outside its members and its children's rectangles, and
+/// nothing else in it. Slots are only ever moved right, keeping each layer's order.
+class FrameRoom {
+public:
+    FrameRoom(const LayeredState &s, const LayoutOptions &o, std::vector<double> &x) : m_s(s), m_o(o), m_x(x)
+    {
+        const size_t clusters = s.chainOf.size();
+        m_members.resize(clusters);
+        m_top.assign(clusters, INT32_MAX);
+        m_bottom.assign(clusters, -1);
+        for (uint32_t i = 0; i < s.slots(); ++i)
+            for (uint32_t c : chain(i)) {
+                m_members[c].push_back(i);
+                m_top[c] = std::min(m_top[c], s.layerOf[i]);
+                m_bottom[c] = std::max(m_bottom[c], s.layerOf[i]);
+            }
+    }
+
+    void run()
+    {
+        spaceLayers();
+        for (int pass = 0; pass < 40 && separate(); ++pass)
+            spaceLayers();
+    }
+
+    /// Per layer: how many frames open above it and close below it (the most over its slots).
+    std::pair<std::vector<int>, std::vector<int>> bands() const
+    {
+        std::vector<int> open(size_t(m_s.layers), 0), close(size_t(m_s.layers), 0);
+        for (uint32_t i = 0; i < m_s.n; ++i) {
+            const int l = m_s.layerOf[i];
+            int o = 0, c = 0;
+            for (uint32_t k : chain(i))
+                o += m_top[k] == l, c += m_bottom[k] == l;
+            open[size_t(l)] = std::max(open[size_t(l)], o);
+            close[size_t(l)] = std::max(close[size_t(l)], c);
+        }
+        return {open, close};
+    }
+
+private:
+    const std::vector<uint32_t> &chain(uint32_t i) const { return m_s.chainOf[m_s.clusterId[i]]; }
+
+    /// Neighbours in a layer keep the item gap plus a frame margin for each frame between them.
+    void spaceLayers()
+    {
+        for (const auto &layer : m_s.byLayer)
+            for (size_t k = 1; k < layer.size(); ++k) {
+                const auto &a = chain(layer[k - 1]), &b = chain(layer[k]);
+                size_t d = 0;
+                while (d < a.size() && d < b.size() && a[d] == b[d])
+                    ++d;
+                const double want =
+                    m_x[layer[k - 1]] + m_s.widthOf[layer[k - 1]] + m_o.itemGap + kFramePad * double(a.size() + b.size() - 2 * d);
+                m_x[layer[k]] = std::max(m_x[layer[k]], want);
+            }
+    }
+
+    /// Each frame's x extent now.
+    void measure()
+    {
+        m_left.assign(m_members.size(), 1e300);
+        m_right.assign(m_members.size(), -1e300);
+        for (uint32_t i = 0; i < m_s.slots(); ++i) {
+            const auto &c = chain(i);
+            for (size_t k = 0; k < c.size(); ++k) {
+                const double pad = kFramePad * double(c.size() - k);
+                m_left[c[k]] = std::min(m_left[c[k]], m_x[i] - pad);
+                m_right[c[k]] = std::max(m_right[c[k]], m_x[i] + m_s.widthOf[i] + pad);
+            }
+        }
+    }
+
+    /// Moves apart, once each, the frames and slots that lie in another frame; true when some moved.
+    bool separate()
+    {
+        measure();
+        std::vector<uint8_t> movedSlot(m_s.slots(), 0), movedFrame(m_members.size(), 0);
+        bool moved = false;
+        const double gap = m_o.itemGap;
+        for (size_t c = 1; c < m_members.size(); ++c) {
+            if (m_members[c].empty())
+                continue;
+            const auto &cc = m_s.chainOf[c];
+            for (int l = m_top[c]; l <= m_bottom[c]; ++l)
+                for (uint32_t i : m_s.byLayer[size_t(l)]) {
+                    const auto &ci = chain(i);
+                    if (std::find(ci.begin(), ci.end(), uint32_t(c)) != ci.end())
+                        continue;
+                    size_t d = 0; // the frames both lie in
+                    while (d < ci.size() && d < cc.size() && ci[d] == cc[d])
+                        ++d;
+                    const uint32_t unitC = cc[d]; // the frame around c beside i (or c itself)
+                    const bool frameI = d < ci.size();
+                    const double l0 = frameI ? m_left[ci[d]] : m_x[i], r0 = frameI ? m_right[ci[d]] : m_x[i] + m_s.widthOf[i];
+                    if (r0 + gap <= m_left[unitC] || l0 >= m_right[unitC] + gap)
+                        continue;
+                    if (frameI && (m_top[ci[d]] > m_bottom[unitC] || m_bottom[ci[d]] < m_top[unitC]))
+                        continue;
+                    // The one further right moves past the other.
+                    if (l0 + r0 >= m_left[unitC] + m_right[unitC]) {
+                        const double by = m_right[unitC] + gap - l0;
+                        moved |= frameI ? shiftFrame(ci[d], by, movedFrame) : shiftSlot(i, by, movedSlot);
+                    } else {
+                        moved |= shiftFrame(unitC, r0 + gap - m_left[unitC], movedFrame);
+                    }
+                }
+        }
+        return moved;
+    }
+
+    bool shiftSlot(uint32_t i, double by, std::vector<uint8_t> &moved)
+    {
+        if (moved[i] || by <= 0)
+            return false;
+        moved[i] = 1;
+        m_x[i] += by;
+        return true;
+    }
+    bool shiftFrame(uint32_t c, double by, std::vector<uint8_t> &moved)
+    {
+        if (moved[c] || by <= 0)
+            return false;
+        moved[c] = 1;
+        for (uint32_t i : m_members[c])
+            m_x[i] += by;
+        return true;
+    }
+
+    const LayeredState &m_s;
+    const LayoutOptions &m_o;
+    std::vector<double> &m_x;
+    std::vector<std::vector<uint32_t>> m_members; ///< per frame: its slots at any depth
+    std::vector<int> m_top, m_bottom;             ///< per frame: its first and last layer
+    std::vector<double> m_left, m_right;
+};
+
+/// Views with frames and a row per layer: slots moved apart for the frames (FrameRoom), each
+/// layer's y below the previous one with room for the frames that close above it and the title
+/// bands of those that open at it. The items start at 0, 0 as without frames (the outermost
+/// frames reach past: a canvas grows its scene to hold them).
+void placeFramed(LayeredState &s, const LayoutOptions &o, std::vector<Point> &at)
+{
+    std::vector<double> x(s.slots());
+    for (size_t i = 0; i < x.size(); ++i)
+        x[i] = at[i].x;
+    FrameRoom room(s, o, x);
+    room.run();
+    const auto [open, close] = room.bands();
+    double left = 1e300, right = 0, y = 0;
+    for (size_t i = 0; i < x.size(); ++i)
+        left = std::min(left, x[i]);
+
+    std::vector<double> layerY(size_t(s.layers));
+    for (int li = 0; li < s.layers; ++li) {
+        if (li > 0)
+            y += std::max(o.layerGap, kFramePad * close[size_t(li - 1)] + kFrameTitle * open[size_t(li)] + 20);
+        layerY[size_t(li)] = y;
+        double height = 8;
+        for (uint32_t i : s.byLayer[size_t(li)])
+            height = std::max(height, s.heightOf[i]);
+        y += height;
+    }
+    for (size_t i = 0; i < x.size(); ++i) {
+        at[i] = {x[i] - left, layerY[size_t(s.layerOf[i])]};
+        right = std::max(right, at[i].x + s.widthOf[i]);
+        if (i < s.n)
+            s.v.items[i].x = at[i].x, s.v.items[i].y = at[i].y;
+    }
+    s.v.width = right;
+    s.v.height = y + o.layerGap;
+}
+
 } // namespace
 
 // Coordinates: layers top to bottom, slots left to right. A layer wider than the wrap width
@@ -74,6 +250,8 @@ void placeSlots(LayeredState &s, const LayoutOptions &o)
     }
     v.width = widest;
     v.height = y;
+    if (s.framed && s.n <= o.wrapItems)
+        placeFramed(s, o, at);
     for (auto &e : v.edges)
         e.via.clear();
     for (const auto &c : s.chains)

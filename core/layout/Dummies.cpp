@@ -58,6 +58,16 @@ void addDummies(LayeredState &s, const std::vector<int> &reach)
     }
 }
 
+/// The innermost cluster around both (a prefix of both chains).
+uint32_t commonCluster(const LayeredState &s, uint32_t a, uint32_t b)
+{
+    const auto &x = s.chainOf[a], &y = s.chainOf[b];
+    uint32_t common = 0;
+    for (size_t k = 0; k < std::min(x.size(), y.size()) && x[k] == y[k]; ++k)
+        common = x[k];
+    return common;
+}
+
 } // namespace
 
 // Long edges get a chain of dummies, one per layer they pass (small views: the ordering then
@@ -102,6 +112,11 @@ void findClusters(LayeredState &s)
         uint32_t id = 0;
         for (size_t k = path.find('.');; k = path.find('.', k + 1)) {
             const std::string prefix = k == std::string::npos ? path : path.substr(0, k);
+            if (!s.v.modules.empty() && !s.v.modules.count(prefix)) { // a ModuleList: no frame of its own
+                if (k == std::string::npos)
+                    break;
+                continue;
+            }
             auto [it, fresh] = ids.emplace(prefix, uint32_t(s.chainOf.size()));
             if (fresh) {
                 std::vector<uint32_t> chain = s.chainOf[id];
@@ -113,6 +128,18 @@ void findClusters(LayeredState &s)
                 break;
         }
         s.clusterId[i] = id;
+    }
+    // A long edge's dummies lie in the innermost module around both of its ends (and around every
+    // end of the bundle they carry): its route runs inside that module's frame.
+    std::vector<uint8_t> set(s.slots(), 0);
+    for (const auto &c : s.chains) {
+        const auto &e = s.v.edges[c.edge];
+        const uint32_t inner = commonCluster(s, s.clusterId[e.from], s.clusterId[e.to]);
+        for (int k = 0; k < c.count; ++k) {
+            const uint32_t d = c.first + uint32_t(k);
+            s.clusterId[d] = set[d] ? commonCluster(s, s.clusterId[d], inner) : inner;
+            set[d] = 1;
+        }
     }
 }
 

@@ -114,6 +114,7 @@ private:
     ViewGraph boxContents(uint32_t oi) const
     {
         ViewGraph sub;
+        sub.modules = v.modules;
         std::vector<int32_t> local(n, -1);
         for (uint32_t ni : newOf[oi]) {
             local[ni] = int32_t(sub.items.size());

@@ -197,6 +197,26 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
     attachHiddenInputs(v, g, hidden);
     for (auto &i : v.items)
         sizeItem(i);
+    // Expanded modules whose nodes run in one stretch of the program; one called at several places
+    // (a ReLU used three times in a block) is no frame: it would hold its callers' other nodes.
+    std::unordered_map<std::string, size_t> last;
+    std::set<std::string> split;
+    size_t t = 0;
+    for (ir::Node *n = g.first(); n; n = n->next()) {
+        if (hidden[n->id()] || v.itemOfNode[n->id()] < 0)
+            continue;
+        ++t;
+        for (const auto &f : displayModules(n))
+            if (!f.path.empty() && expanded.count(f.path)) {
+                auto [at, fresh] = last.emplace(f.path, t);
+                if (!fresh && at->second + 1 != t)
+                    split.insert(f.path);
+                at->second = t;
+            }
+    }
+    for (const auto &[path, at] : last)
+        if (!split.count(path))
+            v.modules.insert(path);
     addEdges(v, g, hidden);
     return v;
 }

@@ -82,6 +82,9 @@ struct ViewGraph {
     double width = 0, height = 0;
     /// Item of a graph node (the node itself or the collapsed module that holds it).
     std::vector<int32_t> itemOfNode; ///< by node id; -1 for erased ids
+    /// The expanded modules that hold items (prefixes of the items' clusters that are modules: a
+    /// ModuleList such as "encoder.layer" is not one); empty: every prefix counts.
+    std::set<std::string> modules;
 };
 
 /// The module chain a node is drawn in: its own, or for an input or parameter outside any module
@@ -128,11 +131,30 @@ struct StableResult {
     std::vector<uint32_t> added;   ///< items of the new view that the previous one did not have (none: laid out afresh)
 };
 
+/// The frame around an expanded module's items: one rectangle around its members (items in it or
+/// in modules inside it, and the long edges between them) and the frames of its framed children,
+/// kFramePad wide on the sides and below, with a kFrameTitle band on top for its name. The layout
+/// leaves room for them: frames nest with a margin, and siblings and other items stay outside.
+/// A module of one item gets no frame.
+constexpr double kFramePad = 6, kFrameTitle = 16;
+/// Edges keep this far from a frame's sides (routeEdges).
+constexpr double kFrameClearance = 5;
+struct ModuleFrame {
+    std::string path;
+    double x0 = 0, y0 = 0, x1 = 0, y1 = 0; ///< outline, title band included
+    int depth = 0;                         ///< dots in the path
+    size_t members = 0;                    ///< items inside (at any depth)
+};
+/// Outermost first (by depth).
+std::vector<ModuleFrame> moduleFrames(const ViewGraph &v);
+
 /// Lays `v` out where `previous` was (the same graph before an edit): items the previous view had
 /// (by label) keep their positions; new items go below their inputs, in the nearest free place
 /// (never over a kept item or where a removed one was); edges are routed again. When more than
-/// `maxNewShare` of the items are new, `v` is laid out afresh (layeredLayout) instead.
-StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewShare = 0.3, const LayoutOptions &o = {});
+/// `maxNewShare` of the items are new, or the removed items' area is more than `maxHoleShare` of
+/// the kept ones' (it would leave holes), `v` is laid out afresh (layeredLayout) instead.
+StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewShare = 0.3, const LayoutOptions &o = {},
+                         double maxHoleShare = 0.1);
 
 /// Lays `v` out where `previous` was (the same graph with modules expanded or collapsed): every
 /// other item keeps its position; an expanded box's contents are laid out on their own and take

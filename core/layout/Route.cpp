@@ -57,6 +57,44 @@ Rows makeRows(const ViewGraph &v, double gap)
     return r;
 }
 
+/// Frame borders are no passage: an edge drawn along one could not be told from it. Each row's
+/// free intervals lose kFrameClearance either side of the side borders of the frames it crosses.
+void avoidFrames(Rows &r, const std::vector<ModuleFrame> &frames)
+{
+    if (frames.empty())
+        return;
+    for (size_t k = 0; k < r.gaps.size(); ++k) {
+        std::vector<double> borders;
+        for (const auto &f : frames)
+            if (f.y0 < r.bottom[k] && f.y1 > r.top[k])
+                borders.insert(borders.end(), {f.x0, f.x1});
+        if (borders.empty())
+            continue;
+        std::vector<std::pair<double, double>> out;
+        for (auto g : r.gaps[k]) {
+            std::vector<std::pair<double, double>> pieces{g};
+            for (double b : borders) {
+                std::vector<std::pair<double, double>> next;
+                for (const auto &p : pieces) {
+                    if (b + kFrameClearance <= p.first || b - kFrameClearance >= p.second) {
+                        next.push_back(p);
+                        continue;
+                    }
+                    if (b - kFrameClearance - p.first >= 2)
+                        next.push_back({p.first, b - kFrameClearance});
+                    if (p.second - b - kFrameClearance >= 2)
+                        next.push_back({b + kFrameClearance, p.second});
+                }
+                pieces = std::move(next);
+            }
+            out.insert(out.end(), pieces.begin(), pieces.end());
+        }
+        std::sort(out.begin(), out.end());
+        if (!out.empty())
+            r.gaps[k] = std::move(out);
+    }
+}
+
 /// The x nearest `want` in a free interval, kept 3 px from the items on either side.
 double passage(const std::vector<std::pair<double, double>> &gaps, double want)
 {
@@ -80,7 +118,8 @@ void routeEdges(ViewGraph &v, double gap)
 {
     if (v.items.empty())
         return;
-    const Rows rows = makeRows(v, gap);
+    Rows rows = makeRows(v, gap);
+    avoidFrames(rows, moduleFrames(v));
     const size_t nrows = rows.top.size();
     double right = 0;
     for (const auto &it : v.items)
@@ -109,7 +148,9 @@ void routeEdges(ViewGraph &v, double gap)
                     ++via;
                 const bool here = via < e.via.size() && e.via[via].y <= rows.bottom[r] + 1e-6;
                 const double want = here ? e.via[via].x : x + (bx - x) / double(rb - r + 1);
-                const double g = passage(rows.gaps[r], want);
+                // Straight on where that is free and near the place left for the edge.
+                const double on = passage(rows.gaps[r], x);
+                const double g = std::fabs(on - x) < 1e-6 && std::fabs(x - want) <= 2 * gap ? x : passage(rows.gaps[r], want);
                 pts.push_back({g, rows.top[r]});
                 pts.push_back({g, rows.bottom[r]});
                 x = g;

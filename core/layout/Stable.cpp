@@ -16,7 +16,7 @@ struct Box {
 
 } // namespace
 
-StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewShare, const LayoutOptions &o)
+StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewShare, const LayoutOptions &o, double maxHoleShare)
 {
     StableResult r;
     std::unordered_map<std::string, size_t> before;
@@ -38,12 +38,22 @@ StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewS
         layeredLayout(v, o);
         return r;
     }
+    double removedArea = 0, keptArea = 0;
     for (const auto &p : previous.items)
         if (!still.count(p.label)) {
             ViewItem ghost = p;
             ghost.node = nullptr;
+            removedArea += p.w * p.h;
             r.removed.push_back(std::move(ghost));
+        } else {
+            keptArea += p.w * p.h;
         }
+    // A large removal would leave holes in the picture: it is laid out afresh (no ghosts).
+    if (removedArea > maxHoleShare * keptArea) {
+        r = {};
+        layeredLayout(v, o);
+        return r;
+    }
     // Kept items where they were (their old size: nothing moves).
     std::vector<Box> taken;
     for (size_t i = 0; i < v.items.size(); ++i)

@@ -399,6 +399,12 @@ bool Session::tryPatterns(Node *n, RunResult *stats, bool respectBreakpoints, bo
                 l->notifyPatternEnd(p->name, false);
             return false;
         }
+        if (m_cfg.decide && !m_cfg.decide(*p, m)) {
+            m_history.skip(*p, *n);
+            for (auto *l : m_listeners)
+                l->notifyPatternEnd(p->name, false);
+            continue;
+        }
         if (applyMatch(*p, m)) {
             ++stats->rewritesByPattern[p->name];
             return true;

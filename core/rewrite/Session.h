@@ -76,6 +76,9 @@ struct SessionConfig {
     /// run() returns with StopReason::RolledBack after a step is rolled back (instead of going on
     /// with the next candidate).
     bool stopOnRollback = false;
+    /// The scheduler's seam (rewrite/Tune.h): asked before the driver applies a match; false leaves
+    /// the match out, as Session::skip does. Unset: every match is applied.
+    std::function<bool(const Pattern &, const Match &)> decide;
 };
 
 class Session : public MatchContext, private ir::GraphObserver {

@@ -3,7 +3,6 @@
 // collapse, clicking selects, a pattern's matches are highlighted, the view exports as SVG/PNG.
 // Screenshots (fit and zoomed in) go to <build>/screenshots for a person to look at.
 #include "BuiltinPatterns.h"
-#include "CompareView.h"
 #include "GraphCanvas.h"
 #include "GraphDocument.h"
 #include "MainWindow.h"
@@ -510,67 +509,6 @@ private Q_SLOTS:
         QTest::mouseDClick(&c, Qt::LeftButton, {}, title.toPoint());
         QVERIFY(!c.isExpanded(QStringLiteral("layer1")));
         QVERIFY(c.frames().empty());
-    }
-
-    /// Two versions side by side: the difference by provenance (removed, added, changed nodes by
-    /// name) and navigation synchronized by node.
-    void compareSideBySide()
-    {
-        views::GraphDocument doc(testServices());
-        QString error;
-        QVERIFY(doc.open(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json"), &error));
-        auto *h = doc.history();
-        std::set<std::string> before;
-        for (const ir::Node *n = doc.graph()->first(); n; n = n->next())
-            before.insert(n->name());
-        QVERIFY(h->apply(h->stableCandidates(1).front()));
-        QVERIFY(h->apply(h->stableCandidates(1).front()));
-        std::set<std::string> after;
-        for (const ir::Node *n = doc.graph()->first(); n; n = n->next())
-            after.insert(n->name());
-        size_t removed = 0, added = 0;
-        for (const auto &n : before)
-            removed += !after.count(n);
-        for (const auto &n : after)
-            added += !before.count(n);
-        QVERIFY(removed + added > 0);
-        std::unique_ptr<views::CompareView> view(views::compareVersions(doc, 0, 2, nullptr, &error));
-        QVERIFY2(view, qPrintable(error));
-        view->setAttribute(Qt::WA_DeleteOnClose, false);
-        view->show();
-        QCOMPARE(view->removed(), removed);
-        QCOMPARE(view->added(), added);
-        QVERIFY(view->summary().contains(QStringLiteral("removed")));
-        QCOMPARE(h->version(), 2); // the document is where it was
-        // Marks: some item on the left is marked removed or changed; on the right added or changed.
-        auto marked = [](views::GraphCanvas *c, views::GraphCanvas::DiffMark a, views::GraphCanvas::DiffMark b) {
-            for (size_t i = 0; i < c->view().items.size(); ++i)
-                if (c->diffOf(int(i)) == a || c->diffOf(int(i)) == b)
-                    return true;
-            return false;
-        };
-        view->left()->expandAll();
-        view->right()->expandAll();
-        QVERIFY(marked(view->left(), views::GraphCanvas::DiffMark::Removed, views::GraphCanvas::DiffMark::Changed));
-        QVERIFY(marked(view->right(), views::GraphCanvas::DiffMark::Added, views::GraphCanvas::DiffMark::Changed));
-        // Synchronized: centring the left canvas on a node both versions have moves the right one there.
-        const std::string common = doc.graph()->first()->next()->name();
-        QVERIFY(view->left()->selectNode(QString::fromStdString(common)));
-        const auto &rv = view->right()->view();
-        const ir::Node *rn = nullptr;
-        for (const auto &it : rv.items)
-            if (it.node && it.node->name() == common)
-                rn = it.node;
-        QVERIFY(rn);
-        const auto &ri = rv.items[size_t(rv.itemOfNode[rn->id()])];
-        const QPointF c = view->right()->viewCentre();
-        QVERIFY2(std::abs(c.x() - (ri.x + ri.w / 2)) < 1 && std::abs(c.y() - (ri.y + ri.h / 2)) < 1,
-                 qPrintable(QStringLiteral("%1,%2 vs %3,%4").arg(c.x()).arg(c.y()).arg(ri.x + ri.w / 2).arg(ri.y + ri.h / 2)));
-        QCOMPARE(view->right()->scale(), view->left()->scale());
-        QVERIFY(QDir().mkpath(shots()));
-        QVERIFY(view->grab().save(shots() + QStringLiteral("compare_tangle4_steps.png")));
-        QVERIFY(!views::compareVersions(doc, 0, 9, nullptr, &error));
-        QVERIFY(error.contains(QStringLiteral("0 to 2")));
     }
 
     /// After a step the picture stays put: unchanged nodes where they were, the new ones green in

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+// How expanded modules are drawn, measured on what the canvas shows: one rectangle per frame,
+// nested with a margin, its title in its own top band; edge labels that overlap no node and no
+// other label; long edges apart from frame sides; after steps, no holes and no stale ghosts.
+#include "GraphCanvas.h"
+#include "MainWindow.h"
+#include "RewriteDebugger.h"
+#include "TestServices.h"
+#include "io/GraphJson.h"
+
+#include <QDir>
+#include <QDockWidget>
+#include <QtTest>
+
+#include <map>
+
+using namespace fxlens;
+
+namespace {
+
+constexpr double kBorderGap = 4; ///< an edge this near a frame's side, along it, reads as the side
+
+struct Shown {
+    std::unique_ptr<ir::Graph> graph;
+    views::GraphCanvas canvas;
+};
+
+/// An example on a shown canvas with `modules` expanded (with everything inside them), or every
+/// module when `modules` is empty.
+std::unique_ptr<Shown> expanded(const char *file, const QStringList &modules = {})
+{
+    auto r = io::readGraphFile(std::string(FXLENS_EXAMPLES "/") + file);
+    if (!r)
+        return nullptr;
+    auto shown = std::make_unique<Shown>();
+    shown->graph = std::move(r.value());
+    shown->canvas.resize(1400, 900);
+    shown->canvas.show();
+    shown->canvas.setGraph(shown->graph.get());
+    if (modules.isEmpty())
+        shown->canvas.expandAll();
+    for (const auto &m : layout::allModules(*shown->graph))
+        for (const QString &prefix : modules)
+            if (QString::fromStdString(m) == prefix || QString::fromStdString(m).startsWith(prefix + QLatin1Char('.')))
+                shown->canvas.setExpanded(QString::fromStdString(m), true);
+    return shown;
+}
+
+QRectF rectOf(const layout::ViewItem &it) { return QRectF(it.x, it.y, it.w, it.h); }
+
+QString describe(const QRectF &r) { return QStringLiteral("(%1,%2 %3x%4)").arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height()); }
+
+} // namespace
+
+class TestCanvasDrawing : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void views_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QStringList>("modules");
+        QTest::newRow("resnet50 layer1") << QStringLiteral("resnet50_fx.json.gz") << QStringList{QStringLiteral("layer1")};
+        QTest::newRow("resnet50 all") << QStringLiteral("resnet50_fx.json.gz") << QStringList{};
+        QTest::newRow("bert all") << QStringLiteral("bert_base_dynamo.json.gz") << QStringList{};
+    }
+
+    /// No two edge labels overlap, and none covers a node: those without room are left out.
+    void edgeLabelsApart_data() { views_data(); }
+    void edgeLabelsApart()
+    {
+        QFETCH(QString, file);
+        QFETCH(QStringList, modules);
+        auto shown = expanded(qPrintable(file), modules);
+        QVERIFY(shown);
+        const views::GraphCanvas &c = shown->canvas;
+        const auto &labels = c.edgeLabels();
+        QVERIFY2(labels.size() * 2 > c.view().edges.size(), qPrintable(QString::number(labels.size()))); // most edges keep theirs
+        for (size_t a = 0; a < labels.size(); ++a) {
+            for (size_t b = a + 1; b < labels.size(); ++b)
+                QVERIFY2(!labels[a].rect.intersects(labels[b].rect),
+                         qPrintable(labels[a].text + describe(labels[a].rect) + QStringLiteral(" / ") + labels[b].text +
+                                    describe(labels[b].rect)));
+            for (const auto &it : c.view().items)
+                QVERIFY2(!labels[a].rect.intersects(rectOf(it)),
+                         qPrintable(labels[a].text + QStringLiteral(" on ") + QString::fromStdString(it.label)));
+        }
+    }
+
+    /// One rectangle per frame; a child's strictly inside its parent's with a margin on every side;
+    /// frames that do not nest do not meet.
+    void framesNest_data() { views_data(); }
+    void framesNest()
+    {
+        QFETCH(QString, file);
+        QFETCH(QStringList, modules);
+        auto shown = expanded(qPrintable(file), modules);
+        QVERIFY(shown);
+        const auto &frames = shown->canvas.frames();
+        QVERIFY(frames.size() >= 3);
+        std::map<std::string, QRectF> byPath;
+        for (const auto &f : frames) {
+            QPainterPath outline;
+            outline.addRect(f.rect);
+            QVERIFY2(f.shape.subtracted(outline).isEmpty() && outline.subtracted(f.shape).isEmpty(), f.path.c_str()); // no notches
+            byPath[f.path] = f.rect;
+        }
+        auto inside = [&](const std::string &child, const std::string &parent) { return child.rfind(parent + ".", 0) == 0; };
+        for (const auto &f : frames)
+            for (const auto &g : frames) {
+                if (&f == &g)
+                    continue;
+                if (inside(f.path, g.path)) {
+                    const QRectF margin = g.rect.adjusted(layout::kFramePad - 0.5, layout::kFramePad - 0.5, -(layout::kFramePad - 0.5),
+                                                          -(layout::kFramePad - 0.5));
+                    QVERIFY2(margin.contains(f.rect),
+                             qPrintable(QString::fromStdString(f.path + " in " + g.path) + describe(f.rect) + describe(g.rect)));
+                } else if (!inside(g.path, f.path)) {
+                    QVERIFY2(!f.rect.intersects(g.rect), qPrintable(QString::fromStdString(f.path + " meets " + g.path)));
+                }
+            }
+    }
+
+    /// Each frame's title lies in its own top band, at its top-left, and meets no other title and
+    /// no node.
+    void frameTitles_data() { views_data(); }
+    void frameTitles()
+    {
+        QFETCH(QString, file);
+        QFETCH(QStringList, modules);
+        auto shown = expanded(qPrintable(file), modules);
+        QVERIFY(shown);
+        const views::GraphCanvas &c = shown->canvas;
+        const auto &frames = c.frames();
+        QVERIFY(!frames.empty());
+        for (const auto &f : frames) {
+            const QRectF t = f.titleRect();
+            QVERIFY2(f.rect.contains(t) && t.top() - f.rect.top() < 4 && t.left() - f.rect.left() < 10 &&
+                         t.bottom() <= f.rect.top() + layout::kFrameTitle,
+                     f.path.c_str());
+            for (const auto &g : frames)
+                QVERIFY2(&f == &g || !t.intersects(g.titleRect()), qPrintable(QString::fromStdString(f.path + " / " + g.path)));
+            for (const auto &it : c.view().items)
+                QVERIFY2(!t.intersects(rectOf(it)), qPrintable(QString::fromStdString(f.path + " on " + it.label)));
+        }
+    }
+
+    /// No stretch of an edge runs along a frame's side within kBorderGap pixels.
+    void edgesApartFromFrames_data() { views_data(); }
+    void edgesApartFromFrames()
+    {
+        QFETCH(QString, file);
+        QFETCH(QStringList, modules);
+        auto shown = expanded(qPrintable(file), modules);
+        QVERIFY(shown);
+        const views::GraphCanvas &c = shown->canvas;
+        for (const auto &e : c.view().edges)
+            for (size_t k = 1; k < e.route.size(); ++k) {
+                const auto &a = e.route[k - 1], &b = e.route[k];
+                const bool vertical = std::abs(a.x - b.x) < 0.5, horizontal = std::abs(a.y - b.y) < 0.5;
+                for (const auto &f : c.frames()) {
+                    const QRectF r = f.rect;
+                    if (vertical && std::min(std::max(a.y, b.y), r.bottom()) - std::max(std::min(a.y, b.y), r.top()) > kBorderGap)
+                        for (double side : {r.left(), r.right()})
+                            QVERIFY2(
+                                std::abs(a.x - side) >= kBorderGap,
+                                qPrintable(QStringLiteral("%1 -> %2 along %3")
+                                               .arg(QString::fromStdString(c.view().items[e.from].label),
+                                                    QString::fromStdString(c.view().items[e.to].label), QString::fromStdString(f.path))));
+                    if (horizontal && std::min(std::max(a.x, b.x), r.right()) - std::max(std::min(a.x, b.x), r.left()) > kBorderGap)
+                        for (double side : {r.top(), r.bottom()})
+                            QVERIFY2(std::abs(a.y - side) >= kBorderGap, f.path.c_str());
+                }
+            }
+    }
+
+    /// The ghosts of a step's removed nodes last while that step is the one on screen: the next
+    /// step has its own, and undo or the Pattern Editor drops them.
+    void ghostsOnlyOfTheCurrentStep()
+    {
+        views::MainWindow w(testServices());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle50_torch.json")));
+        views::GraphCanvas *c = w.canvas();
+        c->expandAll();
+        auto ghostLabels = [&] {
+            std::set<std::string> out;
+            for (const auto &g : c->ghosts())
+                out.insert(g.label);
+            return out;
+        };
+        QVERIFY(w.debugger()->applySelected());
+        const auto first = ghostLabels();
+        QVERIFY(!first.empty());
+        QVERIFY(w.debugger()->applySelected());
+        for (const auto &g : ghostLabels())
+            QVERIFY2(!first.count(g), g.c_str());
+        QVERIFY(w.debugger()->undo());
+        QVERIFY(c->ghosts().empty());
+        QVERIFY(w.debugger()->applySelected());
+        QVERIFY(!c->ghosts().empty());
+        auto *editor = w.findChild<QDockWidget *>(QStringLiteral("patternEditorDock"));
+        QVERIFY(editor);
+        editor->hide(); // (the window's saved layout may show it already)
+        QVERIFY(!c->ghosts().empty());
+        editor->show();
+        editor->raise();
+        QTRY_VERIFY(c->ghosts().empty());
+    }
+
+    /// A step that removes much of the picture leaves no hole: the view is laid out afresh.
+    void holesClosedAfterLargeRemoval()
+    {
+        auto shown = expanded("resnet50_fx.json.gz", {QStringLiteral("layer1")});
+        QVERIFY(shown);
+        views::GraphCanvas &c = shown->canvas;
+        ir::Graph &g = *shown->graph;
+        // Block layer1.1 goes: its input feeds what read its output.
+        ir::Node *in = nullptr, *out = nullptr;
+        for (ir::Node *n = g.first(); n; n = n->next()) {
+            if (n->name() == "layer1_0_relu_2")
+                in = n;
+            if (n->name() == "layer1_1_relu_2")
+                out = n;
+        }
+        QVERIFY(in && out);
+        g.replaceAllUsesWith(out, in);
+        for (bool erased = true; erased;) {
+            erased = false;
+            for (ir::Node *n = g.first(); n; n = n->next())
+                if (n->users().empty() && n->meta().modulePath().rfind("layer1.1", 0) == 0) {
+                    erased = g.erase(n);
+                    break;
+                }
+        }
+        c.graphEdited();
+        QVERIFY(c.ghosts().empty());
+        std::map<std::string, QRectF> after;
+        for (const auto &it : c.view().items)
+            after[it.label] = rectOf(it);
+        c.relayoutFresh();
+        for (const auto &it : c.view().items)
+            QVERIFY2(after[it.label] == rectOf(it), it.label.c_str()); // as a fresh layout: no hole
+    }
+
+    /// The pictures a person looks at: ResNet-50's layer1 and one BERT encoder layer, expanded.
+    void screenshots()
+    {
+        QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots"));
+        auto resnet = expanded("resnet50_fx.json.gz", {QStringLiteral("layer1")});
+        QVERIFY(resnet);
+        resnet->canvas.relayoutFresh(); // (View > Re-layout: expanded in place, the title bands crowd the row above)
+        QVERIFY(resnet->canvas.selectNode(QStringLiteral("layer1_0_conv1")));
+        resnet->canvas.zoomBy(1.0 / resnet->canvas.scale(), QPointF(700, 450));
+        QVERIFY(resnet->canvas.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/resnet50_layer1_expanded.png")));
+        auto bert = expanded("bert_base_dynamo.json.gz", {QStringLiteral("model.encoder.layer.0")});
+        QVERIFY(bert);
+        bert->canvas.relayoutFresh();
+        QVERIFY(bert->canvas.selectNode(QStringLiteral("matmul")));
+        bert->canvas.zoomBy(0.9 / bert->canvas.scale(), QPointF(700, 450));
+        QVERIFY(bert->canvas.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/bert_encoder_layer.png")));
+    }
+};
+
+QTEST_MAIN(TestCanvasDrawing)
+#include "tst_CanvasDrawing.moc"

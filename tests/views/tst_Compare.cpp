@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: MIT
+// Compare Versions, as the user sees it on a real rewrite history (tangle4, the engine run to its
+// fixpoint): the difference by provenance, both panes opened on the changes at a readable zoom with
+// their modules expanded, expansion / zoom / pan kept in step, Next / Previous change visiting every
+// change in order, the diff colours in the legends, Esc closing the window, and the versions picked
+// from the history (the chooser, a history row's "Compare with Version on Screen", a branch).
+// Screenshots go to <build>/screenshots for a person to look at.
+#include "CompareView.h"
+#include "GraphCanvas.h"
+#include "GraphDocument.h"
+#include "MainWindow.h"
+#include "RewriteDebugger.h"
+#include "TestServices.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDir>
+#include <QListView>
+#include <QPointer>
+#include <QTimer>
+#include <QtTest>
+
+#include <set>
+
+using namespace fxlens;
+using views::CompareView;
+using views::GraphCanvas;
+
+namespace {
+
+QString shots()
+{
+    QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots"));
+    return QStringLiteral(FXLENS_BUILD_DIR "/screenshots/");
+}
+
+/// tangle4 with the engine run to its fixpoint (every pattern of the default preset).
+struct Rewritten {
+    views::GraphDocument doc{testServices()};
+    QString error;
+    bool open()
+    {
+        if (!doc.open(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json"), &error))
+            return false;
+        doc.history()->run();
+        return doc.history()->historySize() > 1;
+    }
+    /// Original vs the last version, shown and active.
+    std::unique_ptr<CompareView> compare()
+    {
+        std::unique_ptr<CompareView> v(views::compareVersions(doc, 0, doc.history()->historySize(), nullptr, &error));
+        if (!v)
+            return v;
+        v->setAttribute(Qt::WA_DeleteOnClose, false);
+        v->show();
+        v->activateWindow();
+        return QTest::qWaitForWindowActive(v.get()) ? std::move(v) : nullptr;
+    }
+};
+
+/// The items of a pane marked removed, added or changed.
+std::vector<int> marked(const GraphCanvas *c)
+{
+    std::vector<int> out;
+    for (size_t i = 0; i < c->view().items.size(); ++i)
+        if (c->diffOf(int(i)) != GraphCanvas::DiffMark::None)
+            out.push_back(int(i));
+    return out;
+}
+
+/// Whether these nodes' items are on screen in the pane: inside it, clear of its legend and minimap.
+bool inView(const GraphCanvas *c, const std::vector<const ir::Node *> &nodes, QString *why)
+{
+    for (const ir::Node *n : nodes) {
+        const QRectF r = c->itemRect(c->itemOf(n));
+        if (r.isEmpty() || !QRectF(c->rect()).contains(r) || r.intersects(c->legendRect()) || r.intersects(c->minimapRect())) {
+            *why = QStringLiteral("%1 at %2,%3 %4×%5 in a %6×%7 pane")
+                       .arg(QString::fromStdString(n->name()))
+                       .arg(r.x())
+                       .arg(r.y())
+                       .arg(r.width())
+                       .arg(r.height())
+                       .arg(c->width())
+                       .arg(c->height());
+            return false;
+        }
+    }
+    return true;
+}
+
+/// The item nearest a pane's centre that the other pane shows too (the same node, or the same
+/// module's box), and its item there.
+std::pair<int, int> centrePair(const GraphCanvas *from, const GraphCanvas *to)
+{
+    const QPointF centre = from->viewCentre();
+    std::pair<int, int> best{-1, -1};
+    double bestD = 1e300;
+    const auto &tv = to->view();
+    for (size_t i = 0; i < from->view().items.size(); ++i) {
+        const auto &it = from->view().items[i];
+        const double d = std::hypot(it.x + it.w / 2 - centre.x(), it.y + it.h / 2 - centre.y());
+        if (d >= bestD)
+            continue;
+        int other = -1;
+        if (it.node)
+            other = to->itemOf(to->graph()->find(it.node->name()));
+        else
+            for (size_t k = 0; k < tv.items.size() && other < 0; ++k)
+                if (tv.items[k].kind == layout::ViewItem::Kind::Module && tv.items[k].module == it.module && tv.items[k].call == it.call)
+                    other = int(k);
+        if (other >= 0) {
+            best = {int(i), other};
+            bestD = d;
+        }
+    }
+    return best;
+}
+
+QAction *actionWithKey(QWidget &w, const QKeySequence &key)
+{
+    for (QAction *a : w.findChildren<QAction *>())
+        if (a->shortcut() == key)
+            return a;
+    return nullptr;
+}
+
+} // namespace
+
+class TestCompare : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    /// The difference by provenance (removed, added, changed nodes by name), the document left
+    /// where it was, and a version past the history refused.
+    void differenceByProvenance()
+    {
+        Rewritten r;
+        QVERIFY2(r.open(), qPrintable(r.error));
+        auto *h = r.doc.history();
+        const int last = h->historySize();
+        std::set<std::string> after;
+        for (const ir::Node *n = r.doc.graph()->first(); n; n = n->next())
+            after.insert(n->name());
+        auto v = r.compare();
+        QVERIFY2(v, qPrintable(r.error));
+        size_t removed = 0, added = 0;
+        for (const ir::Node *n = v->left()->graph()->first(); n; n = n->next())
+            removed += !after.count(n->name());
+        added = after.size() - (v->left()->graph()->size() - removed);
+        QCOMPARE(v->removed(), removed);
+        QCOMPARE(v->added(), added);
+        QVERIFY(v->removed() + v->added() + v->changed() > 0);
+        QCOMPARE(h->version(), last); // the document is where it was
+        size_t inChanges = 0;
+        for (const auto &c : v->changes())
+            inChanges += c.a.size() + c.b.size();
+        QCOMPARE(inChanges, v->removed() + v->added() + 2 * v->changed()); // every change in one region
+        QVERIFY(!views::compareVersions(r.doc, 0, last + 5, nullptr, &r.error));
+        QVERIFY(r.error.contains(QStringLiteral("0 to %1").arg(last)));
+    }
+
+    /// On open both panes show the changed nodes (no collapsed module holds them), inside the pane
+    /// and clear of the legend and minimap, at a readable zoom; the minimap is never larger than
+    /// the drawing it maps.
+    void opensFittedOnChanges()
+    {
+        Rewritten r;
+        QVERIFY2(r.open(), qPrintable(r.error));
+        auto v = r.compare();
+        QVERIFY2(v, qPrintable(r.error));
+        for (const GraphCanvas *c : {v->left(), v->right()}) {
+            QVERIFY2(c->scale() >= CompareView::kReadableScale, qPrintable(QString::number(c->scale())));
+            const auto items = marked(c);
+            QVERIFY(!items.empty());
+            std::vector<const ir::Node *> shown;
+            // Every change, or (when they do not all fit at a readable zoom) where the first starts.
+            for (const auto &ch : v->changes()) {
+                const auto &side = c == v->left() ? ch.a : ch.b;
+                if (v->currentChange() < 0)
+                    shown.insert(shown.end(), side.begin(), side.end());
+                else if (shown.empty() && !side.empty())
+                    shown.push_back(side.front());
+            }
+            for (const ir::Node *n : shown)
+                QVERIFY2(c->view().items[size_t(c->itemOf(n))].kind == layout::ViewItem::Kind::Node, n->name().c_str());
+            QString why;
+            QVERIFY2(inView(c, shown, &why), qPrintable(why));
+            const QRectF drawing = QRectF(c->itemRect(0).topLeft() - QPointF(c->view().items[0].x, c->view().items[0].y) * c->scale(),
+                                          QSizeF(c->view().width, c->view().height) * c->scale())
+                                       .intersected(QRectF(c->rect()));
+            const QRect mr = c->minimapRect();
+            QVERIFY(mr.isEmpty() || mr.width() * mr.height() < drawing.width() * drawing.height() / 4);
+        }
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_tangle4_open.png")));
+    }
+
+    /// Expanding a module in A expands it in B; zooming and panning A shows the node at A's centre
+    /// at B's centre, at the same zoom, and the other way round.
+    void expansionAndZoomSynced()
+    {
+        Rewritten r;
+        QVERIFY2(r.open(), qPrintable(r.error));
+        auto v = r.compare();
+        QVERIFY2(v, qPrintable(r.error));
+        GraphCanvas *a = v->left(), *b = v->right();
+        // A collapsed module box on screen (at the first change), double-clicked as a user does:
+        // the other pane expands it too.
+        auto boxOnScreen = [](const GraphCanvas *c) {
+            for (size_t i = 0; i < c->view().items.size(); ++i)
+                if (c->view().items[i].kind == layout::ViewItem::Kind::Module && QRectF(c->rect()).contains(c->itemRect(int(i))) &&
+                    !c->itemRect(int(i)).intersects(c->legendRect()))
+                    return int(i);
+            return -1;
+        };
+        GraphCanvas *clicked = boxOnScreen(a) >= 0 ? a : b, *other = clicked == a ? b : a;
+        const int box = boxOnScreen(clicked);
+        QVERIFY(box >= 0);
+        const QString module = QString::fromStdString(clicked->view().items[size_t(box)].module);
+        QVERIFY(!other->isExpanded(module));
+        QTest::mouseDClick(clicked, Qt::LeftButton, {}, clicked->itemRect(box).center().toPoint());
+        QVERIFY(clicked->isExpanded(module));
+        QVERIFY(other->isExpanded(module));
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_after_expand.png")));
+        a->zoomBy(1.6, QPointF(a->width() / 2.0, a->height() / 2.0));
+        QTest::mouseMove(a, QPoint(200, 200));
+        QTest::mousePress(a, Qt::LeftButton, {}, QPoint(200, 200));
+        QTest::mouseMove(a, QPoint(260, 150));
+        QTest::mouseRelease(a, Qt::LeftButton, {}, QPoint(260, 150));
+        for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+            if (from == b) // and the other way round
+                b->zoomBy(0.8, QPointF(100, 100));
+            QCOMPARE(to->scale(), from->scale());
+            const auto [i, j] = centrePair(from, to);
+            QVERIFY(i >= 0 && j >= 0);
+            const QPointF offFrom = from->itemRect(i).center() - QPointF(from->width() / 2.0, from->height() / 2.0);
+            const QPointF offTo = to->itemRect(j).center() - QPointF(to->width() / 2.0, to->height() / 2.0);
+            QVERIFY2((offFrom - offTo).manhattanLength() < 2,
+                     qPrintable(QStringLiteral("%1: %2,%3 vs %4,%5")
+                                    .arg(QString::fromStdString(from->view().items[size_t(i)].label))
+                                    .arg(offFrom.x())
+                                    .arg(offFrom.y())
+                                    .arg(offTo.x())
+                                    .arg(offTo.y())));
+        }
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_after_zoom.png")));
+    }
+
+    /// N / F8 visit every change in order, each on screen in both panes at a readable zoom; Shift+N
+    /// goes back; both wrap around.
+    void nextPreviousVisitEveryChange()
+    {
+        Rewritten r;
+        QVERIFY2(r.open(), qPrintable(r.error));
+        auto v = r.compare();
+        QVERIFY2(v, qPrintable(r.error));
+        const int n = int(v->changes().size());
+        QVERIFY(n > 1);
+        const int start = v->currentChange(); // -1: every change on screen; else the one shown
+        for (int k = 0; k < n; ++k) {
+            QTest::keyClick(v->left(), k % 2 ? Qt::Key_F8 : Qt::Key_N);
+            QCOMPARE(v->currentChange(), (start + 1 + k) % n);
+            const auto &c = v->changes()[size_t(v->currentChange())];
+            for (const auto &[pane, nodes] : {std::pair{v->left(), c.a}, std::pair{v->right(), c.b}}) {
+                QVERIFY(pane->scale() >= CompareView::kReadableScale);
+                QString why;
+                // Where the change starts (a side without changed nodes: the unchanged node before it).
+                const ir::Node *first = nodes.empty() ? pane->graph()->find(c.context) : nodes.front();
+                QVERIFY(first);
+                QVERIFY2(inView(pane, {first}, &why), qPrintable(QStringLiteral("change %1: %2").arg(k).arg(why)));
+            }
+        }
+        v->showChange(n - 1);
+        QTest::keyClick(v->left(), Qt::Key_N); // after the last, the first
+        QCOMPARE(v->currentChange(), 0);
+        QTest::keyClick(v->right(), Qt::Key_N, Qt::ShiftModifier); // before the first, the last
+        QCOMPARE(v->currentChange(), n - 1);
+        QTest::keyClick(v->right(), Qt::Key_F8, Qt::ShiftModifier);
+        QCOMPARE(v->currentChange(), n - 2);
+    }
+
+    /// Each pane's legend shows the removed, added and changed colours (as drawn on screen).
+    void legendHasDiffColours()
+    {
+        Rewritten r;
+        QVERIFY2(r.open(), qPrintable(r.error));
+        auto v = r.compare();
+        QVERIFY2(v, qPrintable(r.error));
+        for (GraphCanvas *c : {v->left(), v->right()}) {
+            const QImage shot = c->grab().toImage();
+            const QRect legend = c->legendRect();
+            QVERIFY(!legend.isEmpty());
+            for (auto d : {GraphCanvas::DiffMark::Removed, GraphCanvas::DiffMark::Added, GraphCanvas::DiffMark::Changed}) {
+                const QRgb want = GraphCanvas::diffColour(d, false).rgb();
+                int pixels = 0;
+                for (int y = legend.top(); y <= legend.bottom(); ++y)
+                    for (int x = legend.left(); x <= legend.right(); ++x)
+                        pixels += shot.pixel(x, y) == want;
+                QVERIFY2(pixels >= 50, qPrintable(QStringLiteral("%1 pixels of %2").arg(pixels).arg(QColor(want).name())));
+            }
+        }
+    }
+
+    void escCloses()
+    {
+        Rewritten r;
+        QVERIFY2(r.open(), qPrintable(r.error));
+        QPointer<CompareView> v = views::compareVersions(r.doc, 0, r.doc.history()->historySize(), nullptr, &r.error);
+        QVERIFY(v);
+        v->show();
+        v->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(v));
+        QTest::keyClick(v->right(), Qt::Key_Escape);
+        QTRY_VERIFY(v.isNull()); // closed, and deleted as it closed
+    }
+
+    /// Ctrl+D lists the history's versions with their steps and its branches: picking two shows
+    /// them; a history row's "Compare with Version on Screen" shows it beside the current version;
+    /// a branch's last version can be picked, and the history is as it was afterwards.
+    void chooseVersionsFromHistory()
+    {
+        views::MainWindow w(testServices());
+        w.show();
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+        views::RewriteDebugger *d = w.debugger();
+        QVERIFY(d->applySelected() && d->applySelected() && d->applySelected());
+        QVERIFY(d->undo());
+        QVERIFY(d->applySelected()); // version 3 of 3 again, the old step 3 kept as a branch
+        QCOMPARE(d->branchCount(), 1);
+        QAction *compare = actionWithKey(w, QKeySequence(Qt::CTRL | Qt::Key_D));
+        QVERIFY(compare);
+        auto pick = [&](int rowA, int rowB) {
+            QTimer::singleShot(0, &w, [=] {
+                auto *chooser = qobject_cast<views::CompareChooser *>(QApplication::activeModalWidget());
+                QVERIFY(chooser);
+                QCOMPARE(chooser->listA()->model()->rowCount(), 4 + 1); // 0..3 and the branch
+                QCOMPARE(chooser->b().version, 3);
+                QCOMPARE(chooser->a().version, 0);
+                chooser->listA()->setCurrentIndex(chooser->listA()->model()->index(rowA, 0));
+                chooser->listB()->setCurrentIndex(chooser->listB()->model()->index(rowB, 0));
+                chooser->grab().save(shots() + QStringLiteral("compare_chooser.png"));
+                chooser->accept();
+            });
+            compare->trigger();
+            auto views = w.findChildren<CompareView *>();
+            return views.isEmpty() ? QString() : views.back()->windowTitle();
+        };
+        const QString title = pick(1, 2);
+        QVERIFY2(title.contains(QStringLiteral("step 1 (")) && title.contains(QStringLiteral("step 2 (")), qPrintable(title));
+        const QString branch = pick(4, 3);
+        QVERIFY2(branch.contains(QStringLiteral("branch from version 2")) && branch.contains(QStringLiteral("step 3 (")),
+                 qPrintable(branch));
+        QCOMPARE(d->version(), 3);
+        QCOMPARE(d->historySize(), 3);
+        QCOMPARE(d->branchCount(), 1);
+        // A history row's context action: that version beside the one on screen.
+        qDeleteAll(w.findChildren<CompareView *>());
+        d->historyList()->setCurrentIndex(d->historyList()->model()->index(0, 0));
+        auto *row = d->historyList()->findChild<QAction *>(QStringLiteral("compareWithCurrent"));
+        QVERIFY(row && d->historyList()->actions().contains(row));
+        row->trigger();
+        const auto opened = w.findChildren<CompareView *>();
+        QCOMPARE(opened.size(), 1);
+        QVERIFY2(opened.front()->windowTitle().startsWith(QStringLiteral("Compare: original ↔ step 3")),
+                 qPrintable(opened.front()->windowTitle()));
+    }
+};
+
+QTEST_MAIN(TestCompare)
+#include "tst_Compare.moc"
