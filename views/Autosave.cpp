@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "Autosave.h"
+#include "Count.h"
 
 #include "GraphDocument.h"
 #include "RewriteDebugger.h"
@@ -140,10 +141,9 @@ QStringList Autosave::restore(const AutosaveState &s, GraphDocument &doc, Rewrit
 bool Autosave::askToRecover(QWidget *parent, const AutosaveState &s)
 {
     return QMessageBox::question(parent, QObject::tr("Recover unsaved work"),
-                                 QObject::tr("%1 has unsaved work from %2 (%n rewrite step(s)) that was not saved when fxlens "
-                                             "last closed. Recover it?",
-                                             nullptr, int(s.steps.size()))
-                                     .arg(QFileInfo(s.file).fileName(), QLocale().toString(s.savedAt.toLocalTime(), QLocale::ShortFormat)),
+                                 QObject::tr("%1 has unsaved work from %2 (%3) that was not saved when fxlens last closed. Recover it?")
+                                     .arg(QFileInfo(s.file).fileName(), QLocale().toString(s.savedAt.toLocalTime(), QLocale::ShortFormat),
+                                          counted(s.steps.size(), "rewrite step")),
                                  QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes) == QMessageBox::Yes;
 }
 

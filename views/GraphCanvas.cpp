@@ -11,6 +11,7 @@
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QRegularExpression>
 #include <QThread>
 #include <QWheelEvent>
 
@@ -443,10 +444,29 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
             QFont small = f;
             small.setPixelSize(10);
             p.setFont(small);
-            p.drawText(inner, Qt::AlignLeft | Qt::AlignBottom, QFontMetrics(small).elidedText(detail, Qt::ElideMiddle, int(inner.width())));
+            p.drawText(inner, Qt::AlignLeft | Qt::AlignBottom,
+                       it.kind == ViewItem::Kind::Module ? elideDetail(detail, QFontMetrics(small), int(inner.width()))
+                                                         : QFontMetrics(small).elidedText(detail, Qt::ElideMiddle, int(inner.width())));
             p.setFont(f);
         }
     }
+}
+
+QString GraphCanvas::elideDetail(const QString &detail, const QFontMetrics &fm, int width)
+{
+    if (fm.horizontalAdvance(detail) <= width)
+        return detail;
+    // The class path is the first word ("transformers.models.bert.modeling_bert.BertEmbeddings, 5 nodes").
+    const qsizetype end = detail.indexOf(QRegularExpression(QStringLiteral("[ ,]")));
+    const QString path = end < 0 ? detail : detail.left(end), rest = end < 0 ? QString() : detail.mid(end);
+    const QString ellipsis = QStringLiteral("…");
+    for (qsizetype dot = path.indexOf(QLatin1Char('.')); dot >= 0; dot = path.indexOf(QLatin1Char('.'), dot + 1)) {
+        const QString shorter = ellipsis + path.mid(dot + 1) + rest;
+        if (fm.horizontalAdvance(shorter) <= width)
+            return shorter;
+    }
+    const qsizetype last = path.lastIndexOf(QLatin1Char('.'));
+    return fm.elidedText(last < 0 ? detail : ellipsis + path.mid(last + 1) + rest, Qt::ElideRight, width);
 }
 
 /// Items as single-colour rectangles written into the image.
@@ -508,7 +528,7 @@ void GraphCanvas::paintEvent(QPaintEvent *)
     if (m_legend)
         paintLegend(p);
     if (const QRect mr = minimapRect(); !mr.isEmpty()) {
-        p.setOpacity(0.92);
+        p.setOpacity(0.85);
         p.fillRect(mr.adjusted(-3, -3, 3, 3), palette().color(QPalette::Window));
         p.drawImage(mr.topLeft(), m_minimapImage);
         p.setOpacity(1);
@@ -546,13 +566,14 @@ void GraphCanvas::renderMinimap()
     if (m_view.items.empty())
         return;
     const double aspect = m_view.width / std::max(m_view.height, 1.0);
-    int w = 220, h = int(220 / std::max(aspect, 1e-3));
-    if (h > 140) {
-        h = 140;
-        w = std::max(20, int(140 * aspect));
+    constexpr int maxW = 180, maxH = 110;
+    int w = maxW, h = int(maxW / std::max(aspect, 1e-3));
+    if (h > maxH) {
+        h = maxH;
+        w = std::max(20, int(maxH * aspect));
     }
     h = std::max(h, 12);
-    w = std::min(w, 220);
+    w = std::min(w, maxW);
     m_minimapImage = QImage(w, h, QImage::Format_ARGB32_Premultiplied);
     m_minimapImage.fill(palette().color(QPalette::Base));
     const double sx = w / std::max(m_view.width, 1.0), sy = h / std::max(m_view.height, 1.0);

@@ -10,6 +10,7 @@
 #include "ir/Graph.h"
 #include "layout/Layered.h"
 
+#include <QFontMetrics>
 #include <QImage>
 #include <QLineF>
 #include <QPainterPath>
@@ -139,6 +140,9 @@ public:
     QRect legendRect() const;
     /// The fill of an op category (light or dark theme): what nodes are drawn in and the legend shows.
     static QColor categoryColour(layout::OpCategory c, bool dark);
+    /// A box's second line in `width` pixels: whole when it fits; else a dotted class path loses its
+    /// leading packages first ("…modeling_bert.BertEmbeddings, 5 nodes"), then the end is elided.
+    static QString elideDetail(const QString &detail, const QFontMetrics &fm, int width);
     /// The tooltip text at a widget position: an item (node, module, hidden inputs) or an edge
     /// (its ends and the value it carries); "" when nothing is there.
     QString toolTipAt(QPointF pos) const;

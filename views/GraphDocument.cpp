@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "GraphDocument.h"
+#include "Count.h"
 
 #include "Autosave.h"
 #include "BuiltinPatterns.h"
@@ -101,8 +102,7 @@ QString GraphDocument::statsText() const
         return {};
     const auto info = ir::computeGraphInfo(*m_graph);
     return tr("%1 · %2 · depth %3 · %4 IR")
-        .arg(info.nodes == 1 ? tr("1 node") : tr("%1 nodes").arg(info.nodes))
-        .arg(info.edges == 1 ? tr("1 edge") : tr("%1 edges").arg(info.edges))
+        .arg(counted(info.nodes, "node"), counted(info.edges, "edge"))
         .arg(info.depth)
         .arg(QString::fromStdString(m_graph->irLevel));
 }
@@ -121,9 +121,9 @@ bool GraphDocument::exportPython(const QString &path, QString *message) const
         *message = tr("Cannot write %1: %2").arg(path, f.errorString());
         return false;
     }
-    *message = py.unsupported.empty()
-        ? tr("Wrote %1").arg(path)
-        : tr("Wrote %1; %2 call_module node(s) of unknown types raise NotImplementedError").arg(path).arg(py.unsupported.size());
+    *message = py.unsupported.empty() ? tr("Wrote %1").arg(path)
+                                      : tr("Wrote %1; %2 of unknown types raise NotImplementedError")
+                                            .arg(path, counted(qint64(py.unsupported.size()), "call_module node"));
     return true;
 }
 

@@ -7,10 +7,13 @@
 #include "ir/Target.h"
 
 #include <QEvent>
+#include <QTextBlock>
+#include <QTextCursor>
 #include <QUrl>
 
 #include <functional>
 #include <set>
+#include <vector>
 
 namespace fxlens::views {
 
@@ -77,7 +80,22 @@ void Inspector::changeEvent(QEvent *e)
 
 void Inspector::updateLinkColor()
 {
-    document()->setDefaultStyleSheet(QStringLiteral("a { color: %1; }").arg(palette().color(QPalette::Link).name()));
+    const QColor color = palette().color(QPalette::Link);
+    document()->setDefaultStyleSheet(QStringLiteral("a { color: %1; }").arg(color.name()));
+    // What is on screen already (laid out with the previous colours) takes the new colour too.
+    QTextCharFormat linkFormat;
+    linkFormat.setForeground(color);
+    std::vector<std::pair<int, int>> links; // (position, length), collected before the document changes
+    for (QTextBlock b = document()->begin(); b.isValid(); b = b.next())
+        for (auto it = b.begin(); !it.atEnd(); ++it)
+            if (it.fragment().charFormat().isAnchor())
+                links.emplace_back(it.fragment().position(), it.fragment().length());
+    for (const auto &[position, length] : links) {
+        QTextCursor c(document());
+        c.setPosition(position);
+        c.setPosition(position + length, QTextCursor::KeepAnchor);
+        c.mergeCharFormat(linkFormat);
+    }
 }
 
 void Inspector::showNode(const ir::Node *n, const QString &profile)
@@ -117,7 +135,7 @@ void Inspector::showNode(const ir::Node *n, const QString &profile)
             escaped(n->meta().provenance->pattern) + QStringLiteral(" @ step ") + QString::number(n->meta().provenance->step));
     html += QStringLiteral("</table>");
     if (!n->meta().stackTrace.empty())
-        html += QStringLiteral("<pre>%1</pre>").arg(escaped(n->meta().stackTrace));
+        html += QStringLiteral("<pre style=\"white-space: pre-wrap\">%1</pre>").arg(escaped(n->meta().stackTrace));
     setHtml(html);
 }
 

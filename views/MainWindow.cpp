@@ -2,6 +2,7 @@
 // Main window of the fxlens desktop app: panels wired to the document. The document owns the graph
 // and its workers; the window only asks (open, save) and shows what the document says.
 #include "MainWindow.h"
+#include "Count.h"
 
 #include "Autosave.h"
 #include "GraphCanvas.h"
@@ -22,6 +23,7 @@
 
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -31,10 +33,12 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTextBlock>
 #include <QTimer>
 
 namespace fxlens::views {
@@ -63,7 +67,7 @@ MainWindow::MainWindow(Services services, QWidget *parent) : QMainWindow(parent)
     // First start: the side panels get room enough for their content (the candidates' text, a
     // diff, the profile's columns, an inspector of a dozen rows); a saved state wins.
     resizeDocks({m_inspectorDock}, {qMax(420, width() * 2 / 5)}, Qt::Horizontal);
-    resizeDocks({m_inspectorDock, m_patternsDock}, {height() * 3 / 10, height() * 7 / 10}, Qt::Vertical);
+    resizeDocks({m_inspectorDock, m_patternsDock}, {height() * 2 / 5, height() * 3 / 5}, Qt::Vertical);
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
 }
@@ -141,6 +145,10 @@ void MainWindow::createPanels()
     m_editor->setSelection(m_selection);
     m_patterns->setSelection(m_selection);
     m_debugger->setSelection(m_selection);
+    connect(m_selection, &Selection::nodeSelected, this, [this](const QString &name) {
+        m_textNode = name;
+        showTextNode();
+    });
 
     m_canvas->addLayoutStatus(statusBar());
     m_stats = new QLabel(this);
@@ -200,7 +208,7 @@ void MainWindow::connectDocument()
         if (text.isEmpty())
             statusBar()->clearMessage();
         else
-            statusBar()->showMessage(matches == 1 ? tr("1 match") : tr("%1 matches").arg(matches), 4000);
+            statusBar()->showMessage(counted(matches, "match"), 4000);
     });
 }
 
@@ -234,10 +242,8 @@ bool MainWindow::settleUnsaved(const QString &before)
                                 QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
     if (answer == QMessageBox::Cancel)
         return false;
-    if (answer == QMessageBox::Save) {
-        QString path = QFileDialog::getSaveFileName(this, tr("Save Graph"), m_doc->file(), tr("fxlens graphs (*.json *.json.gz)"));
-        return !path.isEmpty() && saveFile(path);
-    }
+    if (answer == QMessageBox::Save)
+        return save();
     Autosave::remove(m_doc->file()); // discarded on purpose
     m_doc->setModified(false);
     return true;
@@ -245,7 +251,13 @@ bool MainWindow::settleUnsaved(const QString &before)
 
 bool MainWindow::openFileAsked(const QString &path)
 {
-    if (!settleUnsaved(tr("opening %1").arg(QFileInfo(path).fileName())))
+    const QString name = QFileInfo(path).fileName();
+    const bool again = !m_doc->file().isEmpty() && QFileInfo(path).absoluteFilePath() == QFileInfo(m_doc->file()).absoluteFilePath();
+    if (again && !m_doc->isModified()) { // nothing would change: said, not silently reloaded
+        statusBar()->showMessage(tr("%1 is already open").arg(name), 8000);
+        return true;
+    }
+    if (!settleUnsaved(again ? tr("reloading %1 from disk").arg(name) : tr("opening %1").arg(name)))
         return false;
     if (openFile(path))
         return true;
@@ -266,12 +278,13 @@ bool MainWindow::openFile(const QString &path)
         Q_EMIT loadFailed(error);
         return false;
     }
+    m_savedPath.clear();
     m_menus->rememberRecent(path);
     statusBar()->showMessage(tr("Loaded %1").arg(path), 5000);
     m_replay->fileOpened(); // before recovery: recovered steps may use the session's pattern files
     const bool recovered = offerRecovery();
     if (recovered)
-        statusBar()->showMessage(tr("Recovered the unsaved work on %1 (%2 step(s))").arg(path).arg(m_debugger->historySize()), 8000);
+        statusBar()->showMessage(tr("Recovered the unsaved work on %1 (%2)").arg(path, counted(m_debugger->historySize(), "step")), 8000);
     replayRecordedSession(recovered);
     Q_EMIT graphLoaded(path);
     return true;
@@ -347,8 +360,33 @@ bool MainWindow::saveFile(const QString &path)
         statusBar()->showMessage(error);
         return false;
     }
+    m_savedPath = path;
     statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
     return true;
+}
+
+bool MainWindow::save() { return m_savedPath.isEmpty() ? saveAs() : saveFile(m_savedPath); }
+
+bool MainWindow::saveAs()
+{
+    if (!m_doc->graph())
+        return false;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save Graph"), proposedSavePath(), tr("fxlens graphs (*.json *.json.gz)"));
+    return !path.isEmpty() && saveFile(path);
+}
+
+QString MainWindow::proposedSavePath() const
+{
+    if (!m_savedPath.isEmpty())
+        return m_savedPath;
+    const QFileInfo input(m_doc->file());
+    QString base = input.fileName();
+    for (const QString &ext : {QStringLiteral(".json.gz"), QStringLiteral(".json")})
+        if (base.endsWith(ext)) {
+            base.chop(ext.size());
+            break;
+        }
+    return input.dir().filePath(base + QStringLiteral("_opt.json"));
 }
 
 bool MainWindow::exportPython(const QString &path)
@@ -396,6 +434,31 @@ void MainWindow::fillText()
         return;
     m_textStale = false;
     m_text->setPlainText(QString::fromStdString(ir::printGraph(*m_doc->graph())));
+    showTextNode();
+}
+
+void MainWindow::showTextNode()
+{
+    if (m_textStale || m_views->currentWidget() != m_text)
+        return;
+    QList<QTextEdit::ExtraSelection> marks;
+    const QTextCursor line = m_textNode.isEmpty()
+        ? QTextCursor()
+        : m_text->document()->find(
+              QRegularExpression(QStringLiteral("^\\s*%") + QRegularExpression::escape(m_textNode) + QStringLiteral(" :")));
+    if (!line.isNull()) {
+        QTextCursor at(line.block());
+        m_text->setTextCursor(at);
+        m_text->centerCursor();
+        QTextEdit::ExtraSelection mark;
+        mark.cursor = at;
+        QColor shade = palette().color(QPalette::Highlight);
+        shade.setAlpha(90);
+        mark.format.setBackground(shade);
+        mark.format.setProperty(QTextFormat::FullWidthSelection, true);
+        marks << mark;
+    }
+    m_text->setExtraSelections(marks);
 }
 
 int MainWindow::showMatches(const QString &pattern) { return m_patterns->showMatches(pattern); }

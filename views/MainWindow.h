@@ -77,6 +77,13 @@ public:
     void showProfileDock();
     /// Writes the graph as it is now (after rewrite steps) to an fxlens graph file (.json / .json.gz).
     bool saveFile(const QString &path);
+    /// File → Save (Ctrl+S): writes to the file last saved from this graph; without one, Save As.
+    bool save();
+    /// File → Save Graph As (Ctrl+Shift+S): asks where, proposing proposedSavePath().
+    bool saveAs();
+    /// What Save As proposes: the file last saved, else `<name>_opt.json` beside the file opened
+    /// (never the input itself).
+    QString proposedSavePath() const;
     /// Writes the graph as it is now as a runnable Python module (io::writePython).
     bool exportPython(const QString &path);
     /// True when rewrite steps changed the graph since it was loaded or saved.
@@ -105,6 +112,8 @@ private:
     void createPanels();
     void connectDocument();
     void fillText();
+    /// The Text tab shows the selected node's line (scrolled to it and marked) once it is printed.
+    void showTextNode();
     /// A new or edited graph: the text form is printed again (when shown), the status line counts it.
     void graphShown();
     void updateTitle();
@@ -134,6 +143,7 @@ private:
     PatternsPanel *m_patterns = nullptr;
     QDockWidget *m_patternsDock = nullptr;
     bool m_textStale = false;
+    QString m_textNode; ///< the selected node, for the Text tab
     WindowMenus *m_menus = nullptr;
     Selection *m_selection = nullptr;
     RewriteDebugger *m_debugger = nullptr;
@@ -144,6 +154,7 @@ private:
     std::function<bool(const AutosaveState &)> m_recoveryPrompt;
     std::function<int(const QString &)> m_unsavedPrompt;
     std::unique_ptr<SessionReplay> m_replay;
+    QString m_savedPath; ///< the file last saved from this graph ("" until it is saved)
 };
 
 } // namespace fxlens::views

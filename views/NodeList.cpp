@@ -10,6 +10,7 @@
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QRegularExpression>
+#include <QScopedValueRollback>
 #include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
@@ -72,8 +73,10 @@ NodeList::NodeList(QWidget *parent) : QWidget(parent)
         if (m_proxy->rowCount() > 0)
             Q_EMIT nodeActivated(select(m_proxy->index(0, 0).data().toString()));
     });
-    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex &cur) { Q_EMIT nodeActivated(m_model->nodeAt(m_proxy->mapToSource(cur).row())); });
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &cur) {
+        if (!m_following)
+            Q_EMIT nodeActivated(m_model->nodeAt(m_proxy->mapToSource(cur).row()));
+    });
 }
 
 void NodeList::setGraph(const ir::Graph *g)
@@ -142,7 +145,7 @@ const ir::Node *NodeList::select(const QString &name)
         setSearch(QString());
         idx = m_proxy->mapFromSource(m_model->index(row, 0));
     }
-    QSignalBlocker block(m_table->selectionModel());
+    const QScopedValueRollback following(m_following, true);
     m_table->setCurrentIndex(idx);
     m_table->scrollTo(idx);
     return m_model->nodeAt(row);
@@ -150,7 +153,7 @@ const ir::Node *NodeList::select(const QString &name)
 
 void NodeList::clearSelection()
 {
-    QSignalBlocker block(m_table->selectionModel());
+    const QScopedValueRollback following(m_following, true);
     m_table->selectionModel()->clear();
 }
 
@@ -160,7 +163,7 @@ const ir::Node *NodeList::follow(const QString &name)
     if (row < 0)
         return nullptr;
     const QModelIndex idx = m_proxy->mapFromSource(m_model->index(row, 0));
-    QSignalBlocker block(m_table->selectionModel());
+    const QScopedValueRollback following(m_following, true);
     if (idx.isValid()) {
         m_table->setCurrentIndex(idx);
         m_table->scrollTo(idx);

@@ -53,6 +53,9 @@ private:
     QSortFilterProxyModel *m_proxy = nullptr;
     QTableView *m_table = nullptr;
     QLineEdit *m_search = nullptr;
+    /// Set while the table follows a selection made elsewhere: its row change is not announced
+    /// back (the selection model's signals still reach the view, which repaints the old row).
+    bool m_following = false;
 };
 
 } // namespace fxlens::views

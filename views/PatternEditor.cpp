@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 // The pattern editor panel (see PatternEditor.h).
 #include "PatternEditor.h"
+#include "Count.h"
 
+#include "PatternHighlighter.h"
 #include "Selection.h"
 #include "UserPatterns.h"
 
 #include "lang/PatternLang.h"
 #include "rewrite/Matcher.h"
 
+#include <QEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -56,8 +59,13 @@ PatternEditor::PatternEditor(UserPatterns &patterns, QWidget *parent) : QWidget(
     auto *save = new QPushButton(tr("Save As…"), this);
     auto *add = new QPushButton(tr("Add to engine"), this);
     add->setToolTip(tr("Register this pattern for the rewrite debugger (preset: its labels, `user` by default)"));
+    auto *docs = new QLabel(tr("<a href=\"%1\">Pattern language</a>").arg(PatternHighlighter::docsUrl()), this);
+    docs->setObjectName(QStringLiteral("patternDocs"));
+    docs->setToolTip(tr("docs/PATTERNS.md: settings, the pattern and replacement functions, constraints, examples"));
+    docs->setOpenExternalLinks(true);
     buttons->addWidget(open);
     buttons->addWidget(save);
+    buttons->addWidget(docs);
     buttons->addStretch(1);
     buttons->addWidget(add);
     layout->addLayout(buttons);
@@ -67,6 +75,8 @@ PatternEditor::PatternEditor(UserPatterns &patterns, QWidget *parent) : QWidget(
     m_edit->setObjectName(QStringLiteral("patternSource"));
     m_edit->setFont(QFont(QStringLiteral("monospace")));
     m_edit->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_highlighter = new PatternHighlighter(m_edit->document());
+    m_highlighter->setDark(palette().color(QPalette::Base).lightness() < 128);
     m_diag = new QTextBrowser(split);
     m_diag->setObjectName(QStringLiteral("patternDiagnostics"));
     m_diag->setLineWrapMode(QTextEdit::NoWrap);
@@ -113,6 +123,13 @@ PatternEditor::PatternEditor(UserPatterns &patterns, QWidget *parent) : QWidget(
 }
 
 PatternEditor::~PatternEditor() = default;
+
+void PatternEditor::changeEvent(QEvent *e)
+{
+    if (e->type() == QEvent::PaletteChange)
+        m_highlighter->setDark(palette().color(QPalette::Base).lightness() < 128);
+    QWidget::changeEvent(e);
+}
 
 void PatternEditor::setGraph(const ir::Graph *g)
 {
@@ -168,6 +185,7 @@ bool PatternEditor::compileNow()
     if (!r) {
         m_pattern.reset();
         const Diagnostic &d = r.error();
+        m_diag->setLineWrapMode(QTextEdit::NoWrap); // the caret lines up under the source line
         m_diag->setPlainText(QString::fromStdString(lang::renderDiagnostic(d, text)));
         if (d.line > 0) {
             QTextEdit::ExtraSelection sel;
@@ -186,10 +204,11 @@ bool PatternEditor::compileNow()
     }
     m_edit->setExtraSelections(marks);
     m_pattern = std::move(r.value());
+    m_diag->setLineWrapMode(QTextEdit::WidgetWidth); // the status line wraps, never cut
     m_diag->setPlainText(
-        tr("%1 compiles: %2 anchor(s), benefit %3%4")
+        tr("%1 compiles: %2, benefit %3%4")
             .arg(QString::fromStdString(m_pattern->name))
-            .arg(m_pattern->anchors.size())
+            .arg(counted(qint64(m_pattern->anchors.size()), "anchor"))
             .arg(m_pattern->benefit)
             .arg(m_pattern->description.empty() ? QString() : QStringLiteral(" — ") + QString::fromStdString(m_pattern->description)));
     findMatches();
@@ -217,9 +236,9 @@ void PatternEditor::findMatches()
     for (size_t i = 0; i < m_matches.size() && i < kMaxListed; ++i)
         m_matchList->addItem(QStringLiteral("%1: %2").arg(QString::fromStdString(m_matches[i].anchor->name()),
                                                           QString::fromStdString(m_matches[i].summary)));
-    setStatus(tr("%1 match(es) at %2 anchor node(s)%3")
-                  .arg(m_matches.size())
-                  .arg(tried)
+    setStatus(tr("%1 at %2%3")
+                  .arg(counted(qint64(m_matches.size()), "match"))
+                  .arg(counted(qint64(tried), "anchor node"))
                   .arg(m_matches.size() > kMaxListed ? tr(" (first %1 listed)").arg(kMaxListed) : QString()));
 }
 

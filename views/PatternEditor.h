@@ -31,6 +31,7 @@ namespace fxlens::views {
 
 class Selection;
 class UserPatterns;
+class PatternHighlighter;
 
 class PatternEditor : public QWidget {
     Q_OBJECT
@@ -63,9 +64,13 @@ public:
     QString status() const;
     QListWidget *matchList() const { return m_matchList; }
     QPlainTextEdit *editor() const { return m_edit; }
+    PatternHighlighter *highlighter() const { return m_highlighter; }
 
 Q_SIGNALS:
     void highlightRequested(const std::vector<const ir::Node *> &nodes, const ir::Node *anchor);
+
+protected:
+    void changeEvent(QEvent *e) override;
 
 private:
     void findMatches();
@@ -86,6 +91,7 @@ private:
     QLabel *m_statusLabel = nullptr;
     QTextBrowser *m_why = nullptr;
     QTimer *m_timer = nullptr;
+    PatternHighlighter *m_highlighter = nullptr;
 };
 
 } // namespace fxlens::views

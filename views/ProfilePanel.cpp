@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The profile panel (see ProfilePanel.h).
 #include "ProfilePanel.h"
+#include "Count.h"
 
 #include "GraphDocument.h"
 #include "KernelTimeline.h"
@@ -124,6 +125,8 @@ QWidget *ProfilePanel::buildNodesTab()
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6); // one line per row, as in the node table
+    m_table->setWordWrap(false);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setSortingEnabled(true); // a header click sorts; every fill sorts by device time again
     nodesLayout->addWidget(m_table, 1);
@@ -283,6 +286,17 @@ void ProfilePanel::fillChoices()
 QString ProfilePanel::summary() const { return m_summary->text(); }
 QString ProfilePanel::scaleText() const { return m_scale->text(); }
 
+QString ProfilePanel::compareText(double a, double b, const QString &less, const QString &more)
+{
+    if (a <= 0 || b <= 0)
+        return QStringLiteral("—");
+    const double r = std::max(a, b) / std::min(a, b);
+    if (r < 1.005)
+        return tr("same");
+    const int decimals = r >= 10 ? 0 : r >= 1.1 ? 1 : 2;
+    return QStringLiteral("%1× %2").arg(r, 0, 'f', decimals).arg(b < a ? less : more);
+}
+
 QString ProfilePanel::statsFor(const std::string &node) const
 {
     const prof::Profile *p = profile();
@@ -427,12 +441,11 @@ void ProfilePanel::fillSummary()
     if (bp) {
         text += QStringLiteral("<br>") + line(*bp, QStringLiteral("B: "));
         const auto &a = p.summary, &b = bp->summary;
-        auto ratio = [](double x, double y) { return y > 0 ? QStringLiteral("%1×").arg(x / y, 0, 'f', 3) : QStringLiteral("—"); };
-        text += tr("<br><b>B/A</b>: %1 %2 · busy %3 · wall %4")
-                    .arg(ratio(b.kernelsPerIter, a.kernelsPerIter))
-                    .arg(cpu ? tr("ops") : tr("kernels"))
-                    .arg(ratio(b.gpuBusyUs, a.gpuBusyUs))
-                    .arg(ratio(b.wallUs, a.wallUs));
+        text += tr("<br><b>B vs A</b>: %1 · GPU busy %2 · wall %3")
+                    .arg(compareText(a.kernelsPerIter, b.kernelsPerIter, cpu ? tr("fewer ops") : tr("fewer kernels"),
+                                     cpu ? tr("more ops") : tr("more kernels")),
+                         compareText(a.gpuBusyUs, b.gpuBusyUs, tr("faster"), tr("slower")),
+                         compareText(a.wallUs, b.wallUs, tr("faster"), tr("slower")));
     }
     if (m_doc.graph() && !m_bound)
         text += tr("<br><b>Recorded on another graph or version</b> (%1), so the canvas is not tinted; the version it was "
@@ -482,7 +495,7 @@ bool ProfilePanel::profileVersions(const QString &list, bool freezeWeights)
         m_status = error;
         return false;
     }
-    m_status = tr("Profiling %n version(s)…", nullptr, int(versions.value().size()));
+    m_status = tr("Profiling %1…").arg(counted(qint64(versions.value().size()), "version"));
     return true;
 }
 
@@ -499,7 +512,7 @@ bool ProfilePanel::exportTrace(const QString &path)
         m_status = QString::fromStdString(w.error().toString());
         return false;
     }
-    m_status = tr("Wrote a Chrome trace of %n profile(s) to %1 (open it in Perfetto)", nullptr, int(ps.size())).arg(path);
+    m_status = tr("Wrote a Chrome trace of %1 to %2 (open it in Perfetto)").arg(counted(qint64(ps.size()), "profile"), path);
     return true;
 }
 

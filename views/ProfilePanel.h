@@ -56,6 +56,9 @@ public:
     const prof::Profile *comparison() const;
     /// "12.3 µs", "4.56 ms", "1.20 s".
     static QString formatTime(double us);
+    /// B against A as a reader says it: "108× faster", "1.3× slower", "12× fewer kernels", "same"
+    /// (`less` when B is smaller, `more` when larger).
+    static QString compareText(double a, double b, const QString &less, const QString &more);
     /// The profile shown was recorded on the version on screen.
     bool bound() const { return m_bound; }
     const prof::Profile *profile() const;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "ProfilingJob.h"
+#include "Count.h"
 
 #include "GraphDocument.h"
 #include "ProfileStore.h"
@@ -95,7 +96,7 @@ bool ProfilingJob::start(const std::vector<int> &versions, const ProfileRequest 
         if (!ok)
             message = tr("Profiling failed: %1").arg(QString::fromStdString(outcome->error));
         else
-            message = tr("Profiled %n version(s) on %1", nullptr, added).arg(QString::fromStdString(outcome->device));
+            message = tr("Profiled %1 on %2").arg(counted(added, "version"), QString::fromStdString(outcome->device));
         if (outcome->cancelled)
             message += tr(" (cancelled: %1 of %2 done)").arg(added).arg(ids.size());
         if (!outcome->note.empty())

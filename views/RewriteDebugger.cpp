@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The rewrite debugger panel (see RewriteDebugger.h).
 #include "RewriteDebugger.h"
+#include "Count.h"
 
 #include "GraphDocument.h"
 #include "RewriteHistory.h"
@@ -102,9 +103,15 @@ RewriteDebugger::RewriteDebugger(GraphDocument &doc, QWidget *parent) : QWidget(
     m_history->setObjectName(QStringLiteral("history"));
     m_historyModel = new HistoryModel(this);
     m_history->setModel(m_historyModel);
+    // Long descriptions wrap in the panel's width (no sideways scrolling); the tooltip has them too.
+    for (QListView *list : {m_candidates, m_history}) {
+        list->setWordWrap(true);
+        list->setResizeMode(QListView::Adjust);
+        list->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    }
     m_diff = new QTextBrowser(split);
     m_diff->setObjectName(QStringLiteral("diff"));
-    m_diff->setLineWrapMode(QTextEdit::NoWrap);
+    m_diff->setLineWrapMode(QTextEdit::WidgetWidth); // long diff lines wrap (pre-wrap below), never cut
     split->addWidget(m_candidates);
     split->addWidget(m_history);
     split->addWidget(m_diff);
@@ -203,7 +210,10 @@ void RewriteDebugger::connectSession()
         setStatus(tr("Patterns changed: candidates planned again from version %1; the history is kept").arg(m_h.version()));
     });
     // Another file: nothing said about the previous one stays on screen.
-    connect(&m_doc, &GraphDocument::aboutToReplace, this, [this] { setStatus(QString()); });
+    connect(&m_doc, &GraphDocument::aboutToReplace, this, [this] {
+        setStatus(QString());
+        m_skips.clear();
+    });
     connect(&m_h, &RewriteHistory::busyChanged, this, &RewriteDebugger::setBusy);
 }
 
@@ -306,7 +316,7 @@ void RewriteDebugger::refresh()
     m_apply->setEnabled(!m_matches.empty());
     m_skip->setEnabled(!m_matches.empty());
     m_run->setEnabled(!m_matches.empty());
-    m_undo->setEnabled(live && m_h.version() > 0);
+    m_undo->setEnabled(live && (m_h.version() > 0 || (!m_skips.empty() && m_skips.back().version == m_h.version())));
     m_redo->setEnabled(live && m_h.version() < m_h.historySize());
     QStringList bps;
     for (const auto &[kind, value] : m_h.breakpointList())
@@ -322,7 +332,10 @@ void RewriteDebugger::fillHistory()
 {
     QSignalBlocker block(m_history->selectionModel());
     m_historyModel->setGreyed(palette().color(QPalette::Disabled, QPalette::Text));
-    m_historyModel->setHistory(m_h.steps(), m_h.branches(), m_h.version());
+    std::map<int, QStringList> skips;
+    for (const SkipRecord &s : m_skips)
+        skips[s.version] << s.pattern + QStringLiteral(" @ ") + s.anchor;
+    m_historyModel->setHistory(m_h.steps(), m_h.branches(), m_h.version(), std::move(skips));
     m_history->setCurrentIndex(m_historyModel->index(m_h.version()));
 }
 
@@ -333,7 +346,7 @@ void RewriteDebugger::showStep(int step)
         return;
     }
     const QString text = diffText(step);
-    QString html = QStringLiteral("<pre>");
+    QString html = QStringLiteral("<pre style=\"white-space: pre-wrap\">");
     for (const QString &line : text.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
         const QString colour = line.startsWith(QLatin1Char('+')) ? QStringLiteral("#1a7f37")
             : line.startsWith(QLatin1Char('-'))                  ? QStringLiteral("#cf222e")
@@ -354,7 +367,7 @@ QString RewriteDebugger::diffText(int step) const { return m_h.diffText(step); }
 
 bool RewriteDebugger::applySelected()
 {
-    m_outlineNext = true; // after this action the next candidate is shown
+    m_outlineNext = false; // after this action the step just applied is shown (showApplied)
     if (m_matches.empty())
         return false;
     const int row = m_candidates->currentIndex().row();
@@ -372,7 +385,32 @@ bool RewriteDebugger::applySelected()
     setStatus(tr("Applied %1 at %2%3")
                   .arg(QString::fromStdString(step.pattern), QString::fromStdString(step.anchor),
                        step.verified ? tr(" (outputs unchanged)") : QString()));
+    showApplied();
     return true;
+}
+
+void RewriteDebugger::showApplied()
+{
+    const ir::Graph *g = m_doc.graph();
+    if (!g || m_h.version() == 0 || size_t(m_h.version()) > m_h.steps().size())
+        return;
+    // The nodes the step inserted (those still in the graph), else the ones it rewired.
+    const auto &edits = m_h.steps()[size_t(m_h.version()) - 1].edits;
+    std::set<const ir::Node *> erased;
+    for (const auto &e : edits)
+        if (e.kind == rewrite::Edit::Kind::Erase)
+            erased.insert(e.node);
+    std::vector<const ir::Node *> made, rewired;
+    for (const auto &e : edits) {
+        if (erased.count(e.node))
+            continue;
+        auto &into = e.kind == rewrite::Edit::Kind::Insert ? made : rewired;
+        if (std::find(into.begin(), into.end(), e.node) == into.end())
+            into.push_back(e.node);
+    }
+    const auto &shown = made.empty() ? rewired : made;
+    if (!shown.empty())
+        Q_EMIT highlightRequested(shown, shown.back()); // the last made is the one the step's users read
 }
 
 bool RewriteDebugger::skipSelected()
@@ -382,11 +420,26 @@ bool RewriteDebugger::skipSelected()
         return false;
     const int row = std::max(0, m_candidates->currentIndex().row());
     const rewrite::Match m = m_matches[size_t(std::min(size_t(row), m_matches.size() - 1))];
-    setStatus(tr("Skipped %1 at %2").arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name())));
-    return m_h.skip(m);
+    const QString pattern = QString::fromStdString(m.pattern), anchor = QString::fromStdString(m.anchor->name());
+    setStatus(tr("Skipped %1 at %2 (Undo proposes it again)").arg(pattern, anchor));
+    m_skips.push_back({pattern, anchor, m_h.version()});
+    if (m_h.skip(m))
+        return true;
+    m_skips.pop_back();
+    return false;
 }
 
-bool RewriteDebugger::undo() { return checkout(m_h.version() - 1); }
+bool RewriteDebugger::undo()
+{
+    if (!m_skips.empty() && m_skips.back().version == m_h.version()) { // the last action here was a Skip
+        const SkipRecord s = m_skips.back();
+        if (unskip(s.pattern, s.anchor)) { // unskip() drops its record either way
+            setStatus(tr("Skip undone: %1 at %2 is proposed again").arg(s.pattern, s.anchor));
+            return true;
+        }
+    }
+    return checkout(m_h.version() - 1);
+}
 
 bool RewriteDebugger::redo() { return checkout(m_h.version() + 1); }
 
@@ -402,6 +455,7 @@ bool RewriteDebugger::checkout(int version)
 bool RewriteDebugger::unskip(const QString &pattern, const QString &anchor)
 {
     m_outlineNext = true;
+    std::erase_if(m_skips, [&](const SkipRecord &s) { return s.pattern == pattern && s.anchor == anchor; });
     if (!m_h.unskip(pattern, anchor))
         return false;
     setStatus(tr("%1 at %2 is proposed again").arg(pattern, anchor));
@@ -448,7 +502,7 @@ QString RewriteDebugger::run()
     const int before = m_h.version();
     const rewrite::RunResult r = m_h.run();
     const QString why = QString::fromLatin1(rewrite::stopReasonName(r.reason));
-    QString text = tr("%1 step(s) in %2 s; stopped: %3").arg(m_h.version() - before).arg(r.seconds, 0, 'f', 3).arg(why);
+    QString text = tr("%1 in %2 s; stopped: %3").arg(counted(m_h.version() - before, "step")).arg(r.seconds, 0, 'f', 3).arg(why);
     if (!r.message.empty() && r.reason == rewrite::StopReason::Breakpoint)
         text += QStringLiteral(" (%1)").arg(QString::fromStdString(r.message));
     constexpr size_t kShownRollbacks = 5;
@@ -497,7 +551,7 @@ QStringList RewriteDebugger::stepRecord() const { return m_h.stepRecord(); }
 bool RewriteDebugger::replay(const QStringList &steps)
 {
     const bool ok = m_h.replay(steps);
-    setStatus(ok ? tr("Replayed %n step(s)", nullptr, int(steps.size())) : m_h.lastError());
+    setStatus(ok ? tr("Replayed %1").arg(counted(steps.size(), "step")) : m_h.lastError());
     return ok;
 }
 

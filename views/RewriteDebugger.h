@@ -50,6 +50,7 @@ public:
     bool setVerify(bool on);
     bool applySelected();
     bool skipSelected();
+    /// Back one version, or, when the last action here was a Skip, takes that skip back.
     bool undo();
     bool redo();
     /// Runs the greedy driver to the next breakpoint (or the fixpoint); returns why it stopped
@@ -115,6 +116,8 @@ private:
     void setStatus(const QString &text);
     void setBusy(bool busy);
     void showProgress(const RunProgress &p);
+    /// Outlines and goes to the nodes the latest step made (what Apply just did).
+    void showApplied();
 
     GraphDocument &m_doc;
     RewriteHistory &m_h;
@@ -122,6 +125,11 @@ private:
     bool m_outlineNext = false;      ///< an action (Apply, Skip, a checkout) asks refresh() to outline the next candidate
     bool m_selectDriverNext = false; ///< refresh() selects the driver's next match (a run stopped at a breakpoint)
     QString m_status;
+    struct SkipRecord {
+        QString pattern, anchor;
+        int version = 0;
+    };
+    std::vector<SkipRecord> m_skips; ///< Skips in order, each at its version: listed in the history, taken back by Undo
 
     QComboBox *m_preset = nullptr;
     QCheckBox *m_verifyBox = nullptr;

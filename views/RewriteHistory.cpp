@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The document's rewrite session (see RewriteHistory.h).
 #include "RewriteHistory.h"
+#include "Count.h"
 
 #include "GraphDocument.h"
 #include "rewrite/Matcher.h"
@@ -152,27 +153,28 @@ QString RewriteHistory::noCandidatesReason()
     const QString preset = tr("Preset '%1'").arg(m_preset);
     const QString ir = QString::fromStdString(m_graph->irLevel);
     if (running == 0)
-        return tr("%1: no candidates in this graph — none of its %n pattern(s) runs on %2 IR.", nullptr, int(patterns.size()))
-            .arg(preset, ir);
+        return tr("%1: no candidates in this graph — none of its %2 runs on %3 IR.")
+            .arg(preset, counted(qint64(patterns.size()), "pattern"), ir);
     constexpr int kNamed = 4;
     const QString other = elsewhere.isEmpty()
         ? QString()
         : tr(" Not for %1 IR: %2%3.")
               .arg(ir, elsewhere.mid(0, kNamed).join(QStringLiteral(", ")),
-                   elsewhere.size() > kNamed ? tr(" and %n more", nullptr, int(elsewhere.size() - kNamed)) : QString());
+                   elsewhere.size() > kNamed ? tr(" and %1 more").arg(elsewhere.size() - kNamed) : QString());
     QStringList names;
     for (const auto &a : anchors)
         if (names.size() < kNamed)
             names << QString::fromStdString(a);
     if (anchors.size() > size_t(kNamed))
-        names << tr("%n more", nullptr, int(anchors.size() - kNamed));
+        names << tr("%1 more").arg(anchors.size() - kNamed);
     const QString on = names.join(QStringLiteral(", "));
     const QString where = version() == 0 ? tr("in this graph") : tr("at version %1").arg(version());
     if (anchorNodes == 0)
         return tr("%1: no candidates %2 — its patterns anchor on %3, and no node here is one of those.%4").arg(preset, where, on, other);
     const size_t skips = skipped().size();
-    return tr("%1: no candidates %2 — %n node(s) here are anchors of its patterns (%3), but none matches.%4%5", nullptr, int(anchorNodes))
-        .arg(preset, where, on, skips ? tr(" %n candidate(s) skipped.", nullptr, int(skips)) : QString(), other);
+    return tr("%1: no candidates %2 — %3 here %4 anchors of its patterns (%5), but none matches.%6%7")
+        .arg(preset, where, counted(qint64(anchorNodes), "node"), anchorNodes == 1 ? tr("is one of the") : tr("are"), on,
+             skips ? QStringLiteral(" %1 skipped.").arg(counted(qint64(skips), "candidate")) : QString(), other);
 }
 
 bool RewriteHistory::setVerify(bool on, QString *error)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "RewriteModels.h"
+#include "Count.h"
 
 #include <QFont>
 
@@ -39,9 +40,11 @@ QVariant CandidateModel::data(const QModelIndex &index, int role) const
     return {};
 }
 
-void HistoryModel::setHistory(std::vector<rewrite::Step> steps, std::vector<rewrite::Branch> branches, int at)
+void HistoryModel::setHistory(std::vector<rewrite::Step> steps, std::vector<rewrite::Branch> branches, int at,
+                              std::map<int, QStringList> skips)
 {
     beginResetModel();
+    m_skips = std::move(skips);
     m_steps = std::move(steps);
     m_branches = std::move(branches);
     m_at = at;
@@ -62,11 +65,18 @@ QVariant HistoryModel::versionData(int row, int role) const
 {
     switch (role) {
     case Qt::DisplayRole: {
-        if (row == 0)
-            return tr("0  original");
-        const auto &s = m_steps[size_t(row - 1)];
-        const QString badge = s.verified ? QStringLiteral("  ✓ verified") : QString();
-        return QStringLiteral("%1  %2 @ %3%4").arg(row).arg(QString::fromStdString(s.pattern), QString::fromStdString(s.anchor), badge);
+        QString text;
+        if (row == 0) {
+            text = tr("0  original");
+        } else {
+            const auto &s = m_steps[size_t(row - 1)];
+            const QString badge = s.verified ? QStringLiteral("  ✓ verified") : QString();
+            text = QStringLiteral("%1  %2 @ %3%4").arg(row).arg(QString::fromStdString(s.pattern), QString::fromStdString(s.anchor), badge);
+        }
+        if (const auto it = m_skips.find(row); it != m_skips.end()) // Undo takes the last skip back first
+            for (const QString &skip : it->second)
+                text += QStringLiteral("\n    ") + tr("skipped %1").arg(skip);
+        return text;
     }
     case Qt::ToolTipRole:
         return row == 0 ? tr("Double-click to go back to the graph as the session found it")
@@ -86,8 +96,9 @@ QVariant HistoryModel::branchData(size_t b, int role) const
     const auto &br = m_branches[b];
     switch (role) {
     case Qt::DisplayRole:
-        return tr("↳ branch from version %1: %n step(s), last %2 @ %3", nullptr, int(br.steps.size()))
+        return tr("↳ branch from version %1: %2, last %3 @ %4")
             .arg(br.fork)
+            .arg(counted(qint64(br.steps.size()), "step"))
             .arg(br.steps.empty() ? QString() : QString::fromStdString(br.steps.back().pattern),
                  br.steps.empty() ? QString() : QString::fromStdString(br.steps.back().anchor));
     case Qt::ToolTipRole: return tr("Double-click to make this line current (its last version); the current line is kept as a branch");

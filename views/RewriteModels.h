@@ -10,6 +10,7 @@
 #include <QAbstractListModel>
 #include <QColor>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,7 +46,8 @@ public:
 
     using QAbstractListModel::QAbstractListModel;
     /// Versions 0 .. steps.size(), `at` on screen, then the branches.
-    void setHistory(std::vector<rewrite::Step> steps, std::vector<rewrite::Branch> branches, int at);
+    /// `skips`: the candidates skipped at a version ("pattern @ anchor"), listed under its row.
+    void setHistory(std::vector<rewrite::Step> steps, std::vector<rewrite::Branch> branches, int at, std::map<int, QStringList> skips = {});
     void setGreyed(const QColor &c) { m_greyed = c; }
 
     int rowCount(const QModelIndex &parent = {}) const override;
@@ -58,6 +60,7 @@ private:
     std::vector<rewrite::Step> m_steps;
     std::vector<rewrite::Branch> m_branches;
     int m_at = 0;
+    std::map<int, QStringList> m_skips;
     QColor m_greyed;
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A recorded rewrite session replayed into the debugger (see SessionReplay.h).
 #include "SessionReplay.h"
+#include "Count.h"
 
 #include "GraphDocument.h"
 #include "RewriteDebugger.h"
@@ -133,7 +134,7 @@ bool SessionReplay::replay()
     const bool ok = m_debugger.replay(steps);
     m_doc.setModified(false); // the file describes the original and these steps: nothing to save
     const QString tool = s.tool.empty() ? tr("an unnamed tool") : QString::fromStdString(s.tool);
-    const auto count = [](qsizetype n) { return n == 1 ? tr("1 step") : tr("%1 steps").arg(n); };
+    const auto count = [](qsizetype n) { return counted(n, "step"); };
     if (ok)
         m_message = tr("Replayed %1 recorded by %2").arg(count(steps.size()), tool);
     else

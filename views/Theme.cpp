@@ -21,7 +21,16 @@ QPalette themePalette(bool dark, const QStyle *style)
     p.setColor(QPalette::HighlightedText, Qt::white);
     p.setColor(QPalette::Mid, QColor(90, 90, 95));
     p.setColor(QPalette::Link, QColor(120, 180, 255));
+    p.setColor(QPalette::LinkVisited, QColor(190, 160, 255));
     p.setColor(QPalette::PlaceholderText, QColor(150, 150, 155));
+    // Disabled buttons, actions and text are dimmed (setColor above set every group alike).
+    const QColor dimmed(125, 125, 130);
+    for (const auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText, QPalette::HighlightedText})
+        p.setColor(QPalette::Disabled, role, dimmed);
+    p.setColor(QPalette::Disabled, QPalette::Button, QColor(48, 48, 51));
+    p.setColor(QPalette::Disabled, QPalette::Base, QColor(40, 40, 42));
+    p.setColor(QPalette::Disabled, QPalette::Highlight, QColor(80, 80, 85));
+    p.setColor(QPalette::Disabled, QPalette::Light, QColor(45, 45, 48)); // no embossed shadow under dimmed text
     return p;
 }
 

@@ -41,14 +41,15 @@ void WindowMenus::fileMenu()
     });
     open->setShortcut(QKeySequence::Open);
     m_recent = m_file->addMenu(tr("Open &Recent"));
-    QAction *save = m_file->addAction(tr("&Save Graph As…"), &m_w, [this] {
-        if (!m_w.graph())
-            return;
-        QString path = QFileDialog::getSaveFileName(&m_w, tr("Save Graph"), m_w.currentFile(), tr("fxlens graphs (*.json *.json.gz)"));
-        if (!path.isEmpty())
-            m_w.saveFile(path);
+    QAction *save = m_file->addAction(tr("&Save Graph"), &m_w, [this] {
+        if (m_w.graph())
+            m_w.save();
     });
-    save->setShortcut(QKeySequence::SaveAs);
+    save->setShortcut(QKeySequence::Save);
+    save->setToolTip(tr("Write to the file last saved (the first time, ask where)"));
+    QAction *saveAs = m_file->addAction(tr("Save Graph &As…"), &m_w, [this] { m_w.saveAs(); });
+    // Spelled out: QKeySequence::SaveAs is empty on some X11 desktops.
+    saveAs->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     m_file->addAction(tr("Export Graph as P&ython…"), &m_w, [this] {
         if (!m_w.graph())
             return;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "layout/Layered.h"
 #include "layout/LayeredPhases.h"
+#include "util/Text.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -44,7 +45,7 @@ const ir::ModuleFrame *collapsedBox(const ir::Node *n, const std::set<std::strin
 void sizeItem(ViewItem &i)
 {
     if (i.kind == ViewItem::Kind::Module) {
-        i.detail = (i.detail.empty() ? std::string() : i.detail + ", ") + std::to_string(i.nodeCount) + " nodes";
+        i.detail = (i.detail.empty() ? std::string() : i.detail + ", ") + countOf(i.nodeCount, "node");
         i.h = 40;
     } else {
         i.h = 32;

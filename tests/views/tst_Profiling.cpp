@@ -241,7 +241,8 @@ private Q_SLOTS:
         QCOMPARE(panel.shownIndex(), 1);
         QTest::mouseClick(chart, Qt::LeftButton, Qt::ShiftModifier, chart->barRect(2, ProfileChart::Wall).center().toPoint());
         QVERIFY(panel.comparison() == doc.profiles()[2].profile.get());
-        QVERIFY(panel.summary().contains(QStringLiteral("B/A")));
+        QVERIFY2(panel.summary().contains(QStringLiteral("B vs A")) && panel.summary().contains(QStringLiteral("× fewer kernels")),
+                 qPrintable(panel.summary()));
     }
 
     /// The profiling job with a stand-in profiler: it gets a copy of each version asked for, says

@@ -108,8 +108,7 @@ private Q_SLOTS:
         QVERIFY(d.applySelected()); // after going back: the two steps become a branch
         QCOMPARE(d.branchCount(), 1);
         const QModelIndex branch = h->index(h->rowCount() - 1);
-        QVERIFY2(branch.data().toString().contains(QStringLiteral("branch from version 0: 2 step(s)")),
-                 qPrintable(branch.data().toString()));
+        QVERIFY2(branch.data().toString().contains(QStringLiteral("branch from version 0: 2 steps")), qPrintable(branch.data().toString()));
         QCOMPARE(branch.data(views::HistoryModel::BranchRole).toInt(), 0);
         QVERIFY(!h->index(0).data(views::HistoryModel::BranchRole).isValid());
     }
