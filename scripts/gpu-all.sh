@@ -12,6 +12,8 @@
 #           bench/models.py --device cuda, one process per zoo model (frozen round trips) -> models/*.json
 #           bench/opinfo_coverage.py --device cuda, one process per route               -> opinfo-cuda-*.json
 #   zoo     bench/backend_vs_inductor.py on the tangle and the zoo, merged with ctr     -> all.json/.md
+#   tune    bench/tune.py: fxlens-cli tune on the zoo, a CTR model and tangle200 (TUNE_S s each)
+#                                                                   -> tune.json/.md, tune/*.html
 #
 # Seen on an H200 machine (16 cores): build 56 s (ccache empty), the CTR phase 88 s; in the checks
 # phase, with everything at once, ResNet-50 through four exporters took ~200 s and both OpInfo routes
@@ -68,6 +70,10 @@ for phase in $PHASES; do
       merge=(); [ -f "$OUT/ctr.json" ] && merge=(--merge "$OUT/ctr.json")
       bench --exclude $CTR --tangle "${TANGLE:-50}" "${merge[@]}" --json "$OUT/all.json" --out "$OUT/all.md" \
         > "$OUT/zoo.log" ;;
+    tune)
+      mkdir -p "$OUT/tune"
+      $PY bench/tune.py --device cuda --budget "${TUNE_S:-120}" --out /tmp/fxlens-tune --json "$OUT/tune.json" > "$OUT/tune.md" 2>&1
+      cp /tmp/fxlens-tune/*.report.html /tmp/fxlens-tune/*.trace.json "$OUT/tune/" 2>/dev/null ;;
   esac
   log "phase $phase ended"
   pack
