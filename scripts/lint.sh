@@ -34,7 +34,7 @@ DB=build-nounity
 if [ "$MODE" = "--all" ]; then
   TIDY=$(git ls-files 'core/*.cpp' 'patterns/*.cpp' 'views/*.cpp' 'app/*.cpp')
 else
-  TIDY=$(git ls-files 'core/*.cpp' 'patterns/*.cpp' 'app/cli/*.cpp' | grep -v -e '^core/exec/' -e 'ExecCommands.cpp')
+  TIDY=$(git ls-files 'core/*.cpp' 'patterns/*.cpp' 'app/cli/*.cpp' | grep -v -e '^core/exec/' -e 'ExecCommands.cpp' -e 'MeasureExec.cpp')
 fi
 OUT=$(mktemp)
 trap 'rm -f "$OUT"' EXIT

@@ -196,9 +196,10 @@ public:
                 return false;
             }
             std::vector<std::string> args = argsBase;
-            args.push_back("--device");
+            args.emplace_back("--device");
             args.push_back(d);
             std::vector<char *> argv;
+            argv.reserve(args.size() + 1);
             for (auto &s : args)
                 argv.push_back(s.data());
             argv.push_back(nullptr);
@@ -293,16 +294,16 @@ std::unique_ptr<rewrite::CostModel> startWorkers(const Args &a, const std::vecto
                                   "--seed",
                                   std::to_string(a.seed)};
     if (a.freeze)
-        base.push_back("--freeze");
+        base.emplace_back("--freeze");
     for (auto [flag, value] : {std::pair{"--inputs", a.inputs}, std::pair{"--weights", a.weights}})
         if (!value.empty()) {
-            base.push_back(flag);
+            base.emplace_back(flag);
             base.push_back(value);
         }
     if (a.randomInputs)
-        base.push_back("--random-inputs");
+        base.emplace_back("--random-inputs");
     for (const auto &l : a.libraries) {
-        base.push_back("--load-library");
+        base.emplace_back("--load-library");
         base.push_back(l);
     }
     signal(SIGPIPE, SIG_IGN);

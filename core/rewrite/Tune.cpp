@@ -378,7 +378,7 @@ void searchDrops(Search &search, TuneResult &out, const Replay &now, const TuneC
     for (const auto &[g, n] : perGroup) {
         std::string pattern = g.substr(0, g.find('#'));
         if (!cur.droppedPatterns.count(pattern) && groupsOfPattern[pattern] > 1)
-            groups.push_back({n, g});
+            groups.emplace_back(n, g);
     }
     std::stable_sort(groups.begin(), groups.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
     if (groups.size() > cfg.maxGroups)
