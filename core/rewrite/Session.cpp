@@ -25,8 +25,8 @@ const char *stopReasonName(StopReason r)
 static std::string aliasKey(const Node *n) { return n->op() == ir::OpKind::GetAttr ? "attr:" + n->target() : "input:" + n->name(); }
 
 Session::Session(Graph &g, std::vector<const Pattern *> patterns, SessionConfig cfg)
-    : m_g(g), m_patterns(patterns, g), m_cfg(std::move(cfg)), m_index(g), m_history(g, [this](const Step &s, bool undone) { moved(s, undone); }),
-      m_edits(nextEditStamp())
+    : m_g(g), m_patterns(patterns, g), m_cfg(std::move(cfg)), m_index(g),
+      m_history(g, [this](const Step &s, bool undone) { moved(s, undone); }), m_edits(nextEditStamp())
 {
     for (const Node *a : outputAliases(g))
         if (a)
