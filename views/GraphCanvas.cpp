@@ -57,8 +57,11 @@ void GraphCanvas::setGraph(const ir::Graph *g)
     m_expanded.clear();
     m_selected = -1;
     m_overlays.clearAll();
+    m_unstacked.clear();
+    findStacks();
     relayout(false);
     readableView();
+    m_untouched = true;
 }
 
 void GraphCanvas::setDocument(GraphDocument *doc)
@@ -92,6 +95,7 @@ void GraphCanvas::graphEdited()
     for (Layer l : {Layer::Highlight, Layer::Search, Layer::Diff, Layer::Marked}) // they name nodes that may be gone
         m_overlays.clear(l);
     const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));
+    findStacks(); // a step may make a block differ from its siblings, or alike again
     if (m_stable && !m_view.items.empty() && m_engine == Engine::Layered) {
         // A step: what stayed stays where it was, what it made is green, what it removed a red
         // ghost (View ▸ Re-layout starts afresh).
@@ -212,9 +216,16 @@ void GraphCanvas::fitToView()
         return;
     }
     const double margin = 20;
-    m_scale = std::min((width() - 2 * margin) / std::max(m_view.width, 1.0), (height() - 2 * margin) / std::max(m_view.height, 1.0));
-    m_scale = std::clamp(m_scale, 1e-5, 2.0); // a small graph is enlarged, up to twice its size
+    const double across = (width() - 2 * margin) / std::max(m_view.width, 1.0), down = (height() - 2 * margin) / std::max(m_view.height, 1.0);
+    m_scale = std::clamp(std::min(across, down), 1e-5, 2.0); // a small graph is enlarged, up to twice its size
     m_offset = QPointF((width() - m_view.width * m_scale) / 2, (height() - m_view.height * m_scale) / 2);
+    if (m_scale < kMinFitScale) {
+        // Too wide (or tall) to show whole: its short side fitted, at least the readable minimum,
+        // from its start (the inputs); the minimap shows the rest.
+        m_scale = std::max(m_scale, std::min({kMinFitScale, std::max(across, down), 2.0}));
+        m_offset.setX(m_view.width * m_scale <= width() ? (width() - m_view.width * m_scale) / 2 : margin);
+        m_offset.setY(m_view.height * m_scale <= height() ? (height() - m_view.height * m_scale) / 2 : margin);
+    }
     update();
     Q_EMIT viewChanged();
 }
@@ -222,6 +233,7 @@ void GraphCanvas::fitToView()
 void GraphCanvas::zoomBy(double factor, QPointF around)
 {
     const QPointF s = toScene(around);
+    m_untouched = false;
     m_scale = std::clamp(m_scale * factor, 1e-5, 8.0);
     m_offset = around - s * m_scale;
     update();
@@ -335,6 +347,10 @@ bool GraphCanvas::selectNode(const QString &name)
     if (m_view.itemOfNode[node->id()] < 0) // a constant nobody reads (hidden)
         return false;
     m_selected = m_view.itemOfNode[node->id()];
+    if (m_untouched) {
+        revealInOverview(m_selected);
+        return true;
+    }
     const auto &it = m_view.items[size_t(m_selected)];
     m_scale = std::max(m_scale, 0.8);
     m_offset = QPointF(width() / 2.0, height() / 2.0) - QPointF(it.x + it.w / 2, it.y + it.h / 2) * m_scale;
@@ -650,6 +666,7 @@ void GraphCanvas::mouseMoveEvent(QMouseEvent *e)
     if (!m_dragging && d.manhattanLength() < 4)
         return;
     m_dragging = true;
+    m_untouched = false;
     m_offset += d;
     m_dragFrom = e->pos();
     update();
@@ -680,7 +697,9 @@ void GraphCanvas::mouseDoubleClickEvent(QMouseEvent *e)
         return;
     }
     const auto &it = m_view.items[size_t(i)];
-    if (it.kind == ViewItem::Kind::Module)
+    if (it.kind == ViewItem::Kind::Module && it.stacked)
+        unstack(it.stack);
+    else if (it.kind == ViewItem::Kind::Module)
         setExpanded(QString::fromStdString(it.module), true);
     else if (!it.module.empty())
         setExpanded(QString::fromStdString(it.module), false); // double-click a node: fold its module
@@ -693,8 +712,10 @@ void GraphCanvas::keyPressEvent(QKeyEvent *e)
         zoomBy(1.25, c);
     else if (e->key() == Qt::Key_Minus)
         zoomBy(0.8, c);
-    else if (e->key() == Qt::Key_0 || e->key() == Qt::Key_F)
+    else if (e->key() == Qt::Key_0 || e->key() == Qt::Key_F) {
         fitToView();
+        m_untouched = false;
+    }
     else
         QWidget::keyPressEvent(e);
 }
