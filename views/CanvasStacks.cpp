@@ -64,16 +64,19 @@ void GraphCanvas::contextMenuEvent(QContextMenuEvent *e)
     menu.exec(e->globalPos());
 }
 
-void GraphCanvas::revealInOverview(int item)
+bool GraphCanvas::revealInOverview(int item)
 {
+    if (item < 0)
+        return false;
+    const double scale = m_scale;
+    const QPointF offset = m_offset;
     fitToView();
-    const auto &it = m_view.items[size_t(item)];
-    const QRectF r = itemRect(item);
-    if (!rect().contains(r.toAlignedRect())) // the whole does not fit: the node in the centre
-        m_offset = QPointF(width() / 2.0, height() / 2.0) - QPointF(it.x + it.w / 2, it.y + it.h / 2) * m_scale;
-    m_untouched = true;
-    update();
-    Q_EMIT viewChanged();
+    if (32 * m_scale < 14 || !rect().contains(itemRect(item).toAlignedRect())) { // text not legible, or the node not in view
+        m_scale = scale;
+        m_offset = offset;
+        return false;
+    }
+    return true;
 }
 
 } // namespace fxlens::views

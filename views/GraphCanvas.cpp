@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 namespace fxlens::views {
 
@@ -221,9 +222,10 @@ void GraphCanvas::fitToView()
     m_offset = QPointF((width() - m_view.width * m_scale) / 2, (height() - m_view.height * m_scale) / 2);
     if (m_scale < kMinFitScale) {
         // Too wide (or tall) to show whole: its short side fitted, at least the readable minimum,
-        // from its start (the inputs); the minimap shows the rest.
+        // a wide one centred (where a layered layout has its inputs and outputs), a tall one from
+        // its top (the inputs); the minimap shows the rest.
         m_scale = std::max(m_scale, std::min({kMinFitScale, std::max(across, down), 2.0}));
-        m_offset.setX(m_view.width * m_scale <= width() ? (width() - m_view.width * m_scale) / 2 : margin);
+        m_offset.setX((width() - m_view.width * m_scale) / 2);
         m_offset.setY(m_view.height * m_scale <= height() ? (height() - m_view.height * m_scale) / 2 : margin);
     }
     update();
@@ -337,6 +339,14 @@ bool GraphCanvas::selectNode(const QString &name)
             node = n;
     if (!node)
         return false;
+    if (std::exchange(m_untouched, false) && revealInOverview(itemOf(node))) {
+        // A file's first selection (its first candidate) keeps the overview it opened with, the
+        // box that holds the node outlined.
+        m_selected = itemOf(node);
+        update();
+        Q_EMIT viewChanged();
+        return true;
+    }
     // Expand the modules that hide it.
     bool changed = false;
     for (const auto &f : layout::displayModules(node))
@@ -347,10 +357,6 @@ bool GraphCanvas::selectNode(const QString &name)
     if (m_view.itemOfNode[node->id()] < 0) // a constant nobody reads (hidden)
         return false;
     m_selected = m_view.itemOfNode[node->id()];
-    if (m_untouched) {
-        revealInOverview(m_selected);
-        return true;
-    }
     const auto &it = m_view.items[size_t(m_selected)];
     m_scale = std::max(m_scale, 0.8);
     m_offset = QPointF(width() / 2.0, height() / 2.0) - QPointF(it.x + it.w / 2, it.y + it.h / 2) * m_scale;

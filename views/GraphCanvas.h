@@ -216,9 +216,9 @@ private:
     void startGraphviz();
     /// The stacks of the graph (layout::findStacks) less those unstacked, into m_viewOptions.
     void findStacks();
-    /// A node was selected on a view nobody moved since it opened (the first candidate): the whole
-    /// view when it fits readably, the node kept in view.
-    void revealInOverview(int item);
+    /// The first selection on a view nobody moved since it opened (the first candidate): the whole
+    /// view when it fits with its text legible and `item` in view (true), else nothing changes.
+    bool revealInOverview(int item);
     void renderMinimap();
 
     const ir::Graph *m_graph = nullptr;
@@ -250,7 +250,7 @@ private:
     bool m_stable = true;
     std::vector<layout::ViewItem> m_ghosts;
     std::set<std::string> m_unstacked; ///< first members of the stacks the user unstacked
-    bool m_untouched = false;          ///< the view is as it opened: no zoom, pan or fit since
+    bool m_untouched = false;          ///< the view is as it opened: no selection, zoom or pan since
 };
 
 } // namespace fxlens::views
