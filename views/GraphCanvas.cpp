@@ -217,7 +217,8 @@ void GraphCanvas::fitToView()
         return;
     }
     const double margin = 20;
-    const double across = (width() - 2 * margin) / std::max(m_view.width, 1.0), down = (height() - 2 * margin) / std::max(m_view.height, 1.0);
+    const double across = (width() - 2 * margin) / std::max(m_view.width, 1.0),
+                 down = (height() - 2 * margin) / std::max(m_view.height, 1.0);
     m_scale = std::clamp(std::min(across, down), 1e-5, 2.0); // a small graph is enlarged, up to twice its size
     m_offset = QPointF((width() - m_view.width * m_scale) / 2, (height() - m_view.height * m_scale) / 2);
     if (m_scale < kMinFitScale) {
@@ -721,8 +722,7 @@ void GraphCanvas::keyPressEvent(QKeyEvent *e)
     else if (e->key() == Qt::Key_0 || e->key() == Qt::Key_F) {
         fitToView();
         m_untouched = false;
-    }
-    else
+    } else
         QWidget::keyPressEvent(e);
 }
 
