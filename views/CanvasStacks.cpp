@@ -64,6 +64,13 @@ void GraphCanvas::contextMenuEvent(QContextMenuEvent *e)
     menu.exec(e->globalPos());
 }
 
+void GraphCanvas::centreOn(int item)
+{
+    const auto &it = m_view.items[size_t(item)];
+    m_scale = std::max(m_scale, 0.8);
+    m_offset = QPointF(width() / 2.0, height() / 2.0) - QPointF(it.x + it.w / 2, it.y + it.h / 2) * m_scale;
+}
+
 bool GraphCanvas::revealInOverview(int item)
 {
     if (item < 0)

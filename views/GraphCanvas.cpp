@@ -340,10 +340,12 @@ bool GraphCanvas::selectNode(const QString &name)
             node = n;
     if (!node)
         return false;
-    if (std::exchange(m_untouched, false) && revealInOverview(itemOf(node))) {
-        // A file's first selection (its first candidate) keeps the overview it opened with, the
-        // box that holds the node outlined.
+    if (std::exchange(m_untouched, false) && itemOf(node) >= 0) {
+        // A file's first selection (its first candidate) opens no module: the overview it opened
+        // with when legible, else the box that holds the node centred; it is outlined.
         m_selected = itemOf(node);
+        if (!revealInOverview(m_selected))
+            centreOn(m_selected);
         update();
         Q_EMIT viewChanged();
         return true;
@@ -358,9 +360,7 @@ bool GraphCanvas::selectNode(const QString &name)
     if (m_view.itemOfNode[node->id()] < 0) // a constant nobody reads (hidden)
         return false;
     m_selected = m_view.itemOfNode[node->id()];
-    const auto &it = m_view.items[size_t(m_selected)];
-    m_scale = std::max(m_scale, 0.8);
-    m_offset = QPointF(width() / 2.0, height() / 2.0) - QPointF(it.x + it.w / 2, it.y + it.h / 2) * m_scale;
+    centreOn(m_selected);
     update();
     Q_EMIT viewChanged();
     return true;

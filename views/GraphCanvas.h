@@ -219,6 +219,8 @@ private:
     /// The first selection on a view nobody moved since it opened (the first candidate): the whole
     /// view when it fits with its text legible and `item` in view (true), else nothing changes.
     bool revealInOverview(int item);
+    /// The item in the widget's centre, at 0.8 zoom or more (text legible).
+    void centreOn(int item);
     void renderMinimap();
 
     const ir::Graph *m_graph = nullptr;
