@@ -118,6 +118,7 @@ private Q_SLOTS:
         QVERIFY2(c.view().height * c.scale() >= 100, qPrintable(QString::number(c.view().height * c.scale())));
         QVERIFY(c.scale() >= GraphCanvas::kMinFitScale);
         QVERIFY(c.rect().contains(c.itemRect(itemLabelled(&c, "l_x_")).toAlignedRect())); // centred on the input
+        QVERIFY(c.grab().save(shots() + QStringLiteral("tangle50_unstacked_fit.png")));
 
         auto flat = fxlens::io::readGraphFile(example("tangle200_aten.json.gz").toStdString());
         QVERIFY(flat);
@@ -155,6 +156,14 @@ private Q_SLOTS:
             range = range || it.module.rfind("blocks.0\u201349", 0) == 0;
         QVERIFY(range);
         QVERIFY(w.grab().save(shots() + QStringLiteral("tangle50_after_all.png")));
+        // Opened, the range is a frame of its own, titled with the range.
+        c->setExpanded(QStringLiteral("blocks.0\u201349"), true);
+        bool framed = false;
+        for (const auto &f : c->frames())
+            framed = framed || f.path == "blocks.0\u201349";
+        QVERIFY(framed);
+        c->fitToView();
+        QVERIFY(w.grab().save(shots() + QStringLiteral("tangle50_after_all_expanded.png")));
     }
 };
 
