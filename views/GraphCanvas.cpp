@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 namespace fxlens::views {
 
@@ -58,8 +59,11 @@ void GraphCanvas::setGraph(const ir::Graph *g)
     m_expanded.clear();
     m_selected = -1;
     m_overlays.clearAll();
+    m_unstacked.clear();
+    findStacks();
     relayout(false);
     readableView();
+    m_untouched = true;
 }
 
 void GraphCanvas::setDocument(GraphDocument *doc)
@@ -93,6 +97,7 @@ void GraphCanvas::graphEdited()
     for (Layer l : {Layer::Highlight, Layer::Search, Layer::Diff, Layer::Marked}) // they name nodes that may be gone
         m_overlays.clear(l);
     const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));
+    findStacks(); // a step may make a block differ from its siblings, or alike again
     if (m_stable && !m_view.items.empty() && m_engine == Engine::Layered) {
         // A step: what stayed stays where it was, what it made is green, what it removed a red
         // ghost (View ▸ Re-layout starts afresh).
@@ -214,9 +219,18 @@ void GraphCanvas::fitToView()
         return;
     }
     const double margin = 20;
-    m_scale = std::min((width() - 2 * margin) / std::max(m_view.width, 1.0), (height() - 2 * margin) / std::max(m_view.height, 1.0));
-    m_scale = std::clamp(m_scale, 1e-5, 2.0); // a small graph is enlarged, up to twice its size
+    const double across = (width() - 2 * margin) / std::max(m_view.width, 1.0),
+                 down = (height() - 2 * margin) / std::max(m_view.height, 1.0);
+    m_scale = std::clamp(std::min(across, down), 1e-5, 2.0); // a small graph is enlarged, up to twice its size
     m_offset = QPointF((width() - m_view.width * m_scale) / 2, (height() - m_view.height * m_scale) / 2);
+    if (m_scale < kMinFitScale) {
+        // Too wide (or tall) to show whole: its short side fitted, at least the readable minimum,
+        // a wide one centred (where a layered layout has its inputs and outputs), a tall one from
+        // its top (the inputs); the minimap shows the rest.
+        m_scale = std::max(m_scale, std::min({kMinFitScale, std::max(across, down), 2.0}));
+        m_offset.setX((width() - m_view.width * m_scale) / 2);
+        m_offset.setY(m_view.height * m_scale <= height() ? (height() - m_view.height * m_scale) / 2 : margin);
+    }
     update();
     Q_EMIT viewChanged();
 }
@@ -224,6 +238,7 @@ void GraphCanvas::fitToView()
 void GraphCanvas::zoomBy(double factor, QPointF around)
 {
     const QPointF s = toScene(around);
+    m_untouched = false;
     m_scale = std::clamp(m_scale * factor, 1e-5, 8.0);
     m_offset = around - s * m_scale;
     update();
@@ -327,13 +342,21 @@ bool GraphCanvas::selectNode(const QString &name)
             node = n;
     if (!node)
         return false;
-    revealNodes({node});
+    if (std::exchange(m_untouched, false) && itemOf(node) >= 0) {
+        // A file's first selection (its first candidate) opens no module: the overview it opened
+        // with when legible, else the box that holds the node centred; it is outlined.
+        m_selected = itemOf(node);
+        if (!revealInOverview(m_selected))
+            centreOn(m_selected);
+        update();
+        Q_EMIT viewChanged();
+        return true;
+    }
+    revealNodes({node}); // expand the modules that hide it
     if (m_view.itemOfNode[node->id()] < 0) // a constant nobody reads (hidden)
         return false;
     m_selected = m_view.itemOfNode[node->id()];
-    const auto &it = m_view.items[size_t(m_selected)];
-    m_scale = std::max(m_scale, 0.8);
-    m_offset = QPointF(width() / 2.0, height() / 2.0) - QPointF(it.x + it.w / 2, it.y + it.h / 2) * m_scale;
+    centreOn(m_selected);
     update();
     Q_EMIT viewChanged();
     return true;
@@ -676,6 +699,7 @@ void GraphCanvas::mouseMoveEvent(QMouseEvent *e)
     if (!m_dragging && d.manhattanLength() < 4)
         return;
     m_dragging = true;
+    m_untouched = false;
     m_offset += d;
     m_dragFrom = e->pos();
     update();
@@ -706,7 +730,9 @@ void GraphCanvas::mouseDoubleClickEvent(QMouseEvent *e)
         return;
     }
     const auto &it = m_view.items[size_t(i)];
-    if (it.kind == ViewItem::Kind::Module)
+    if (it.kind == ViewItem::Kind::Module && it.stacked)
+        unstack(it.stack);
+    else if (it.kind == ViewItem::Kind::Module)
         setExpanded(QString::fromStdString(it.module), true);
     else if (!it.module.empty())
         setExpanded(QString::fromStdString(it.module), false); // double-click a node: fold its module
@@ -719,9 +745,10 @@ void GraphCanvas::keyPressEvent(QKeyEvent *e)
         zoomBy(1.25, c);
     else if (e->key() == Qt::Key_Minus)
         zoomBy(0.8, c);
-    else if (e->key() == Qt::Key_0 || e->key() == Qt::Key_F)
+    else if (e->key() == Qt::Key_0 || e->key() == Qt::Key_F) {
         fitToView();
-    else
+        m_untouched = false;
+    } else
         QWidget::keyPressEvent(e);
 }
 

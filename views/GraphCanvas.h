@@ -85,8 +85,16 @@ public:
     void clearGhosts();
     /// Lays the view out afresh (View ▸ Re-layout): no ghosts, no step marks.
     void relayoutFresh();
-    /// The whole scene in the widget (Ctrl+0); small graphs are enlarged up to 2×.
+    /// The whole scene in the widget (Ctrl+0); small graphs are enlarged up to 2×. A scene too wide
+    /// or tall for that is shown at kMinFitScale, centred across and from its start along its long
+    /// side (the minimap shows the rest): never a sliver of a few pixels.
     void fitToView();
+    static constexpr double kMinFitScale = 0.3;
+    /// Repeated sibling modules show as one box each ("blocks.0–49 ×50": layout::findStacks), found
+    /// again after every edit; double-click or the context menu unstacks one (for this file).
+    const std::vector<layout::ModuleStack> &stacks() const { return m_viewOptions.stacks; }
+    /// Draws the members of stack `index` (of stacks()) as their own boxes again.
+    void unstack(int index);
     /// The initial view: fitted, or for a tall graph too small to read whole, fitted to its width
     /// at the top.
     void readableView();
@@ -207,6 +215,8 @@ protected:
     void mouseReleaseEvent(QMouseEvent *e) override;
     void mouseDoubleClickEvent(QMouseEvent *e) override;
     void keyPressEvent(QKeyEvent *e) override;
+    /// On a stack's box: unstack it, or expand one of its members (the rest stay stacked).
+    void contextMenuEvent(QContextMenuEvent *e) override;
     /// A palette change (the dark theme) repaints in the new colours and keeps the layout, the
     /// expanded modules, the selection and the highlights.
     void changeEvent(QEvent *e) override;
@@ -241,6 +251,13 @@ private:
     QPolygonF edgeLine(size_t e) const;
     QPointF toScene(QPointF w) const { return (w - m_offset) / m_scale; }
     void startGraphviz();
+    /// The stacks of the graph (layout::findStacks) less those unstacked, into m_viewOptions.
+    void findStacks();
+    /// The first selection on a view nobody moved since it opened (the first candidate): the whole
+    /// view when it fits with its text legible and `item` in view (true), else nothing changes.
+    bool revealInOverview(int item);
+    /// The item in the widget's centre, at 0.8 zoom or more (text legible).
+    void centreOn(int item);
     void renderMinimap();
 
     const ir::Graph *m_graph = nullptr;
@@ -272,6 +289,8 @@ private:
     std::vector<EdgeLabel> m_edgeLabels;
     bool m_stable = true;
     std::vector<layout::ViewItem> m_ghosts;
+    std::set<std::string> m_unstacked; ///< first members of the stacks the user unstacked
+    bool m_untouched = false;          ///< the view is as it opened: no selection, zoom or pan since
 };
 
 } // namespace fxlens::views

@@ -209,10 +209,12 @@ void RewriteDebugger::connectSession()
         fillPresets();
         setStatus(tr("Patterns changed: candidates planned again from version %1; the history is kept").arg(m_h.version()));
     });
-    // Another file: nothing said about the previous one stays on screen.
+    // Another file: nothing said about the previous one stays on screen, and its first candidate
+    // is outlined (and shown on the canvas) once the candidates are counted.
     connect(&m_doc, &GraphDocument::aboutToReplace, this, [this] {
         setStatus(QString());
         m_skips.clear();
+        m_outlineNext = true;
     });
     connect(&m_h, &RewriteHistory::busyChanged, this, &RewriteDebugger::setBusy);
 }
@@ -309,7 +311,8 @@ void RewriteDebugger::refresh()
         const auto &m = m_matches[size_t(current)];
         Q_EMIT highlightRequested(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
     }
-    m_outlineNext = false;
+    if (!m_matches.empty()) // a file's first refresh may come before its candidates are counted
+        m_outlineNext = false;
     const QString none = m_matches.empty() ? m_h.noCandidatesReason() : QString();
     m_noCandidates->setText(none);
     m_noCandidates->setVisible(!none.isEmpty());

@@ -152,19 +152,28 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
     };
     std::unordered_map<std::string, Call> calls;
     std::unordered_map<int32_t, std::string> pathOfBox;
+    const StackIndex stacks(g, o.stacks, expanded, hidden, &collapsedBox);
+    std::vector<int32_t> laneItem(stacks.lanes(), -1);
     for (ir::Node *n = g.first(); n; n = n->next()) {
         if (hidden[n->id()])
             continue;
         int32_t item = -1;
         if (const ir::ModuleFrame *box = collapsedBox(n, expanded)) {
-            Call &c = calls[box->path];
+            const int stack = stacks.stackOfBox(box->path); // a stacked member: the stack's box
+            const std::string path = stack >= 0 ? stacks.range(stack) : box->path;
+            Call &c = calls[path];
             if (c.item < 0 || c.over) {
                 ViewItem m;
                 m.kind = ViewItem::Kind::Module;
                 m.category = OpCategory::Module;
-                m.module = box->path;
+                m.module = path;
                 m.call = c.calls++;
-                m.label = m.call == 0 ? box->path : box->path + " (call " + std::to_string(m.call + 1) + ")";
+                m.label = m.call == 0 ? path : path + " (call " + std::to_string(m.call + 1) + ")";
+                if (stack >= 0) {
+                    m.stack = stack;
+                    m.stacked = stacks.members(stack);
+                    m.label += " \u00d7" + std::to_string(m.stacked);
+                }
                 for (const auto &f : displayModules(n)) { // the frames outside the box are expanded
                     if (&f == box)
                         break;
@@ -176,13 +185,23 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
                 v.items.push_back(std::move(m));
                 c.item = int32_t(v.items.size() - 1);
                 c.over = false;
-                pathOfBox[c.item] = box->path;
+                pathOfBox[c.item] = path;
             }
             item = c.item;
+            ++v.items[size_t(item)].nodeCount;
+        } else if (const int lane = stacks.laneOf(n); lane >= 0 && laneItem[size_t(lane)] >= 0) {
+            item = laneItem[size_t(lane)];
             ++v.items[size_t(item)].nodeCount;
         } else {
             v.items.push_back(nodeItem(n));
             item = int32_t(v.items.size() - 1);
+            if (lane >= 0) { // the first node of a lane stands for all of them
+                auto &it = v.items.back();
+                it.stack = stacks.laneStack(lane);
+                it.stacked = stacks.laneSize(lane);
+                it.detail += " \u00d7" + std::to_string(it.stacked);
+                laneItem[size_t(lane)] = item;
+            }
         }
         v.itemOfNode[n->id()] = item;
         for (ir::Node *in : n->inputNodes()) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "ir/Graph.h"
+#include "layout/Stacking.h"
 
 #include <set>
 #include <string>
@@ -56,6 +57,8 @@ struct ViewItem {
     std::string value;              ///< the node's recorded value ("f32[4, 14]"), "" when unknown
     size_t nodeCount = 1;
     int call = 0;                      ///< a module called more than once: which call this box is (0 the first)
+    int stack = -1;                    ///< a stack's box or lane: its index in ViewOptions::stacks
+    size_t stacked = 0;                ///< a stack's box: the modules it stands for; a lane: its nodes
     std::string cluster;               ///< the innermost expanded module drawn around this item ("" at the root)
     size_t hiddenInputs = 0;           ///< parameters and constants read by this item, hidden from the view
     std::string hiddenSummary;         ///< "weight f32[64, 3, 7, 7], bias f32[64]" (the first few)
@@ -95,6 +98,9 @@ struct ViewOptions {
     /// Show parameters, buffers and constants as items (hidden by default: each reader counts
     /// them in `hiddenInputs`).
     bool showConstants = false;
+    /// Sibling modules drawn as one box each ("blocks.0–49 ×50", findStacks); a member that is
+    /// expanded shows on its own. The nodes that feed a stack lane by lane are one item too.
+    std::vector<ModuleStack> stacks;
 };
 
 /// The view for a set of expanded module paths ("" is the root and always expanded): a node whose

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Rewriter and its reversible edit log.
 #include "rewrite/Rewriter.h"
+#include "ir/ModuleRange.h"
 #include "rewrite/Schema.h"
 #include "util/Assert.h"
 
@@ -16,6 +17,15 @@ Node *Rewriter::create(ir::OpKind op, std::string target, std::vector<Argument> 
     if (like) {
         n->meta().moduleStack = like->meta().moduleStack;
         n->meta().stackTrace = like->meta().stackTrace;
+    }
+    // A node that stands in for the same op of many sibling blocks belongs to their range
+    // ("blocks.0–49"), not to the first block's module.
+    if (replaced.size() > 1) {
+        std::vector<const Node *> olds;
+        for (const auto &name : replaced)
+            olds.push_back(m_g.find(name));
+        if (auto range = ir::rangeModuleStack(olds))
+            n->meta().moduleStack = std::move(*range);
     }
     n->meta().provenance = ir::Provenance{m_pattern, m_step, std::move(replaced)};
     m_edits.push_back({Edit::Kind::Insert, n, before, {}, {}, {}, {}});

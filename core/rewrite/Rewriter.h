@@ -65,7 +65,8 @@ public:
     }
 
     /// Creates a node before `before`; meta.moduleStack/stackTrace are copied from `like` (if given)
-    /// and provenance is set.
+    /// and provenance is set. A node that replaces nodes of several sibling modules (the same op of
+    /// blocks.0 … blocks.49) gets their range as its module ("blocks.0–49": ir::rangeModuleStack).
     Node *create(ir::OpKind op, std::string target, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs,
                  const std::string &name, Node *before, const Node *like = nullptr, std::vector<std::string> replaced = {});
     void setInputs(Node *n, std::vector<Argument> args, std::vector<std::pair<std::string, Argument>> kwargs);

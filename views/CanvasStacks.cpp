@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// GraphCanvas: stacks of repeated sibling modules (one box "blocks.0–49 ×50" for 50 identical
+// blocks: layout::findStacks), unstacking them, and the overview a view opens with.
+#include "GraphCanvas.h"
+
+#include <QContextMenuEvent>
+#include <QMenu>
+
+#include <algorithm>
+
+namespace fxlens::views {
+
+void GraphCanvas::findStacks()
+{
+    m_viewOptions.stacks.clear();
+    if (!m_graph)
+        return;
+    for (auto &s : layout::findStacks(*m_graph))
+        if (!m_unstacked.count(s.members.front()))
+            m_viewOptions.stacks.push_back(std::move(s));
+}
+
+void GraphCanvas::unstack(int index)
+{
+    if (index < 0 || size_t(index) >= m_viewOptions.stacks.size())
+        return;
+    const auto &members = m_viewOptions.stacks[size_t(index)].members;
+    m_unstacked.insert(members.front());
+    // The stack's box becomes its members' boxes where it stood (placeInPlace cannot match a box
+    // that was none of them: the view is laid out afresh, the first member held on screen).
+    QPointF onScreen;
+    for (const auto &it : m_view.items)
+        if (it.kind == layout::ViewItem::Kind::Module && it.stack == index && it.stacked)
+            onScreen = QPointF(it.x, it.y) * m_scale + m_offset;
+    const std::string first = members.front();
+    findStacks();
+    relayout(true);
+    for (const auto &it : m_view.items)
+        if (it.kind == layout::ViewItem::Kind::Module && it.module == first)
+            m_offset = onScreen - QPointF(it.x, it.y) * m_scale;
+    m_untouched = false;
+    update();
+    Q_EMIT viewChanged();
+}
+
+void GraphCanvas::contextMenuEvent(QContextMenuEvent *e)
+{
+    const int i = itemAt(e->pos());
+    if (i < 0 || !m_view.items[size_t(i)].stacked || m_view.items[size_t(i)].kind != layout::ViewItem::Kind::Module)
+        return QWidget::contextMenuEvent(e);
+    const auto item = m_view.items[size_t(i)];
+    const auto &stack = m_viewOptions.stacks[size_t(item.stack)];
+    // The first member still in the stack stands for all of them.
+    QString representative;
+    for (const auto &m : stack.members)
+        if (!isExpanded(QString::fromStdString(m))) {
+            representative = QString::fromStdString(m);
+            break;
+        }
+    QMenu menu(this);
+    menu.addAction(tr("Unstack %1 (%2 boxes)").arg(QString::fromStdString(item.module)).arg(item.stacked), this,
+                   [this, s = item.stack] { unstack(s); });
+    menu.addAction(tr("Expand One of Them (%1)").arg(representative), this, [this, representative] { setExpanded(representative, true); });
+    menu.exec(e->globalPos());
+}
+
+void GraphCanvas::centreOn(int item)
+{
+    const auto &it = m_view.items[size_t(item)];
+    m_scale = std::max(m_scale, 0.8);
+    m_offset = QPointF(width() / 2.0, height() / 2.0) - QPointF(it.x + it.w / 2, it.y + it.h / 2) * m_scale;
+}
+
+bool GraphCanvas::revealInOverview(int item)
+{
+    if (item < 0)
+        return false;
+    const double scale = m_scale;
+    const QPointF offset = m_offset;
+    fitToView();
+    if (32 * m_scale < 14 || !rect().contains(itemRect(item).toAlignedRect())) { // text not legible, or the node not in view
+        m_scale = scale;
+        m_offset = offset;
+        return false;
+    }
+    return true;
+}
+
+} // namespace fxlens::views
