@@ -352,7 +352,7 @@ bool GraphCanvas::selectNode(const QString &name)
         Q_EMIT viewChanged();
         return true;
     }
-    revealNodes({node}); // expand the modules that hide it
+    revealNodes({node});                   // expand the modules that hide it
     if (m_view.itemOfNode[node->id()] < 0) // a constant nobody reads (hidden)
         return false;
     m_selected = m_view.itemOfNode[node->id()];
