@@ -195,8 +195,8 @@ void placeFramed(LayeredState &s, const LayoutOptions &o, std::vector<Point> &at
     room.run();
     const auto [open, close] = room.bands();
     double left = 1e300, right = 0, y = 0;
-    for (size_t i = 0; i < x.size(); ++i)
-        left = std::min(left, x[i]);
+    for (double xi : x)
+        left = std::min(left, xi);
 
     std::vector<double> layerY(size_t(s.layers));
     for (int li = 0; li < s.layers; ++li) {

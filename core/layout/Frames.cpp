@@ -69,6 +69,7 @@ std::vector<ModuleFrame> moduleFrames(const ViewGraph &v)
     }
     // Innermost first: each frame's outline goes into its parent's extent.
     std::vector<std::pair<int, std::string>> byDepth;
+    byDepth.reserve(extent.size());
     for (const auto &[path, e] : extent)
         byDepth.emplace_back(int(std::count(path.begin(), path.end(), '.')), path);
     std::sort(byDepth.begin(), byDepth.end(), [](const auto &a, const auto &b) { return a.first > b.first; });

@@ -81,9 +81,9 @@ void avoidFrames(Rows &r, const std::vector<ModuleFrame> &frames)
                         continue;
                     }
                     if (b - kFrameClearance - p.first >= 2)
-                        next.push_back({p.first, b - kFrameClearance});
+                        next.emplace_back(p.first, b - kFrameClearance);
                     if (p.second - b - kFrameClearance >= 2)
-                        next.push_back({b + kFrameClearance, p.second});
+                        next.emplace_back(b + kFrameClearance, p.second);
                 }
                 pieces = std::move(next);
             }

@@ -22,6 +22,7 @@ Node *Rewriter::create(ir::OpKind op, std::string target, std::vector<Argument> 
     // ("blocks.0–49"), not to the first block's module.
     if (replaced.size() > 1) {
         std::vector<const Node *> olds;
+        olds.reserve(replaced.size());
         for (const auto &name : replaced)
             olds.push_back(m_g.find(name));
         if (auto range = ir::rangeModuleStack(olds))
