@@ -219,17 +219,27 @@ void GraphCanvas::fitToView()
         return;
     }
     const double margin = 20;
-    const double across = (width() - 2 * margin) / std::max(m_view.width, 1.0),
-                 down = (height() - 2 * margin) / std::max(m_view.height, 1.0);
+    // The drawing goes above the legend or beside it, whichever leaves it larger: at first sight no
+    // node lies under the legend.
+    QRectF area(margin, margin, width() - 2 * margin, height() - 2 * margin);
+    const auto scaleIn = [&](const QRectF &r) {
+        return std::min(r.width() / std::max(m_view.width, 1.0), r.height() / std::max(m_view.height, 1.0));
+    };
+    if (const QRect lg = legendRect(); !lg.isEmpty()) {
+        const QRectF above(area.left(), area.top(), area.width(), std::max(1.0, lg.top() - margin / 2 - area.top()));
+        const QRectF beside(lg.right() + margin / 2, area.top(), std::max(1.0, area.right() - lg.right() - margin / 2), area.height());
+        area = scaleIn(above) >= scaleIn(beside) ? above : beside;
+    }
+    const double across = area.width() / std::max(m_view.width, 1.0), down = area.height() / std::max(m_view.height, 1.0);
     m_scale = std::clamp(std::min(across, down), 1e-5, 2.0); // a small graph is enlarged, up to twice its size
-    m_offset = QPointF((width() - m_view.width * m_scale) / 2, (height() - m_view.height * m_scale) / 2);
+    m_offset = QPointF(area.center().x() - m_view.width * m_scale / 2, area.center().y() - m_view.height * m_scale / 2);
     if (m_scale < kMinFitScale) {
         // Too wide (or tall) to show whole: its short side fitted, at least the readable minimum,
         // a wide one centred (where a layered layout has its inputs and outputs), a tall one from
         // its top (the inputs); the minimap shows the rest.
         m_scale = std::max(m_scale, std::min({kMinFitScale, std::max(across, down), 2.0}));
-        m_offset.setX((width() - m_view.width * m_scale) / 2);
-        m_offset.setY(m_view.height * m_scale <= height() ? (height() - m_view.height * m_scale) / 2 : margin);
+        m_offset.setX(area.center().x() - m_view.width * m_scale / 2);
+        m_offset.setY(m_view.height * m_scale <= area.height() ? area.center().y() - m_view.height * m_scale / 2 : area.top());
     }
     update();
     Q_EMIT viewChanged();

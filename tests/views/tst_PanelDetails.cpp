@@ -327,6 +327,26 @@ private Q_SLOTS:
         QVERIFY(!c->itemRect(selected).intersects(c->minimapRect()));
     }
 
+    /// After a fit no node lies under the colour legend (the drawing goes above it or beside it),
+    /// on a tall graph and on a wide one, in a small window and a large one.
+    void legendLeavesFittedDrawingFree()
+    {
+        for (const char *file : {"transformer_fx.json", "resnet50_fx.json.gz", "tangle4_fx.json"})
+            for (QSize size : {QSize(1200, 800), QSize(1600, 1000)}) {
+                MainWindow w(testServices());
+                QVERIFY(showWith(w, example(file)));
+                w.resize(size);
+                QCoreApplication::processEvents();
+                auto *c = w.canvas();
+                c->expandAll();
+                c->fitToView();
+                const QRect lg = c->legendRect();
+                QVERIFY2(lg.isValid(), file);
+                for (size_t i = 0; i < c->view().items.size(); ++i)
+                    QVERIFY2(!c->itemRect(int(i)).intersects(lg), (std::string(file) + ": " + c->view().items[i].label).c_str());
+            }
+    }
+
     /// The pattern language is coloured: comments, keywords, settings, strings; a link names its docs.
     void patternEditorHighlights()
     {
