@@ -62,9 +62,9 @@ bool siblingsAt(const std::vector<const std::vector<ModuleFrame> *> &chains, siz
 
 std::optional<std::vector<ModuleFrame>> rangeModuleStack(const std::vector<const Node *> &replaced)
 {
-    std::vector<const std::vector<ModuleFrame> *> chains;
+    std::vector<const std::vector<ModuleFrame> *> chains; // of the replaced nodes that ran in a module
     for (const Node *n : replaced)
-        if (n)
+        if (n && !n->meta().moduleStack.empty())
             chains.push_back(&n->meta().moduleStack);
     if (chains.size() < 2)
         return std::nullopt;
@@ -79,9 +79,12 @@ std::optional<std::vector<ModuleFrame>> rangeModuleStack(const std::vector<const
             break;
         out.push_back((*chains[0])[level]);
     }
+    if (level == depth) // one chain is all of the others' start: the same module, or its parent
+        return std::all_of(chains.begin(), chains.end(), [&](const auto *c) { return c->size() == depth; }) ? std::nullopt
+                                                                                                            : std::optional(out);
     std::vector<std::string> paths;
-    if (level == depth || !siblingsAt(chains, level, paths))
-        return std::nullopt;
+    if (!siblingsAt(chains, level, paths)) // modules that are not numbered siblings (query, key, value)
+        return out.empty() ? std::nullopt : std::optional(out);
     const std::string range = rangeLabel(moduleParent(paths[0]), paths);
     out.push_back({range, range, (*chains[0])[level].type});
     // Deeper frames that are the same child of each sibling ("linear" of every block).

@@ -25,7 +25,10 @@ std::string rangeLabel(const std::string &parent, const std::vector<std::string>
 /// The module chain of a node that stands in for `replaced` when they come from several sibling
 /// modules of one class (blocks.0 … blocks.49): the frames all share, then one frame named for the
 /// range ("blocks.0–49", and "blocks.0–49.linear" below it when each was in its block's `linear`).
-/// Nothing (an empty optional) when they share their whole chain or differ otherwise.
+/// Nodes of different modules that are not numbered siblings (a fused Q/K/V projection of
+/// attention.self's query, key and value) go to the frames they share (attention.self). Nothing
+/// (an empty optional) when they share their whole chain, share no frame, or fewer than two of
+/// them ran in a module.
 std::optional<std::vector<ModuleFrame>> rangeModuleStack(const std::vector<const Node *> &replaced);
 
 } // namespace fxlens::ir

@@ -22,7 +22,7 @@ std::unique_ptr<ir::Graph> example(const char *name)
 ir::Node *firstIn(ir::Graph &g, const std::string &module, const std::string &target)
 {
     for (ir::Node *n = g.first(); n; n = n->next())
-        if (n->meta().modulePath() == module && n->target() == target)
+        if (n->meta().modulePath() == module && (target.empty() || n->target() == target))
             return n;
     return nullptr;
 }
@@ -117,6 +117,13 @@ private Q_SLOTS:
         QCOMPARE(range->back().path, std::string("blocks.0\u201349.linear"));
         QVERIFY(!ir::rangeModuleStack({linears[0], linears[0]}));
         QVERIFY(!ir::rangeModuleStack({linears[0], g->find("split")}));
+        // Different modules of one block (its linear and its norm): the block they share.
+        const ir::Node *norm = firstIn(*g, "blocks.0.norm", "");
+        QVERIFY(norm);
+        auto parent = ir::rangeModuleStack({linears[0], norm});
+        QVERIFY(parent);
+        QCOMPARE(parent->size(), size_t(1));
+        QCOMPARE(parent->back().path, std::string("blocks.0"));
     }
 };
 
