@@ -116,8 +116,8 @@ void ProfileChart::paintSearch(QPainter &p)
     const QRectF plot = searchPlot();
     p.setPen(palette().color(QPalette::Text));
     p.drawText(QRectF(area.left(), area.top(), area.width(), 16), Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(tr("Tune: %1 measurements in search order (taken green, greedy blue, original grey)").arg(m_trials.size()),
-                             Qt::ElideRight, int(area.width())));
+               fm.elidedText(tr("Tune: %1 measurements (green: taken, blue: greedy, grey: original)").arg(m_trials.size()), Qt::ElideRight,
+                             int(area.width())));
     for (int i = 0; i < int(m_trials.size()); ++i)
         p.fillRect(trialRect(i), trialColor(i));
     const double top = searchTop();

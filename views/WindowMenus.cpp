@@ -242,7 +242,10 @@ void WindowMenus::helpMenu()
                                     "Drag to measure a range; click a kernel to select its node.</p>"
                                     "<p><b>History</b>: bold is the version shown, grey the steps ahead of it (redo); "
                                     "✓ marks a step whose outputs were verified; right-click a row to compare it with the "
-                                    "version on screen.</p>"
+                                    "version on screen. After Rewrite ▸ Tune, the original and the tuned version say their "
+                                    "measured time, each step the measured Δ of its group (time with it minus without it), "
+                                    "and the matches the search left out are listed under their version as "
+                                    "\"left out for cost (+x ms)\".</p>"
                                     "<p><b>Compare</b>: removed red (A), added green (B), changed amber (both); N / Shift+N "
                                     "go to the next / previous change, Esc closes.</p>"));
     });

@@ -12,6 +12,7 @@
 #include "RewriteDebugger.h"
 #include "RewriteModels.h"
 #include "SourceServices.h"
+#include "TestServices.h"
 #include "TuneJob.h"
 #include "TuneWidgets.h"
 #include "ir/GraphInfo.h"
@@ -24,6 +25,7 @@
 #include <QPushButton>
 #include <QSemaphore>
 #include <QSignalSpy>
+#include <QSplitter>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -169,8 +171,10 @@ private Q_SLOTS:
         auto *rewriteDock = w.findChild<QDockWidget *>(QStringLiteral("rewriteDock"));
         rewriteDock->raise();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        w.resizeDocks({w.findChild<QDockWidget *>(QStringLiteral("inspectorDock")), rewriteDock}, {120, 800}, Qt::Vertical);
+        w.resizeDocks({w.findChild<QDockWidget *>(QStringLiteral("inspectorDock")), rewriteDock}, {60, 900}, Qt::Vertical);
+        d->findChild<QSplitter *>()->setSizes({70, 560, 90}); // the whole tuned history in view
         QCoreApplication::processEvents();
+        d->historyList()->scrollToTop();
         QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/tune_history.png")));
         w.findChild<QDockWidget *>(QStringLiteral("profileDock"))->raise();
         w.profilePanel()->tabs()->setCurrentWidget(chart);
@@ -239,6 +243,25 @@ private Q_SLOTS:
         ModelCost cost(full);
         auto all = rewrite::tune(*w.document()->tuning().original(), w.document()->history()->presetPatterns(), cost);
         QVERIFY(all.trials.size() > r->trials.size());
+    }
+
+    /// The app's own cost model (the executor, AppServices.h) in builds with LibTorch: a real tune of
+    /// tangle4 on this machine's device, with the weights beside the graph.
+    void aRealTuneThroughTheAppsCostModel()
+    {
+        const views::Services app = testServices();
+        if (!app.makeCostModel)
+            QSKIP("this build has no LibTorch executor");
+        MainWindow w(app);
+        QVERIFY(w.openFile(example("tangle4_fx.json")));
+        QVERIFY(tuneFromMenu(w, 30));
+        const TuneJob &job = w.document()->tuning();
+        QVERIFY(job.result());
+        QVERIFY2(job.note().contains(QStringLiteral("cpu")) || job.note().contains(QStringLiteral("cuda")), qPrintable(job.note()));
+        QVERIFY(job.result()->tuned.seconds <= job.result()->greedy.seconds);
+        QCOMPARE(size_t(w.debugger()->historySize()), job.result()->steps.size());
+        QCOMPARE(ir::fingerprint(*w.graph()), ir::fingerprint(*job.result()->graph));
+        QVERIFY(rows(w.debugger()->historyModel())[0].contains(QStringLiteral("measured ")));
     }
 
     void tuneIsDisabledWithoutACostModel()
