@@ -197,8 +197,10 @@ void MainWindow::connectDocument()
             m_autosaveTimer->start();
     });
     connect(m_debugger, &RewriteDebugger::busyChanged, this, &MainWindow::setRunning);
-    connect(&m_doc->tuning(), &TuneJob::finished, this,
-            [this](bool ok, const QString &message) { statusBar()->showMessage(message, ok ? 15000 : 0); });
+    connect(&m_doc->tuning(), &TuneJob::finished, this, [this](bool ok, const QString &message) {
+        if (!message.isEmpty())
+            statusBar()->showMessage(message, ok ? 15000 : 0);
+    });
     // The user's patterns are kept with the settings (and with the autosave, autosaveNow).
     connect(&m_doc->userPatterns(), &UserPatterns::changed, this, [this] {
         QSettings settings;

@@ -468,14 +468,19 @@ bool RewriteHistory::applyPlan(const rewrite::TunePlan &plan, const std::vector<
         return true;
     });
     // As replayPlan: each stage runs to its fixpoint with the families of the stages so far; a left-out
-    // pattern stays in (the driver asks about its matches, so they become skips).
+    // pattern stays in (the driver asks about its matches, so they become skips). replayPlan starts
+    // each stage with a fresh session, which asks about every match again: so does this one.
     std::set<std::string> families;
-    for (const std::string &stage : plan.applyNothing ? std::vector<std::string>{} : plan.order) {
-        families.insert(stage);
+    const auto stages = plan.applyNothing ? std::vector<std::string>{} : plan.order;
+    for (size_t i = 0; i < stages.size(); ++i) {
+        families.insert(stages[i]);
         std::vector<const rewrite::Pattern *> active;
         for (const rewrite::Pattern *p : patterns)
-            if (stage.empty() || families.count(rewrite::patternFamily(*p)))
+            if (stages[i].empty() || families.count(rewrite::patternFamily(*p)))
                 active.push_back(p);
+        if (i > 0)
+            for (const auto &k : out.skips)
+                m_session->unskip(k.pattern, k.anchor);
         m_session->setPatterns(active);
         m_session->run();
     }

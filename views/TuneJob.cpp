@@ -157,7 +157,7 @@ void TuneJob::abandon()
     m_thread->wait();
     m_thread = nullptr;
     m_running.reset();
-    Q_EMIT finished(false, tr("Tune abandoned"));
+    Q_EMIT finished(false, QString()); // nothing to say: the window is closing or another file comes
 }
 
 void TuneJob::clear()

@@ -96,7 +96,8 @@ public:
 Q_SIGNALS:
     void started(const fxlens::views::TuneSettings &settings);
     void progress(const fxlens::views::TuneProgress &progress);
-    /// The search ended and, when `ok`, the session is at the tuned version; `message` says what.
+    /// The search ended and, when `ok`, the session is at the tuned version; `message` says what
+    /// ("" for a search abandoned).
     void finished(bool ok, const QString &message);
     /// A result came (or went, with a new file).
     void resultChanged();

@@ -29,8 +29,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
+#include <set>
 
 using namespace fxlens;
 using views::MainWindow;
@@ -200,6 +202,38 @@ private Q_SLOTS:
         for (const char *version : {"<td>original</td>", "<td>greedy</td>", "<td>tuned</td>"})
             QVERIFY2(html.contains(QLatin1String(version)), version);
         QVERIFY(html.contains(QStringLiteral("split_cat")));
+    }
+
+    /// A plan with a family order is applied stage by stage through the session: the history ends
+    /// at the very version the search measured (the model makes an order other than the greedy
+    /// driver's the cheapest).
+    void aFamilyOrderIsAppliedStageByStage()
+    {
+        auto model = std::make_shared<Model>();
+        MainWindow w(services(model));
+        QVERIFY(w.openFile(example("transformer_fx.json")));
+        const auto patterns = w.document()->history()->presetPatterns();
+        const auto version = [&](const rewrite::TunePlan &p) {
+            return ir::fingerprint(*rewrite::replayPlan(*w.graph(), patterns, p, true).graph);
+        };
+        std::set<std::string> used;
+        for (const auto &step : rewrite::replayPlan(*w.graph(), patterns, {}, true).steps)
+            for (const rewrite::Pattern *p : patterns)
+                if (p->name == step.pattern)
+                    used.insert(rewrite::patternFamily(*p));
+        rewrite::TunePlan ordered;
+        ordered.order.assign(used.begin(), used.end()); // the search tries the orders in this sequence
+        while (version(ordered) == version({}) && std::next_permutation(ordered.order.begin(), ordered.order.end())) {
+        }
+        QVERIFY2(version(ordered) != version({}), "an order of the families gives another version than the greedy one");
+        model->fixed[version(ordered)] = 0.3e-3;
+        QVERIFY(tuneFromMenu(w));
+        const rewrite::TuneResult *r = w.document()->tuning().result();
+        QCOMPARE(r->best.order, ordered.order);
+        QCOMPARE(size_t(w.debugger()->historySize()), r->steps.size());
+        QCOMPARE(ir::fingerprint(*w.graph()), ir::fingerprint(*r->graph));
+        QVERIFY(rows(w.debugger()->historyModel())[w.debugger()->historySize()].contains(QStringLiteral("measured ") +
+                                                                                         TuneJob::msText(r->tuned.seconds)));
     }
 
     /// Stop ends the search after the measurement in progress, with the best version so far applied;
