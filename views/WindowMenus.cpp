@@ -67,7 +67,7 @@ void WindowMenus::fileMenu()
             if (!path.isEmpty() && !(svg ? m_w.canvas()->exportSvg(path) : m_w.canvas()->exportPng(path)))
                 m_w.statusBar()->showMessage(tr("Cannot write %1").arg(path), 5000);
         });
-    m_exportReport = m_file->addAction(tr("Export Tune &Report…"), &m_w, [this] {
+    m_exportReport = m_file->addAction(tr("Export Repor&t…"), &m_w, [this] {
         const QString path = QFileDialog::getSaveFileName(&m_w, tr("Export tune report"), m_w.proposedReportPath(), tr("HTML (*.html)"));
         if (!path.isEmpty())
             m_w.exportReport(path);

@@ -3,7 +3,7 @@
 // executor): the search runs off the GUI thread with progress and Stop, the session moves to the
 // tuned version as history (the line it leaves kept as a branch), the history says the measured
 // times and lists the matches left out for cost with their Δ, undo works, the Versions chart shows
-// the search, File ▸ Export Tune Report writes the page; without a cost model Tune is disabled and
+// the search, File ▸ Export Report writes the page; without a cost model Tune is disabled and
 // says why; another file starts without a tune result.
 #include "GraphDocument.h"
 #include "MainWindow.h"
@@ -190,7 +190,7 @@ private Q_SLOTS:
         QVERIFY(d->redo());
         QCOMPARE(ir::fingerprint(*w.graph()), ir::fingerprint(*r->graph));
 
-        // File ▸ Export Tune Report: beside the graph by default; the page has the three versions.
+        // File ▸ Export Report: beside the graph by default; the page has the three versions.
         QVERIFY(action(w, "exportReport")->isEnabled());
         QCOMPARE(w.proposedReportPath(), example("tangle4_fx_tune.html"));
         QTemporaryDir dir;
