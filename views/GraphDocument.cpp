@@ -6,6 +6,7 @@
 #include "BuiltinPatterns.h"
 #include "ProfileStore.h"
 #include "ProfilingJob.h"
+#include "TuneJob.h"
 #include "UserPatterns.h"
 #include "io/GraphJson.h"
 #include "io/PythonWriter.h"
@@ -27,12 +28,14 @@ GraphDocument::GraphDocument(const Services &services, QObject *parent) : QObjec
     m_history = new RewriteHistory(*this, m_registry, services);
     m_profiles = new ProfileStore(*this);
     m_profiling = new ProfilingJob(*this, services.profile);
+    m_tuning = new TuneJob(*this, services.makeCostModel);
     m_userPatterns = new UserPatterns(*this);
 }
 
 GraphDocument::~GraphDocument()
 {
     m_profiling->stop();
+    m_tuning->abandon();
     waitForWorkers();
     m_history->attach(nullptr); // the session observes the graph: it goes first
 }
@@ -46,8 +49,10 @@ bool GraphDocument::open(const QString &path, QString *error)
             *error = QString::fromStdString(r.error().toString());
         return false;
     }
+    m_tuning->abandon(); // a search and its result belong to the file they were made on
     Q_EMIT aboutToReplace();
     m_history->attach(nullptr);
+    m_tuning->clear();
     m_history->forgetFile();
     m_graph = std::move(r.value());
     m_file = path;
@@ -63,8 +68,10 @@ bool GraphDocument::open(const QString &path, QString *error)
 void GraphDocument::replaceGraph(std::unique_ptr<ir::Graph> g)
 {
     waitForCopies();
+    m_tuning->abandon();
     Q_EMIT aboutToReplace();
     m_history->attach(nullptr);
+    m_tuning->clear();
     m_graph = std::move(g);
     setModified(true);
     Q_EMIT replaced(m_graph.get());
@@ -146,7 +153,11 @@ void GraphDocument::edited()
     countMatches();
 }
 
-void GraphDocument::aboutToChangePatterns() { waitForWorkers(); }
+void GraphDocument::aboutToChangePatterns()
+{
+    m_tuning->abandon(); // a search reads the patterns
+    waitForWorkers();
+}
 
 void GraphDocument::waitForCopies()
 {

@@ -2,7 +2,8 @@
 // GraphDocument: the open graph and everything bound to it — its file and modified state, the
 // pattern registry with the user's patterns (UserPatterns), the rewrite session with its history
 // (RewriteHistory), the profiles recorded on its versions (ProfileStore) and the job that records
-// them (ProfilingJob), and the worker that counts pattern matches. It is the only place that knows
+// them (ProfilingJob), the search that tunes its history and its result (TuneJob), and the worker
+// that counts pattern matches. It is the only place that knows
 // about worker threads: panels hear about changes through its signals (values and the graph to
 // show), never by re-reading a graph while it is being replaced.
 //
@@ -40,6 +41,7 @@ struct MatchCounts {
 
 class ProfileStore;
 class ProfilingJob;
+class TuneJob;
 class UserPatterns;
 
 class GraphDocument : public QObject {
@@ -93,6 +95,9 @@ public:
     const ProfileStore &profiles() const { return *m_profiles; }
     /// Profiles versions of the history off the GUI thread, into profiles().
     ProfilingJob &profiling() { return *m_profiling; }
+    /// Rewrite ▸ Tune: the search off the GUI thread and its last result (none for a new file).
+    TuneJob &tuning() { return *m_tuning; }
+    const TuneJob &tuning() const { return *m_tuning; }
 
 Q_SIGNALS:
     /// The graph is about to be replaced or freed: drop every pointer into it.
@@ -125,6 +130,7 @@ private:
     RewriteHistory *m_history = nullptr;
     ProfileStore *m_profiles = nullptr;
     ProfilingJob *m_profiling = nullptr;
+    TuneJob *m_tuning = nullptr;
     UserPatterns *m_userPatterns = nullptr;
 };
 

@@ -16,6 +16,8 @@
 #include "Selection.h"
 #include "SessionReplay.h"
 #include "Theme.h"
+#include "TuneJob.h"
+#include "TuneWidgets.h"
 #include "UserPatterns.h"
 #include "WindowMenus.h"
 #include "io/GraphJson.h"
@@ -195,6 +197,10 @@ void MainWindow::connectDocument()
             m_autosaveTimer->start();
     });
     connect(m_debugger, &RewriteDebugger::busyChanged, this, &MainWindow::setRunning);
+    connect(&m_doc->tuning(), &TuneJob::finished, this, [this](bool ok, const QString &message) {
+        if (!message.isEmpty())
+            statusBar()->showMessage(message, ok ? 15000 : 0);
+    });
     // The user's patterns are kept with the settings (and with the autosave, autosaveNow).
     connect(&m_doc->userPatterns(), &UserPatterns::changed, this, [this] {
         QSettings settings;
@@ -375,18 +381,67 @@ bool MainWindow::saveAs()
     return !path.isEmpty() && saveFile(path);
 }
 
-QString MainWindow::proposedSavePath() const
+/// The file opened without .json / .json.gz, with `suffix`, beside it.
+static QString besideInput(const QString &file, const QString &suffix)
 {
-    if (!m_savedPath.isEmpty())
-        return m_savedPath;
-    const QFileInfo input(m_doc->file());
+    const QFileInfo input(file);
     QString base = input.fileName();
     for (const QString &ext : {QStringLiteral(".json.gz"), QStringLiteral(".json")})
         if (base.endsWith(ext)) {
             base.chop(ext.size());
             break;
         }
-    return input.dir().filePath(base + QStringLiteral("_opt.json"));
+    return input.dir().filePath(base + suffix);
+}
+
+QString MainWindow::proposedSavePath() const
+{
+    return !m_savedPath.isEmpty() ? m_savedPath : besideInput(m_doc->file(), QStringLiteral("_opt.json"));
+}
+
+QString MainWindow::proposedReportPath() const { return besideInput(m_doc->file(), QStringLiteral("_tune.html")); }
+
+bool MainWindow::exportReport(const QString &path)
+{
+    QString message;
+    const bool ok = m_doc->tuning().exportReport(path, &message);
+    statusBar()->showMessage(message, ok ? 8000 : 0);
+    return ok;
+}
+
+bool MainWindow::tune()
+{
+    TuneJob &job = m_doc->tuning();
+    QString why;
+    if (!job.available())
+        why = TuneJob::unavailableReason();
+    else if (!graph())
+        why = tr("Open a graph to tune");
+    else if (job.isRunning())
+        why = tr("A search is running; wait for it or stop it");
+    if (!why.isEmpty()) {
+        statusBar()->showMessage(why, 8000);
+        return false;
+    }
+    if (!m_tuneSettings)
+        m_tuneSettings = std::make_unique<TuneSettings>();
+    TuneSettings settings = *m_tuneSettings;
+    if (m_tunePrompt) {
+        if (!m_tunePrompt(settings))
+            return false;
+    } else {
+        TuneDialog dialog(settings, this);
+        if (dialog.exec() != QDialog::Accepted)
+            return false;
+        settings = dialog.settings();
+    }
+    *m_tuneSettings = settings;
+    if (!job.start(settings, &why)) {
+        statusBar()->showMessage(why, 8000);
+        return false;
+    }
+    m_rewriteDock->raise(); // its progress and Stop are there
+    return true;
 }
 
 bool MainWindow::exportPython(const QString &path)

@@ -34,6 +34,7 @@ class ProfilePanel;
 class WindowMenus;
 class Selection;
 class SessionReplay;
+struct TuneSettings;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -86,6 +87,16 @@ public:
     QString proposedSavePath() const;
     /// Writes the graph as it is now as a runnable Python module (io::writePython).
     bool exportPython(const QString &path);
+    /// Rewrite ▸ Tune…: asks for the settings (the Tune dialog, or the prompt set), then searches off
+    /// the GUI thread (GraphDocument::tuning); false with the reason in the status bar when it
+    /// cannot start.
+    bool tune();
+    /// What Tune asks: true with the settings to search with. The default shows the Tune dialog.
+    void setTunePrompt(std::function<bool(TuneSettings &)> prompt) { m_tunePrompt = std::move(prompt); }
+    /// File ▸ Export Report…: writes the last tune's report (report::tuneReportHtml) as one HTML page.
+    bool exportReport(const QString &path);
+    /// What Export Report proposes: `<name>_tune.html` beside the file opened.
+    QString proposedReportPath() const;
     /// True when rewrite steps changed the graph since it was loaded or saved.
     bool isModified() const;
     /// Asked when a file opens that has an autosave (unsaved work from a crash or a kill): true
@@ -153,6 +164,8 @@ private:
     QTimer *m_autosaveTimer = nullptr;
     std::function<bool(const AutosaveState &)> m_recoveryPrompt;
     std::function<int(const QString &)> m_unsavedPrompt;
+    std::function<bool(TuneSettings &)> m_tunePrompt;
+    std::unique_ptr<TuneSettings> m_tuneSettings; ///< what Tune was last asked with
     std::unique_ptr<SessionReplay> m_replay;
     QString m_savedPath; ///< the file last saved from this graph ("" until it is saved)
 };

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace fxlens::views {
 
@@ -48,6 +49,113 @@ void ProfileChart::setBars(std::vector<Bar> bars, int a, int b)
     update();
 }
 
+void ProfileChart::setSearch(std::vector<Trial> trials, double original, double greedy, double tuned)
+{
+    m_trials = std::move(trials);
+    m_original = original;
+    m_greedy = greedy;
+    m_tuned = tuned;
+    update();
+}
+
+QRectF ProfileChart::searchArea() const
+{
+    if (m_trials.empty())
+        return {};
+    const double h = m_bars.empty() ? double(height()) : std::max(120.0, height() * 0.4); // the profiles below it
+    return QRectF(0, 0, width(), h).adjusted(6, 4, -6, -4);
+}
+
+QRectF ProfileChart::profileArea() const
+{
+    const QRectF s = searchArea();
+    return s.isEmpty() ? QRectF(rect()) : QRectF(0, s.bottom() + 4, width(), std::max(0.0, height() - s.bottom() - 4));
+}
+
+QRectF ProfileChart::searchPlot() const
+{
+    // The title above, the time axis on the left.
+    return searchArea().adjusted(fontMetrics().horizontalAdvance(QStringLiteral("000.00 ms")) + 8, 20, -4, -4);
+}
+
+double ProfileChart::searchTop() const
+{
+    double top = std::max(m_original, m_greedy);
+    for (const auto &t : m_trials)
+        top = std::max(top, t.seconds);
+    return top > 0 ? top * 1.1 : 1;
+}
+
+QRectF ProfileChart::trialRect(int i) const
+{
+    const int n = int(m_trials.size());
+    if (n == 0 || i < 0 || i >= n)
+        return {};
+    const QRectF plot = searchPlot();
+    const Trial &t = m_trials[size_t(i)];
+    const double h = t.failed ? plot.height() * 0.05 : plot.height() * std::max(0.0, t.seconds) / searchTop();
+    const double slot = plot.width() / n;
+    return QRectF(plot.left() + slot * i + std::min(1.0, slot * 0.1), plot.bottom() - h, std::max(1.0, slot - std::min(2.0, slot * 0.2)),
+                  h);
+}
+
+QColor ProfileChart::trialColor(int i) const
+{
+    const Trial &t = m_trials[size_t(i)];
+    return t.failed             ? QColor(0xd9, 0x53, 0x4f)
+        : t.kind == u"original" ? QColor(0x9e, 0x9e, 0x9e)
+        : t.kind == u"greedy"   ? QColor(0x4a, 0x7f, 0xc1)
+        : t.taken               ? QColor(0x3c, 0x9d, 0x5d)
+                                : QColor(0xc9, 0xd6, 0xe3);
+}
+
+void ProfileChart::paintSearch(QPainter &p)
+{
+    const QRectF area = searchArea();
+    const QFontMetrics fm(font());
+    const QRectF plot = searchPlot();
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(QRectF(area.left(), area.top(), area.width(), 16), Qt::AlignLeft | Qt::AlignVCenter,
+               fm.elidedText(tr("Tune: %1 measurements (green: taken, blue: greedy, grey: original)").arg(m_trials.size()), Qt::ElideRight,
+                             int(area.width())));
+    for (int i = 0; i < int(m_trials.size()); ++i)
+        p.fillRect(trialRect(i), trialColor(i));
+    const double top = searchTop();
+    const auto y = [&](double s) { return plot.bottom() - plot.height() * s / top; };
+    p.setPen(palette().color(QPalette::Mid));
+    p.drawLine(QPointF(plot.left(), plot.bottom()), QPointF(plot.right(), plot.bottom()));
+    const std::tuple<double, QColor, QString> lines[] = {{m_original, QColor(0x9e, 0x9e, 0x9e), tr("original")},
+                                                         {m_greedy, QColor(0x4a, 0x7f, 0xc1), tr("greedy")},
+                                                         {m_tuned, QColor(0x3c, 0x9d, 0x5d), tr("tuned")}};
+    double lastLabel = -1e9;
+    for (const auto &[s, c, label] : lines) {
+        if (s <= 0)
+            continue;
+        p.setPen(QPen(c, 1, Qt::DashLine));
+        p.drawLine(QPointF(plot.left(), y(s)), QPointF(plot.right(), y(s)));
+        const double ly = std::abs(y(s) - lastLabel) < fm.height() ? lastLabel + fm.height() : y(s); // close lines: labels apart
+        lastLabel = ly;
+        p.drawText(QRectF(area.left(), ly - fm.height() / 2.0, plot.left() - area.left() - 4, fm.height()),
+                   Qt::AlignRight | Qt::AlignVCenter, valueText(s * 1e6, Wall));
+        const QString l = label;
+        p.drawText(QRectF(plot.right() - fm.horizontalAdvance(l) - 4, ly - fm.height(), fm.horizontalAdvance(l) + 2, fm.height()),
+                   Qt::AlignRight, l);
+    }
+}
+
+int ProfileChart::trialAt(const QPointF &pos) const
+{
+    if (!searchArea().contains(pos))
+        return -1;
+    for (int i = 0; i < int(m_trials.size()); ++i) {
+        QRectF r = trialRect(i);
+        r.setTop(searchArea().top()); // the whole column picks the measurement
+        if (r.contains(pos))
+            return i;
+    }
+    return -1;
+}
+
 double ProfileChart::value(int bar, Metric m) const
 {
     const auto &s = m_bars[size_t(bar)].profile->summary;
@@ -76,11 +184,12 @@ QString ProfileChart::metricName(Metric m, bool cpu)
 QRectF ProfileChart::panel(Metric m) const
 {
     // Two columns of two panels when wide, else four rows.
-    const bool wide = width() >= 520;
+    const QRectF area = profileArea();
+    const bool wide = width() >= 520 || !m_trials.empty();
     const int cols = wide ? 2 : 1, rows = wide ? 2 : 4;
-    const double w = double(width()) / cols, h = double(height()) / rows;
+    const double w = area.width() / cols, h = area.height() / rows;
     const int i = int(m);
-    return QRectF((i % cols) * w, (i / cols) * h, w, h).adjusted(6, 4, -6, -4);
+    return QRectF(area.left() + (i % cols) * w, area.top() + (i / cols) * h, w, h).adjusted(6, 4, -6, -4);
 }
 
 QRectF ProfileChart::barRect(int bar, Metric m) const
@@ -102,6 +211,10 @@ void ProfileChart::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
     p.fillRect(rect(), palette().base());
+    if (!m_trials.empty())
+        paintSearch(p);
+    if (m_bars.empty() && !m_trials.empty())
+        return;
     if (m_bars.empty()) {
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect().adjusted(10, 0, -10, 0), Qt::AlignCenter | Qt::TextWordWrap,
@@ -168,6 +281,13 @@ bool ProfileChart::event(QEvent *e)
     return showToolTip(
                this, e,
                [this](const QPoint &pos) {
+                   if (const int t = trialAt(pos); t >= 0) {
+                       const Trial &trial = m_trials[size_t(t)];
+                       return QStringLiteral("<b>%1</b><br>%2%3")
+                           .arg(trial.label.toHtmlEscaped(),
+                                trial.failed ? tr("could not be measured") : valueText(trial.seconds * 1e6, Wall),
+                                trial.taken ? tr(" — taken") : QString());
+                   }
                    const int b = barAt(pos, nullptr);
                    if (b < 0)
                        return QString();

@@ -3,7 +3,9 @@
 // per iteration, device busy time, wall time and peak memory, side by side in the document's
 // order of versions. The figures are the profiles' summaries, the numbers `fxlens-cli profile`
 // prints for the same file. Clicking a bar shows that version's profile (A); Shift+click compares
-// with it (B).
+// with it (B). After Rewrite ▸ Tune, the search is drawn above them: one bar per measurement in
+// search order (as the tune report's chart), those the search took highlighted, the original, greedy
+// and tuned times as lines.
 #pragma once
 
 #include "profile/Profile.h"
@@ -27,6 +29,20 @@ public:
         std::shared_ptr<const prof::Profile> profile;
     };
     void setBars(std::vector<Bar> bars, int a, int b);
+    /// One measurement of a tune search (rewrite::TuneTrial).
+    struct Trial {
+        QString label; ///< "3 group: without 4 split_cat step(s) …"
+        QString kind;  ///< "original", "greedy", "order", "pattern", "group", "combined"
+        double seconds = 0;
+        bool taken = false, failed = false;
+    };
+    /// The last tune's measurements and its three versions' times (empty: no search to show).
+    void setSearch(std::vector<Trial> trials, double original, double greedy, double tuned);
+    int trialCount() const { return int(m_trials.size()); }
+    /// The bar of measurement `i` (widget coordinates).
+    QRectF trialRect(int i) const;
+    /// The fill of measurement `i`'s bar: taken ones green, the greedy blue, the original grey.
+    QColor trialColor(int i) const;
     int barCount() const { return int(m_bars.size()); }
     /// The value a bar shows (kernels per iteration, µs, bytes), as the profile's summary has it.
     double value(int bar, Metric m) const;
@@ -46,9 +62,18 @@ protected:
     bool event(QEvent *e) override;
 
 private:
+    /// Where the search is drawn (empty without one) and where the profiles' panels are.
+    QRectF searchArea() const;
+    QRectF profileArea() const;
+    QRectF searchPlot() const;
+    double searchTop() const; ///< seconds at the top of the search's plot
     QRectF panel(Metric m) const;
     int barAt(const QPointF &p, Metric *metric) const;
+    int trialAt(const QPointF &p) const;
+    void paintSearch(QPainter &p);
 
+    std::vector<Trial> m_trials;
+    double m_original = 0, m_greedy = 0, m_tuned = 0;
     std::vector<Bar> m_bars;
     int m_a = -1, m_b = -1;
 };

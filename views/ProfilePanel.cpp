@@ -10,6 +10,7 @@
 #include "ProfileTableModel.h"
 #include "ProfilingJob.h"
 #include "TimelinePane.h"
+#include "TuneJob.h"
 #include "rewrite/VersionList.h"
 
 #include <QComboBox>
@@ -98,6 +99,7 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
         fill(); // drops the tint's node pointers
     });
     connect(m_doc.history(), &RewriteHistory::versionChanged, this, &ProfilePanel::documentChanged);
+    connect(&m_doc.tuning(), &TuneJob::resultChanged, this, &ProfilePanel::fill); // the Versions chart shows the search
     documentChanged();
 }
 
@@ -326,6 +328,13 @@ void ProfilePanel::fill()
         for (const auto &dp : ps)
             bars.push_back({QString::fromStdString(dp.profile->version.empty() ? dp.profile->graph : dp.profile->version), dp.profile});
         m_chart->setBars(std::move(bars), m_shown, m_compare);
+        std::vector<ProfileChart::Trial> trials;
+        const rewrite::TuneResult *tuned = m_doc.tuning().result();
+        for (const auto &t : tuned ? tuned->trials : std::vector<rewrite::TuneTrial>{})
+            trials.push_back({QString::fromStdString(std::to_string(t.index) + " " + t.kind + ": " + t.decision),
+                              QString::fromStdString(t.kind), t.seconds, t.accepted, !t.error.empty()});
+        m_chart->setSearch(std::move(trials), tuned ? tuned->original.seconds : 0, tuned ? tuned->greedy.seconds : 0,
+                           tuned ? tuned->tuned.seconds : 0);
     }
     m_timelinePane->setProfiles(shown ? ps[size_t(m_shown)].profile : nullptr, b ? ps[size_t(m_compare)].profile : nullptr);
     m_index.clear();

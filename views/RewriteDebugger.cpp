@@ -7,6 +7,8 @@
 #include "RewriteHistory.h"
 #include "RewriteModels.h"
 #include "Selection.h"
+#include "TuneJob.h"
+#include "TuneWidgets.h"
 #include "UserPatterns.h"
 
 #include <QAction>
@@ -124,6 +126,8 @@ RewriteDebugger::RewriteDebugger(GraphDocument &doc, QWidget *parent) : QWidget(
     m_progress->setTextVisible(true);
     m_progress->hide();
     layout->addWidget(m_progress);
+    m_tuneRow = new TuneProgressRow(doc.tuning(), this);
+    layout->addWidget(m_tuneRow);
     m_statusLabel = new QLabel(this);
     m_statusLabel->setWordWrap(true);
     m_statusLabel->setObjectName(QStringLiteral("debuggerStatus"));
@@ -132,7 +136,38 @@ RewriteDebugger::RewriteDebugger(GraphDocument &doc, QWidget *parent) : QWidget(
     connect(clear, &QPushButton::clicked, this, [this] { clearBreakpoints(); });
     connectControls();
     connectSession();
+    connectTuning();
     refresh();
+}
+
+/// Tune's search and result: the panel holds still while it runs; its result annotates the lists.
+void RewriteDebugger::connectTuning()
+{
+    TuneJob &tune = m_doc.tuning();
+    connect(&tune, &TuneJob::started, this, [this] {
+        setTuning(true);
+        setStatus(tr("Tuning: measuring versions off the GUI thread; Stop keeps the best so far"));
+    });
+    connect(&tune, &TuneJob::finished, this, [this](bool ok, const QString &message) {
+        if (ok)
+            m_skips.clear(); // the session went back to version 0: the user's skips were proposed again
+        setTuning(false);
+        setStatus(message);
+        refresh();
+    });
+    connect(&tune, &TuneJob::resultChanged, this, [this] {
+        if (!m_h.isRunning())
+            refresh();
+    });
+}
+
+void RewriteDebugger::setTuning(bool tuning)
+{
+    for (QWidget *w : findChildren<QWidget *>(QString(), Qt::FindDirectChildrenOnly))
+        if (w != m_tuneRow && w != m_statusLabel)
+            w->setEnabled(!tuning);
+    m_verifyBox->setEnabled(!tuning && verifyAvailable());
+    Q_EMIT busyChanged(tuning);
 }
 
 /// The buttons, the breakpoint field and the three lists.
@@ -299,7 +334,11 @@ void RewriteDebugger::refresh()
     {
         QSignalBlocker block(m_candidates->selectionModel());
         m_candidateModel->setGreyed(palette().color(QPalette::Disabled, QPalette::Text));
-        m_candidateModel->setCandidates(m_matches, m_h.skipped());
+        const auto skipped = m_h.skipped();
+        std::vector<QString> reasons;
+        for (const auto &[pattern, anchor] : skipped)
+            reasons.push_back(m_doc.tuning().leftOutReason(pattern, anchor));
+        m_candidateModel->setCandidates(m_matches, skipped, std::move(reasons));
         if (!m_matches.empty())
             m_candidates->setCurrentIndex(m_candidateModel->index(current));
     }
@@ -330,16 +369,39 @@ void RewriteDebugger::refresh()
 }
 
 /// The versions of the current line (the one on screen in bold, those ahead of it greyed), then one
-/// row per branch kept beside it.
+/// row per branch kept beside it. After a tune: the measured times of the original and the tuned
+/// version, each tuned step's Δ, and the matches left out for cost under the version they were at.
 void RewriteDebugger::fillHistory()
 {
     QSignalBlocker block(m_history->selectionModel());
     m_historyModel->setGreyed(palette().color(QPalette::Disabled, QPalette::Text));
     std::map<int, QStringList> skips;
     for (const SkipRecord &s : m_skips)
-        skips[s.version] << s.pattern + QStringLiteral(" @ ") + s.anchor;
-    m_historyModel->setHistory(m_h.steps(), m_h.branches(), m_h.version(), std::move(skips));
+        skips[s.version] << tr("skipped %1 @ %2").arg(s.pattern, s.anchor);
+    std::map<int, QString> notes;
+    const TuneJob &tune = m_doc.tuning();
+    if (tune.result()) {
+        std::map<uint64_t, int> versionOf;
+        for (int v = 0; v <= m_h.historySize(); ++v) {
+            const uint64_t id = m_h.versionId(v);
+            versionOf[id] = v;
+            QStringList parts;
+            if (const auto d = tune.stepDelta(id))
+                parts << tr("Δ %1").arg(TuneJob::deltaText(*d));
+            if (const auto t = tune.measuredSeconds(id))
+                parts << tr("measured %1").arg(TuneJob::msText(*t));
+            if (!parts.isEmpty())
+                notes[v] = parts.join(QStringLiteral(" · "));
+        }
+        for (const auto &l : tune.leftOutSteps())
+            if (const auto it = versionOf.find(l.atVersion); it != versionOf.end())
+                skips[it->second] << tr("left out for cost (%1): %2 @ %3")
+                                         .arg(TuneJob::deltaText(l.deltaSeconds), QString::fromStdString(l.pattern),
+                                              QString::fromStdString(l.anchor));
+    }
+    m_historyModel->setHistory(m_h.steps(), m_h.branches(), m_h.version(), std::move(skips), std::move(notes));
     m_history->setCurrentIndex(m_historyModel->index(m_h.version()));
+    m_history->scrollTo(m_history->currentIndex()); // the version on screen is in view (a run or a tune ends far down)
 }
 
 void RewriteDebugger::showStep(int step)

@@ -2,8 +2,10 @@
 // RewriteDebugger: a view of the document's rewrite session (RewriteHistory). Candidates in the
 // order the driver would apply them (apply / skip the selected one), undo / redo, run to the next
 // breakpoint or the fixpoint with progress and Stop, the history of versions with its branches
-// (double-click one to go there), the before/after diff of each step, breakpoints, and the optional
-// numerical check of every step (its verification badge) when the app gave a verifier.
+// (double-click one to go there), the before/after diff of each step, breakpoints, the optional
+// numerical check of every step (its verification badge) when the app gave a verifier, and Tune's
+// progress with Stop; after a tune the history says the measured times (the original, the tuned
+// version, each step's Δ) and lists the matches left out for cost.
 #pragma once
 
 #include "rewrite/Pattern.h"
@@ -28,6 +30,7 @@ class RewriteHistory;
 class Selection;
 class CandidateModel;
 class HistoryModel;
+class TuneProgressRow;
 struct RunProgress;
 
 class RewriteDebugger : public QWidget {
@@ -92,6 +95,8 @@ public:
     /// Why the candidate list is empty, as the panel shows it over the list ("" when it is not).
     QString noCandidatesText() const;
     QString preset() const;
+    /// The progress row of a search in progress (Rewrite ▸ Tune; hidden otherwise).
+    TuneProgressRow *tuneRow() const { return m_tuneRow; }
     QListView *candidateList() const { return m_candidates; }
     QListView *historyList() const { return m_history; }
     CandidateModel *candidateModel() const { return m_candidateModel; }
@@ -115,6 +120,9 @@ private:
     void showStep(int step);
     void setStatus(const QString &text);
     void setBusy(bool busy);
+    /// While a search runs: everything but its progress row holds still.
+    void setTuning(bool tuning);
+    void connectTuning();
     void showProgress(const RunProgress &p);
     /// Outlines and goes to the nodes the latest step made (what Apply just did).
     void showApplied();
@@ -141,6 +149,7 @@ private:
     QLabel *m_statusLabel = nullptr;
     QLabel *m_noCandidates = nullptr;   ///< over the candidate list while the preset proposes nothing
     QProgressBar *m_progress = nullptr; ///< shown while a run goes: steps done of done + candidates left
+    TuneProgressRow *m_tuneRow = nullptr;
     QString m_lastProgress;
     QComboBox *m_breakKind = nullptr;
     QLineEdit *m_breakValue = nullptr;

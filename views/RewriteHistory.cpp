@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <set>
 
 namespace fxlens::views {
@@ -436,6 +437,62 @@ bool RewriteHistory::replay(const QStringList &recorded)
     }
     announce();
     return ok;
+}
+
+std::vector<const rewrite::Pattern *> RewriteHistory::presetPatterns() const
+{
+    std::string error;
+    return m_registry.preset(m_preset.toStdString(), error);
+}
+
+bool RewriteHistory::applyPlan(const rewrite::TunePlan &plan, const std::vector<const rewrite::Pattern *> &patterns, PlanApplied &out)
+{
+    if (!m_session || m_running)
+        return false;
+    m_doc.aboutToEdit();
+    m_session->checkout(0);
+    for (const auto &[pattern, anchor] : m_session->skipped()) // the search started from the original as given
+        m_session->unskip(pattern, anchor);
+    m_session->clearBreakpoints();
+    m_session->setMaxSteps(SIZE_MAX);
+    std::map<std::pair<std::string, std::string>, std::string> groupOf;
+    m_session->setDecide([&](const rewrite::Pattern &p, const rewrite::Match &m) {
+        const std::string group = p.name + "#" + rewrite::matchFingerprint(m);
+        const int at = int(m_session->version());
+        if (plan.droppedPatterns.count(p.name) || plan.droppedGroups.count(group)) {
+            out.skips.push_back(
+                {p.name, m.anchor->name(), plan.droppedPatterns.count(p.name) ? "pattern " + p.name : "group " + group, at});
+            return false;
+        }
+        groupOf[{p.name, m.anchor->name()}] = group;
+        return true;
+    });
+    // As replayPlan: each stage runs to its fixpoint with the families of the stages so far; a left-out
+    // pattern stays in (the driver asks about its matches, so they become skips). replayPlan starts
+    // each stage with a fresh session, which asks about every match again: so does this one.
+    std::set<std::string> families;
+    const auto stages = plan.applyNothing ? std::vector<std::string>{} : plan.order;
+    for (size_t i = 0; i < stages.size(); ++i) {
+        families.insert(stages[i]);
+        std::vector<const rewrite::Pattern *> active;
+        for (const rewrite::Pattern *p : patterns)
+            if (stages[i].empty() || families.count(rewrite::patternFamily(*p)))
+                active.push_back(p);
+        if (i > 0)
+            for (const auto &k : out.skips)
+                m_session->unskip(k.pattern, k.anchor);
+        m_session->setPatterns(active);
+        m_session->run();
+    }
+    m_session->setDecide(nullptr);
+    m_session->setPatterns(presetPatterns());
+    for (const auto &b : m_breakpoints)
+        m_session->addBreakpoint(b);
+    for (size_t i = 0; i < m_session->version(); ++i) // no step applied: the line left is still there, ahead
+        out.groups.push_back(groupOf[{m_session->history()[i].pattern, m_session->history()[i].anchor}]);
+    Q_EMIT candidatesChanged();
+    announce();
+    return true;
 }
 
 rewrite::RunResult RewriteHistory::run()

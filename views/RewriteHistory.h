@@ -13,6 +13,7 @@
 #include "ir/Graph.h"
 #include "rewrite/Pattern.h"
 #include "rewrite/Session.h"
+#include "rewrite/Tune.h"
 #include "rewrite/VersionList.h"
 
 #include <QList>
@@ -56,6 +57,17 @@ struct RunProgress {
     double seconds = 0;
     double etaSeconds = 0;
     QString text; ///< "12 of ≥40 steps, 1.2 s; about 3 s left"
+};
+
+/// What applying a tuned plan did (RewriteHistory::applyPlan).
+struct PlanApplied {
+    std::vector<std::string> groups; ///< per step applied (versions 1..n of the new line), its match group
+    struct Skip {
+        std::string pattern, anchor;
+        std::string leftOut; ///< the plan's reason: "pattern <name>" or "group <pattern>#<fingerprint>"
+        int version = 0;     ///< the version the driver was at when it left the match out
+    };
+    std::vector<Skip> skips; ///< the matches the plan left out, as skips of the session
 };
 
 class RewriteHistory : public QObject {
@@ -122,6 +134,12 @@ public:
     /// Applies recorded steps ("pattern<TAB>anchor") from this version, each at its anchor by name;
     /// false at the first that does not apply, with lastError() naming it (step, pattern, anchor, why).
     bool replay(const QStringList &steps);
+    /// The patterns of the preset as they are now (what the engine tries, what Tune searches).
+    std::vector<const rewrite::Pattern *> presetPatterns() const;
+    /// Goes to version 0 and applies a tuned plan (rewrite::replayPlan's stages with `patterns`)
+    /// through the session: the matches it leaves out become skips, the line left is kept as a
+    /// branch, earlier skips are proposed again. False (nothing done) while a run goes.
+    bool applyPlan(const rewrite::TunePlan &plan, const std::vector<const rewrite::Pattern *> &patterns, PlanApplied &out);
     /// The greedy driver to the next breakpoint or the fixpoint, in slices with events between
     /// them (runProgress, Stop); returns the run's result (seconds summed, rollbacks of every slice).
     rewrite::RunResult run();

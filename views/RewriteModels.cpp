@@ -6,11 +6,13 @@
 
 namespace fxlens::views {
 
-void CandidateModel::setCandidates(std::vector<rewrite::Match> matches, std::vector<std::pair<std::string, std::string>> skipped)
+void CandidateModel::setCandidates(std::vector<rewrite::Match> matches, std::vector<std::pair<std::string, std::string>> skipped,
+                                   std::vector<QString> reasons)
 {
     beginResetModel();
     m_matches = std::move(matches);
     m_skipped = std::move(skipped);
+    m_reasons = std::move(reasons);
     endResetModel();
 }
 
@@ -29,10 +31,12 @@ QVariant CandidateModel::data(const QModelIndex &index, int role) const
         return {};
     }
     // Skipped (and rolled-back) candidates stay visible, greyed, after the live ones.
-    const auto &[pattern, anchor] = m_skipped[row - m_matches.size()];
+    const size_t k = row - m_matches.size();
+    const auto &[pattern, anchor] = m_skipped[k];
     if (role == Qt::DisplayRole)
-        return tr("skipped: %1 @ %2 (double-click to propose it again)")
-            .arg(QString::fromStdString(pattern), QString::fromStdString(anchor));
+        return tr("%1: %2 @ %3 (double-click to propose it again)")
+            .arg(k < m_reasons.size() && !m_reasons[k].isEmpty() ? m_reasons[k] : tr("skipped"), QString::fromStdString(pattern),
+                 QString::fromStdString(anchor));
     if (role == SkippedRole)
         return QStringList{QString::fromStdString(pattern), QString::fromStdString(anchor)};
     if (role == Qt::ForegroundRole && m_greyed.isValid())
@@ -41,10 +45,11 @@ QVariant CandidateModel::data(const QModelIndex &index, int role) const
 }
 
 void HistoryModel::setHistory(std::vector<rewrite::Step> steps, std::vector<rewrite::Branch> branches, int at,
-                              std::map<int, QStringList> skips)
+                              std::map<int, QStringList> skips, std::map<int, QString> notes)
 {
     beginResetModel();
     m_skips = std::move(skips);
+    m_notes = std::move(notes);
     m_steps = std::move(steps);
     m_branches = std::move(branches);
     m_at = at;
@@ -73,9 +78,11 @@ QVariant HistoryModel::versionData(int row, int role) const
             const QString badge = s.verified ? QStringLiteral("  ✓ verified") : QString();
             text = QStringLiteral("%1  %2 @ %3%4").arg(row).arg(QString::fromStdString(s.pattern), QString::fromStdString(s.anchor), badge);
         }
+        if (const auto it = m_notes.find(row); it != m_notes.end())
+            text += QStringLiteral("  ·  ") + it->second;
         if (const auto it = m_skips.find(row); it != m_skips.end()) // Undo takes the last skip back first
             for (const QString &skip : it->second)
-                text += QStringLiteral("\n    ") + tr("skipped %1").arg(skip);
+                text += QStringLiteral("\n    ") + skip;
         return text;
     }
     case Qt::ToolTipRole:

@@ -24,7 +24,10 @@ public:
     static constexpr int SkippedRole = Qt::UserRole;
 
     using QAbstractListModel::QAbstractListModel;
-    void setCandidates(std::vector<rewrite::Match> matches, std::vector<std::pair<std::string, std::string>> skipped);
+    /// `reasons`: why a skipped one was skipped when not by the user ("left out for cost (+0.5 ms)"),
+    /// parallel to `skipped` (empty: none).
+    void setCandidates(std::vector<rewrite::Match> matches, std::vector<std::pair<std::string, std::string>> skipped,
+                       std::vector<QString> reasons = {});
     /// The foreground of greyed rows (the palette's disabled text).
     void setGreyed(const QColor &c) { m_greyed = c; }
     const std::vector<rewrite::Match> &matches() const { return m_matches; }
@@ -35,6 +38,7 @@ public:
 private:
     std::vector<rewrite::Match> m_matches;
     std::vector<std::pair<std::string, std::string>> m_skipped;
+    std::vector<QString> m_reasons;
     QColor m_greyed;
 };
 
@@ -46,8 +50,11 @@ public:
 
     using QAbstractListModel::QAbstractListModel;
     /// Versions 0 .. steps.size(), `at` on screen, then the branches.
-    /// `skips`: the candidates skipped at a version ("pattern @ anchor"), listed under its row.
-    void setHistory(std::vector<rewrite::Step> steps, std::vector<rewrite::Branch> branches, int at, std::map<int, QStringList> skips = {});
+    /// `skips`: lines under a version's row, one per candidate skipped there ("skipped pattern @
+    /// anchor", "left out for cost (+0.5 ms): pattern @ anchor"); `notes`: what a version's row says
+    /// after its step (its measured time, its step's measured Δ).
+    void setHistory(std::vector<rewrite::Step> steps, std::vector<rewrite::Branch> branches, int at, std::map<int, QStringList> skips = {},
+                    std::map<int, QString> notes = {});
     void setGreyed(const QColor &c) { m_greyed = c; }
 
     int rowCount(const QModelIndex &parent = {}) const override;
@@ -61,6 +68,7 @@ private:
     std::vector<rewrite::Branch> m_branches;
     int m_at = 0;
     std::map<int, QStringList> m_skips;
+    std::map<int, QString> m_notes;
     QColor m_greyed;
 };
 

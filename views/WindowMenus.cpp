@@ -6,6 +6,7 @@
 #include "MainWindow.h"
 #include "ProfilePanel.h"
 #include "RewriteDebugger.h"
+#include "TuneJob.h"
 
 #include <QAction>
 #include <QApplication>
@@ -27,6 +28,7 @@ WindowMenus::WindowMenus(MainWindow &w) : QObject(&w), m_w(w)
     rewriteMenu();
     profileMenu();
     helpMenu();
+    tuneActions();
     updateRecentMenu();
 }
 
@@ -65,6 +67,12 @@ void WindowMenus::fileMenu()
             if (!path.isEmpty() && !(svg ? m_w.canvas()->exportSvg(path) : m_w.canvas()->exportPng(path)))
                 m_w.statusBar()->showMessage(tr("Cannot write %1").arg(path), 5000);
         });
+    m_exportReport = m_file->addAction(tr("Export Repor&t…"), &m_w, [this] {
+        const QString path = QFileDialog::getSaveFileName(&m_w, tr("Export tune report"), m_w.proposedReportPath(), tr("HTML (*.html)"));
+        if (!path.isEmpty())
+            m_w.exportReport(path);
+    });
+    m_exportReport->setObjectName(QStringLiteral("exportReport"));
     m_file->addSeparator();
     QAction *quit = m_file->addAction(tr("&Quit"), qApp, &QApplication::quit);
     quit->setShortcut(QKeySequence::Quit);
@@ -129,6 +137,9 @@ void WindowMenus::rewriteMenu()
     add(tr("&Undo Step"), QKeySequence::Undo, [d] { d->undo(); });
     add(tr("&Redo Step"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), [d] { d->redo(); });
     add(tr("Run to &Breakpoint or Fixpoint"), QKeySequence(Qt::Key_F5), [d] { d->run(); });
+    m_rewrite->addSeparator();
+    m_tune = m_rewrite->addAction(tr("&Tune…"), &m_w, [this] { m_w.tune(); });
+    m_tune->setObjectName(QStringLiteral("tune"));
     m_rewrite->addSeparator();
     add(tr("&Compare Versions Side by Side…"), QKeySequence(Qt::CTRL | Qt::Key_D), [this] {
         CompareChooser chooser(*m_w.document()->history(), &m_w);
@@ -231,7 +242,10 @@ void WindowMenus::helpMenu()
                                     "Drag to measure a range; click a kernel to select its node.</p>"
                                     "<p><b>History</b>: bold is the version shown, grey the steps ahead of it (redo); "
                                     "✓ marks a step whose outputs were verified; right-click a row to compare it with the "
-                                    "version on screen.</p>"
+                                    "version on screen. After Rewrite ▸ Tune, the original and the tuned version say their "
+                                    "measured time, each step the measured Δ of its group (time with it minus without it), "
+                                    "and the matches the search left out are listed under their version as "
+                                    "\"left out for cost (+x ms)\".</p>"
                                     "<p><b>Compare</b>: removed red (A), added green (B), changed amber (both); N / Shift+N "
                                     "go to the next / previous change, Esc closes.</p>"));
     });
@@ -286,6 +300,30 @@ void WindowMenus::setRunning(bool running)
     m_file->setEnabled(!running);
     for (QAction *a : m_rewrite->actions())
         a->setEnabled(!running);
+    if (!running)
+        updateTuneActions();
+}
+
+void WindowMenus::tuneActions()
+{
+    const TuneJob &job = m_w.document()->tuning();
+    const QString tip = job.available() ? tr("Choose the patterns, their order and which matches to apply by measured time of the "
+                                             "whole graph; the tuned version becomes the history")
+                                        : TuneJob::unavailableReason();
+    m_tune->setToolTip(tip);
+    m_tune->setStatusTip(tip);
+    const QString reportTip = tr("The last tune as one HTML page: versions, steps with their measured Δ, the search, before and after");
+    m_exportReport->setToolTip(reportTip);
+    m_exportReport->setStatusTip(reportTip);
+    connect(&job, &TuneJob::resultChanged, this, &WindowMenus::updateTuneActions);
+    updateTuneActions();
+}
+
+void WindowMenus::updateTuneActions()
+{
+    const TuneJob &job = m_w.document()->tuning();
+    m_tune->setEnabled(job.available() && !job.isRunning());
+    m_exportReport->setEnabled(job.result() != nullptr);
 }
 
 } // namespace fxlens::views

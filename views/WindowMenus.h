@@ -8,6 +8,7 @@
 #include <QObject>
 #include <QStringList>
 
+class QAction;
 class QMenu;
 
 namespace fxlens::views {
@@ -34,9 +35,13 @@ private:
     void updateRecentMenu();
     /// Versions `a` and `b` side by side in a window of their own (or why not, in the status bar).
     void openCompare(VersionChoice a, VersionChoice b);
+    /// Rewrite ▸ Tune… and File ▸ Export Report…, enabled as the document allows.
+    void tuneActions();
+    void updateTuneActions();
 
     MainWindow &m_w;
     QMenu *m_file = nullptr, *m_recent = nullptr, *m_rewrite = nullptr, *m_profile = nullptr;
+    QAction *m_tune = nullptr, *m_exportReport = nullptr;
 };
 
 } // namespace fxlens::views

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 // What the app gives the window (views/Services.h): the pattern files, and — in builds with the
-// LibTorch executor — the per-step check and the profiler, through the same functions the CLI
-// uses (exec::makeStepVerifier, exec::profileVersions). The view tests use it too.
+// LibTorch executor — the per-step check, the profiler and Tune's cost model, through the same
+// functions the CLI uses (exec::makeStepVerifier, exec::profileVersions, exec::measuringCostModel).
+// The view tests use it too.
 #pragma once
 
 #include "Services.h"
 
 #ifdef FXLENS_HAVE_TORCH
 #include "exec/Executor.h"
+#include "exec/Measure.h"
 #include "exec/Profiler.h"
+#include "exec/TorchRuntime.h"
 #endif
 
 #include <string>
@@ -48,6 +51,21 @@ inline views::Services appServices(std::string patternDir)
         out.note = res.value().note;
         out.cancelled = res.value().cancelled;
         return out;
+    };
+    s.makeCostModel = [](const ir::Graph &original, const views::CostModelRequest &r, std::string &note,
+                         std::string &error) -> std::unique_ptr<rewrite::CostModel> {
+        exec::ExecOptions eo;
+        const bool cuda = exec::probeRuntime().cudaAvailable; // as profiling chooses: the GPU, else the CPU
+        eo.device = cuda ? "cuda" : "cpu";
+        eo.graphDir = r.graphDir;
+        auto cost = exec::measuringCostModel(original, eo, {r.iterations, r.warmup, r.freezeWeights}, note);
+        if (!cost) {
+            error = cost.error().toString();
+            return nullptr;
+        }
+        if (!cuda)
+            note += " (CUDA is not available on this machine: timed on the CPU)";
+        return std::move(cost.value());
     };
 #endif
     return s;

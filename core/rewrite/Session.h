@@ -127,6 +127,9 @@ public:
     void addBreakpoint(Breakpoint b) { m_breakpoints.push_back(std::move(b)); }
     /// Sets (or, with nullptr, removes) the semantic check of later steps (SessionConfig::verify).
     void setVerifier(std::function<std::string(const Graph &)> verify) { m_cfg.verify = std::move(verify); }
+    /// Sets (or, with nullptr, removes) the scheduler's seam for later steps (SessionConfig::decide):
+    /// how a tuned plan is applied through a session that has a history (the app's Tune).
+    void setDecide(std::function<bool(const Pattern &, const Match &)> decide) { m_cfg.decide = std::move(decide); }
     /// Turns checked mode (SessionConfig::checked) on or off for later steps.
     void setChecked(bool on) { m_cfg.checked = on; }
     /// Steps one run() may apply before it returns with StopReason::StepLimit (run() continues).
