@@ -3,6 +3,7 @@
 // optimize (--verify, --verify-each, --freeze), profile and doctor ask of the executor. A build
 // without LibTorch compiles NoExec.cpp instead.
 #include "Cli.h"
+#include "ExecArgs.h"
 
 #include "exec/Executor.h"
 #include "exec/PatternCheck.h"
@@ -21,8 +22,6 @@
 
 namespace fxlens::cli {
 
-namespace {
-
 exec::ExecOptions execOptions(const Args &a, const std::string &graphPath)
 {
     exec::ExecOptions o;
@@ -35,8 +34,6 @@ exec::ExecOptions execOptions(const Args &a, const std::string &graphPath)
     o.graphDir = std::filesystem::path(graphPath).parent_path().string();
     return o;
 }
-
-} // namespace
 
 /// optimize --freeze: folds the weight-only nodes of `g` into new weights `_frozen_<node>` and writes
 /// the frozen graph to `out`, its weights to `<stem>.frozen.safetensors` and the fold graph (the

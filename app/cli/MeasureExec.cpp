@@ -2,6 +2,7 @@
 // What tune measures with: whole versions on the executor (exec/Measure.h), in this process or in
 // one `measure-worker` process per device (TuneCommand.cpp's pool).
 #include "Cli.h"
+#include "ExecArgs.h"
 
 #include "exec/Measure.h"
 #include "exec/TorchRuntime.h"
@@ -15,19 +16,6 @@
 namespace fxlens::cli {
 
 namespace {
-
-exec::ExecOptions measureOptions(const Args &a)
-{
-    exec::ExecOptions o;
-    o.device = a.device;
-    o.seed = a.seed;
-    o.inputsFile = a.inputs;
-    o.randomInputs = a.randomInputs;
-    o.libraries = a.libraries;
-    o.weightsFile = a.weights;
-    o.graphDir = std::filesystem::path(a.positional[0]).parent_path().string();
-    return o;
-}
 
 /// --devices: the list given; `cuda` stands for every GPU.
 std::vector<std::string> deviceList(const std::string &spec)
@@ -67,7 +55,7 @@ std::unique_ptr<rewrite::CostModel> tuneCostModel(const ir::Graph &original, con
             (a.freeze ? ", frozen weights" : "");
         return startWorkers(a, devices, err);
     }
-    auto cost = exec::measuringCostModel(original, measureOptions(a), {a.iters, a.warmup, a.freeze}, note);
+    auto cost = exec::measuringCostModel(original, execOptions(a, a.positional[0]), {a.iters, a.warmup, a.freeze}, note);
     if (!cost) {
         err = a.positional[0] + ": " + cost.error().toString();
         return nullptr;
