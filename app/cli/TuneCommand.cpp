@@ -73,10 +73,6 @@ void printSummary(const rewrite::TuneResult &r, size_t originalNodes)
 
 int cmdTune(const Args &a)
 {
-    if (const std::string missing = executorMissing("tune"); !missing.empty()) {
-        std::cerr << missing << "; tune measures versions on the executor\n";
-        return kFailed;
-    }
     rewrite::PatternRegistry reg;
     std::string err;
     if (!loadPatterns(a, reg, "tune"))
@@ -95,6 +91,11 @@ int cmdTune(const Args &a)
             std::cerr << a.positional[0] << ": error: " << e.toString() << "\n";
         std::cerr << "fxlens-cli tune: the input fails lint (" << errors.size() << " error(s)); nothing tuned\n";
         return kBadInput;
+    }
+    // The graph and the patterns are checked first: a bad file says so in any build.
+    if (const std::string missing = executorMissing("tune"); !missing.empty()) {
+        std::cerr << missing << "; tune measures versions on the executor\n";
+        return kFailed;
     }
     std::string note;
     auto cost = tuneCostModel(*g, a, note, err);
