@@ -82,6 +82,8 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
             Q_EMIT nodeRequested(current.siblingAtColumn(ProfileTableModel::NodeCol).data().toString());
     });
     connect(timeline(), &KernelTimeline::nodeRequested, this, &ProfilePanel::nodeRequested);
+    connect(timeline(), &KernelTimeline::kernelSelected, this,
+            [this](int k) { Q_EMIT kernelGroupSelected(k < 0 ? -1 : groupOfKernel(m_groups, uint32_t(k))); });
     connect(m_chart, &ProfileChart::showRequested, this, &ProfilePanel::showProfile);
     connect(m_chart, &ProfileChart::compareRequested, this, &ProfilePanel::compareWith);
     connect(m_choice, &QComboBox::activated, this, [this](int i) { showProfile(m_choice->itemData(i).toInt()); });
@@ -306,6 +308,14 @@ QString ProfilePanel::statsFor(const std::string &node) const
     if (it == m_index.end() || it->second >= p->nodeStats.size())
         return {};
     const auto &s = p->nodeStats[it->second];
+    if (p->compiled()) { // the kernels that cover the node
+        QStringList names;
+        for (const auto &k : p->kernels)
+            if (k.iteration == 0 && prof::covers(k, int(it->second)))
+                names << QString::fromStdString(k.name);
+        return tr("%n %1 kernel(s): %2 · %3/iter", nullptr, int(names.size()))
+            .arg(QString::fromStdString(p->backend), names.join(QStringLiteral(", ")), formatTime(s.gpuUs));
+    }
     const bool cpu = p->mode == "cpu";
     return tr("%1 %2/iter · %3 %4 · %5 host")
         .arg(s.kernels, 0, 'g', 4)
@@ -338,6 +348,8 @@ void ProfilePanel::fill()
         m_scale->clear();
         m_caption->clear();
         Q_EMIT heatChanged(heat);
+        m_groups.clear();
+        Q_EMIT kernelGroupsChanged(m_groups);
         return;
     }
     const auto &p = *shown;
@@ -354,6 +366,14 @@ void ProfilePanel::fill()
     fillSummary();
     fillScale(top, topNode);
     Q_EMIT heatChanged(heat);
+    m_groups = m_bound && m_doc.graph() ? views::kernelGroups(p, *m_doc.graph()) : std::vector<KernelGroup>{};
+    Q_EMIT kernelGroupsChanged(m_groups);
+}
+
+void ProfilePanel::selectKernelGroup(int g)
+{
+    if (g >= 0 && size_t(g) < m_groups.size() && !m_groups[size_t(g)].kernels.empty())
+        timeline()->selectKernel(int(m_groups[size_t(g)].kernels.front()));
 }
 
 void ProfilePanel::fillTable(const prof::Profile &p, const prof::Profile *b, std::vector<std::pair<const ir::Node *, double>> &heat,

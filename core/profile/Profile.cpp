@@ -248,6 +248,16 @@ Profile buildProfile(const std::vector<RawEvent> &events, std::vector<NodeInfo> 
     return p;
 }
 
+std::string kernelNodeNames(const Profile &p, const KernelRec &k)
+{
+    std::string out;
+    const std::vector<int> one{k.node};
+    for (const int n : k.nodes.empty() ? one : k.nodes)
+        if (n >= 0 && size_t(n) < p.nodes.size())
+            out += (out.empty() ? "" : ", ") + p.nodes[size_t(n)].name;
+    return out;
+}
+
 void Profile::finish()
 {
     const int n = std::max(iterations, 1);

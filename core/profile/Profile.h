@@ -10,6 +10,7 @@
 
 #include "util/Diagnostic.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -127,6 +128,16 @@ struct Profile {
     void finish();
     bool compiled() const { return !backend.empty(); }
 };
+
+/// True when kernel `k` stands for node `node`: its provenance covers the node (a compiled
+/// profile), or the node's range launched it.
+inline bool covers(const KernelRec &k, int node)
+{
+    return node >= 0 && (k.node == node || std::find(k.nodes.begin(), k.nodes.end(), node) != k.nodes.end());
+}
+/// The names of the FX nodes kernel `k` of `p` stands for, in program order, joined by ", "
+/// ("" when none).
+std::string kernelNodeNames(const Profile &p, const KernelRec &k);
 
 /// Attribution: each device activity is matched to its launch by correlation id, and the launch to
 /// the innermost node range open on the launching thread at that time; without a launch record, the
