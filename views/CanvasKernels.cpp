@@ -14,7 +14,7 @@ namespace fxlens::views {
 
 namespace {
 
-constexpr double kMargin = 5, kStep = 5; ///< an outline's margin around its items; per outline inside it
+constexpr double kMargin = 9, kStep = 6; ///< an outline's margin around its items; per outline inside it
 constexpr int kLabelPixels = 10;
 
 QColor outlineColour(bool dark) { return dark ? QColor(190, 150, 255) : QColor(120, 60, 190); }
@@ -73,18 +73,24 @@ void GraphCanvas::placeKernelGroups()
         const double m = kMargin + kStep * within;
         m_kernelOutlines[g].rect = raw[g].adjusted(-m, -m, m, m);
     }
-    // Labels: above the outline's top-left corner, else below its bottom; never over an item or
-    // another label.
+    // Labels: on the outline's top edge near its left corner (as a titled border), else near its
+    // right corner, else on its bottom edge, else beside its top corners outside; never over an item, an edge's label or another kernel's label.
     QFont f = font();
     f.setPixelSize(kLabelPixels);
     const QFontMetricsF fm(f);
-    std::vector<QRectF> taken;
+    std::vector<QRectF> taken; // edge labels and the labels placed so far
+    for (const auto &e : m_edgeLabels)
+        taken.push_back(e.rect);
     for (size_t g = 0; g < m_kernelOutlines.size(); ++g) {
         auto &o = m_kernelOutlines[g];
         if (o.rect.isEmpty())
             continue;
-        const QSizeF size(std::min(fm.horizontalAdvance(o.text) + 6, std::max(o.rect.width(), 120.0)), fm.height() + 2);
-        for (const QPointF at : {QPointF(o.rect.left(), o.rect.top() - size.height()), QPointF(o.rect.left(), o.rect.bottom())}) {
+        const QSizeF size(std::min(fm.horizontalAdvance(o.text) + 6, 320.0), fm.height() + 2);
+        const double left = o.rect.left() + 8, right = o.rect.right() - 8 - size.width();
+        const double top = o.rect.top() - size.height() / 2, bottom = o.rect.bottom() - size.height() / 2;
+        const QPointF outsideLeft(o.rect.left() - size.width() - 3, o.rect.top()), outsideRight(o.rect.right() + 3, o.rect.top());
+        for (const QPointF at :
+             {QPointF(left, top), QPointF(right, top), QPointF(left, bottom), QPointF(right, bottom), outsideLeft, outsideRight}) {
             const QRectF r(at, size);
             bool free = std::none_of(taken.begin(), taken.end(), [&](const QRectF &t) { return t.intersects(r); });
             for (const int i : itemsIn(r))

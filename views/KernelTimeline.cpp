@@ -209,10 +209,14 @@ QString KernelTimeline::rangeText() const
         const double busy = busyIn(g, m_rangeFrom, m_rangeTo);
         const QString who = comparison() ? (g == 0 ? tr("A ") : tr("B ")) : QString();
         text += tr(" · %1%2 busy %3 (%4 %) · %5 %6")
-                    .arg(who, side.p->mode == "cpu" ? tr("ops") : tr("GPU"), formatUs(busy))
+                    .arg(who,
+                         side.p->mode != "cpu"    ? tr("GPU")
+                             : side.p->compiled() ? tr("kernels")
+                                                  : tr("ops"),
+                         formatUs(busy))
                     .arg(100.0 * busy / len, 0, 'f', 1)
                     .arg(kernelsIn(g, m_rangeFrom, m_rangeTo).size())
-                    .arg(side.p->mode == "cpu" ? tr("ops") : tr("kernels"));
+                    .arg(side.p->mode == "cpu" && !side.p->compiled() ? tr("ops") : tr("kernels"));
         if (!side.launchBound.empty())
             text += tr(" · idle waiting for launches %1").arg(formatUs(coveredIn(side.launchBound, m_rangeFrom, m_rangeTo)));
     }

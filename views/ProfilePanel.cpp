@@ -379,10 +379,14 @@ void ProfilePanel::selectKernelGroup(int g)
 void ProfilePanel::fillTable(const prof::Profile &p, const prof::Profile *b, std::vector<std::pair<const ir::Node *, double>> &heat,
                              double &top, std::string &topNode)
 {
-    const bool cpu = p.mode == "cpu";
+    const bool cpu = p.mode == "cpu" && !p.compiled(); // ATen ops stand for kernels
     // Short headers (every figure is per iteration, as the caption says), so that the numbers, not
     // their labels, set the columns' widths.
-    QStringList headers = {tr("Node"), cpu ? tr("Ops") : tr("Kernels"), cpu ? tr("Op time") : tr("GPU time"), tr("%")};
+    QStringList headers = {tr("Node"), cpu ? tr("Ops") : tr("Kernels"),
+                           cpu                   ? tr("Op time")
+                               : p.mode == "cpu" ? tr("Kernel time")
+                                                 : tr("GPU time"),
+                           tr("%")};
     if (b)
         headers << tr("B time") << tr("Δ B−A");
     else
@@ -434,7 +438,7 @@ void ProfilePanel::fillSummary()
 {
     const auto &p = *profile();
     const prof::Profile *bp = comparison();
-    const bool cpu = p.mode == "cpu";
+    const bool cpu = p.mode == "cpu" && !p.compiled();
     auto esc = [](const std::string &x) { return QString::fromStdString(x).toHtmlEscaped(); };
     auto line = [&](const prof::Profile &q, const QString &tag) {
         const auto &s = q.summary;
@@ -447,7 +451,9 @@ void ProfilePanel::fillSummary()
         text += tr(", %1 iterations after %2 warm-ups%3<br>%4 %5/iter · %6 busy · %7 wall · %8 host per iteration (medians)")
                     .arg(q.iterations)
                     .arg(q.warmup)
-                    .arg(cpu ? tr("; a CPU profile: ATen ops stand for kernels") : QString())
+                    .arg(q.compiled() ? tr("; compiled by %1: its kernels, each on the FX nodes it came from").arg(esc(q.backend))
+                             : cpu    ? tr("; a CPU profile: ATen ops stand for kernels")
+                                      : QString())
                     .arg(count(s.kernelsPerIter))
                     .arg(cpu ? tr("ops") : tr("kernels"))
                     .arg(formatTime(s.gpuBusyUs))
