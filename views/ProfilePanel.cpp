@@ -332,10 +332,10 @@ void ProfilePanel::fill()
     const prof::Profile *shown = profile(), *b = comparison();
     const auto &ps = m_doc.profiles();
     {
-        std::vector<ProfileChart::Bar> bars;
+        std::vector<std::shared_ptr<const prof::Profile>> all;
         for (const auto &dp : ps)
-            bars.push_back({QString::fromStdString(dp.profile->version.empty() ? dp.profile->graph : dp.profile->version), dp.profile});
-        m_chart->setBars(std::move(bars), m_shown, m_compare);
+            all.push_back(dp.profile);
+        m_chart->setBars(ProfileChart::versionBars(all), m_shown, m_compare);
     }
     m_timelinePane->setProfiles(shown ? ps[size_t(m_shown)].profile : nullptr, b ? ps[size_t(m_compare)].profile : nullptr);
     m_index.clear();

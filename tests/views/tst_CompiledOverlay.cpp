@@ -7,6 +7,7 @@
 #include "KernelTableModel.h"
 #include "KernelTimeline.h"
 #include "MainWindow.h"
+#include "ProfileChart.h"
 #include "ProfilePanel.h"
 #include "TestServices.h"
 #include "TimelinePane.h"
@@ -158,6 +159,38 @@ private Q_SLOTS:
         QCOMPARE(canvas->selectedKernelGroup(), norm);
         QCOMPARE(timeline->selectedKernel(), int(groups[size_t(norm)].kernels.front()));
         QCOMPARE(canvas->selectedLabel(), QStringLiteral("x"));
+    }
+
+    /// The per-version chart: the compiled profile's bar beside the eager one of the same version
+    /// (opened after it), with the figures of its summary; clicking it shows it.
+    void chartCompiledBesideEager()
+    {
+        Opened o; // the compiled profile first, then the eager one
+        auto *panel = o.w.profilePanel();
+        QVERIFY(o.w.openProfile(QStringLiteral(FXLENS_TEST_DATA "/profile/eager_transformer_cpu.json")));
+        auto *chart = panel->chart();
+        QCOMPARE(chart->barCount(), 2);
+        QVERIFY(!chart->compiled(0) && chart->compiled(1));
+        QCOMPARE(chart->profileOf(0), 1); // the eager profile, opened second, comes first
+        QCOMPARE(chart->profileOf(1), 0);
+        QVERIFY2(chart->label(1).startsWith(QStringLiteral("inductor: transformer_dynamo")), qPrintable(chart->label(1)));
+        auto r = prof::readProfile(kCompiled);
+        QVERIFY(r.ok());
+        QCOMPARE(chart->value(1, views::ProfileChart::Busy), r->summary.gpuBusyUs);
+        QCOMPARE(chart->value(1, views::ProfileChart::Kernels), 8.0);
+        QVERIFY(chart->value(0, views::ProfileChart::Kernels) > chart->value(1, views::ProfileChart::Kernels)); // fused
+        panel->tabs()->setCurrentWidget(chart);
+        o.w.showProfileDock();
+        chart->resize(600, 400);
+        QTest::mouseClick(chart, Qt::LeftButton, {}, chart->barRect(1, views::ProfileChart::Busy).center().toPoint());
+        QCOMPARE(panel->shownIndex(), 0);
+        QVERIFY(panel->profile()->compiled());
+        QVERIFY(!o.w.canvas()->kernelGroups().empty());
+        QTest::mouseClick(chart, Qt::LeftButton, {}, chart->barRect(0, views::ProfileChart::Busy).center().toPoint());
+        QCOMPARE(panel->shownIndex(), 1);
+        QVERIFY(o.w.canvas()->kernelGroups().empty()); // an eager profile outlines no kernels
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        QVERIFY(chart->grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/compiled_versions_chart.png")));
     }
 
     /// The encoder layer with its Inductor kernels outlined (docs/screenshots/compiled_overlay_cpu.png).
