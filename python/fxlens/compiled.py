@@ -91,6 +91,60 @@ class Provenance:
         return names
 
 
+def _decoded(v: Any) -> Any:
+    return tuple(v["tuple"]) if isinstance(v, dict) and "tuple" in v else v
+
+
+def _leaf_modules(path: str) -> torch.nn.Module:
+    """A root holding the torch.nn leaf modules a graph file's call_module nodes name, built from the
+    constants the file records (in_features, eps, ...; `bias` from the parameters listed)."""
+    import importlib
+    import inspect
+
+    from .graph_format import read_dict
+    data = read_dict(path)
+    called = {n["target"] for n in data.get("nodes", []) if n.get("op") == "call_module"}
+    params = {p["name"] for p in data.get("params", [])}
+    root = torch.nn.Module()
+    for m in data.get("modules", []):
+        if m.get("path") not in called:
+            continue
+        module, _, cls_name = m["type"].rpartition(".")
+        if not module.startswith("torch.nn."):
+            raise ValueError(f"{path}: module '{m['path']}' is a {m['type']}, not a torch.nn module; "
+                             "profile --compiled rebuilds only torch.nn modules")
+        cls = getattr(importlib.import_module(module), cls_name)
+        attrs = {k: _decoded(v) for k, v in m.get("attrs", {}).items()}
+        kwargs = {}
+        for name in list(inspect.signature(cls.__init__).parameters)[1:]:
+            if name == "bias" and "bias" not in attrs:
+                kwargs["bias"] = f"{m['path']}.bias" in params
+            elif name in attrs:
+                kwargs[name] = attrs[name]
+        owner = root
+        *parents, leaf = m["path"].split(".")
+        for part in parents:
+            if not hasattr(owner, part):
+                owner.add_module(part, torch.nn.Module())
+            owner = getattr(owner, part)
+        owner.add_module(leaf, cls(**kwargs))
+    return root
+
+
+def _load(path: str, random_weights: bool):
+    """The graph file as a GraphModule; call_module graphs get their torch.nn modules rebuilt."""
+    from .export import load_graph, load_weights_file, weights_path_for
+    from .graph_format import read_dict
+    data = read_dict(path)
+    if not any(n.get("op") == "call_module" for n in data.get("nodes", [])):
+        return load_graph(path, random_weights=random_weights)
+    root = _leaf_modules(path)
+    wfile = os.path.join(os.path.dirname(path), data["weights"]) if data.get("weights") else weights_path_for(path)
+    if os.path.exists(wfile):
+        root.load_state_dict(load_weights_file(wfile), strict=False)
+    return load_graph(path, module=root)
+
+
 def _example_inputs(path: str) -> List[torch.Tensor]:
     from .export import load_inputs
     from .graph_format import read_dict
@@ -213,8 +267,7 @@ def profile_compiled(path: str, device: str = "cpu", warmup: int = 3, iters: int
     from torch._inductor.compile_fx import compile_fx
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    from .export import load_graph
-    gm = load_graph(path, random_weights=random_weights)
+    gm = _load(path, random_weights)
     known = {n.name for n in gm.graph.nodes}
     inputs = [x.to(device) for x in _example_inputs(path)]
     gm = gm.to(device)
