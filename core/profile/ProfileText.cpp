@@ -124,14 +124,23 @@ std::string formatComparison(const Profile &a, const Profile &b)
           << pad(x > 0 && y >= 0 ? fmt("%.3fx", y / x) : std::string("-"), 10, true) << "\n";
     };
     const auto &s = a.summary, &t = b.summary;
-    const bool cpu = a.mode == "cpu" && b.mode == "cpu" && !a.compiled() && !b.compiled();
-    row(cpu ? "ATen ops" : "kernels", s.kernelsPerIter, t.kernelsPerIter, countStr(s.kernelsPerIter), countStr(t.kernelsPerIter));
-    row(cpu ? "op time" : "GPU busy", s.gpuBusyUs, t.gpuBusyUs, timeStr(s.gpuBusyUs), timeStr(t.gpuBusyUs));
+    // On the CPU an eager profile counts ATen ops, a compiled one kernels; both are host time.
+    const bool host = a.mode == "cpu" && b.mode == "cpu", cpu = host && !a.compiled() && !b.compiled();
+    const bool mixed = host && a.compiled() != b.compiled();
+    row(cpu         ? "ATen ops"
+            : mixed ? "ops / kernels"
+                    : "kernels",
+        s.kernelsPerIter, t.kernelsPerIter, countStr(s.kernelsPerIter), countStr(t.kernelsPerIter));
+    row(cpu ? "op time" : host ? "busy (host)" : "GPU busy", s.gpuBusyUs, t.gpuBusyUs, timeStr(s.gpuBusyUs), timeStr(t.gpuBusyUs));
     row("wall", s.wallUs, t.wallUs, timeStr(s.wallUs), timeStr(t.wallUs));
     row("CPU launch", s.cpuUs, t.cpuUs, timeStr(s.cpuUs), timeStr(t.cpuUs));
     row("peak memory", double(s.peakMemBytes), double(t.peakMemBytes), bytesStr(s.peakMemBytes), bytesStr(t.peakMemBytes));
     if (t.kernelsPerIter > 0)
-        o << "\nB runs " << fmt("%.1f", s.kernelsPerIter / t.kernelsPerIter) << "x fewer " << (cpu ? "ATen ops" : "kernels") << " than A\n";
+        o << "\nB runs " << fmt("%.1f", s.kernelsPerIter / t.kernelsPerIter) << "x fewer "
+          << (cpu         ? "ATen ops"
+                  : mixed ? "ops / kernels"
+                          : "kernels")
+          << " than A\n";
     return o.str();
 }
 

@@ -263,9 +263,10 @@ private Q_SLOTS:
 
     /// A compiled profile (fxlens-cli profile --compiled on the CPU, Inductor's C++ backend): every
     /// kernel covers FX nodes (its group), the fused layer norm covers the residual add too, node
-    /// times share each kernel's time, and the compiled section survives a round trip.
+    /// times share each kernel's time, and the provenance section survives a round trip.
     void compiledProfileGroups()
     {
+        QVERIFY(isProfileFile(FXLENS_TEST_DATA "/profile/compiled_transformer_cpu.json")); // told apart by its first bytes
         auto r = readProfile(FXLENS_TEST_DATA "/profile/compiled_transformer_cpu.json");
         QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
         const Profile &p = r.value();
@@ -299,6 +300,7 @@ private Q_SLOTS:
         QTemporaryDir tmp;
         const std::string path = tmp.filePath(QStringLiteral("c.json")).toStdString();
         QVERIFY(writeProfile(p, path).ok());
+        QVERIFY(isProfileFile(path));
         auto q = readProfile(path);
         QVERIFY(q.ok() && q->compiled());
         for (size_t i = 0; i < p.kernels.size(); ++i) {
@@ -363,16 +365,16 @@ private Q_SLOTS:
                           "\"ranges\":[],\"iteration_records\":[],\"kernel_columns\":[\"name\",\"kind\",\"device\",\"stream\","
                           "\"start_us\",\"dur_us\",\"launch_us\",\"iteration\",\"node\",\"correlation\",\"grid\",\"block\"],"
                           "\"kernels\":[[\"k\",\"kernel\",-1,-1,1.0,1.0,-1,0,0,0,[0,0,0],[0,0,0]]],"
-                          "\"compiled\":{\"backend\":\"inductor\",\"kernel_provenance\":[{\"nodes\":[0,4]}]}}")
-            << QStringLiteral("compiled: kernel 'k' covers node 4, but the profile has 1 nodes");
+                          "\"provenance\":{\"backend\":\"inductor\",\"kernels\":[{\"nodes\":[0,4]}]}}")
+            << QStringLiteral("provenance: kernel 'k' covers node 4, but the profile has 1 nodes");
         QTest::newRow("compiled: one entry short")
             << QByteArray("{\"format\":\"fxlens-profile\",\"format_version\":1,\"mode\":\"cpu\",\"iterations\":1,"
                           "\"nodes\":[[\"a\",\"call_function\",\"t\",\"\"]],"
                           "\"ranges\":[],\"iteration_records\":[],\"kernel_columns\":[\"name\",\"kind\",\"device\",\"stream\","
                           "\"start_us\",\"dur_us\",\"launch_us\",\"iteration\",\"node\",\"correlation\",\"grid\",\"block\"],"
                           "\"kernels\":[[\"k\",\"kernel\",-1,-1,1.0,1.0,-1,0,0,0,[0,0,0],[0,0,0]]],"
-                          "\"compiled\":{\"backend\":\"inductor\",\"kernel_provenance\":[]}}")
-            << QStringLiteral("compiled: kernel_provenance has 0 entries for 1 kernels");
+                          "\"provenance\":{\"backend\":\"inductor\",\"kernels\":[]}}")
+            << QStringLiteral("provenance: 0 entries for 1 kernels");
     }
     void malformedProfiles()
     {
