@@ -209,6 +209,12 @@ private Q_SLOTS:
         QVERIFY2(canvas->scale() >= 0.7, qPrintable(QString::number(canvas->scale()))); // labels are drawn
         QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
         QVERIFY(o.w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/compiled_overlay_cpu.png")));
+        // The timeline of the same profile: kernels labelled with their FX nodes.
+        auto *panel = o.w.profilePanel();
+        panel->tabs()->setCurrentWidget(panel->timelinePane());
+        o.w.showProfileDock();
+        QCoreApplication::processEvents();
+        QVERIFY(o.w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/compiled_timeline_cpu.png")));
     }
 };
 
