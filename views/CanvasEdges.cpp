@@ -440,6 +440,9 @@ int GraphCanvas::edgeAt(QPointF pos) const
 QString GraphCanvas::toolTipAt(QPointF pos) const
 {
     const int i = itemAt(pos);
+    if (i < 0)
+        if (const int g = kernelGroupAt(pos); g >= 0)
+            return kernelToolTip(g);
     if (i >= 0) {
         const auto &it = m_view.items[size_t(i)];
         QString text = QStringLiteral("<b>%1</b>").arg(QString::fromStdString(it.label).toHtmlEscaped());

@@ -61,6 +61,8 @@ void GraphCanvas::setGraph(const ir::Graph *g)
     m_overlays.clearAll();
     m_unstacked.clear();
     findStacks();
+    m_kernelGroups.clear();
+    m_kernelGroup = -1;
     relayout(false);
     readableView();
     m_untouched = true;
@@ -153,6 +155,7 @@ bool GraphCanvas::relayout(bool keepCenter, Placement placement)
     computeFrames();
     placeEdgeLabels();
     rebuildIndex();
+    placeKernelGroups();
     m_pixelColor.clear();
     renderMinimap();
     m_job = 0; // a running Graphviz job is for the previous view
@@ -483,6 +486,7 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
             p.setFont(f);
         }
     }
+    paintKernelGroups(p, scale);
 }
 
 QString GraphCanvas::elideDetail(const QString &detail, const QFontMetrics &fm, int width)
@@ -723,6 +727,12 @@ void GraphCanvas::mouseReleaseEvent(QMouseEvent *e)
         return;
     }
     const int i = itemAt(e->position());
+    if (i < 0)
+        if (const int g = kernelGroupAt(e->position()); g >= 0) {
+            setSelectedKernelGroup(g);
+            Q_EMIT kernelGroupClicked(g);
+            return;
+        }
     m_selected = i;
     update();
     if (i >= 0 && m_view.items[size_t(i)].node)

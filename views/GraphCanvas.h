@@ -7,6 +7,7 @@
 #pragma once
 
 #include "CanvasOverlays.h"
+#include "KernelGroups.h"
 #include "ir/Graph.h"
 #include "layout/Layered.h"
 
@@ -195,6 +196,22 @@ public:
     /// Every overlay by node and per item (highlight, marks, heat, search hits, diff).
     const CanvasOverlays &overlays() const { return m_overlays; }
 
+    // --- a compiled profile's kernels (CanvasKernels.cpp) ---
+    /// Outlines each kernel's group of nodes, the kernel's name and time on the outline (a group
+    /// inside another's rectangle gets the narrower margin, so both stay visible); empty clears.
+    void setKernelGroups(std::vector<KernelGroup> groups);
+    const std::vector<KernelGroup> &kernelGroups() const { return m_kernelGroups; }
+    /// Emphasises group `g` (-1: none): its outline bold, its nodes' items outlined.
+    void setSelectedKernelGroup(int g);
+    int selectedKernelGroup() const { return m_kernelGroup; }
+    /// Where group `g`'s outline is drawn (scene coordinates); empty when no node of it has an item.
+    QRectF kernelGroupRect(int g) const;
+    /// Where group `g`'s label is drawn (scene coordinates); empty when it has none (no room that
+    /// overprints no item and no other label: its tooltip names it).
+    QRectF kernelLabelRect(int g) const;
+    /// The group whose label or outline is at a widget position (the innermost), -1 for none.
+    int kernelGroupAt(QPointF pos) const;
+
 Q_SIGNALS:
     void nodeSelected(const QString &name);
     /// A collapsed module's box was clicked (its qualified path).
@@ -205,6 +222,8 @@ Q_SIGNALS:
     void layoutFinished(bool applied, const QString &error);
     /// The user zoomed or panned (or the view was fitted, or moved to a selection).
     void viewChanged();
+    /// A kernel's outline or label was clicked (its group).
+    void kernelGroupClicked(int group);
 
 protected:
     bool event(QEvent *e) override;
@@ -242,6 +261,10 @@ private:
     QString edgeLabel(size_t e) const;
     void paintPixels(QImage &image, const QTransform &t, const std::vector<int> &items, bool dark);
     void paintLegend(QPainter &p);
+    /// The kernel outlines' rectangles and labels for the view on screen (m_kernelOutlines).
+    void placeKernelGroups();
+    void paintKernelGroups(QPainter &p, double scale) const;
+    QString kernelToolTip(int g) const;
     /// The frames of the expanded modules (m_frames); the scene grows to hold them.
     void computeFrames();
     void paintFrames(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
@@ -277,6 +300,14 @@ private:
     bool m_dragging = false;
     int m_selected = -1;
     CanvasOverlays m_overlays;
+    struct KernelOutline {
+        QRectF rect, label;
+        QString text;
+        std::vector<int> items;
+    };
+    std::vector<KernelGroup> m_kernelGroups;
+    std::vector<KernelOutline> m_kernelOutlines; ///< per group, placed on the view
+    int m_kernelGroup = -1;
     Engine m_engine = Engine::Layered;
     uint64_t m_job = 0, m_jobs = 0; ///< running Graphviz job id (0: none), ids handed out
     bool m_minimap = true;

@@ -48,7 +48,7 @@ QVariant KernelTableModel::data(const QModelIndex &index, int role) const
         return {};
     const uint32_t ki = m_kernels[size_t(index.row())];
     const auto &k = m_profile->kernels[ki];
-    const QString node = k.node >= 0 ? QString::fromStdString(m_profile->nodes[size_t(k.node)].name) : QString();
+    const QString node = QString::fromStdString(prof::kernelNodeNames(*m_profile, k));
     if (role == KernelRole)
         return int(ki);
     if (role == FilterRole)

@@ -209,10 +209,14 @@ QString KernelTimeline::rangeText() const
         const double busy = busyIn(g, m_rangeFrom, m_rangeTo);
         const QString who = comparison() ? (g == 0 ? tr("A ") : tr("B ")) : QString();
         text += tr(" · %1%2 busy %3 (%4 %) · %5 %6")
-                    .arg(who, side.p->mode == "cpu" ? tr("ops") : tr("GPU"), formatUs(busy))
+                    .arg(who,
+                         side.p->mode != "cpu"    ? tr("GPU")
+                             : side.p->compiled() ? tr("kernels")
+                                                  : tr("ops"),
+                         formatUs(busy))
                     .arg(100.0 * busy / len, 0, 'f', 1)
                     .arg(kernelsIn(g, m_rangeFrom, m_rangeTo).size())
-                    .arg(side.p->mode == "cpu" ? tr("ops") : tr("kernels"));
+                    .arg(side.p->mode == "cpu" && !side.p->compiled() ? tr("ops") : tr("kernels"));
         if (!side.launchBound.empty())
             text += tr(" · idle waiting for launches %1").arg(formatUs(coveredIn(side.launchBound, m_rangeFrom, m_rangeTo)));
     }
@@ -224,6 +228,7 @@ void KernelTimeline::selectKernel(int index)
     if (!profile() || index >= int(profile()->kernels.size()))
         index = -1;
     m_kernel = index;
+    Q_EMIT kernelSelected(index);
     if (index >= 0) {
         m_node = profile()->kernels[size_t(index)].node;
         if (m_node >= 0)
@@ -253,11 +258,13 @@ void KernelTimeline::selectNode(int node)
     for (size_t i = 0; b && node >= 0 && i < b->nodes.size() && nodeB < 0; ++i)
         if (b->nodes[i].name == a->nodes[size_t(node)].name)
             nodeB = int(i);
-    if (node != m_node || nodeB != m_nodeB || (m_kernel >= 0 && a->kernels[size_t(m_kernel)].node != node)) {
+    if (node != m_node || nodeB != m_nodeB || (m_kernel >= 0 && !prof::covers(a->kernels[size_t(m_kernel)], node))) {
         m_node = node;
         m_nodeB = nodeB;
-        if (m_kernel >= 0 && (node < 0 || a->kernels[size_t(m_kernel)].node != node))
+        if (m_kernel >= 0 && !prof::covers(a->kernels[size_t(m_kernel)], node)) {
             m_kernel = -1;
+            Q_EMIT kernelSelected(-1);
+        }
         update();
     }
 }
@@ -266,8 +273,8 @@ size_t KernelTimeline::highlightedKernels() const
 {
     if (!profile() || m_node < 0)
         return 0;
-    return size_t(
-        std::count_if(profile()->kernels.begin(), profile()->kernels.end(), [&](const prof::KernelRec &k) { return k.node == m_node; }));
+    return size_t(std::count_if(profile()->kernels.begin(), profile()->kernels.end(),
+                                [&](const prof::KernelRec &k) { return prof::covers(k, m_node); }));
 }
 
 bool KernelTimeline::highlighted(const Track &t, uint32_t i) const
@@ -278,7 +285,7 @@ bool KernelTimeline::highlighted(const Track &t, uint32_t i) const
     const auto &p = profileOf(t);
     switch (t.kind) {
     case Track::Kind::Device:
-    case Track::Kind::Launches: return p.kernels[i].node == node;
+    case Track::Kind::Launches: return prof::covers(p.kernels[i], node);
     case Track::Kind::NodeRanges: return p.ranges[i].node == node;
     default: return false;
     }
@@ -358,7 +365,19 @@ QString KernelTimeline::kernelDetails(int index, int group) const
                     .arg(k.block[0])
                     .arg(k.block[1])
                     .arg(k.block[2]);
-    if (k.node >= 0) {
+    if (p->compiled()) {
+        if (k.nodes.empty())
+            text += tr("<br>no FX node: %1").arg(QString::fromStdString(k.reason).toHtmlEscaped());
+        else
+            text += tr("<br>FX nodes <b>%1</b> (%2's provenance)")
+                        .arg(QString::fromStdString(prof::kernelNodeNames(*p, k)).toHtmlEscaped(), QString::fromStdString(p->backend));
+        if (!k.postGrad.empty()) {
+            QStringList post;
+            for (const auto &n : k.postGrad)
+                post << QString::fromStdString(n);
+            text += tr("<br>post-grad nodes: %1").arg(post.join(QStringLiteral(", ")).toHtmlEscaped());
+        }
+    } else if (k.node >= 0) {
         const auto &n = p->nodes[size_t(k.node)];
         text += tr("<br>FX node <b>%1</b> (%2)")
                     .arg(QString::fromStdString(n.name).toHtmlEscaped(), QString::fromStdString(n.target).toHtmlEscaped());

@@ -106,6 +106,8 @@ public:
 
 Q_SIGNALS:
     void nodeRequested(const QString &name);
+    /// Kernel `index` of A was selected (-1: the selection was dropped).
+    void kernelSelected(int index);
     /// The measured range changed or was dropped.
     void rangeChanged();
 

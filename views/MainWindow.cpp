@@ -209,6 +209,9 @@ void MainWindow::connectDocument()
     });
     connect(m_patterns, &PatternsPanel::anchorsCounted, m_canvas, &GraphCanvas::setMarked);
     connect(m_profile, &ProfilePanel::heatChanged, m_canvas, &GraphCanvas::setHeat);
+    connect(m_profile, &ProfilePanel::kernelGroupsChanged, m_canvas, &GraphCanvas::setKernelGroups);
+    connect(m_profile, &ProfilePanel::kernelGroupSelected, m_canvas, &GraphCanvas::setSelectedKernelGroup);
+    connect(m_canvas, &GraphCanvas::kernelGroupClicked, m_profile, &ProfilePanel::selectKernelGroup);
     connect(m_nodes, &NodeList::searchChanged, this, [this](const QString &text, int matches) {
         m_canvas->setSearchHits(m_nodes->matchedNodes()); // the matches outlined on the canvas too
         if (text.isEmpty())

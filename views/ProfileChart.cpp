@@ -41,6 +41,40 @@ ProfileChart::ProfileChart(QWidget *parent) : QWidget(parent)
     setMouseTracking(true);
 }
 
+std::vector<ProfileChart::Bar> ProfileChart::versionBars(const std::vector<std::shared_ptr<const prof::Profile>> &profiles)
+{
+    auto label = [](const prof::Profile &p) {
+        const QString v = QString::fromStdString(p.version.empty() ? p.graph : p.version);
+        return p.compiled() ? QString::fromStdString(p.backend) + QStringLiteral(": ") + v : v; // the backend survives elision
+    };
+    auto sameVersion = [](const prof::Profile &x, const prof::Profile &y) {
+        return !x.graphHash.empty() || !y.graphHash.empty() ? x.graphHash == y.graphHash : x.version == y.version && x.graph == y.graph;
+    };
+    std::vector<Bar> bars;
+    std::vector<bool> placed(profiles.size(), false);
+    for (size_t i = 0; i < profiles.size(); ++i) {
+        if (placed[i])
+            continue;
+        const auto &p = *profiles[i];
+        bool eagerFirst = false; // a compiled profile waits for an eager one of its version, if any
+        if (p.compiled())
+            for (size_t j = i + 1; j < profiles.size() && !eagerFirst; ++j)
+                eagerFirst = !profiles[j]->compiled() && sameVersion(*profiles[j], p);
+        if (eagerFirst)
+            continue;
+        bars.push_back({label(p), profiles[i], int(i)});
+        placed[i] = true;
+        if (p.compiled())
+            continue;
+        for (size_t j = 0; j < profiles.size(); ++j)
+            if (!placed[j] && profiles[j]->compiled() && sameVersion(*profiles[j], p)) {
+                bars.push_back({label(*profiles[j]), profiles[j], int(j)});
+                placed[j] = true;
+            }
+    }
+    return bars;
+}
+
 void ProfileChart::setBars(std::vector<Bar> bars, int a, int b)
 {
     m_bars = std::move(bars);
@@ -169,11 +203,13 @@ double ProfileChart::value(int bar, Metric m) const
     return 0;
 }
 
-QString ProfileChart::metricName(Metric m, bool cpu)
+QString ProfileChart::metricName(Metric m, bool cpu, bool compiled)
 {
     switch (m) {
-    case Kernels: return cpu ? tr("ATen ops per iteration") : tr("kernels per iteration");
-    case Busy: return cpu ? tr("op time per iteration") : tr("GPU busy per iteration");
+    case Kernels:
+        return cpu && compiled ? tr("ATen ops or kernels per iteration") : cpu ? tr("ATen ops per iteration") : tr("kernels per iteration");
+    case Busy:
+        return cpu && compiled ? tr("op or kernel time per iteration") : cpu ? tr("op time per iteration") : tr("GPU busy per iteration");
     case Wall: return tr("wall per iteration");
     case PeakMemory: return tr("peak memory");
     case MetricCount: break;
@@ -222,17 +258,29 @@ void ProfileChart::paintEvent(QPaintEvent *)
         return;
     }
     const bool cpu = std::all_of(m_bars.begin(), m_bars.end(), [](const Bar &b) { return b.profile->mode == "cpu"; });
+    const bool compiledToo = std::any_of(m_bars.begin(), m_bars.end(), [](const Bar &b) { return b.profile->compiled(); });
     const QFontMetrics fm(font());
+    if (compiledToo) { // which bars are compiled: a key in the corner
+        const QString key = tr("compiled");
+        const QRectF at(width() - fm.horizontalAdvance(key) - 26, 2, fm.horizontalAdvance(key) + 20, 16);
+        p.fillRect(QRectF(at.left(), at.top() + 4, 10, 8), QColor(165, 130, 215));
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(at.adjusted(14, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, key);
+    }
     for (int mi = 0; mi < MetricCount; ++mi) {
         const auto m = Metric(mi);
         const QRectF pr = panel(m);
         p.setPen(palette().color(QPalette::Text));
-        p.drawText(QRectF(pr.left(), pr.top(), pr.width(), 16), Qt::AlignLeft | Qt::AlignVCenter, metricName(m, cpu));
+        p.drawText(QRectF(pr.left(), pr.top(), pr.width(), 16), Qt::AlignLeft | Qt::AlignVCenter, metricName(m, cpu, compiledToo));
         p.setPen(palette().color(QPalette::Mid));
         p.drawLine(QPointF(pr.left() + 4, pr.bottom() - 14), QPointF(pr.right() - 4, pr.bottom() - 14));
         for (int b = 0; b < int(m_bars.size()); ++b) {
             const QRectF r = barRect(b, m);
-            const QColor fill = b == m_a ? QColor(46, 110, 200) : b == m_b ? QColor(230, 120, 0) : QColor(140, 160, 190);
+            const int shows = profileOf(b);
+            const QColor fill = shows == m_a ? QColor(46, 110, 200)
+                : shows == m_b               ? QColor(230, 120, 0)
+                : compiled(b)                ? QColor(165, 130, 215)
+                                             : QColor(140, 160, 190);
             p.fillRect(r, fill);
             const QString v = valueText(value(b, m), m);
             if (fm.horizontalAdvance(v) <= r.width() + 16) {
@@ -271,9 +319,9 @@ void ProfileChart::mousePressEvent(QMouseEvent *e)
     if (b < 0)
         return;
     if (e->modifiers() & Qt::ShiftModifier)
-        Q_EMIT compareRequested(b);
+        Q_EMIT compareRequested(profileOf(b));
     else
-        Q_EMIT showRequested(b);
+        Q_EMIT showRequested(profileOf(b));
 }
 
 bool ProfileChart::event(QEvent *e)
@@ -291,7 +339,7 @@ bool ProfileChart::event(QEvent *e)
                    const int b = barAt(pos, nullptr);
                    if (b < 0)
                        return QString();
-                   const bool cpu = m_bars[size_t(b)].profile->mode == "cpu";
+                   const bool cpu = m_bars[size_t(b)].profile->mode == "cpu" && !compiled(b);
                    QString text = QStringLiteral("<b>%1</b>").arg(m_bars[size_t(b)].label.toHtmlEscaped());
                    for (int mi = 0; mi < MetricCount; ++mi)
                        text += QStringLiteral("<br>%1: %2").arg(metricName(Metric(mi), cpu), valueText(value(b, Metric(mi)), Metric(mi)));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // ProfileChart: what each version bought — one bar per profiled version for kernels (or ATen ops)
 // per iteration, device busy time, wall time and peak memory, side by side in the document's
-// order of versions. The figures are the profiles' summaries, the numbers `fxlens-cli profile`
+// order of versions; a version compiled by Inductor has its bar (violet) beside its eager one. The figures are the profiles' summaries, the numbers `fxlens-cli profile`
 // prints for the same file. Clicking a bar shows that version's profile (A); Shift+click compares
 // with it (B). After Rewrite ▸ Tune, the search is drawn above them: one bar per measurement in
 // search order (as the tune report's chart), those the search took highlighted, the original, greedy
@@ -27,7 +27,14 @@ public:
     struct Bar {
         QString label;
         std::shared_ptr<const prof::Profile> profile;
+        int index = -1; ///< the document's profile it shows (-1: the bar's position)
     };
+    /// One bar per profile, in the document's order, except that a compiled profile's bar stands
+    /// right after the eager one of the same version (same fingerprint, else same label), so that
+    /// compiled time shows beside eager; compiled bars are labelled with their backend first
+    /// ("inductor: original").
+    static std::vector<Bar> versionBars(const std::vector<std::shared_ptr<const prof::Profile>> &profiles);
+    /// `a`, `b`: the profiles (Bar::index) shown as A and B.
     void setBars(std::vector<Bar> bars, int a, int b);
     /// One measurement of a tune search (rewrite::TuneTrial).
     struct Trial {
@@ -47,14 +54,20 @@ public:
     /// The value a bar shows (kernels per iteration, µs, bytes), as the profile's summary has it.
     double value(int bar, Metric m) const;
     QString label(int bar) const { return m_bars[size_t(bar)].label; }
-    static QString metricName(Metric m, bool cpu);
+    /// `cpu`: every bar is a CPU profile; `compiled`: some bar is a compiled one.
+    static QString metricName(Metric m, bool cpu, bool compiled = false);
     /// The bar of metric `m` for version `bar` (widget coordinates).
     QRectF barRect(int bar, Metric m) const;
     QSize sizeHint() const override { return {400, 320}; }
 
+    /// The document's profile bar `bar` shows.
+    int profileOf(int bar) const { return m_bars[size_t(bar)].index >= 0 ? m_bars[size_t(bar)].index : bar; }
+    bool compiled(int bar) const { return m_bars[size_t(bar)].profile->compiled(); }
+
 Q_SIGNALS:
-    void showRequested(int bar);
-    void compareRequested(int bar);
+    /// A bar was clicked: its profile (profileOf) to show as A, or with Shift, to compare with (B).
+    void showRequested(int profile);
+    void compareRequested(int profile);
 
 protected:
     void paintEvent(QPaintEvent *) override;

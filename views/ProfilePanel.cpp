@@ -83,6 +83,8 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
             Q_EMIT nodeRequested(current.siblingAtColumn(ProfileTableModel::NodeCol).data().toString());
     });
     connect(timeline(), &KernelTimeline::nodeRequested, this, &ProfilePanel::nodeRequested);
+    connect(timeline(), &KernelTimeline::kernelSelected, this,
+            [this](int k) { Q_EMIT kernelGroupSelected(k < 0 ? -1 : groupOfKernel(m_groups, uint32_t(k))); });
     connect(m_chart, &ProfileChart::showRequested, this, &ProfilePanel::showProfile);
     connect(m_chart, &ProfileChart::compareRequested, this, &ProfilePanel::compareWith);
     connect(m_choice, &QComboBox::activated, this, [this](int i) { showProfile(m_choice->itemData(i).toInt()); });
@@ -308,6 +310,14 @@ QString ProfilePanel::statsFor(const std::string &node) const
     if (it == m_index.end() || it->second >= p->nodeStats.size())
         return {};
     const auto &s = p->nodeStats[it->second];
+    if (p->compiled()) { // the kernels that cover the node
+        QStringList names;
+        for (const auto &k : p->kernels)
+            if (k.iteration == 0 && prof::covers(k, int(it->second)))
+                names << QString::fromStdString(k.name);
+        return tr("%n %1 kernel(s): %2 · %3/iter", nullptr, int(names.size()))
+            .arg(QString::fromStdString(p->backend), names.join(QStringLiteral(", ")), formatTime(s.gpuUs));
+    }
     const bool cpu = p->mode == "cpu";
     return tr("%1 %2/iter · %3 %4 · %5 host")
         .arg(s.kernels, 0, 'g', 4)
@@ -324,10 +334,10 @@ void ProfilePanel::fill()
     const prof::Profile *shown = profile(), *b = comparison();
     const auto &ps = m_doc.profiles();
     {
-        std::vector<ProfileChart::Bar> bars;
+        std::vector<std::shared_ptr<const prof::Profile>> all;
         for (const auto &dp : ps)
-            bars.push_back({QString::fromStdString(dp.profile->version.empty() ? dp.profile->graph : dp.profile->version), dp.profile});
-        m_chart->setBars(std::move(bars), m_shown, m_compare);
+            all.push_back(dp.profile);
+        m_chart->setBars(ProfileChart::versionBars(all), m_shown, m_compare);
         std::vector<ProfileChart::Trial> trials;
         const rewrite::TuneResult *tuned = m_doc.tuning().result();
         for (const auto &t : tuned ? tuned->trials : std::vector<rewrite::TuneTrial>{})
@@ -347,6 +357,8 @@ void ProfilePanel::fill()
         m_scale->clear();
         m_caption->clear();
         Q_EMIT heatChanged(heat);
+        m_groups.clear();
+        Q_EMIT kernelGroupsChanged(m_groups);
         return;
     }
     const auto &p = *shown;
@@ -363,15 +375,27 @@ void ProfilePanel::fill()
     fillSummary();
     fillScale(top, topNode);
     Q_EMIT heatChanged(heat);
+    m_groups = m_bound && m_doc.graph() ? views::kernelGroups(p, *m_doc.graph()) : std::vector<KernelGroup>{};
+    Q_EMIT kernelGroupsChanged(m_groups);
+}
+
+void ProfilePanel::selectKernelGroup(int g)
+{
+    if (g >= 0 && size_t(g) < m_groups.size() && !m_groups[size_t(g)].kernels.empty())
+        timeline()->selectKernel(int(m_groups[size_t(g)].kernels.front()));
 }
 
 void ProfilePanel::fillTable(const prof::Profile &p, const prof::Profile *b, std::vector<std::pair<const ir::Node *, double>> &heat,
                              double &top, std::string &topNode)
 {
-    const bool cpu = p.mode == "cpu";
+    const bool cpu = p.mode == "cpu" && !p.compiled(); // ATen ops stand for kernels
     // Short headers (every figure is per iteration, as the caption says), so that the numbers, not
     // their labels, set the columns' widths.
-    QStringList headers = {tr("Node"), cpu ? tr("Ops") : tr("Kernels"), cpu ? tr("Op time") : tr("GPU time"), tr("%")};
+    QStringList headers = {tr("Node"), cpu ? tr("Ops") : tr("Kernels"),
+                           cpu                   ? tr("Op time")
+                               : p.mode == "cpu" ? tr("Kernel time")
+                                                 : tr("GPU time"),
+                           tr("%")};
     if (b)
         headers << tr("B time") << tr("Δ B−A");
     else
@@ -423,7 +447,7 @@ void ProfilePanel::fillSummary()
 {
     const auto &p = *profile();
     const prof::Profile *bp = comparison();
-    const bool cpu = p.mode == "cpu";
+    const bool cpu = p.mode == "cpu" && !p.compiled();
     auto esc = [](const std::string &x) { return QString::fromStdString(x).toHtmlEscaped(); };
     auto line = [&](const prof::Profile &q, const QString &tag) {
         const auto &s = q.summary;
@@ -436,7 +460,9 @@ void ProfilePanel::fillSummary()
         text += tr(", %1 iterations after %2 warm-ups%3<br>%4 %5/iter · %6 busy · %7 wall · %8 host per iteration (medians)")
                     .arg(q.iterations)
                     .arg(q.warmup)
-                    .arg(cpu ? tr("; a CPU profile: ATen ops stand for kernels") : QString())
+                    .arg(q.compiled() ? tr("; compiled by %1: its kernels, each on the FX nodes it came from").arg(esc(q.backend))
+                             : cpu    ? tr("; a CPU profile: ATen ops stand for kernels")
+                                      : QString())
                     .arg(count(s.kernelsPerIter))
                     .arg(cpu ? tr("ops") : tr("kernels"))
                     .arg(formatTime(s.gpuBusyUs))

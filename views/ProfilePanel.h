@@ -9,6 +9,7 @@
 // profile (ProfileChart).
 #pragma once
 
+#include "KernelGroups.h"
 #include "ir/Graph.h"
 #include "profile/Profile.h"
 
@@ -78,6 +79,11 @@ public:
     QString scaleText() const;
     /// A node was selected elsewhere (canvas, table): its kernels and ranges are highlighted.
     void selectNode(const QString &name);
+    /// A compiled profile's kernels as groups of the open graph's nodes (empty when the profile
+    /// shown is not compiled or not recorded on the version on screen).
+    const std::vector<KernelGroup> &kernelGroups() const { return m_groups; }
+    /// Selects group `g`'s kernel (its first record) on the timeline, and so its nodes.
+    void selectKernelGroup(int g);
     /// Follows the selection (selectNode); a row or kernel picked selects its node.
     void setSelection(Selection *selection);
     /// Profiles versions of the history on the local GPU (ProfilingJob), off
@@ -94,6 +100,10 @@ Q_SIGNALS:
     void jobFinished(bool ok, const QString &message);
     /// Device time (host time in a CPU profile) per node of the open graph.
     void heatChanged(const std::vector<std::pair<const ir::Node *, double>> &heat);
+    /// The kernel groups of the profile shown (kernelGroups()) changed.
+    void kernelGroupsChanged(const std::vector<KernelGroup> &groups);
+    /// The selected kernel's group (-1: no kernel of a group is selected).
+    void kernelGroupSelected(int group);
 
 private:
     QWidget *buildNodesTab(); // the per-node table, its caption and the heat scale
@@ -113,6 +123,7 @@ private:
     int m_compare = -1;          ///< the document's profile compared with (B)
     bool m_followVersion = true; ///< A follows the version on screen (until a profile is chosen)
     bool m_bound = false;
+    std::vector<KernelGroup> m_groups;                         ///< kernelGroups()
     std::unordered_map<std::string, size_t> m_index, m_bIndex; ///< profile node by name (A, B)
     QString m_status;
     QLabel *m_summary = nullptr, *m_caption = nullptr, *m_scale = nullptr;

@@ -231,7 +231,12 @@ std::pair<QColor, QString> KernelTimeline::eventLook(const Track &t, uint32_t i)
         const auto &n = prof.nodes[size_t(prof.ranges[i].node)];
         return {nameColour(n.target), QString::fromStdString(n.name)};
     }
-    case Track::Kind::Device: return {nameColour(prof.kernels[i].name), QString::fromStdString(prof.kernels[i].name)};
+    case Track::Kind::Device: {
+        const auto &k = prof.kernels[i];
+        // A compiled kernel is labelled with the FX nodes it covers ("cpp_fused_gelu_view_1 · gelu, linear_2").
+        const std::string nodes = prof.compiled() ? prof::kernelNodeNames(prof, k) : std::string();
+        return {nameColour(k.name), QString::fromStdString(nodes.empty() ? k.name : k.name + " · " + nodes)};
+    }
     default: return {};
     }
 }

@@ -126,7 +126,7 @@ void TimelinePane::refresh()
         what = tr("%n kernel(s) in the measured range", nullptr, int(kernels.size()));
     } else if (p && node >= 0) {
         for (uint32_t i = 0; i < p->kernels.size(); ++i)
-            if (p->kernels[i].node == node)
+            if (prof::covers(p->kernels[i], node))
                 kernels.push_back(i);
         what = tr("%n kernel(s) of %1", nullptr, int(kernels.size())).arg(QString::fromStdString(p->nodes[size_t(node)].name));
     }

@@ -173,7 +173,9 @@ std::vector<TimelineTrack> buildTracks(const prof::Profile &p, int group, double
         it->second.events.push_back(i);
     }
     for (auto &[key, t] : byStream) {
-        t.name = p.mode == "cpu" ? trackText("ATen ops (host)") : trackText("cuda:%1 stream %2").arg(key.first).arg(key.second);
+        t.name = p.compiled() && p.mode == "cpu" ? trackText("%1 kernels (host)").arg(QString::fromStdString(p.backend))
+            : p.mode == "cpu"                    ? trackText("ATen ops (host)")
+                                                 : trackText("cuda:%1 stream %2").arg(key.first).arg(key.second);
         tracks.push_back(std::move(t));
     }
     for (auto &t : tracks)

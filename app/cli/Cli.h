@@ -44,6 +44,7 @@ struct Args {
     std::string compare, compareOutput, rawEvents;
     std::string versions; ///< profile --versions: versions of the greedy history
     bool optimize = false, freeze = false, cudaGraph = false, hostOps = false;
+    bool compiled = false; ///< profile --compiled: Inductor's kernels, through the Python companion
     int trials = 200, iters = 10, warmup = 3, repeat = 1;
     std::string inputs, weights, expect;
     uint64_t seed = 0;
@@ -137,6 +138,10 @@ int writeFrozen(const Args &a, const ir::Graph &g, const std::string &out);
 /// `labels` names each graph's version (label, id) when given (profile --versions).
 int profileGraphs(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &graphs, const std::vector<std::string> &sources,
                   std::vector<prof::Profile> &profiles, const std::vector<std::pair<std::string, int>> &labels = {});
+/// profile --compiled: compiles `graphs` with Inductor and profiles them through the Python
+/// companion (CompiledProfile.cpp); the kernels carry the FX nodes Inductor's provenance names.
+int profileCompiled(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &graphs, const std::vector<std::string> &sources,
+                    std::vector<prof::Profile> &profiles, const std::vector<std::pair<std::string, int>> &labels = {});
 /// doctor: what the executor finds (LibTorch, CUDA, NVTX).
 std::string executorReport();
 

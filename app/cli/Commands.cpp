@@ -55,9 +55,11 @@ const std::vector<Command> &commands()
          "profile; --raw-events writes the recorded events; --host-ops also records the ATen ops on the host on CUDA. "
          "Without CUDA it says so and profiles on the CPU (ATen ops as kernels). --versions LIST runs the greedy rewrite "
          "history (--preset / --patterns) and profiles the versions listed, one table per version and a table of all; -o "
-         "saves them as one profile set (the app's per-version chart reads it). A saved profile set prints the same",
+         "saves them as one profile set (the app's per-version chart reads it). A saved profile set prints the same. "
+         "--compiled compiles each version with Inductor instead (through the Python companion) and attributes every "
+         "kernel to the FX nodes it came from",
          withExec({"-o", "--compare", "--compare-output", "--optimize", "--versions", "--iters", "--warmup", "--freeze", "--cuda-graph",
-                   "--trace", "--raw-events", "--host-ops", "--preset", "--patterns", "--pattern-dir"}),
+                   "--trace", "--raw-events", "--host-ops", "--compiled", "--preset", "--patterns", "--pattern-dir"}),
          cmdProfile},
         {"tune", "<graph.json>",
          "choose the patterns, the order of their families and which matches to apply by measured time of the whole "

@@ -118,6 +118,10 @@ const std::vector<Option> &options()
         {"--iters", nullptr, "K", "timed iterations (default 10)", integer(&Args::iters, 1, 100000, "--iters")},
         {"--warmup", nullptr, "W", "warm-up iterations (default 3)", integer(&Args::warmup, 0, 100000, "--warmup")},
         {"--raw-events", nullptr, "F", "write the recorded profiler events (tests reopen them)", text(&Args::rawEvents)},
+        {"--compiled", nullptr, nullptr,
+         "profile: compile with Inductor (through the Python companion: FXLENS_PYTHON, else python3) and attribute its kernels "
+         "to FX nodes",
+         flag(&Args::compiled)},
         {"--host-ops", nullptr, nullptr, "on CUDA, also record the ATen ops on the host", flag(&Args::hostOps)},
         {"--pattern", nullptr, "P", "explain: a pattern name or .fxpat file", text(&Args::pattern)},
         {"--node", nullptr, "NODE", "explain: the node to explain the match at", text(&Args::node)},

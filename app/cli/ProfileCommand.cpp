@@ -210,9 +210,12 @@ int cmdProfile(const Args &a)
     if (a.optimize)
         if (int c = addOptimized(a, in); c != kOk)
             return c;
-    if (!in.graphs.empty())
-        if (int c = profileGraphs(a, in.graphs, in.graphSources, in.profiles, in.labels); c != kOk)
+    if (!in.graphs.empty()) {
+        const int c = a.compiled ? profileCompiled(a, in.graphs, in.graphSources, in.profiles, in.labels)
+                                 : profileGraphs(a, in.graphs, in.graphSources, in.profiles, in.labels);
+        if (c != kOk)
             return c;
+    }
     const bool set = in.profiles.size() > 2 || !a.versions.empty();
     printProfiles(in.profiles, set);
     return writeProfileOutputs(a, in.profiles, set);

@@ -248,6 +248,16 @@ Profile buildProfile(const std::vector<RawEvent> &events, std::vector<NodeInfo> 
     return p;
 }
 
+std::string kernelNodeNames(const Profile &p, const KernelRec &k)
+{
+    std::string out;
+    const std::vector<int> one{k.node};
+    for (const int n : k.nodes.empty() ? one : k.nodes)
+        if (n >= 0 && size_t(n) < p.nodes.size())
+            out += (out.empty() ? "" : ", ") + p.nodes[size_t(n)].name;
+    return out;
+}
+
 void Profile::finish()
 {
     const int n = std::max(iterations, 1);
@@ -268,15 +278,21 @@ void Profile::finish()
     std::vector<NodeStat> outside(nodes.size()); // kernels and ranges of no known iteration: averaged
     for (const auto &k : kernels) {
         const auto it = iterPos.find(k.iteration);
-        if (k.node < 0) {
+        if (k.node < 0)
             ++summary.unattributed;
-        } else if (size_t(k.node) < nodeStats.size()) {
+        // A compiled kernel counts for each node it covers, its time shared evenly among them.
+        const std::vector<int> one{k.node};
+        const auto &covered = k.nodes.empty() ? one : k.nodes;
+        const double share = k.durUs / double(covered.size());
+        for (const int node : covered) {
+            if (node < 0 || size_t(node) >= nodeStats.size())
+                continue;
             if (it != iterPos.end()) {
-                kernelsAt[size_t(k.node) * m + it->second] += 1;
-                deviceAt[size_t(k.node) * m + it->second] += k.durUs;
+                kernelsAt[size_t(node) * m + it->second] += 1;
+                deviceAt[size_t(node) * m + it->second] += share;
             } else {
-                outside[size_t(k.node)].kernels += 1.0 / n;
-                outside[size_t(k.node)].gpuUs += k.durUs / n;
+                outside[size_t(node)].kernels += 1.0 / n;
+                outside[size_t(node)].gpuUs += share / n;
             }
         }
         if (it != iterPos.end()) {

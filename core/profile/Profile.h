@@ -10,6 +10,7 @@
 
 #include "util/Diagnostic.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -58,6 +59,12 @@ struct KernelRec {
     int node = -1; ///< attributed FX node, -1 when no node range encloses the launch
     uint64_t correlation = 0;
     std::array<int, 3> grid{0, 0, 0}, block{0, 0, 0};
+    // A compiled profile's provenance (empty in an eager profile): every FX node the kernel covers,
+    // in program order (`node` is the last of them), the compiler's post-grad nodes it computes, and
+    // why it has no FX node when `nodes` is empty.
+    std::vector<int> nodes;
+    std::vector<std::string> postGrad;
+    std::string reason;
 };
 
 struct RangeRec {
@@ -100,6 +107,7 @@ struct Profile {
     int versionId = 0;      ///< the number NVTX payloads carry
     std::string graphHash;  ///< ir::fingerprintHex of the version profiled ("" in older files)
     std::string mode;       ///< "cuda" or "cpu"
+    std::string backend;    ///< "" eager (fxlens' executor, node by node); "inductor": compiled, kernels carry provenance
     std::string device;     ///< "cuda:0", "cpu"
     std::string deviceName; ///< "NVIDIA H200", host CPU model
     int warmup = 0;
@@ -114,9 +122,22 @@ struct Profile {
     std::vector<NodeStat> nodeStats; ///< per node, filled by finish()
     Summary summary;                 ///< filled by finish()
 
-    /// Recomputes per-iteration, per-node and summary figures from ranges and kernels.
+    /// Recomputes per-iteration, per-node and summary figures from ranges and kernels. A compiled
+    /// kernel's time is shared evenly by the nodes it covers, so node times still add up to the
+    /// busy time.
     void finish();
+    bool compiled() const { return !backend.empty(); }
 };
+
+/// True when kernel `k` stands for node `node`: its provenance covers the node (a compiled
+/// profile), or the node's range launched it.
+inline bool covers(const KernelRec &k, int node)
+{
+    return node >= 0 && (k.node == node || std::find(k.nodes.begin(), k.nodes.end(), node) != k.nodes.end());
+}
+/// The names of the FX nodes kernel `k` of `p` stands for, in program order, joined by ", "
+/// ("" when none).
+std::string kernelNodeNames(const Profile &p, const KernelRec &k);
 
 /// Attribution: each device activity is matched to its launch by correlation id, and the launch to
 /// the innermost node range open on the launching thread at that time; without a launch record, the
@@ -137,6 +158,12 @@ Result<Profile> readProfile(const std::string &path);
 Result<std::vector<Profile>> readProfiles(const std::string &path);
 /// True when `path` holds a saved profile or profile set (as opposed to a graph).
 bool isProfileFile(const std::string &path);
+
+/// A compiled run as `python -m fxlens.compiled` writes it (`format: "fxlens-compiled-run"`): its
+/// kernels, attributed to the FX nodes of `nodes` (the graph file's, in program order) by name, as a
+/// profile with backend "inductor". A kernel naming a node `nodes` lacks keeps no node, with the
+/// reason.
+Result<Profile> readCompiledRun(const std::string &path, std::vector<NodeInfo> nodes);
 
 /// Raw events as JSON (recorded profiles for tests and bug reports).
 Status writeRawEvents(const std::vector<RawEvent> &events, const std::vector<NodeInfo> &nodes, const std::string &path);

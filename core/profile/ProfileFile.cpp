@@ -73,6 +73,44 @@ static json kernelColumns()
         {"name", "kind", "device", "stream", "start_us", "dur_us", "launch_us", "iteration", "node", "correlation", "grid", "block"});
 }
 
+/// The provenance section of a compiled profile: the backend and, per kernel row, the nodes it
+/// covers. Its key sorts after "format", so a file's first bytes still say it is a profile.
+static json compiledJson(const Profile &p)
+{
+    json prov = json::array();
+    for (const auto &k : p.kernels) {
+        json one = {{"nodes", k.nodes}, {"post_grad", k.postGrad}};
+        if (!k.reason.empty())
+            one["reason"] = k.reason;
+        prov.push_back(std::move(one));
+    }
+    return {{"backend", p.backend}, {"kernels", std::move(prov)}};
+}
+
+/// Reads the provenance section into `p` (its kernels read already); "" or what is wrong.
+static std::string readCompiled(const json &c, Profile &p)
+{
+    p.backend = c.at("backend").get<std::string>();
+    if (p.backend.empty())
+        return "provenance: empty backend";
+    const auto &prov = c.at("kernels");
+    if (!prov.is_array() || prov.size() != p.kernels.size())
+        return "provenance: " + std::to_string(prov.size()) + " entries for " + std::to_string(p.kernels.size()) + " kernels";
+    for (size_t i = 0; i < prov.size(); ++i) {
+        auto &k = p.kernels[i];
+        for (const auto &n : prov[i].at("nodes")) {
+            const int node = integer<int>(n);
+            if (node < 0 || size_t(node) >= p.nodes.size())
+                return "provenance: kernel '" + k.name + "' covers node " + std::to_string(node) + ", but the profile has " +
+                    std::to_string(p.nodes.size()) + " nodes";
+            k.nodes.push_back(node);
+        }
+        k.postGrad = prov[i].value("post_grad", std::vector<std::string>{});
+        k.reason = prov[i].value("reason", "");
+    }
+    return "";
+}
+
 static json profileJson(const Profile &p)
 {
     json j;
@@ -111,6 +149,8 @@ static json profileJson(const Profile &p)
             {k.name, k.kind, k.device, k.stream, k.startUs, k.durUs, k.launchUs, k.iteration, k.node, k.correlation, k.grid, k.block});
     j["kernel_columns"] = kernelColumns();
     j["kernels"] = std::move(ks);
+    if (p.compiled())
+        j["provenance"] = compiledJson(p);
     // Derived figures, for readers that do not recompute them (fxlens itself does on load).
     j["summary"] = {{"kernels_per_iteration", p.summary.kernelsPerIter},
                     {"gpu_busy_us", p.summary.gpuBusyUs},
@@ -233,6 +273,9 @@ static Result<Profile> profileFromJson(const json &j, const std::string &path)
                             ", iteration " + std::to_string(r.iteration) + " out of range");
             p.kernels.push_back(std::move(r));
         }
+        if (const auto c = j.find("provenance"); c != j.end())
+            if (auto err = readCompiled(*c, p); !err.empty())
+                return fail(err);
         p.finish();
         return p;
     } catch (const json::exception &e) {

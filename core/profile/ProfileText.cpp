@@ -67,7 +67,9 @@ std::string header(const Profile &p)
         s += " (" + p.version + ")";
     s += "\ndevice " + p.device + (p.deviceName.empty() ? "" : " " + p.deviceName) + ", " + std::to_string(p.iterations) +
         " timed iterations after " + std::to_string(p.warmup) + " warm-up" +
-        (p.mode == "cpu" ? "; CPU profile: ATen ops stand for kernels" : "") +
+        (p.compiled()          ? "; compiled by " + p.backend + ": its kernels and extern calls, attributed to FX nodes by provenance"
+             : p.mode == "cpu" ? "; CPU profile: ATen ops stand for kernels"
+                               : "") +
         (p.frozenNodes >= 0 ? "; weights frozen (" + std::to_string(p.frozenNodes) + " weight-only nodes folded)" : "") + "\n";
     return s;
 }
@@ -78,14 +80,19 @@ std::string formatProfile(const Profile &p, size_t topNodes)
 {
     std::ostringstream o;
     o << header(p);
-    const bool cpu = p.mode == "cpu";
+    const bool cpu = p.mode == "cpu" && !p.compiled();
     o << pad(cpu ? "ATen ops per iteration" : "kernels per iteration", 28) << countStr(p.summary.kernelsPerIter) << "\n";
-    o << pad(cpu ? "op time per iteration" : "GPU busy per iteration", 28) << timeStr(p.summary.gpuBusyUs) << "\n";
+    o << pad(cpu                   ? "op time per iteration"
+                 : p.mode == "cpu" ? "kernel time per iteration"
+                                   : "GPU busy per iteration",
+             28)
+      << timeStr(p.summary.gpuBusyUs) << "\n";
     o << pad(cpu ? "wall per iteration" : "wall per iteration (events)", 28) << timeStr(p.summary.wallUs) << "\n";
     o << pad("CPU launch per iteration", 28) << timeStr(p.summary.cpuUs) << "\n";
     o << pad(cpu ? "peak memory (iterations)" : "peak memory", 28) << bytesStr(p.summary.peakMemBytes) << "\n";
     if (p.summary.unattributed)
-        o << pad("unattributed kernels", 28) << p.summary.unattributed << " (launched outside any FX node range)\n";
+        o << pad("unattributed kernels", 28) << p.summary.unattributed
+          << (p.compiled() ? " (provenance names no FX node)\n" : " (launched outside any FX node range)\n");
     std::vector<size_t> order;
     for (size_t i = 0; i < p.nodeStats.size(); ++i)
         if (p.nodeStats[i].kernels > 0)
@@ -117,14 +124,23 @@ std::string formatComparison(const Profile &a, const Profile &b)
           << pad(x > 0 && y >= 0 ? fmt("%.3fx", y / x) : std::string("-"), 10, true) << "\n";
     };
     const auto &s = a.summary, &t = b.summary;
-    const bool cpu = a.mode == "cpu" && b.mode == "cpu";
-    row(cpu ? "ATen ops" : "kernels", s.kernelsPerIter, t.kernelsPerIter, countStr(s.kernelsPerIter), countStr(t.kernelsPerIter));
-    row(cpu ? "op time" : "GPU busy", s.gpuBusyUs, t.gpuBusyUs, timeStr(s.gpuBusyUs), timeStr(t.gpuBusyUs));
+    // On the CPU an eager profile counts ATen ops, a compiled one kernels; both are host time.
+    const bool host = a.mode == "cpu" && b.mode == "cpu", cpu = host && !a.compiled() && !b.compiled();
+    const bool mixed = host && a.compiled() != b.compiled();
+    row(cpu         ? "ATen ops"
+            : mixed ? "ops / kernels"
+                    : "kernels",
+        s.kernelsPerIter, t.kernelsPerIter, countStr(s.kernelsPerIter), countStr(t.kernelsPerIter));
+    row(cpu ? "op time" : host ? "busy (host)" : "GPU busy", s.gpuBusyUs, t.gpuBusyUs, timeStr(s.gpuBusyUs), timeStr(t.gpuBusyUs));
     row("wall", s.wallUs, t.wallUs, timeStr(s.wallUs), timeStr(t.wallUs));
     row("CPU launch", s.cpuUs, t.cpuUs, timeStr(s.cpuUs), timeStr(t.cpuUs));
     row("peak memory", double(s.peakMemBytes), double(t.peakMemBytes), bytesStr(s.peakMemBytes), bytesStr(t.peakMemBytes));
     if (t.kernelsPerIter > 0)
-        o << "\nB runs " << fmt("%.1f", s.kernelsPerIter / t.kernelsPerIter) << "x fewer " << (cpu ? "ATen ops" : "kernels") << " than A\n";
+        o << "\nB runs " << fmt("%.1f", s.kernelsPerIter / t.kernelsPerIter) << "x fewer "
+          << (cpu         ? "ATen ops"
+                  : mixed ? "ops / kernels"
+                          : "kernels")
+          << " than A\n";
     return o.str();
 }
 

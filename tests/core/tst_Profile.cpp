@@ -10,6 +10,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -259,6 +261,88 @@ private Q_SLOTS:
         QCOMPARE(formatProfile(q.value()), formatProfile(p));
     }
 
+    /// A compiled profile (fxlens-cli profile --compiled on the CPU, Inductor's C++ backend): every
+    /// kernel covers FX nodes (its group), the fused layer norm covers the residual add too, node
+    /// times share each kernel's time, and the provenance section survives a round trip.
+    void compiledProfileGroups()
+    {
+        QVERIFY(isProfileFile(FXLENS_TEST_DATA "/profile/compiled_transformer_cpu.json")); // told apart by its first bytes
+        auto r = readProfile(FXLENS_TEST_DATA "/profile/compiled_transformer_cpu.json");
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        const Profile &p = r.value();
+        QVERIFY(p.compiled());
+        QCOMPARE(p.backend, std::string("inductor"));
+        QCOMPARE(p.summary.kernelsPerIter, 8.0);
+        QCOMPARE(p.summary.unattributed, size_t(0));
+        std::map<std::string, int> index;
+        for (size_t i = 0; i < p.nodes.size(); ++i)
+            index[p.nodes[i].name] = int(i);
+        std::set<std::string> groups;
+        for (const auto &k : p.kernels) {
+            QVERIFY2(!k.nodes.empty() && !k.postGrad.empty(), k.name.c_str());
+            QVERIFY(std::is_sorted(k.nodes.begin(), k.nodes.end()));
+            QCOMPARE(k.node, k.nodes.back());
+            if (k.iteration == 0)
+                groups.insert(k.name + ": " + kernelNodeNames(p, k));
+        }
+        QVERIFY2(groups.count("cpp_fused_add_native_layer_norm_view_0: linear_1, add, x"), qPrintable(QString::number(groups.size())));
+        QVERIFY(groups.count("cpp_fused_gelu_view_1: linear_2, gelu"));
+        QVERIFY(groups.count("aten::addmm: linear"));
+        const auto fused = std::find_if(p.kernels.begin(), p.kernels.end(),
+                                        [](const KernelRec &k) { return k.name == "cpp_fused_add_native_layer_norm_view_0"; });
+        QVERIFY(covers(*fused, index.at("add")) && covers(*fused, index.at("x")) && !covers(*fused, index.at("gelu")));
+        // A kernel's time is shared by its nodes: the nodes' times add up to the busy time.
+        double nodes = 0;
+        for (const auto &s : p.nodeStats)
+            nodes += s.gpuUs;
+        QVERIFY(p.summary.gpuBusyUs > 0);
+        QVERIFY2(std::abs(nodes - p.summary.gpuBusyUs) < 1e-6 * p.summary.gpuBusyUs, qPrintable(QString::number(nodes)));
+        QTemporaryDir tmp;
+        const std::string path = tmp.filePath(QStringLiteral("c.json")).toStdString();
+        QVERIFY(writeProfile(p, path).ok());
+        QVERIFY(isProfileFile(path));
+        auto q = readProfile(path);
+        QVERIFY(q.ok() && q->compiled());
+        for (size_t i = 0; i < p.kernels.size(); ++i) {
+            QCOMPARE(q->kernels[i].nodes, p.kernels[i].nodes);
+            QCOMPARE(q->kernels[i].postGrad, p.kernels[i].postGrad);
+        }
+        QVERIFY(QString::fromStdString(formatProfile(p)).contains(QStringLiteral("compiled by inductor")));
+    }
+
+    /// What `python -m fxlens.compiled` writes, read onto a graph's nodes: names map to program
+    /// order, a name the graph lacks and a kernel without provenance keep a reason.
+    void compiledRunOntoGraphNodes()
+    {
+        QTemporaryDir tmp;
+        const QString path = tmp.filePath(QStringLiteral("run.json"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"format": "fxlens-compiled-run", "device": "cpu", "warmup": 1,
+                    "iterations": [{"index": 0, "start_us": 0, "wall_us": 50}],
+                    "kernels": [
+                      {"name": "cpp_fused_mul_0", "kind": "kernel", "iteration": 0, "start_us": 1, "dur_us": 4,
+                       "post_grad": ["mul", "add"], "nodes": ["c", "a"], "reason": ""},
+                      {"name": "aten::mm", "kind": "extern", "iteration": 0, "start_us": 6, "dur_us": 2,
+                       "post_grad": ["mm"], "nodes": ["gone"], "reason": ""},
+                      {"name": "aten::copy_", "kind": "extern", "iteration": 0, "start_us": 9, "dur_us": 1,
+                       "post_grad": [], "nodes": [], "reason": "no provenance record: Inductor did not generate this call"}]})");
+        f.close();
+        auto r = readCompiledRun(path.toStdString(),
+                                 {{"a", "call_function", "t", ""}, {"b", "call_function", "t", ""}, {"c", "call_function", "t", ""}});
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        const Profile &p = r.value();
+        QVERIFY(p.compiled() && p.mode == "cpu");
+        QCOMPARE(p.kernels.size(), size_t(3));
+        QCOMPARE(p.kernels[0].nodes, (std::vector<int>{0, 2}));
+        QCOMPARE(p.kernels[0].node, 2);
+        QCOMPARE(p.kernels[1].node, -1);
+        QCOMPARE(p.kernels[1].reason, std::string("names node 'gone', which the graph file lacks"));
+        QVERIFY(p.kernels[2].reason.find("Inductor did not generate") != std::string::npos);
+        QCOMPARE(p.summary.unattributed, size_t(2));
+        QCOMPARE(p.nodeStats[0].gpuUs, 2.0); // half of the fused kernel's 4 us
+    }
+
     void malformedProfiles_data()
     {
         QTest::addColumn<QByteArray>("content");
@@ -275,6 +359,22 @@ private Q_SLOTS:
                           "\"start_us\",\"dur_us\",\"launch_us\",\"iteration\",\"node\",\"correlation\",\"grid\",\"block\"],"
                           "\"kernels\":[[\"k\",\"kernel\",0,7,1.0,1.0,0.5,0,3,1,[1,1,1],[1,1,1]]]}")
             << QStringLiteral("kernel 'k' names node 3, but the profile has 0 nodes");
+        QTest::newRow("compiled: bad node")
+            << QByteArray("{\"format\":\"fxlens-profile\",\"format_version\":1,\"mode\":\"cpu\",\"iterations\":1,"
+                          "\"nodes\":[[\"a\",\"call_function\",\"t\",\"\"]],"
+                          "\"ranges\":[],\"iteration_records\":[],\"kernel_columns\":[\"name\",\"kind\",\"device\",\"stream\","
+                          "\"start_us\",\"dur_us\",\"launch_us\",\"iteration\",\"node\",\"correlation\",\"grid\",\"block\"],"
+                          "\"kernels\":[[\"k\",\"kernel\",-1,-1,1.0,1.0,-1,0,0,0,[0,0,0],[0,0,0]]],"
+                          "\"provenance\":{\"backend\":\"inductor\",\"kernels\":[{\"nodes\":[0,4]}]}}")
+            << QStringLiteral("provenance: kernel 'k' covers node 4, but the profile has 1 nodes");
+        QTest::newRow("compiled: one entry short")
+            << QByteArray("{\"format\":\"fxlens-profile\",\"format_version\":1,\"mode\":\"cpu\",\"iterations\":1,"
+                          "\"nodes\":[[\"a\",\"call_function\",\"t\",\"\"]],"
+                          "\"ranges\":[],\"iteration_records\":[],\"kernel_columns\":[\"name\",\"kind\",\"device\",\"stream\","
+                          "\"start_us\",\"dur_us\",\"launch_us\",\"iteration\",\"node\",\"correlation\",\"grid\",\"block\"],"
+                          "\"kernels\":[[\"k\",\"kernel\",-1,-1,1.0,1.0,-1,0,0,0,[0,0,0],[0,0,0]]],"
+                          "\"provenance\":{\"backend\":\"inductor\",\"kernels\":[]}}")
+            << QStringLiteral("provenance: 0 entries for 1 kernels");
     }
     void malformedProfiles()
     {

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: MIT
+"""profile --compiled on the CPU (Inductor's C++ backend): every kernel of the compiled run is attributed
+to nodes of the graph file, or listed with the reason, and the attributed times add up to the busy time."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from clitools import CLI, ROOT
+
+# symbolic_trace's graph: call_module nodes (torch.nn.Linear, LayerNorm) with the model's weights.
+GRAPH = os.path.join(ROOT, "resources", "examples", "transformer_fx.json")
+
+
+def _cli_env():
+    env = dict(os.environ, FXLENS_PYTHON=sys.executable, OMP_NUM_THREADS="1")
+    # The companion of this tree, also when the installed one is another checkout's.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.join(ROOT, "python"), env.get("PYTHONPATH")]))
+    return env
+
+
+@pytest.mark.slow
+def test_profile_compiled_attributes_every_kernel(tmp_path):
+    if not os.path.exists(CLI):
+        pytest.skip("fxlens-cli is not built")
+    out = tmp_path / "compiled.fxprof.json"
+    # (the file is told apart from a graph by its first bytes: --compare reopens it)
+    r = subprocess.run([CLI, "profile", GRAPH, "--compiled", "--device", "cpu", "--iters", "3", "--warmup", "1", "-o", str(out)],
+                       capture_output=True, text=True, env=_cli_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "compiled (inductor, cpu)" in r.stdout
+    p = json.loads(out.read_text())
+    assert p["provenance"]["backend"] == "inductor"
+    kernels, prov = p["kernels"], p["provenance"]["kernels"]
+    assert len(kernels) == len(prov) > 0
+    cols = p["kernel_columns"]
+    name, dur = cols.index("name"), cols.index("dur_us")
+    graph_nodes = {n["name"] for n in json.load(open(GRAPH))["nodes"]}
+    node_names = [n[0] for n in p["nodes"]]
+    assert set(node_names) == graph_nodes
+    names = {k[name] for k in kernels}
+    # Inductor's own C++ kernels and the extern GEMMs it calls are both there.
+    assert any(n.startswith("cpp_fused_") for n in names), names
+    assert "aten::addmm" in names, names
+    attributed = busy = 0.0
+    fused_groups = 0
+    for k, pv in zip(kernels, prov):
+        busy += k[dur]
+        if pv["nodes"]:
+            assert all(0 <= i < len(node_names) for i in pv["nodes"])
+            assert pv["post_grad"], k[name]
+            attributed += k[dur]
+            fused_groups += len(pv["nodes"]) > 1
+        else:
+            assert pv.get("reason"), f"kernel {k[name]} has neither FX nodes nor a reason"
+    assert busy > 0 and abs(busy - attributed) <= 0.01 * busy
+    assert fused_groups > 0  # a kernel covering several FX nodes: what Inductor fused
+    # The layer norm after the residual add is one C++ kernel over both nodes.
+    by_nodes = [{node_names[i] for i in pv["nodes"]} for pv in prov]
+    assert any({"add", "norm1"} <= s for s in by_nodes), by_nodes
+
+
+def test_compiled_without_companion_says_what_is_missing(tmp_path):
+    if not os.path.exists(CLI):
+        pytest.skip("fxlens-cli is not built")
+    env = dict(os.environ, FXLENS_PYTHON=sys.executable, PYTHONPATH=str(tmp_path), PYTHONNOUSERSITE="1")
+    # A Python that has torch but imports an fxlens without the compiled module.
+    (tmp_path / "fxlens").mkdir()
+    (tmp_path / "fxlens" / "__init__.py").write_text("")
+    r = subprocess.run([CLI, "profile", GRAPH, "--compiled", "-o", str(tmp_path / "p.json")], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode != 0
+    assert "cannot import the fxlens companion (fxlens.compiled)" in r.stderr, r.stderr
+    assert "FXLENS_PYTHON" in r.stderr
+    env["FXLENS_PYTHON"] = str(tmp_path / "no-such-python")
+    r = subprocess.run([CLI, "profile", GRAPH, "--compiled"], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode != 0 and "set FXLENS_PYTHON" in r.stderr, r.stderr

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+// The canvas' kernel outlines: a compiled profile's kernels, each around the items of the FX nodes
+// it covers, its name and time on the outline (see GraphCanvas.h).
+#include "GraphCanvas.h"
+
+#include "ProfilePanel.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+
+#include <algorithm>
+
+namespace fxlens::views {
+
+namespace {
+
+constexpr double kMargin = 9, kStep = 6; ///< an outline's margin around its items; per outline inside it
+constexpr int kLabelPixels = 10;
+
+QColor outlineColour(bool dark) { return dark ? QColor(190, 150, 255) : QColor(120, 60, 190); }
+
+bool inside(const QRectF &a, const QRectF &b) { return b.contains(a); }
+
+} // namespace
+
+void GraphCanvas::setKernelGroups(std::vector<KernelGroup> groups)
+{
+    m_kernelGroups = std::move(groups);
+    m_kernelGroup = -1;
+    placeKernelGroups();
+    update();
+}
+
+void GraphCanvas::setSelectedKernelGroup(int g)
+{
+    m_kernelGroup = g >= 0 && size_t(g) < m_kernelGroups.size() ? g : -1;
+    update();
+}
+
+QRectF GraphCanvas::kernelGroupRect(int g) const
+{
+    return g >= 0 && size_t(g) < m_kernelOutlines.size() ? m_kernelOutlines[size_t(g)].rect : QRectF();
+}
+
+QRectF GraphCanvas::kernelLabelRect(int g) const
+{
+    return g >= 0 && size_t(g) < m_kernelOutlines.size() ? m_kernelOutlines[size_t(g)].label : QRectF();
+}
+
+void GraphCanvas::placeKernelGroups()
+{
+    m_kernelOutlines.assign(m_kernelGroups.size(), {});
+    std::vector<QRectF> raw(m_kernelGroups.size());
+    for (size_t g = 0; g < m_kernelGroups.size(); ++g) {
+        auto &o = m_kernelOutlines[g];
+        for (const ir::Node *n : m_kernelGroups[g].nodes)
+            if (const int i = itemOf(n); i >= 0 && std::find(o.items.begin(), o.items.end(), i) == o.items.end()) {
+                o.items.push_back(i);
+                const auto &it = m_view.items[size_t(i)];
+                raw[g] = raw[g].united(QRectF(it.x, it.y, it.w, it.h));
+            }
+        o.text = groupLabel(m_kernelGroups[g]);
+    }
+    // Nesting: an outline leaves room for each outline inside its rectangle (equal rectangles: the
+    // later one outside), so every outline stays visible.
+    for (size_t g = 0; g < raw.size(); ++g) {
+        if (raw[g].isEmpty())
+            continue;
+        int within = 0;
+        for (size_t h = 0; h < raw.size(); ++h)
+            if (h != g && !raw[h].isEmpty() && inside(raw[h], raw[g]) && (raw[h] != raw[g] || h < g))
+                ++within;
+        const double m = kMargin + kStep * within;
+        m_kernelOutlines[g].rect = raw[g].adjusted(-m, -m, m, m);
+    }
+    // Labels: on the outline's top edge near its left corner (as a titled border), else near its
+    // right corner, else on its bottom edge, else beside its top corners outside; never over an item, an edge's label or another kernel's label.
+    QFont f = font();
+    f.setPixelSize(kLabelPixels);
+    const QFontMetricsF fm(f);
+    std::vector<QRectF> taken; // edge labels and the labels placed so far
+    for (const auto &e : m_edgeLabels)
+        taken.push_back(e.rect);
+    for (size_t g = 0; g < m_kernelOutlines.size(); ++g) {
+        auto &o = m_kernelOutlines[g];
+        if (o.rect.isEmpty())
+            continue;
+        const QSizeF size(std::min(fm.horizontalAdvance(o.text) + 6, 320.0), fm.height() + 2);
+        const double left = o.rect.left() + 8, right = o.rect.right() - 8 - size.width();
+        const double top = o.rect.top() - size.height() / 2, bottom = o.rect.bottom() - size.height() / 2;
+        const QPointF outsideLeft(o.rect.left() - size.width() - 3, o.rect.top()), outsideRight(o.rect.right() + 3, o.rect.top());
+        for (const QPointF at :
+             {QPointF(left, top), QPointF(right, top), QPointF(left, bottom), QPointF(right, bottom), outsideLeft, outsideRight}) {
+            const QRectF r(at, size);
+            bool free = std::none_of(taken.begin(), taken.end(), [&](const QRectF &t) { return t.intersects(r); });
+            for (const int i : itemsIn(r))
+                free = free &&
+                    !r.intersects(
+                        QRectF(m_view.items[size_t(i)].x, m_view.items[size_t(i)].y, m_view.items[size_t(i)].w, m_view.items[size_t(i)].h));
+            if (free) {
+                o.label = r;
+                taken.push_back(r);
+                break;
+            }
+        }
+    }
+}
+
+void GraphCanvas::paintKernelGroups(QPainter &p, double scale) const
+{
+    if (m_kernelOutlines.empty())
+        return;
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    const QColor ink = outlineColour(dark), strong(230, 110, 0);
+    const double px = 1.0 / std::max(scale, 0.05);
+    p.save();
+    p.setBrush(Qt::NoBrush);
+    for (size_t g = 0; g < m_kernelOutlines.size(); ++g) {
+        const auto &o = m_kernelOutlines[g];
+        if (o.rect.isEmpty() || int(g) == m_kernelGroup)
+            continue;
+        p.setPen(QPen(ink, 1.5 * px));
+        p.drawRoundedRect(o.rect, 8, 8);
+    }
+    if (const auto *sel = m_kernelGroup >= 0 ? &m_kernelOutlines[size_t(m_kernelGroup)] : nullptr; sel && !sel->rect.isEmpty()) {
+        QColor wash = strong;
+        wash.setAlpha(40);
+        p.setPen(QPen(strong, 3 * px));
+        p.setBrush(wash);
+        p.drawRoundedRect(sel->rect, 8, 8);
+        p.setBrush(Qt::NoBrush);
+        for (const int i : sel->items) {
+            const auto &it = m_view.items[size_t(i)];
+            p.drawRoundedRect(QRectF(it.x, it.y, it.w, it.h).adjusted(-2, -2, 2, 2), 7, 7);
+        }
+    }
+    if (kLabelPixels * scale >= 7) { // labels once legible
+        QFont f = font();
+        f.setPixelSize(kLabelPixels);
+        p.setFont(f);
+        const QColor base = palette().color(QPalette::Base);
+        for (size_t g = 0; g < m_kernelOutlines.size(); ++g) {
+            const auto &o = m_kernelOutlines[g];
+            if (o.label.isEmpty())
+                continue;
+            const bool selected = int(g) == m_kernelGroup;
+            p.setPen(Qt::NoPen);
+            p.setBrush(base);
+            p.drawRect(o.label);
+            p.setPen(selected ? strong : ink);
+            p.drawText(o.label.adjusted(3, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                       QFontMetricsF(f).elidedText(o.text, Qt::ElideMiddle, o.label.width() - 6));
+        }
+    }
+    p.restore();
+}
+
+int GraphCanvas::kernelGroupAt(QPointF pos) const
+{
+    const QPointF s = toScene(pos);
+    const double tol = 4 / std::max(m_scale, 0.05);
+    int best = -1;
+    double bestArea = 0;
+    for (size_t g = 0; g < m_kernelOutlines.size(); ++g) {
+        const auto &o = m_kernelOutlines[g];
+        if (o.label.contains(s))
+            return int(g);
+        if (o.rect.isEmpty())
+            continue;
+        const bool onEdge = o.rect.adjusted(-tol, -tol, tol, tol).contains(s) && !o.rect.adjusted(tol, tol, -tol, -tol).contains(s);
+        const double area = o.rect.width() * o.rect.height();
+        if (onEdge && (best < 0 || area < bestArea))
+            best = int(g), bestArea = area;
+    }
+    return best;
+}
+
+QString GraphCanvas::kernelToolTip(int g) const
+{
+    const auto &k = m_kernelGroups[size_t(g)];
+    QStringList names;
+    for (const ir::Node *n : k.nodes)
+        names << QString::fromStdString(n->name()).toHtmlEscaped();
+    return tr("<b>%1</b><br>%2 per iteration · covers %n FX node(s): %3<br><i>click to select the kernel</i>", nullptr, int(names.size()))
+        .arg(k.name.toHtmlEscaped(), ProfilePanel::formatTime(k.usPerIteration), names.join(QStringLiteral(", ")));
+}
+
+} // namespace fxlens::views
