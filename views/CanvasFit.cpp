@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// GraphCanvas: fitting the drawing to the widget (clear of the legend, never below the readable
+// minimum) and zooming around a point.
+#include "GraphCanvas.h"
+
+#include <algorithm>
+
+namespace fxlens::views {
+
+void GraphCanvas::fitToView()
+{
+    if (m_view.items.empty() || width() <= 0 || height() <= 0) {
+        m_scale = 1;
+        m_offset = QPointF(0, 0);
+        update();
+        return;
+    }
+    const double margin = 20;
+    // The drawing goes above the legend or beside it, whichever leaves it larger: at first sight no
+    // node lies under the legend.
+    QRectF area(margin, margin, width() - 2 * margin, height() - 2 * margin);
+    const auto scaleIn = [&](const QRectF &r) {
+        return std::min(r.width() / std::max(m_view.width, 1.0), r.height() / std::max(m_view.height, 1.0));
+    };
+    if (const QRect lg = legendRect(); !lg.isEmpty()) {
+        const QRectF above(area.left(), area.top(), area.width(), std::max(1.0, lg.top() - margin / 2 - area.top()));
+        const QRectF beside(lg.right() + margin / 2, area.top(), std::max(1.0, area.right() - lg.right() - margin / 2), area.height());
+        area = scaleIn(above) >= scaleIn(beside) ? above : beside;
+    }
+    const double across = area.width() / std::max(m_view.width, 1.0), down = area.height() / std::max(m_view.height, 1.0);
+    m_scale = std::clamp(std::min(across, down), 1e-5, 2.0); // a small graph is enlarged, up to twice its size
+    m_offset = QPointF(area.center().x() - m_view.width * m_scale / 2, area.center().y() - m_view.height * m_scale / 2);
+    if (m_scale < kMinFitScale) {
+        // Too wide (or tall) to show whole: its short side fitted, at least the readable minimum,
+        // a wide one centred (where a layered layout has its inputs and outputs), a tall one from
+        // its top (the inputs); the minimap shows the rest.
+        m_scale = std::max(m_scale, std::min({kMinFitScale, std::max(across, down), 2.0}));
+        m_offset.setX(area.center().x() - m_view.width * m_scale / 2);
+        m_offset.setY(m_view.height * m_scale <= area.height() ? area.center().y() - m_view.height * m_scale / 2 : area.top());
+    }
+    update();
+    Q_EMIT viewChanged();
+}
+
+void GraphCanvas::zoomBy(double factor, QPointF around)
+{
+    const QPointF s = toScene(around);
+    m_untouched = false;
+    m_scale = std::clamp(m_scale * factor, 1e-5, 8.0);
+    m_offset = around - s * m_scale;
+    update();
+    Q_EMIT viewChanged();
+}
+
+} // namespace fxlens::views
