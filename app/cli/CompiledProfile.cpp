@@ -51,6 +51,7 @@ std::string runCompanion(const std::string &python, const std::vector<std::strin
     std::vector<std::string> all = {python, "-c", kLauncher};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char *> argv;
+    argv.reserve(all.size() + 1);
     for (auto &s : all)
         argv.push_back(s.data());
     argv.push_back(nullptr);

@@ -48,9 +48,9 @@ private Q_SLOTS:
     void endToEndOnTheCpu()
     {
 #ifndef FXLENS_CLI_HAS_TORCH
-        Run r = cli({QStringLiteral("tune"), example("tangle4_fx.json")});
-        QCOMPARE(r.code, 1);
-        QVERIFY2(r.err.contains(QStringLiteral("no LibTorch")), qPrintable(r.err));
+        Run noExec = cli({QStringLiteral("tune"), example("tangle4_fx.json")});
+        QCOMPARE(noExec.code, 1);
+        QVERIFY2(noExec.err.contains(QStringLiteral("no LibTorch")), qPrintable(noExec.err));
         QSKIP("this build has no executor: tune says so (checked above)");
 #endif
         const QString out = m_dir.filePath(QStringLiteral("tuned.json")), trace = m_dir.filePath(QStringLiteral("trace.json"));
