@@ -62,18 +62,9 @@ def test_profile_compiled_attributes_every_kernel(tmp_path):
     assert any({"add", "norm1"} <= s for s in by_nodes), by_nodes
 
 
-def test_compiled_without_companion_says_what_is_missing(tmp_path):
+def test_compiled_without_python_says_what_is_missing(tmp_path):
     if not os.path.exists(CLI):
         pytest.skip("fxlens-cli is not built")
-    env = dict(os.environ, FXLENS_PYTHON=sys.executable, PYTHONPATH=str(tmp_path), PYTHONNOUSERSITE="1")
-    # A Python that has torch but imports an fxlens without the compiled module.
-    (tmp_path / "fxlens").mkdir()
-    (tmp_path / "fxlens" / "__init__.py").write_text("")
-    r = subprocess.run([CLI, "profile", GRAPH, "--compiled", "-o", str(tmp_path / "p.json")], capture_output=True, text=True,
-                       env=env, timeout=120)
-    assert r.returncode != 0
-    assert "cannot import the fxlens companion (fxlens.compiled)" in r.stderr, r.stderr
-    assert "FXLENS_PYTHON" in r.stderr
-    env["FXLENS_PYTHON"] = str(tmp_path / "no-such-python")
+    env = dict(os.environ, FXLENS_PYTHON=str(tmp_path / "no-such-python"))
     r = subprocess.run([CLI, "profile", GRAPH, "--compiled"], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode != 0 and "set FXLENS_PYTHON" in r.stderr, r.stderr
