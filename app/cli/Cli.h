@@ -75,6 +75,9 @@ std::string usageText();
 
 // --- helpers (GraphCommands.cpp) ---
 
+/// An exec-style argument vector over `args` (null-terminated; valid while `args` is unchanged), for
+/// the child processes commands start (tune's measuring workers, the compiled-profile companion).
+std::vector<char *> argvOf(std::vector<std::string> &args);
 /// Writes to a file (atomically) or to stdout for "" / "-".
 bool emit(const std::string &data, const std::string &output);
 /// The one graph file a command takes; nullptr with `exitCode` set and a message when it does not load.

@@ -50,11 +50,7 @@ std::string runCompanion(const std::string &python, const std::vector<std::strin
 {
     std::vector<std::string> all = {python, "-c", kLauncher};
     all.insert(all.end(), args.begin(), args.end());
-    std::vector<char *> argv;
-    argv.reserve(all.size() + 1);
-    for (auto &s : all)
-        argv.push_back(s.data());
-    argv.push_back(nullptr);
+    std::vector<char *> argv = argvOf(all);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 2, errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);

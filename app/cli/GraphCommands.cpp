@@ -25,6 +25,16 @@
 
 namespace fxlens::cli {
 
+std::vector<char *> argvOf(std::vector<std::string> &args)
+{
+    std::vector<char *> argv;
+    argv.reserve(args.size() + 1);
+    for (auto &s : args)
+        argv.push_back(s.data());
+    argv.push_back(nullptr);
+    return argv;
+}
+
 bool emit(const std::string &data, const std::string &output)
 {
     if (output.empty() || output == "-") {

@@ -199,11 +199,7 @@ public:
             std::vector<std::string> args = argsBase;
             args.emplace_back("--device");
             args.push_back(d);
-            std::vector<char *> argv;
-            argv.reserve(args.size() + 1);
-            for (auto &s : args)
-                argv.push_back(s.data());
-            argv.push_back(nullptr);
+            std::vector<char *> argv = argvOf(args);
             posix_spawn_file_actions_t fa;
             posix_spawn_file_actions_init(&fa);
             posix_spawn_file_actions_adddup2(&fa, toChild[0], 0);
