@@ -14,6 +14,9 @@
 #   zoo     bench/backend_vs_inductor.py on the tangle and the zoo, merged with ctr     -> all.json/.md
 #   tune    bench/tune.py: fxlens-cli tune on the zoo, a CTR model and tangle200 (TUNE_S s each)
 #                                                                   -> tune.json/.md, tune/*.html
+#   compiled  bench/compiled.py: profile --compiled (Inductor, kernels attributed to FX nodes) on
+#           tangle200, BERT-base and a CTR model, original and optimized -> compiled.json/.md,
+#           compiled/*.json.gz (the graphs and their profiles, for the app)
 #
 # Seen on an H200 machine (16 cores): build 56 s (ccache empty), the CTR phase 88 s; in the checks
 # phase, with everything at once, ResNet-50 through four exporters took ~200 s and both OpInfo routes
@@ -74,6 +77,11 @@ for phase in $PHASES; do
       mkdir -p "$OUT/tune"
       $PY bench/tune.py --device cuda --budget "${TUNE_S:-120}" --out /tmp/fxlens-tune --json "$OUT/tune.json" > "$OUT/tune.md" 2>&1
       cp /tmp/fxlens-tune/*.report.html /tmp/fxlens-tune/*.trace.json "$OUT/tune/" 2>/dev/null ;;
+    compiled)
+      rm -rf /tmp/fxlens-compiled; mkdir -p "$OUT/compiled"
+      FXLENS_PYTHON=$PY timeout ${COMPILED_S:-480} $PY bench/compiled.py --device cuda --jobs "${COMPILED_JOBS:-3}" --timeout "${COMPILED_ONE_S:-420}" \
+        --out /tmp/fxlens-compiled --json "$OUT/compiled.json" > "$OUT/compiled.md" 2> "$OUT/compiled.log"
+      for f in /tmp/fxlens-compiled/*.json; do gzip -c "$f" > "$OUT/compiled/$(basename "$f").gz"; done ;;
   esac
   log "phase $phase ended"
   pack

@@ -224,17 +224,71 @@ class _Matcher:
         return post or [], nodes, reason
 
 
-def _kernels_of_iteration(it, matcher: _Matcher, device: str, index: int, t0: float) -> List[Dict[str, Any]]:
+def _ids_under(e) -> List[int]:
+    """The correlation ids of a profiler event and of every op under it."""
+    ids = [e.id]
+    for c in e.cpu_children:
+        ids.extend(_ids_under(c))
+    return ids
+
+
+class DeviceActivity:
+    """One activity on the GPU (kernel, memcpy, memset): its name, the correlation id of the CPU op
+    that launched it, and its start and duration in the profiler's microseconds."""
+
+    def __init__(self, name: str, launched_by: int, start_us: float, dur_us: float) -> None:
+        self.name, self.launched_by, self.start_us, self.dur_us = name, launched_by, start_us, dur_us
+
+
+def device_activities(prof) -> List[DeviceActivity]:
+    """Every CUDA activity of a finished profile, on the time base of `prof.events()`. Kineto links
+    each to the innermost CPU op that launched it (its `linked_correlation_id`)."""
+    from torch.autograd import DeviceType
+    results = prof.profiler.kineto_results
+    base = results.trace_start_ns()
+    out = []
+    for ev in results.events():
+        if ev.device_type() == DeviceType.CUDA:
+            out.append(DeviceActivity(ev.name(), ev.linked_correlation_id(), (ev.start_ns() - base) / 1000.0,
+                                      ev.duration_ns() / 1000.0))
+    return out
+
+
+def device_spans(calls: List[Any], window: Tuple[float, float],
+                 activities: List[DeviceActivity]) -> Tuple[List[List[DeviceActivity]], List[DeviceActivity]]:
+    """The GPU activities of one iteration: for each top-level call of the compiled graph those it (or
+    an op under it) launched, and those of the iteration's window that no call launched. Every
+    activity of the window is in exactly one of the lists, so that their times sum to the busy time."""
+    owner: Dict[int, int] = {}
+    for i, c in enumerate(calls):
+        for cid in _ids_under(c):
+            owner.setdefault(cid, i)
+    per_call: List[List[DeviceActivity]] = [[] for _ in calls]
+    other: List[DeviceActivity] = []
+    lo, hi = window
+    for a in activities:
+        i = owner.get(a.launched_by)
+        if i is not None:
+            per_call[i].append(a)
+        elif lo <= a.start_us <= hi:
+            other.append(a)
+    return per_call, other
+
+
+def _kernels_of_iteration(it, matcher: _Matcher, device: str, index: int, t0: float,
+                          activities: Optional[List[DeviceActivity]] = None) -> List[Dict[str, Any]]:
     """The calls of one timed iteration: top-level ops of the compiled graph's call and, on CUDA,
-    the device kernels they launched."""
+    the device activities they launched (and those of the iteration no call launched)."""
     calls = [e for e in it.cpu_children]
     compiled = [e for e in calls if e.name.startswith("## Call CompiledFxGraph")]
     top: List[Any] = []
     for c in compiled or calls:
         top.extend(c.cpu_children)
+    on_gpu = activities is not None
+    per_call, other = device_spans(top, (it.time_range.start, it.time_range.end), activities) if on_gpu else ([], [])
     out: List[Dict[str, Any]] = []
     seen: Dict[str, int] = {}
-    for e in top:
+    for i, e in enumerate(top):
         is_kernel = e.name.startswith(("cpp_", "triton_")) or _GRAPH_PREFIX.match(e.name) is not None
         if is_kernel:
             name, post, nodes, reason = matcher.kernel(e.name)
@@ -243,20 +297,19 @@ def _kernels_of_iteration(it, matcher: _Matcher, device: str, index: int, t0: fl
             name = e.name
             post, nodes, reason = matcher.extern_call(e.name, seen)
             kind = "extern"
-        spans = [(e.time_range.start, e.time_range.elapsed_us())]
-        if device.startswith("cuda"):
-            spans = [(k.time_range.start, k.time_range.elapsed_us()) for k in _device_kernels(e)]
-        for start, dur in spans:
-            out.append({"name": name, "kind": kind, "iteration": index, "start_us": start - t0, "dur_us": dur,
-                        "post_grad": post, "nodes": nodes, "reason": reason})
+        spans = [(a.start_us, a.dur_us, a.name) for a in per_call[i]] if on_gpu else \
+            [(e.time_range.start, e.time_range.elapsed_us(), "")]
+        for start, dur, device_name in spans:
+            row = {"name": name, "kind": kind, "iteration": index, "start_us": start - t0, "dur_us": dur,
+                   "post_grad": post, "nodes": nodes, "reason": reason}
+            if device_name and device_name != name:  # a GEMM's cuBLAS kernel under its aten::mm
+                row.update(name=device_name, call=name)
+            out.append(row)
+    for a in other:
+        out.append({"name": a.name, "kind": "device", "iteration": index, "start_us": a.start_us - t0,
+                    "dur_us": a.dur_us, "post_grad": [], "nodes": [],
+                    "reason": "launched outside the compiled graph's calls"})
     return out
-
-
-def _device_kernels(e) -> List[Any]:
-    ks = list(getattr(e, "kernels", []) or [])
-    for c in e.cpu_children:
-        ks.extend(_device_kernels(c))
-    return ks
 
 
 def profile_compiled(path: str, device: str = "cpu", warmup: int = 3, iters: int = 10,
@@ -283,16 +336,17 @@ def profile_compiled(path: str, device: str = "cpu", warmup: int = 3, iters: int
             for i in range(iters):
                 with record_function(f"fxlens_iteration_{i}"):
                     compiled(*inputs)
-                if device.startswith("cuda"):
-                    torch.cuda.synchronize()
+                    if device.startswith("cuda"):
+                        torch.cuda.synchronize()  # the iteration's window holds its GPU work
     iters_ev = sorted((e for e in prof.events() if e.name.startswith("fxlens_iteration_")),
                       key=lambda e: e.time_range.start)
     t0 = iters_ev[0].time_range.start if iters_ev else 0
     matcher = _Matcher(prov, known)
+    activities = device_activities(prof) if device.startswith("cuda") else None
     kernels: List[Dict[str, Any]] = []
     iterations: List[Dict[str, Any]] = []
     for i, it in enumerate(iters_ev):
-        ks = _kernels_of_iteration(it, matcher, device, i, t0)
+        ks = _kernels_of_iteration(it, matcher, device, i, t0, activities)
         kernels.extend(ks)
         iterations.append({"index": i, "start_us": it.time_range.start - t0, "wall_us": it.time_range.elapsed_us()})
     return {"format": "fxlens-compiled-run", "format_version": 1, "graph": path, "backend": "inductor",

@@ -68,3 +68,39 @@ def test_compiled_without_python_says_what_is_missing(tmp_path):
     env = dict(os.environ, FXLENS_PYTHON=str(tmp_path / "no-such-python"))
     r = subprocess.run([CLI, "profile", GRAPH, "--compiled"], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode != 0 and "set FXLENS_PYTHON" in r.stderr, r.stderr
+
+
+class _Ev:
+    """A profiler event as _kernels_of_iteration reads it (id, name, children, time range)."""
+
+    def __init__(self, id, name, children=(), start=0.0, end=0.0):
+        from types import SimpleNamespace
+        self.id, self.name, self.cpu_children = id, name, list(children)
+        self.time_range = SimpleNamespace(start=start, end=end, elapsed_us=lambda: end - start)
+
+
+def test_gpu_activities_go_to_the_call_that_launched_them():
+    """On CUDA every GPU activity of an iteration lands on the top-level call that launched it (also
+    through an op under it), and the ones no call launched are listed with a reason: the rows' times
+    sum to the GPU busy time of the window."""
+    from fxlens import compiled as c
+    prov = c.Provenance()
+    prov.kernel_post = {"triton_poi_fused_add_0:1": ["add"], "extern_kernels.mm:2": ["mm"]}
+    prov.post_to_pre = {"add": ["x_add"], "mm": ["lin"]}
+    matcher = c._Matcher(prov, {"x_add", "lin"})
+    mm = _Ev(11, "aten::mm", [_Ev(12, "aten::empty")])
+    triton = _Ev(13, "triton_poi_fused_add_0")
+    graph = _Ev(10, "## Call CompiledFxGraph fabc ##", [mm, triton])
+    it = _Ev(1, "fxlens_iteration_0", [graph], start=100.0, end=200.0)
+    acts = [c.DeviceActivity("sm90_gemm", 12, 110.0, 30.0),        # launched by an op under aten::mm
+            c.DeviceActivity("triton_poi_fused_add_0", 13, 145.0, 5.0),
+            c.DeviceActivity("Memset (Device)", 99, 151.0, 2.0),    # in the window, launched by no call
+            c.DeviceActivity("other_iteration", 98, 300.0, 9.0)]    # another window: not this iteration's
+    rows = c._kernels_of_iteration(it, matcher, "cuda", 0, 100.0, acts)
+    by = {r["name"]: r for r in rows}
+    assert set(by) == {"sm90_gemm", "triton_poi_fused_add_0", "Memset (Device)"}
+    assert by["sm90_gemm"]["nodes"] == ["lin"] and by["sm90_gemm"]["call"] == "aten::mm"
+    assert by["sm90_gemm"]["start_us"] == 10.0 and by["sm90_gemm"]["dur_us"] == 30.0
+    assert by["triton_poi_fused_add_0"]["nodes"] == ["x_add"]
+    assert by["Memset (Device)"]["nodes"] == [] and "outside" in by["Memset (Device)"]["reason"]
+    assert sum(r["dur_us"] for r in rows) == 37.0
