@@ -46,8 +46,8 @@ def _copy_graph(src: str, dst_json: str) -> None:
             continue
         if os.path.exists(os.path.join(os.path.dirname(src), side)):
             shutil.copyfile(os.path.join(os.path.dirname(src), side), os.path.join(os.path.dirname(dst_json), side))
-        elif key == "weights":
-            data.pop(key)  # the bundled graph names weights it does not ship: seeded random ones
+        else:  # the bundled graph names side files it does not ship: seeded random values
+            data.pop(key)
             json.dump(data, open(dst_json, "w"))
 
 
@@ -87,6 +87,8 @@ def run(model: str, version: str, a) -> Dict[str, Any]:
         r = _cli(["profile", graph, "--compiled", "--device", a.device, "--iters", str(a.iters), "--warmup", "3",
                   "-o", prof], a.timeout)
         row["seconds"] = round(time.time() - t0, 1)
+        with open(prof[:-len(".json")] + ".log", "w") as f:
+            f.write(r.stdout + r.stderr)
         if r.returncode != 0:
             return dict(row, error=(r.stderr.strip().splitlines() or ["?"])[-1])
         row["nodes"] = len(json.load(open(graph))["nodes"])

@@ -81,7 +81,8 @@ for phase in $PHASES; do
       rm -rf /tmp/fxlens-compiled; mkdir -p "$OUT/compiled"
       FXLENS_PYTHON=$PY timeout ${COMPILED_S:-480} $PY bench/compiled.py --device cuda --jobs "${COMPILED_JOBS:-3}" --timeout "${COMPILED_ONE_S:-420}" \
         --out /tmp/fxlens-compiled --json "$OUT/compiled.json" > "$OUT/compiled.md" 2> "$OUT/compiled.log"
-      for f in /tmp/fxlens-compiled/*.json; do gzip -c "$f" > "$OUT/compiled/$(basename "$f").gz"; done ;;
+      for f in /tmp/fxlens-compiled/*.json; do gzip -c "$f" > "$OUT/compiled/$(basename "$f").gz"; done
+      cp /tmp/fxlens-compiled/*.log "$OUT/compiled/" 2>/dev/null ;;
   esac
   log "phase $phase ended"
   pack

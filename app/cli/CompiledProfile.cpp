@@ -76,6 +76,12 @@ std::string runCompanion(const std::string &python, const std::vector<std::strin
             ", or set FXLENS_PYTHON to a Python that has " + (torch ? "it" : "both");
     }
     const auto last = text.rfind('\n');
+    if (last != std::string::npos) { // the companion's message above its one-line gist (at most 20 lines)
+        size_t from = last;
+        for (int lines = 0; from != std::string::npos && from > 0 && lines < 20; ++lines)
+            from = text.rfind('\n', from - 1);
+        std::cerr << text.substr(from == std::string::npos ? 0 : from + 1, last - (from == std::string::npos ? 0 : from + 1)) << "\n";
+    }
     return "the compiled run failed (exit " + std::to_string(code) + "): " + (last == std::string::npos ? text : text.substr(last + 1));
 }
 
@@ -136,6 +142,12 @@ int profileCompiled(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &grap
         const fs::path graphFile = dir / ("version" + std::to_string(gi) + ".json"), runFile = dir / "run.json";
         if (auto w = io::writeGraphFile(g, graphFile.string()); !w) {
             std::cerr << "fxlens-cli profile: " << w.error().toString() << "\n";
+            return kFailed;
+        }
+        if (const fs::path in = fs::absolute(sources[gi], ec).parent_path() / g.inputsFile; !g.inputsFile.empty() && !fs::exists(in, ec)) {
+            std::cerr << "fxlens-cli profile --compiled: " << sources[gi] << ": names example inputs '" << g.inputsFile
+                      << "', which are not beside it (remove \"inputs\" from the graph file to profile with inputs of the "
+                         "recorded shapes)\n";
             return kFailed;
         }
         copySideFiles(g, sources[gi], graphFile.string());

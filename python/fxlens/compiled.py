@@ -225,8 +225,8 @@ class _Matcher:
 
 
 def _ids_under(e) -> List[int]:
-    """The correlation ids of a profiler event and of every op under it."""
-    ids = [e.id]
+    """The correlation ids of a profiler event and of every op under it (0: none recorded)."""
+    ids = [e.id] if e.id > 0 else []
     for c in e.cpu_children:
         ids.extend(_ids_under(c))
     return ids
@@ -234,58 +234,86 @@ def _ids_under(e) -> List[int]:
 
 class DeviceActivity:
     """One activity on the GPU (kernel, memcpy, memset): its name, the correlation id of the CPU op
-    that launched it, and its start and duration in the profiler's microseconds."""
+    that launched it (0: not linked), its start and duration, and the host time of the runtime call
+    that launched it (None: not seen), in the profiler's microseconds."""
 
-    def __init__(self, name: str, launched_by: int, start_us: float, dur_us: float) -> None:
+    def __init__(self, name: str, launched_by: int, start_us: float, dur_us: float,
+                 launch_us: Optional[float] = None) -> None:
         self.name, self.launched_by, self.start_us, self.dur_us = name, launched_by, start_us, dur_us
+        self.launch_us = launch_us
 
 
 def device_activities(prof) -> List[DeviceActivity]:
-    """Every CUDA activity of a finished profile, on the time base of `prof.events()`. Kineto links
-    each to the innermost CPU op that launched it (its `linked_correlation_id`)."""
+    """Every CUDA activity of a finished profile on the time base of `prof.events()`, without the
+    GPU-side copies of user annotations. Kineto links an activity to the innermost CPU op that
+    launched it (`linked_correlation_id`), and to the runtime call (cudaLaunchKernel, cuLaunchKernel,
+    ...) that launched it by the CUPTI correlation id both carry."""
     from torch.autograd import DeviceType
     results = prof.profiler.kineto_results
     base = results.trace_start_ns()
-    out = []
+    launches: Dict[int, float] = {}
+    found = []
     for ev in results.events():
         if ev.device_type() == DeviceType.CUDA:
-            out.append(DeviceActivity(ev.name(), ev.linked_correlation_id(), (ev.start_ns() - base) / 1000.0,
-                                      ev.duration_ns() / 1000.0))
-    return out
+            if not ev.is_user_annotation():
+                found.append(ev)
+        elif ev.name().startswith(("cuda", "cu")) and ev.correlation_id() > 0:
+            launches[ev.correlation_id()] = (ev.start_ns() - base) / 1000.0
+    return [DeviceActivity(ev.name(), ev.linked_correlation_id(), (ev.start_ns() - base) / 1000.0,
+                           ev.duration_ns() / 1000.0, launches.get(ev.correlation_id())) for ev in found]
 
 
-def device_spans(calls: List[Any], window: Tuple[float, float],
-                 activities: List[DeviceActivity]) -> Tuple[List[List[DeviceActivity]], List[DeviceActivity]]:
-    """The GPU activities of one iteration: for each top-level call of the compiled graph those it (or
-    an op under it) launched, and those of the iteration's window that no call launched. Every
-    activity of the window is in exactly one of the lists, so that their times sum to the busy time."""
-    owner: Dict[int, int] = {}
-    for i, c in enumerate(calls):
-        for cid in _ids_under(c):
-            owner.setdefault(cid, i)
-    per_call: List[List[DeviceActivity]] = [[] for _ in calls]
-    other: List[DeviceActivity] = []
-    lo, hi = window
+def assign_activities(iterations: List[Tuple[Tuple[float, float], List[Any]]], activities: List[DeviceActivity]
+                      ) -> Tuple[List[List[List[DeviceActivity]]], List[List[DeviceActivity]]]:
+    """Each GPU activity of the timed iterations, once: to the top-level call of the compiled graph
+    that launched it (by the op kineto links it to, else by the host time of its launch inside the
+    call), else to the iteration whose window holds its launch (or start) as launched by no call.
+    `iterations`: (window, top-level calls) per iteration. Returns the activities per call of each
+    iteration and the unclaimed ones per iteration; activities outside every window are left out."""
+    owner: Dict[int, Tuple[int, int]] = {}
+    spans: List[Tuple[float, float, int, int]] = []
+    for i, (_, calls) in enumerate(iterations):
+        for j, c in enumerate(calls):
+            for cid in _ids_under(c):
+                owner.setdefault(cid, (i, j))
+            spans.append((c.time_range.start, c.time_range.end, i, j))
+    spans.sort()
+    starts = [sp[0] for sp in spans]
+    per_call: List[List[List[DeviceActivity]]] = [[[] for _ in calls] for _, calls in iterations]
+    other: List[List[DeviceActivity]] = [[] for _ in iterations]
+    import bisect
     for a in activities:
-        i = owner.get(a.launched_by)
-        if i is not None:
-            per_call[i].append(a)
-        elif lo <= a.start_us <= hi:
-            other.append(a)
+        where = owner.get(a.launched_by) if a.launched_by > 0 else None
+        if where is None and a.launch_us is not None:
+            k = bisect.bisect_right(starts, a.launch_us) - 1
+            if k >= 0 and spans[k][0] <= a.launch_us <= spans[k][1]:
+                where = (spans[k][2], spans[k][3])
+        if where is not None:
+            per_call[where[0]][where[1]].append(a)
+            continue
+        t = a.launch_us if a.launch_us is not None else a.start_us
+        for i, ((lo, hi), _) in enumerate(iterations):
+            if lo <= t <= hi:
+                other[i].append(a)
+                break
     return per_call, other
 
 
-def _kernels_of_iteration(it, matcher: _Matcher, device: str, index: int, t0: float,
-                          activities: Optional[List[DeviceActivity]] = None) -> List[Dict[str, Any]]:
-    """The calls of one timed iteration: top-level ops of the compiled graph's call and, on CUDA,
-    the device activities they launched (and those of the iteration no call launched)."""
+def _top_calls(it) -> List[Any]:
+    """The top-level calls of one timed iteration: the ops of the compiled graph's call."""
     calls = [e for e in it.cpu_children]
     compiled = [e for e in calls if e.name.startswith("## Call CompiledFxGraph")]
     top: List[Any] = []
     for c in compiled or calls:
         top.extend(c.cpu_children)
-    on_gpu = activities is not None
-    per_call, other = device_spans(top, (it.time_range.start, it.time_range.end), activities) if on_gpu else ([], [])
+    return top
+
+
+def _kernels_of_iteration(top: List[Any], matcher: _Matcher, index: int, t0: float,
+                          on_gpu: Optional[Tuple[List[List[DeviceActivity]], List[DeviceActivity]]] = None
+                          ) -> List[Dict[str, Any]]:
+    """The rows of one timed iteration: each top-level call (on the CPU) or, on CUDA (`on_gpu`: the
+    activities per call and those no call launched), each GPU activity its call launched."""
     out: List[Dict[str, Any]] = []
     seen: Dict[str, int] = {}
     for i, e in enumerate(top):
@@ -297,7 +325,7 @@ def _kernels_of_iteration(it, matcher: _Matcher, device: str, index: int, t0: fl
             name = e.name
             post, nodes, reason = matcher.extern_call(e.name, seen)
             kind = "extern"
-        spans = [(a.start_us, a.dur_us, a.name) for a in per_call[i]] if on_gpu else \
+        spans = [(a.start_us, a.dur_us, a.name) for a in on_gpu[0][i]] if on_gpu else \
             [(e.time_range.start, e.time_range.elapsed_us(), "")]
         for start, dur, device_name in spans:
             row = {"name": name, "kind": kind, "iteration": index, "start_us": start - t0, "dur_us": dur,
@@ -305,7 +333,7 @@ def _kernels_of_iteration(it, matcher: _Matcher, device: str, index: int, t0: fl
             if device_name and device_name != name:  # a GEMM's cuBLAS kernel under its aten::mm
                 row.update(name=device_name, call=name)
             out.append(row)
-    for a in other:
+    for a in on_gpu[1] if on_gpu else []:
         out.append({"name": a.name, "kind": "device", "iteration": index, "start_us": a.start_us - t0,
                     "dur_us": a.dur_us, "post_grad": [], "nodes": [],
                     "reason": "launched outside the compiled graph's calls"})
@@ -342,11 +370,16 @@ def profile_compiled(path: str, device: str = "cpu", warmup: int = 3, iters: int
                       key=lambda e: e.time_range.start)
     t0 = iters_ev[0].time_range.start if iters_ev else 0
     matcher = _Matcher(prov, known)
-    activities = device_activities(prof) if device.startswith("cuda") else None
+    tops = [_top_calls(it) for it in iters_ev]
+    per_call: List[Any] = []
+    other: List[Any] = []
+    if device.startswith("cuda"):
+        windows = [((it.time_range.start, it.time_range.end), top) for it, top in zip(iters_ev, tops)]
+        per_call, other = assign_activities(windows, device_activities(prof))
     kernels: List[Dict[str, Any]] = []
     iterations: List[Dict[str, Any]] = []
     for i, it in enumerate(iters_ev):
-        ks = _kernels_of_iteration(it, matcher, device, i, t0, activities)
+        ks = _kernels_of_iteration(tops[i], matcher, i, t0, (per_call[i], other[i]) if per_call else None)
         kernels.extend(ks)
         iterations.append({"index": i, "start_us": it.time_range.start - t0, "wall_us": it.time_range.elapsed_us()})
     return {"format": "fxlens-compiled-run", "format_version": 1, "graph": path, "backend": "inductor",
@@ -375,8 +408,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     try:
         run = profile_compiled(a.graph, a.device, a.warmup, a.iters)
-    except Exception as e:  # the graph does not load or compile: said in one line
-        print(f"fxlens.compiled: {a.graph}: {type(e).__name__}: {e}", file=sys.stderr)
+    except Exception as e:  # the graph does not load or compile: the whole message, then its gist in one line
+        text = str(e).strip()
+        print(text, file=sys.stderr)
+        gist = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        print(f"fxlens.compiled: {a.graph}: {type(e).__name__}: {gist}", file=sys.stderr)
         return 1
     tmp = a.output + ".tmp"
     with open(tmp, "w") as f:

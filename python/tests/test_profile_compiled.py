@@ -70,6 +70,19 @@ def test_compiled_without_python_says_what_is_missing(tmp_path):
     assert r.returncode != 0 and "set FXLENS_PYTHON" in r.stderr, r.stderr
 
 
+def test_compiled_names_missing_example_inputs(tmp_path):
+    """A graph naming example inputs that are not beside it is refused with the file named, before
+    any compile (not with the path of a temporary copy)."""
+    if not os.path.exists(CLI):
+        pytest.skip("fxlens-cli is not built")
+    data = json.load(open(os.path.join(ROOT, "resources", "examples", "ctr_dynamo.json")))
+    data["inputs"] = "gone.inputs.safetensors"
+    graph = tmp_path / "ctr.json"
+    graph.write_text(json.dumps(data))
+    r = subprocess.run([CLI, "profile", str(graph), "--compiled"], capture_output=True, text=True, env=_cli_env(), timeout=60)
+    assert r.returncode != 0 and str(graph) in r.stderr and "'gone.inputs.safetensors'" in r.stderr, r.stderr
+
+
 class _Ev:
     """A profiler event as _kernels_of_iteration reads it (id, name, children, time range)."""
 
@@ -79,28 +92,41 @@ class _Ev:
         self.time_range = SimpleNamespace(start=start, end=end, elapsed_us=lambda: end - start)
 
 
-def test_gpu_activities_go_to_the_call_that_launched_them():
-    """On CUDA every GPU activity of an iteration lands on the top-level call that launched it (also
-    through an op under it), and the ones no call launched are listed with a reason: the rows' times
-    sum to the GPU busy time of the window."""
+def _iteration(first_id, start):
+    """One timed iteration of a compiled graph: aten::mm (an op under it launches the GEMM) and a
+    Triton kernel, whose record carries no correlation id (0)."""
+    mm = _Ev(first_id, "aten::mm", [_Ev(first_id + 1, "aten::empty")], start + 5, start + 40)
+    triton = _Ev(0, "triton_poi_fused_add_0", (), start + 42, start + 44)
+    graph = _Ev(first_id + 2, "## Call CompiledFxGraph fabc ##", [mm, triton], start + 1, start + 45)
+    return _Ev(first_id + 3, "fxlens_iteration", [graph], start, start + 100)
+
+
+def test_gpu_activities_go_once_to_the_call_that_launched_them():
+    """On CUDA every GPU activity of the timed iterations lands once: on the top-level call whose op
+    kineto links it to, else on the call whose host time holds its launch, else as launched by no
+    call in the iteration whose window holds it. The rows' times sum to the GPU busy time."""
     from fxlens import compiled as c
     prov = c.Provenance()
     prov.kernel_post = {"triton_poi_fused_add_0:1": ["add"], "extern_kernels.mm:2": ["mm"]}
     prov.post_to_pre = {"add": ["x_add"], "mm": ["lin"]}
     matcher = c._Matcher(prov, {"x_add", "lin"})
-    mm = _Ev(11, "aten::mm", [_Ev(12, "aten::empty")])
-    triton = _Ev(13, "triton_poi_fused_add_0")
-    graph = _Ev(10, "## Call CompiledFxGraph fabc ##", [mm, triton])
-    it = _Ev(1, "fxlens_iteration_0", [graph], start=100.0, end=200.0)
-    acts = [c.DeviceActivity("sm90_gemm", 12, 110.0, 30.0),        # launched by an op under aten::mm
-            c.DeviceActivity("triton_poi_fused_add_0", 13, 145.0, 5.0),
-            c.DeviceActivity("Memset (Device)", 99, 151.0, 2.0),    # in the window, launched by no call
-            c.DeviceActivity("other_iteration", 98, 300.0, 9.0)]    # another window: not this iteration's
-    rows = c._kernels_of_iteration(it, matcher, "cuda", 0, 100.0, acts)
-    by = {r["name"]: r for r in rows}
-    assert set(by) == {"sm90_gemm", "triton_poi_fused_add_0", "Memset (Device)"}
-    assert by["sm90_gemm"]["nodes"] == ["lin"] and by["sm90_gemm"]["call"] == "aten::mm"
-    assert by["sm90_gemm"]["start_us"] == 10.0 and by["sm90_gemm"]["dur_us"] == 30.0
-    assert by["triton_poi_fused_add_0"]["nodes"] == ["x_add"]
-    assert by["Memset (Device)"]["nodes"] == [] and "outside" in by["Memset (Device)"]["reason"]
-    assert sum(r["dur_us"] for r in rows) == 37.0
+    its = [_iteration(10, 100.0), _iteration(20, 200.0)]
+    tops = [c._top_calls(it) for it in its]
+    acts = []
+    for k, base in ((11, 100.0), (21, 200.0)):
+        acts += [c.DeviceActivity("sm90_gemm", k, base + 10, 30.0, base + 7),  # linked to the op under aten::mm
+                 c.DeviceActivity("triton_poi_fused_add_0", 0, base + 50, 5.0, base + 43),  # by its launch time
+                 c.DeviceActivity("Memset (Device)", 0, base + 60, 2.0, base + 90)]  # launched by no call
+    acts.append(c.DeviceActivity("warmup_leftover", 0, 50.0, 9.0, 40.0))  # before the timed iterations
+    per_call, other = c.assign_activities([((it.time_range.start, it.time_range.end), t) for it, t in zip(its, tops)], acts)
+    rows = []
+    for i in range(2):
+        rows += c._kernels_of_iteration(tops[i], matcher, i, 100.0, (per_call[i], other[i]))
+    assert len(rows) == 6 and sum(r["dur_us"] for r in rows) == 2 * 37.0
+    for i in range(2):
+        by = {r["name"]: r for r in rows if r["iteration"] == i}
+        assert set(by) == {"sm90_gemm", "triton_poi_fused_add_0", "Memset (Device)"}
+        assert by["sm90_gemm"]["nodes"] == ["lin"] and by["sm90_gemm"]["call"] == "aten::mm"
+        assert by["sm90_gemm"]["start_us"] == 10.0 + 100 * i
+        assert by["triton_poi_fused_add_0"]["nodes"] == ["x_add"]
+        assert by["Memset (Device)"]["nodes"] == [] and "outside" in by["Memset (Device)"]["reason"]
