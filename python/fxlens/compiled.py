@@ -145,6 +145,28 @@ def _load(path: str, random_weights: bool):
     return load_graph(path, module=root)
 
 
+def place(gm: torch.fx.GraphModule, device: str) -> torch.fx.GraphModule:
+    """The graph file's module on `device`: its parameters and buffers, its plain tensor attributes
+    (constants a capture kept) and the tensors its factory calls create (a graph captured on the CPU
+    names device='cpu'; a rewrite's torch.arange names none, which means the CPU)."""
+    from .engine import _factory
+    gm = gm.to(device)
+    target = torch.device(device)
+    if target.type == "cpu":
+        return gm
+    for mod in gm.modules():
+        for k, v in list(vars(mod).items()):
+            if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
+                setattr(mod, k, v.to(target))
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and _factory(n.target):
+            dev = n.kwargs.get("device")
+            if dev is None or torch.device(dev).type == "cpu":
+                n.kwargs = {**n.kwargs, "device": target}
+    gm.recompile()
+    return gm
+
+
 def _example_inputs(path: str) -> List[torch.Tensor]:
     from .export import load_inputs
     from .graph_format import read_dict
@@ -351,7 +373,7 @@ def profile_compiled(path: str, device: str = "cpu", warmup: int = 3, iters: int
     gm = _load(path, random_weights)
     known = {n.name for n in gm.graph.nodes}
     inputs = [x.to(device) for x in _example_inputs(path)]
-    gm = gm.to(device)
+    gm = place(gm, device)
     prov = Provenance()
     with torch.no_grad(), ic.patch({"trace.provenance_tracking_level": 1, "cpp.enable_kernel_profile": True}), prov.capture():
         compiled = compile_fx(gm, inputs)
@@ -366,7 +388,9 @@ def profile_compiled(path: str, device: str = "cpu", warmup: int = 3, iters: int
                     compiled(*inputs)
                     if device.startswith("cuda"):
                         torch.cuda.synchronize()  # the iteration's window holds its GPU work
-    iters_ev = sorted((e for e in prof.events() if e.name.startswith("fxlens_iteration_")),
+    from torch.autograd import DeviceType
+    # (on CUDA each annotation also has a GPU-side copy: the host's are the iterations)
+    iters_ev = sorted((e for e in prof.events() if e.name.startswith("fxlens_iteration_") and e.device_type == DeviceType.CPU),
                       key=lambda e: e.time_range.start)
     t0 = iters_ev[0].time_range.start if iters_ev else 0
     matcher = _Matcher(prov, known)

@@ -83,6 +83,25 @@ def test_compiled_names_missing_example_inputs(tmp_path):
     assert r.returncode != 0 and str(graph) in r.stderr and "'gone.inputs.safetensors'" in r.stderr, r.stderr
 
 
+def test_place_moves_constants_and_created_tensors():
+    """A graph captured on the CPU runs on another device: parameters, plain tensor constants and the
+    tensors its factory calls create (device='cpu' or none) all go there."""
+    import torch
+    from fxlens import compiled as c
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(3))
+            self.const = torch.full((3,), 2.0)  # neither parameter nor buffer
+
+        def forward(self, x):
+            return x * self.w + self.const + torch.ones(3, device="cpu") + torch.arange(3)
+
+    gm = c.place(torch.fx.symbolic_trace(M()), "meta")
+    assert gm(torch.ones(3, device="meta")).device.type == "meta"
+
+
 class _Ev:
     """A profiler event as _kernels_of_iteration reads it (id, name, children, time range)."""
 
