@@ -12,7 +12,8 @@
 #           bench/models.py --device cuda, one process per zoo model (frozen round trips) -> models/*.json
 #           bench/opinfo_coverage.py --device cuda, one process per route               -> opinfo-cuda-*.json
 #   zoo     bench/backend_vs_inductor.py on the tangle and the zoo, merged with ctr     -> all.json/.md
-#   tune    bench/tune.py: fxlens-cli tune on the zoo, a CTR model and tangle200 (TUNE_S s each)
+#   tune    bench/tune.py: fxlens-cli tune on the zoo, a CTR model and tangle200 (TUNE_S s each;
+#           TUNE_MODELS picks)
 #                                                                   -> tune.json/.md, tune/*.html
 #   compiled  bench/compiled.py: profile --compiled (Inductor, kernels attributed to FX nodes) on
 #           tangle200, BERT-base and a CTR model, original and optimized -> compiled.json/.md,
@@ -75,7 +76,7 @@ for phase in $PHASES; do
         > "$OUT/zoo.log" ;;
     tune)
       mkdir -p "$OUT/tune"
-      $PY bench/tune.py --device cuda --budget "${TUNE_S:-120}" --out /tmp/fxlens-tune --json "$OUT/tune.json" > "$OUT/tune.md" 2>&1
+      $PY bench/tune.py --device cuda --models "${TUNE_MODELS:-ctr,resnet50,bert_base,gpt2,tangle200}" --budget "${TUNE_S:-120}" --out /tmp/fxlens-tune --json "$OUT/tune.json" > "$OUT/tune.md" 2>&1
       cp /tmp/fxlens-tune/*.report.html /tmp/fxlens-tune/*.trace.json "$OUT/tune/" 2>/dev/null ;;
     compiled)
       rm -rf /tmp/fxlens-compiled; mkdir -p "$OUT/compiled"

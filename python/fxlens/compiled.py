@@ -246,9 +246,15 @@ class _Matcher:
         return post or [], nodes, reason
 
 
+def _runtime_call(name: str) -> bool:
+    """A CUDA runtime or driver call (cudaLaunchKernel, cuLaunchKernelEx, ...): its correlation id is
+    CUPTI's, another id space than the ops'."""
+    return name.startswith("cu")
+
+
 def _ids_under(e) -> List[int]:
-    """The correlation ids of a profiler event and of every op under it (0: none recorded)."""
-    ids = [e.id] if e.id > 0 else []
+    """The correlation ids of a profiler op and of every op under it (0: none recorded)."""
+    ids = [e.id] if e.id > 0 and not _runtime_call(e.name) else []
     for c in e.cpu_children:
         ids.extend(_ids_under(c))
     return ids
@@ -279,7 +285,7 @@ def device_activities(prof) -> List[DeviceActivity]:
         if ev.device_type() == DeviceType.CUDA:
             if not ev.is_user_annotation():
                 found.append(ev)
-        elif ev.name().startswith(("cuda", "cu")) and ev.correlation_id() > 0:
+        elif _runtime_call(ev.name()) and ev.correlation_id() > 0:
             launches[ev.correlation_id()] = (ev.start_ns() - base) / 1000.0
     return [DeviceActivity(ev.name(), ev.linked_correlation_id(), (ev.start_ns() - base) / 1000.0,
                            ev.duration_ns() / 1000.0, launches.get(ev.correlation_id())) for ev in found]
@@ -288,8 +294,9 @@ def device_activities(prof) -> List[DeviceActivity]:
 def assign_activities(iterations: List[Tuple[Tuple[float, float], List[Any]]], activities: List[DeviceActivity]
                       ) -> Tuple[List[List[List[DeviceActivity]]], List[List[DeviceActivity]]]:
     """Each GPU activity of the timed iterations, once: to the top-level call of the compiled graph
-    that launched it (by the op kineto links it to, else by the host time of its launch inside the
-    call), else to the iteration whose window holds its launch (or start) as launched by no call.
+    that launched it (the call whose host time holds its runtime launch; without a launch seen, the
+    call holding the op kineto links it to), else to the iteration whose window holds its launch (or
+    start) as launched by no call.
     `iterations`: (window, top-level calls) per iteration. Returns the activities per call of each
     iteration and the unclaimed ones per iteration; activities outside every window are left out."""
     owner: Dict[int, Tuple[int, int]] = {}
@@ -305,11 +312,13 @@ def assign_activities(iterations: List[Tuple[Tuple[float, float], List[Any]]], a
     other: List[List[DeviceActivity]] = [[] for _ in iterations]
     import bisect
     for a in activities:
-        where = owner.get(a.launched_by) if a.launched_by > 0 else None
-        if where is None and a.launch_us is not None:
+        where = None
+        if a.launch_us is not None:
             k = bisect.bisect_right(starts, a.launch_us) - 1
             if k >= 0 and spans[k][0] <= a.launch_us <= spans[k][1]:
                 where = (spans[k][2], spans[k][3])
+        elif a.launched_by > 0:
+            where = owner.get(a.launched_by)
         if where is not None:
             per_call[where[0]][where[1]].append(a)
             continue
