@@ -150,3 +150,21 @@ def test_gpu_activities_go_once_to_the_call_that_launched_them():
         assert by["sm90_gemm"]["start_us"] == 10.0 + 100 * i
         assert by["triton_poi_fused_add_0"]["nodes"] == ["x_add"]
         assert by["Memset (Device)"]["nodes"] == [] and "outside" in by["Memset (Device)"]["reason"]
+
+
+def test_rows_the_profiler_lost_the_launch_of_take_their_place():
+    """Where the host side of some launches is missing in one iteration, its GPU activities take the
+    attribution of the same place in a complete iteration, when both launched the same sequence;
+    an iteration that launched something else keeps its rows unattributed."""
+    from fxlens import compiled as c
+
+    def row(name, start, nodes):
+        return {"name": name, "kind": "kernel", "start_us": start, "dur_us": 1.0, "post_grad": ["p"] if nodes else [],
+                "nodes": nodes, "reason": "" if nodes else c._OUTSIDE}
+
+    good = [row("gemm", 0, ["lin"]), row("triton_a", 2, ["add"]), row("gemm", 4, ["lin2"])]
+    lost = [row("gemm", 10, ["lin"]), row("triton_a", 12, []), row("gemm", 14, [])]
+    other = [row("gemm", 20, ["lin"]), row("memset", 22, [])]
+    assert c.fill_by_position([good, lost, other]) == 2
+    assert [r["nodes"] for r in lost] == [["lin"], ["add"], ["lin2"]]
+    assert other[1]["nodes"] == [] and other[1]["reason"] == c._OUTSIDE
