@@ -37,6 +37,7 @@ struct Args {
     std::string output, to, trace;
     std::string preset = "all";
     std::string patterns, patternDir, pattern, node;
+    std::string postGrad; ///< profile --compiled --post-grad: pattern files run inside Inductor on its post-grad graph
     long steps = -1;
     bool checked = false, verify = false, verifyEach = false;
     std::string device = "cpu";

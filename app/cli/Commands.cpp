@@ -57,9 +57,9 @@ const std::vector<Command> &commands()
          "history (--preset / --patterns) and profiles the versions listed, one table per version and a table of all; -o "
          "saves them as one profile set (the app's per-version chart reads it). A saved profile set prints the same. "
          "--compiled compiles each version with Inductor instead (through the Python companion) and attributes every "
-         "kernel to the FX nodes it came from",
+         "kernel to the FX nodes it came from; --post-grad runs pattern files inside that compile, on Inductor's post-grad graph",
          withExec({"-o", "--compare", "--compare-output", "--optimize", "--versions", "--iters", "--warmup", "--freeze", "--cuda-graph",
-                   "--trace", "--raw-events", "--host-ops", "--compiled", "--preset", "--patterns", "--pattern-dir"}),
+                   "--trace", "--raw-events", "--host-ops", "--compiled", "--post-grad", "--preset", "--patterns", "--pattern-dir"}),
          cmdProfile},
         {"tune", "<graph.json>",
          "choose the patterns, the order of their families and which matches to apply by measured time of the whole "

@@ -7,6 +7,7 @@
 #include "io/GraphJson.h"
 #include "ir/GraphInfo.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -151,10 +152,20 @@ int profileCompiled(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &grap
             return kFailed;
         }
         copySideFiles(g, sources[gi], graphFile.string());
-        const std::string why = runCompanion(python,
-                                             {graphFile.string(), "--device", a.deviceGiven ? a.device : "cpu", "--warmup",
-                                              std::to_string(a.warmup), "--iters", std::to_string(a.iters), "-o", runFile.string()},
-                                             dir / "stderr.txt");
+        std::vector<std::string> args = {graphFile.string(), "--device", a.deviceGiven ? a.device : "cpu", "--warmup",
+                                         std::to_string(a.warmup),     "--iters",  std::to_string(a.iters),
+                                         "-o",                         runFile.string()};
+        if (!a.postGrad.empty()) {
+            std::string paths; // absolute, since the companion runs on a copy of the graph elsewhere
+            for (size_t from = 0; from <= a.postGrad.size();) {
+                const size_t comma = std::min(a.postGrad.find(',', from), a.postGrad.size());
+                if (comma > from)
+                    paths += (paths.empty() ? "" : ",") + fs::absolute(a.postGrad.substr(from, comma - from), ec).string();
+                from = comma + 1;
+            }
+            args.insert(args.end(), {"--post-grad", paths});
+        }
+        const std::string why = runCompanion(python, args, dir / "stderr.txt");
         if (!why.empty()) {
             std::cerr << "fxlens-cli profile --compiled: " << sources[gi] << ": " << why << "\n";
             return kFailed;

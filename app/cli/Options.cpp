@@ -122,6 +122,10 @@ const std::vector<Option> &options()
          "profile: compile with Inductor (through the Python companion: FXLENS_PYTHON, else python3) and attribute its kernels "
          "to FX nodes",
          flag(&Args::compiled)},
+        {"--post-grad", nullptr, "PATHS",
+         "profile --compiled: also run these pattern files (.fxpat files or folders, comma-separated) inside Inductor, on its "
+         "post-grad graph right before it lowers it (fxlens.post_grad_pass)",
+         text(&Args::postGrad)},
         {"--host-ops", nullptr, nullptr, "on CUDA, also record the ATen ops on the host", flag(&Args::hostOps)},
         {"--pattern", nullptr, "P", "explain: a pattern name or .fxpat file", text(&Args::pattern)},
         {"--node", nullptr, "NODE", "explain: the node to explain the match at", text(&Args::node)},

@@ -200,6 +200,8 @@ class PreGradPass:
     compile (its pre-grad graph: Torch IR, weights as inputs; nothing is folded). Keeps `stats` as
     the backend does."""
 
+    where, ir, source = "pre_grad", "torch", "inductor_pre_grad"
+
     def __init__(self, preset: str, patterns: Optional[Iterable[str]], max_steps: Optional[int], strict: bool):
         self.engine = engine_for(patterns)
         self.paths = list(self.engine.paths)
@@ -228,8 +230,11 @@ class PreGradPass:
                         h.update(fh.read())
         return h.hexdigest()
 
+    def _after(self, graph: fx.Graph) -> None:
+        """What the rewritten graph needs before Inductor goes on with it."""
+
     def __call__(self, graph: fx.Graph) -> None:
-        name = f"pre_grad_{len(self.stats)}"
+        name = f"{self.where}_{len(self.stats)}"
         stat: Dict[str, Any] = {"graph": name, "nodes_before": 0, "nodes_after": 0, "steps": 0, "mode": "passthrough"}
         self.stats.append(stat)
         t0 = time.perf_counter()
@@ -237,25 +242,28 @@ class PreGradPass:
             gm = graph.owning_module if graph.owning_module is not None else fx.GraphModule(torch.nn.Module(), graph)
             if _symbolic(gm, []):
                 stat["reason"] = "symbolic sizes"
-                warnings.warn(f"fxlens.pre_grad_pass: {name} has symbolic sizes; left unchanged", stacklevel=2)
+                warnings.warn(f"fxlens.{self.where}_pass: {name} has symbolic sizes; left unchanged", stacklevel=2)
                 return
-            result = self.engine.optimize_graph(gm, name=name, ir="torch", source="inductor_pre_grad",
+            result = self.engine.optimize_graph(gm, name=name, ir=self.ir, source=self.source,
                                                 preset=self.preset, max_steps=self.max_steps)
-            replace_graph(graph, result.graph)
+            if result.steps:
+                replace_graph(graph, result.graph)
+                self._after(graph)
             stat.update(nodes_before=result.nodes_before, nodes_after=result.nodes_after, steps=len(result.steps),
-                        mode="pre_grad")
+                        mode=self.where, rewrites_by_pattern=result.rewrites_by_pattern)
         except Exception as e:
             if self.strict:
                 raise
             stat["reason"] = f"{type(e).__name__}: {e}"
-            warnings.warn(f"fxlens.pre_grad_pass: {name} left unchanged: {type(e).__name__}: "
+            warnings.warn(f"fxlens.{self.where}_pass: {name} left unchanged: {type(e).__name__}: "
                           f"{str(e).splitlines()[0] if str(e) else ''}", stacklevel=2)
         finally:
             stat["fxlens_seconds"] = time.perf_counter() - t0
 
 
 def replace_graph(graph: fx.Graph, new: fx.Graph) -> None:
-    """Replaces `graph`'s nodes with `new`'s in place (the placeholders, matched by name, stay)."""
+    """Replaces `graph`'s nodes with `new`'s in place (the placeholders, matched by name, stay; the
+    other nodes keep the meta `new` gives them)."""
     old_placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
     first = next((n for n in graph.nodes if n.op != "placeholder"), None)
     env: Dict[fx.Node, fx.Node] = {}
@@ -288,4 +296,13 @@ def pre_grad_pass(preset: str = "all", patterns: Optional[Iterable[str]] = None,
     return PreGradPass(preset, patterns, max_steps, strict)
 
 
-__all__ = ["backend", "Backend", "pre_grad_pass", "PreGradPass", "lift_weights", "restore_inputs", "replace_graph"]
+def post_grad_pass(preset: str = "all", patterns: Optional[Iterable[str]] = None, *, max_steps: Optional[int] = None,
+                   strict: bool = False):
+    """A pass for ``torch._inductor.config.post_grad_custom_post_pass``: fxlens' patterns (ATen-level
+    ones: ``level = "aten"`` or ``"both"``) and the pattern files in `patterns` applied to Inductor's
+    post-grad graph of every compile, right before it lowers it (fxlens.inductor_pass.PostGradPass)."""
+    from .inductor_pass import PostGradPass
+    return PostGradPass(preset, patterns, max_steps, strict)
+
+
+__all__ = ["backend", "Backend", "pre_grad_pass", "PreGradPass", "post_grad_pass", "lift_weights", "restore_inputs", "replace_graph"]

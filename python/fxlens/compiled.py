@@ -403,9 +403,11 @@ def fill_by_position(per_iteration: List[List[Dict[str, Any]]]) -> int:
 
 
 def profile_compiled(path: str, device: str = "cpu", warmup: int = 3, iters: int = 10,
-                     random_weights: bool = True) -> Dict[str, Any]:
+                     random_weights: bool = True, post_grad: Optional[List[str]] = None) -> Dict[str, Any]:
     """Compiles the graph file with Inductor, profiles `iters` timed iterations after `warmup`, and
-    returns the run as `fxlens-compiled-run` JSON (kernels with their post-grad and FX nodes)."""
+    returns the run as `fxlens-compiled-run` JSON (kernels with their post-grad and FX nodes).
+    `post_grad`: pattern files run inside the compile on Inductor's post-grad graph (what they
+    rewrote is in the run's `post_grad_pass`)."""
     import torch._inductor.config as ic
     from torch._inductor.compile_fx import compile_fx
     from torch.profiler import ProfilerActivity, profile, record_function
@@ -415,7 +417,13 @@ def profile_compiled(path: str, device: str = "cpu", warmup: int = 3, iters: int
     inputs = [x.to(device) for x in _example_inputs(path)]
     gm = place(gm, device)
     prov = Provenance()
-    with torch.no_grad(), ic.patch({"trace.provenance_tracking_level": 1, "cpp.enable_kernel_profile": True}), prov.capture():
+    patch: Dict[str, Any] = {"trace.provenance_tracking_level": 1, "cpp.enable_kernel_profile": True}
+    user_pass = None
+    if post_grad:
+        from .backend import post_grad_pass
+        user_pass = post_grad_pass(patterns=post_grad, strict=True)
+        patch["post_grad_custom_post_pass"] = user_pass
+    with torch.no_grad(), ic.patch(patch), prov.capture():
         compiled = compile_fx(gm, inputs)
         for _ in range(warmup):
             compiled(*inputs)
@@ -451,7 +459,8 @@ def profile_compiled(path: str, device: str = "cpu", warmup: int = 3, iters: int
     return {"format": "fxlens-compiled-run", "format_version": 1, "graph": path, "backend": "inductor",
             "device": device, "device_name": _device_name(device), "torch": torch.__version__,
             "warmup": warmup, "iterations": iterations, "kernels": kernels,
-            "provenance": {"kernels": prov.kernel_post, "post_to_pre": prov.post_to_pre}}
+            "provenance": {"kernels": prov.kernel_post, "post_to_pre": prov.post_to_pre},
+            "post_grad_pass": user_pass.stats if user_pass is not None else None}
 
 
 def summary(run: Dict[str, Any]) -> Tuple[float, float, int]:
@@ -468,12 +477,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("-o", "--output", required=True)
+    ap.add_argument("--post-grad", default="", help="pattern files or folders (comma-separated) run on Inductor's post-grad graph")
     a = ap.parse_args(argv)
     if a.device.startswith("cuda") and not torch.cuda.is_available():
         print(f"fxlens.compiled: --device {a.device}: this PyTorch sees no CUDA device", file=sys.stderr)
         return 2
     try:
-        run = profile_compiled(a.graph, a.device, a.warmup, a.iters)
+        run = profile_compiled(a.graph, a.device, a.warmup, a.iters,
+                               post_grad=[p for p in a.post_grad.split(",") if p] or None)
     except Exception as e:  # the graph does not load or compile: the whole message, then its gist in one line
         text = str(e).strip()
         print(text, file=sys.stderr)
@@ -484,6 +495,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     with open(tmp, "w") as f:
         json.dump(run, f)
     os.replace(tmp, a.output)
+    for st in run.get("post_grad_pass") or []:
+        done = ", ".join(f"{k} ×{v}" for k, v in sorted(st.get("rewrites_by_pattern", {}).items())) or "nothing"
+        print(f"fxlens.compiled: post-grad patterns on {st['graph']}: {st['nodes_before']} -> {st['nodes_after']} nodes "
+              f"({done})" + (f"; left unchanged: {st['reason']}" if st.get("reason") else ""))
     attributed, busy, missing = summary(run)
     placed = sum(1 for k in run["kernels"] if k.get("placed"))
     print(f"fxlens.compiled: {len(run['kernels'])} kernels in {len(run['iterations'])} iterations; "

@@ -293,3 +293,49 @@ def test_trace_fixture_is_what_the_backend_writes(tmp_path):
         now, kept = json.load(f), json.load(g)
     assert now["session"] == kept["session"]
     assert _nodes(json.dumps(now)) == _nodes(json.dumps(kept))
+
+
+# ----------------------------------------------------------------------------- fxlens.post_grad_pass
+
+@pytest.mark.slow
+def test_post_grad_pass_runs_a_users_aten_pattern(tmp_path):
+    """A pattern file written for ATen graphs runs inside Inductor, on its post-grad graph right before
+    lowering: the compiled model computes the same, the pass says what it rewrote, and the nodes it
+    created carry the fake values lowering reads."""
+    from torch._inductor import config
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "double_neg_aten.fxpat").write_text(
+        'name = "double_neg_aten"\nlevel = "aten"\n\ndef pattern(x: Tensor):\n'
+        "    return aten.neg.default(aten.neg.default(x))\n\ndef replacement(x):\n    return x\n")
+
+    class M(torch.nn.Module):
+        def forward(self, x, y):
+            return torch.sin(torch.neg(torch.neg(x @ y)) * 2)
+
+    p = fxlens.post_grad_pass(patterns=[str(mine)], strict=True)
+    x, y = torch.randn(8, 8), torch.randn(8, 8)
+    torch._dynamo.reset()
+    with torch.no_grad(), config.patch(post_grad_custom_post_pass=p, fx_graph_cache=False):
+        out = torch.compile(M())(x, y)
+    torch._dynamo.reset()
+    _close(out, M()(x, y))
+    assert p.stats and p.stats[0]["mode"] == "post_grad", p.stats
+    assert p.stats[0]["rewrites_by_pattern"].get("double_neg_aten") == 1, p.stats
+    assert p.stats[0]["nodes_after"] < p.stats[0]["nodes_before"]
+    assert p.uuid() != fxlens.post_grad_pass().uuid()  # Inductor's cache keys on the user's patterns
+
+
+def test_post_grad_pass_gives_created_nodes_fake_values():
+    """A node a rewrite creates in the post-grad graph gets its fake value from the placeholders'."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from fxlens.inductor_pass import propagate_fake_values
+    g = torch.fx.Graph()
+    a = g.placeholder("a")
+    s = g.call_function(torch.ops.aten.sin.default, (a,))
+    g.output(s)
+    gm = torch.fx.GraphModule(torch.nn.Module(), g)
+    with FakeTensorMode() as mode:
+        a.meta["val"] = mode.from_tensor(torch.randn(3, 4))
+    assert propagate_fake_values(gm.graph) == 1
+    assert tuple(s.meta["val"].shape) == (3, 4)

@@ -168,3 +168,31 @@ def test_rows_the_profiler_lost_the_launch_of_take_their_place():
     assert c.fill_by_position([good, lost, other]) == 2
     assert [r["nodes"] for r in lost] == [["lin"], ["add"], ["lin2"]]
     assert other[1]["nodes"] == [] and other[1]["reason"] == c._OUTSIDE
+
+
+@pytest.mark.slow
+def test_profile_compiled_runs_post_grad_patterns(tmp_path):
+    """`profile --compiled --post-grad DIR`: the user's ATen pattern runs inside Inductor's compile on
+    its post-grad graph, the companion says what it rewrote, and the kernels are still attributed."""
+    if not os.path.exists(CLI):
+        pytest.skip("fxlens-cli is not built")
+    import torch
+    import fxlens
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.sin(torch.neg(torch.neg(x)) * 2)
+
+    graph = tmp_path / "negneg.json"
+    fxlens.export_module(M(), [torch.randn(16, 16)], str(graph), weights=True)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "double_neg_aten.fxpat").write_text(
+        'name = "double_neg_aten"\nlevel = "aten"\n\ndef pattern(x: Tensor):\n'
+        "    return aten.neg.default(aten.neg.default(x))\n\ndef replacement(x):\n    return x\n")
+    out = tmp_path / "p.fxprof.json"
+    r = subprocess.run([CLI, "profile", str(graph), "--compiled", "--post-grad", str(mine), "--iters", "2", "--warmup", "1",
+                        "-o", str(out)], capture_output=True, text=True, env=_cli_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "double_neg_aten ×1" in r.stdout, r.stdout
+    assert "(100.0%)" in r.stdout, r.stdout
