@@ -152,9 +152,9 @@ int profileCompiled(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &grap
             return kFailed;
         }
         copySideFiles(g, sources[gi], graphFile.string());
-        std::vector<std::string> args = {graphFile.string(), "--device", a.deviceGiven ? a.device : "cpu", "--warmup",
-                                         std::to_string(a.warmup),     "--iters",  std::to_string(a.iters),
-                                         "-o",                         runFile.string()};
+        std::vector<std::string> args = {graphFile.string(),       "--device", a.deviceGiven ? a.device : "cpu", "--warmup",
+                                         std::to_string(a.warmup), "--iters",  std::to_string(a.iters),          "-o",
+                                         runFile.string()};
         if (!a.postGrad.empty()) {
             std::string paths; // absolute, since the companion runs on a copy of the graph elsewhere
             for (size_t from = 0; from <= a.postGrad.size();) {
