@@ -15,6 +15,7 @@ namespace fxlens::views {
 namespace {
 
 constexpr double kMargin = 9, kStep = 6; ///< an outline's margin around its items; per outline inside it
+constexpr int kMaxNesting = 4;           ///< outlines inside one that widen it (more share its margin)
 constexpr int kLabelPixels = 10;
 
 QColor outlineColour(bool dark) { return dark ? QColor(190, 150, 255) : QColor(120, 60, 190); }
@@ -51,15 +52,46 @@ void GraphCanvas::placeKernelGroups()
 {
     m_kernelOutlines.assign(m_kernelGroups.size(), {});
     std::vector<QRectF> raw(m_kernelGroups.size());
+    auto rectOf = [this](int i) {
+        const auto &it = m_view.items[size_t(i)];
+        return QRectF(it.x, it.y, it.w, it.h);
+    };
+    std::vector<int> rings(m_view.items.size(), 0); // rings drawn around each item so far
+    std::vector<int> alone(m_view.items.size(), 0); // kernels whose nodes all lie in this one collapsed module box
+    for (const auto &k : m_kernelGroups) {
+        int only = -1;
+        for (const ir::Node *n : k.nodes)
+            if (const int i = itemOf(n); i >= 0)
+                only = only == -1 || only == i ? i : -2;
+        if (only >= 0 && m_view.items[size_t(only)].kind == layout::ViewItem::Kind::Module)
+            ++alone[size_t(only)];
+    }
     for (size_t g = 0; g < m_kernelGroups.size(); ++g) {
         auto &o = m_kernelOutlines[g];
+        o.text = groupLabel(m_kernelGroups[g]);
         for (const ir::Node *n : m_kernelGroups[g].nodes)
             if (const int i = itemOf(n); i >= 0 && std::find(o.items.begin(), o.items.end(), i) == o.items.end()) {
                 o.items.push_back(i);
-                const auto &it = m_view.items[size_t(i)];
-                raw[g] = raw[g].united(QRectF(it.x, it.y, it.w, it.h));
+                raw[g] = raw[g].united(rectOf(i));
             }
-        o.text = groupLabel(m_kernelGroups[g]);
+        // Kernels inside one collapsed module box: the box stands for them until it is expanded
+        // (an outline for each would only ring the box again and again).
+        if (o.items.size() == 1 && alone[size_t(o.items[0])] > 1) {
+            raw[g] = QRectF();
+            continue;
+        }
+        // Scattered (its box would cover items of other kernels): a ring around each of its items.
+        bool scattered = false;
+        for (const int i : itemsIn(raw[g]))
+            scattered = scattered || (std::find(o.items.begin(), o.items.end(), i) == o.items.end() && raw[g].intersects(rectOf(i)));
+        if (!scattered)
+            continue;
+        for (const int i : o.items) {
+            const double m = kMargin + kStep * std::min(rings[size_t(i)]++, kMaxNesting);
+            o.rings.push_back(rectOf(i).adjusted(-m, -m, m, m));
+            o.rect = o.rect.united(o.rings.back());
+        }
+        raw[g] = QRectF();
     }
     // Nesting: an outline leaves room for each outline inside its rectangle (equal rectangles: the
     // later one outside), so every outline stays visible.
@@ -70,7 +102,9 @@ void GraphCanvas::placeKernelGroups()
         for (size_t h = 0; h < raw.size(); ++h)
             if (h != g && !raw[h].isEmpty() && inside(raw[h], raw[g]) && (raw[h] != raw[g] || h < g))
                 ++within;
-        const double m = kMargin + kStep * within;
+        for (const int i : m_kernelOutlines[g].items)
+            within = std::max(within, rings[size_t(i)]);
+        const double m = kMargin + kStep * std::min(within, kMaxNesting);
         m_kernelOutlines[g].rect = raw[g].adjusted(-m, -m, m, m);
     }
     // Labels: on the outline's top edge near its left corner (as a titled border), else near its
@@ -85,10 +119,11 @@ void GraphCanvas::placeKernelGroups()
         auto &o = m_kernelOutlines[g];
         if (o.rect.isEmpty())
             continue;
+        const QRectF box = o.rings.empty() ? o.rect : o.rings.front(); // a scattered kernel's label: on its first ring
         const QSizeF size(std::min(fm.horizontalAdvance(o.text) + 6, 320.0), fm.height() + 2);
-        const double left = o.rect.left() + 8, right = o.rect.right() - 8 - size.width();
-        const double top = o.rect.top() - size.height() / 2, bottom = o.rect.bottom() - size.height() / 2;
-        const QPointF outsideLeft(o.rect.left() - size.width() - 3, o.rect.top()), outsideRight(o.rect.right() + 3, o.rect.top());
+        const double left = box.left() + 8, right = box.right() - 8 - size.width();
+        const double top = box.top() - size.height() / 2, bottom = box.bottom() - size.height() / 2;
+        const QPointF outsideLeft(box.left() - size.width() - 3, box.top()), outsideRight(box.right() + 3, box.top());
         for (const QPointF at :
              {QPointF(left, top), QPointF(right, top), QPointF(left, bottom), QPointF(right, bottom), outsideLeft, outsideRight}) {
             const QRectF r(at, size);
@@ -120,14 +155,16 @@ void GraphCanvas::paintKernelGroups(QPainter &p, double scale) const
         if (o.rect.isEmpty() || int(g) == m_kernelGroup)
             continue;
         p.setPen(QPen(ink, 1.5 * px));
-        p.drawRoundedRect(o.rect, 8, 8);
+        for (const QRectF &r : o.rings.empty() ? std::vector<QRectF>{o.rect} : o.rings)
+            p.drawRoundedRect(r, 8, 8);
     }
     if (const auto *sel = m_kernelGroup >= 0 ? &m_kernelOutlines[size_t(m_kernelGroup)] : nullptr; sel && !sel->rect.isEmpty()) {
         QColor wash = strong;
         wash.setAlpha(40);
         p.setPen(QPen(strong, 3 * px));
         p.setBrush(wash);
-        p.drawRoundedRect(sel->rect, 8, 8);
+        for (const QRectF &r : sel->rings.empty() ? std::vector<QRectF>{sel->rect} : sel->rings)
+            p.drawRoundedRect(r, 8, 8);
         p.setBrush(Qt::NoBrush);
         for (const int i : sel->items) {
             const auto &it = m_view.items[size_t(i)];
@@ -167,10 +204,12 @@ int GraphCanvas::kernelGroupAt(QPointF pos) const
             return int(g);
         if (o.rect.isEmpty())
             continue;
-        const bool onEdge = o.rect.adjusted(-tol, -tol, tol, tol).contains(s) && !o.rect.adjusted(tol, tol, -tol, -tol).contains(s);
-        const double area = o.rect.width() * o.rect.height();
-        if (onEdge && (best < 0 || area < bestArea))
-            best = int(g), bestArea = area;
+        for (const QRectF &r : o.rings.empty() ? std::vector<QRectF>{o.rect} : o.rings) {
+            const bool onEdge = r.adjusted(-tol, -tol, tol, tol).contains(s) && !r.adjusted(tol, tol, -tol, -tol).contains(s);
+            const double area = r.width() * r.height();
+            if (onEdge && (best < 0 || area < bestArea))
+                best = int(g), bestArea = area;
+        }
     }
     return best;
 }

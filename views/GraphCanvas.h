@@ -301,9 +301,10 @@ private:
     int m_selected = -1;
     CanvasOverlays m_overlays;
     struct KernelOutline {
-        QRectF rect, label;
+        QRectF rect, label; ///< rect: the outline (scattered: around all its rings)
         QString text;
         std::vector<int> items;
+        std::vector<QRectF> rings; ///< scattered over the drawing (a box around them would cover other items): one ring per item
     };
     std::vector<KernelGroup> m_kernelGroups;
     std::vector<KernelOutline> m_kernelOutlines; ///< per group, placed on the view

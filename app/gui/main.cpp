@@ -31,6 +31,9 @@ struct Options {
                              QStringLiteral("S")};
     QCommandLineOption expandAll{QStringLiteral("expand-all"), QStringLiteral("Every module expanded (in the window and with --export).")};
     QCommandLineOption constants{QStringLiteral("show-constants"), QStringLiteral("With --export: parameters and constants as nodes.")};
+    QCommandLineOption expand{QStringLiteral("expand"), QStringLiteral("Expand this module and the modules around it (repeatable)."),
+                              QStringLiteral("module")};
+    QCommandLineOption select{QStringLiteral("select"), QStringLiteral("Select this node and bring it into view."), QStringLiteral("node")};
 
     void describe(QCommandLineParser &parser)
     {
@@ -38,7 +41,7 @@ struct Options {
         parser.addHelpOption();
         parser.addVersionOption();
         parser.addPositionalArgument(QStringLiteral("graph"), QStringLiteral("FX graph file (.json, .json.gz) to open"));
-        for (auto *o : {&screenshot, &applySteps, &exportTo, &scale, &expandAll, &constants})
+        for (auto *o : {&screenshot, &applySteps, &exportTo, &scale, &expandAll, &constants, &expand, &select})
             parser.addOption(*o);
     }
 };
@@ -129,6 +132,13 @@ int main(int argc, char **argv)
         ok = w.openFile(files.first());
     if (ok && parser.isSet(o.expandAll))
         w.canvas()->expandAll();
+    for (const QString &m : ok ? parser.values(o.expand) : QStringList{}) {
+        const QStringList parts = m.split(QLatin1Char('.'));
+        for (int i = 1; i <= parts.size(); ++i)
+            w.canvas()->setExpanded(parts.mid(0, i).join(QLatin1Char('.')), true);
+    }
+    if (ok && parser.isSet(o.select) && !w.canvas()->selectNode(parser.value(o.select)))
+        std::fprintf(stderr, "fxlens: --select %s: no such node\n", qPrintable(parser.value(o.select)));
     if (ok && parser.isSet(o.applySteps)) {
         const int n = parser.value(o.applySteps).toInt();
         for (int i = 0; i < n && w.debugger()->applySelected(); ++i) {
