@@ -451,10 +451,11 @@ void CompareView::follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &to
         const double dx = it.x + it.w / 2 - c.x(), dy = it.y + it.h / 2 - c.y(), d = dx * dx + dy * dy;
         if (d >= best)
             continue;
-        // Its counterpart: the same node, or the same module box.
+        // Its counterpart: the same node (name in its module), or the same module box.
         int other = -1;
         if (it.node) {
-            if (const ir::Node *n = toGraph.find(it.node->name()); n && n->id() < tv.itemOfNode.size())
+            if (const ir::Node *n = toGraph.find(it.node->name());
+                n && n->meta().modulePath() == it.node->meta().modulePath() && n->id() < tv.itemOfNode.size())
                 other = tv.itemOfNode[n->id()];
         } else if (auto b = boxes.find(boxKey(it)); b != boxes.end()) {
             other = b->second;
