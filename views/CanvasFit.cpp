@@ -7,6 +7,22 @@
 
 namespace fxlens::views {
 
+QRectF GraphCanvas::fitArea(QSizeF widget, const QRect &legend, QSizeF content)
+{
+    const double margin = 20;
+    // The drawing goes above the legend or beside it, whichever leaves it larger: at first sight no
+    // node lies under the legend.
+    const QRectF area(margin, margin, widget.width() - 2 * margin, widget.height() - 2 * margin);
+    if (legend.isEmpty())
+        return area;
+    const auto scaleIn = [&](const QRectF &r) {
+        return std::min(r.width() / std::max(content.width(), 1.0), r.height() / std::max(content.height(), 1.0));
+    };
+    const QRectF above(area.left(), area.top(), area.width(), std::max(1.0, legend.top() - margin / 2 - area.top()));
+    const QRectF beside(legend.right() + margin / 2, area.top(), std::max(1.0, area.right() - legend.right() - margin / 2), area.height());
+    return scaleIn(above) >= scaleIn(beside) ? above : beside;
+}
+
 void GraphCanvas::fitToView()
 {
     if (m_view.items.empty() || width() <= 0 || height() <= 0) {
@@ -15,18 +31,7 @@ void GraphCanvas::fitToView()
         update();
         return;
     }
-    const double margin = 20;
-    // The drawing goes above the legend or beside it, whichever leaves it larger: at first sight no
-    // node lies under the legend.
-    QRectF area(margin, margin, width() - 2 * margin, height() - 2 * margin);
-    const auto scaleIn = [&](const QRectF &r) {
-        return std::min(r.width() / std::max(m_view.width, 1.0), r.height() / std::max(m_view.height, 1.0));
-    };
-    if (const QRect lg = legendRect(); !lg.isEmpty()) {
-        const QRectF above(area.left(), area.top(), area.width(), std::max(1.0, lg.top() - margin / 2 - area.top()));
-        const QRectF beside(lg.right() + margin / 2, area.top(), std::max(1.0, area.right() - lg.right() - margin / 2), area.height());
-        area = scaleIn(above) >= scaleIn(beside) ? above : beside;
-    }
+    const QRectF area = fitArea(size(), legendRect(), QSizeF(m_view.width, m_view.height));
     const double across = area.width() / std::max(m_view.width, 1.0), down = area.height() / std::max(m_view.height, 1.0);
     m_scale = std::clamp(std::min(across, down), 1e-5, 2.0); // a small graph is enlarged, up to twice its size
     m_offset = QPointF(area.center().x() - m_view.width * m_scale / 2, area.center().y() - m_view.height * m_scale / 2);

@@ -86,4 +86,13 @@ bool GraphCanvas::revealInOverview(int item)
     return true;
 }
 
+void GraphCanvas::foldModules(const std::set<std::string> &modules)
+{
+    const auto inside = [&](const std::string &path) {
+        return std::any_of(modules.begin(), modules.end(), [&](const std::string &m) { return path == m || path.rfind(m + ".", 0) == 0; });
+    };
+    if (std::erase_if(m_expanded, inside) > 0)
+        relayout(false, Placement::InPlace);
+}
+
 } // namespace fxlens::views

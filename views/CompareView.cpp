@@ -14,6 +14,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListView>
+#include <QMouseEvent>
 #include <QPushButton>
 #include <QSplitter>
 #include <QToolButton>
@@ -21,7 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
+#include <set>
 #include <unordered_map>
 
 namespace fxlens::views {
@@ -29,13 +30,21 @@ namespace fxlens::views {
 namespace {
 
 /// A node's identity across versions: its name (FX names are unique and kept by rewrites for the
-/// nodes they do not touch); what it computes: its printed form.
+/// nodes they do not touch) in its module (a rewrite may give a freed name to a new node elsewhere:
+/// that is another node); what it computes: its printed form.
 std::unordered_map<std::string, const ir::Node *> byName(const ir::Graph &g)
 {
     std::unordered_map<std::string, const ir::Node *> out;
     for (const ir::Node *n = g.first(); n; n = n->next())
         out.emplace(n->name(), n);
     return out;
+}
+
+/// The node of `other` that is `n` (by identity), or nullptr.
+const ir::Node *counterpart(const ir::Node *n, const std::unordered_map<std::string, const ir::Node *> &other)
+{
+    const auto it = other.find(n->name());
+    return it != other.end() && it->second->meta().modulePath() == n->meta().modulePath() ? it->second : nullptr;
 }
 
 /// The scene rectangle of the items showing these nodes (empty when none has one).
@@ -48,14 +57,6 @@ QRectF sceneRectOf(const GraphCanvas &c, const std::vector<const ir::Node *> &no
             r = r.united(QRectF(it.x, it.y, std::max(it.w, 1.0), std::max(it.h, 1.0)));
         }
     return r;
-}
-
-/// The part of a pane above its legend (and minimap, when shown).
-QRectF freeArea(const GraphCanvas &c)
-{
-    const QRect legend = c.legendRect(), minimap = c.minimapRect();
-    const int bottom = std::min(legend.isEmpty() ? c.height() : legend.top(), minimap.isEmpty() ? c.height() : minimap.top() - 3) - 8;
-    return QRectF(0, 0, c.width(), std::max(bottom, c.height() / 2));
 }
 
 } // namespace
@@ -115,6 +116,7 @@ CompareView::CompareView(std::unique_ptr<ir::Graph> a, const QString &labelA, st
     side(tr("B: %1").arg(labelB), m_right);
     layout->addWidget(split, 1);
     resize(1400, 850);
+    split->setSizes({700, 700}); // panes of one size: the changes at one offset in both
     for (GraphCanvas *c : {m_left, m_right})
         c->setMinimapVisible(false);
     m_left->setGraph(m_a.get());
@@ -157,23 +159,23 @@ void CompareView::markDifference()
     std::vector<std::pair<const ir::Node *, GraphCanvas::DiffMark>> marksA, marksB;
     double last = -1;
     for (const ir::Node *n = m_a->first(); n; n = n->next()) {
-        auto it = inB.find(n->name());
-        if (it == inB.end()) {
+        const ir::Node *kept = counterpart(n, inB);
+        if (!kept) {
             marksA.push_back({n, GraphCanvas::DiffMark::Removed});
             entries.push_back({last + 0.5, n, nullptr});
             ++m_removed;
             continue;
         }
         last = double(posB[n->name()]);
-        if (ir::printNode(*n) != ir::printNode(*it->second)) {
+        if (ir::printNode(*n) != ir::printNode(*kept)) {
             marksA.push_back({n, GraphCanvas::DiffMark::Changed});
-            marksB.push_back({it->second, GraphCanvas::DiffMark::Changed});
-            entries.push_back({last, n, it->second});
+            marksB.push_back({kept, GraphCanvas::DiffMark::Changed});
+            entries.push_back({last, n, kept});
             ++m_changed;
         }
     }
     for (const ir::Node *n : orderB)
-        if (!inA.count(n->name())) {
+        if (!counterpart(n, inA)) {
             marksB.push_back({n, GraphCanvas::DiffMark::Added});
             entries.push_back({double(posB[n->name()]), nullptr, n});
             ++m_added;
@@ -229,31 +231,53 @@ void CompareView::updatePosition()
 
 bool CompareView::eventFilter(QObject *watched, QEvent *e)
 {
-    if (e->type() == QEvent::Resize && m_autoFit && (watched == m_left || watched == m_right)) {
-        if (m_current < 0)
-            fitToChanges();
+    if (watched != m_left && watched != m_right)
+        return QWidget::eventFilter(watched, e);
+    switch (e->type()) {
+    case QEvent::Resize:
+        if (!m_autoFit)
+            break;
+        if (m_opening)
+            openView();
         else
-            showChange(m_current);
+            placeCurrent();
+        break;
+    case QEvent::Wheel:
+    case QEvent::KeyPress: // the canvas' own keys zoom and fit; the window's shortcuts never get here
+        m_autoFit = m_opening = false;
+        break;
+    case QEvent::MouseMove:
+        if (static_cast<QMouseEvent *>(e)->buttons() != Qt::NoButton) // a drag pans
+            m_autoFit = m_opening = false;
+        break;
+    default: break;
     }
     return QWidget::eventFilter(watched, e);
 }
 
-void CompareView::fitToChanges()
+void CompareView::openView()
 {
-    std::vector<const ir::Node *> inA, inB;
-    for (const Change &c : m_changes) {
-        inA.insert(inA.end(), c.a.begin(), c.a.end());
-        inB.insert(inB.end(), c.b.begin(), c.b.end());
-    }
-    m_current = -1;
-    m_autoFit = true;
     if (m_changes.empty()) {
         m_left->readableView();
         m_right->readableView();
-    } else if (!showNodes(inA, inB)) {
-        showChange(0);
         return;
     }
+    m_current = -1;
+    reveal();
+    if (placeCurrent() < kReadableScale) {
+        m_current = 0;
+        placeCurrent();
+    }
+    updatePosition();
+}
+
+void CompareView::fitToChanges()
+{
+    m_opening = false;
+    m_current = -1;
+    m_autoFit = true;
+    reveal();
+    placeCurrent();
     updatePosition();
 }
 
@@ -273,21 +297,70 @@ void CompareView::showChange(int i)
 {
     if (i < 0 || size_t(i) >= m_changes.size())
         return;
+    m_opening = false;
     m_current = i;
     m_autoFit = true;
-    const Change &c = m_changes[size_t(i)];
-    auto side = [&c](const std::vector<const ir::Node *> &nodes, const ir::Graph &g) {
-        if (!nodes.empty())
-            return nodes;
-        const ir::Node *at = g.find(c.context);
-        return at ? std::vector<const ir::Node *>{at} : std::vector<const ir::Node *>{};
-    };
-    showNodes(side(c.a, *m_a), side(c.b, *m_b));
+    reveal();
+    placeCurrent();
     updatePosition();
 }
 
-bool CompareView::showNodes(const std::vector<const ir::Node *> &inA, const std::vector<const ir::Node *> &inB)
+std::vector<const ir::Node *> CompareView::changeNodes(size_t k, bool inA) const
 {
+    const GraphCanvas &pane = inA ? *m_left : *m_right;
+    const Change &c = m_changes[k];
+    std::vector<const ir::Node *> out;
+    for (const ir::Node *n : inA ? c.a : c.b)
+        if (pane.itemOf(n) >= 0) // a constant nobody reads is not drawn
+            out.push_back(n);
+    if (!out.empty())
+        return out;
+    // A side without changed nodes drawn: where the region is, the unchanged node before it (or,
+    // for a parameter the pane does not draw, the nearest drawn one).
+    for (const ir::Node *n = (inA ? *m_a : *m_b).find(c.context); n; n = n->prev())
+        if (const int i = pane.itemOf(n); i >= 0 && pane.view().items[size_t(i)].node == n)
+            return {n};
+    return out;
+}
+
+std::vector<const ir::Node *> CompareView::shownNodes(bool inA) const
+{
+    std::vector<const ir::Node *> out;
+    for (size_t k = 0; k < m_changes.size(); ++k)
+        if (m_current < 0 || int(k) == m_current) {
+            const auto nodes = changeNodes(k, inA);
+            out.insert(out.end(), nodes.begin(), nodes.end());
+        }
+    return out;
+}
+
+std::set<std::string> CompareView::spannedStacks() const
+{
+    std::set<std::string> out;
+    for (size_t k = 0; k < m_changes.size(); ++k) {
+        if (m_current >= 0 && int(k) != m_current)
+            continue;
+        for (const GraphCanvas *pane : {m_left, m_right}) {
+            const auto nodes = changeNodes(k, pane == m_left);
+            for (const auto &stack : pane->stacks()) {
+                const std::set<std::string> members(stack.members.begin(), stack.members.end());
+                std::set<std::string> touched;
+                for (const ir::Node *n : nodes)
+                    for (const auto &f : layout::displayModules(n))
+                        if (members.count(f.path))
+                            touched.insert(f.path);
+                if (touched.size() >= 2 && 2 * touched.size() > members.size())
+                    out.insert(members.begin(), members.end());
+            }
+        }
+    }
+    return out;
+}
+
+void CompareView::reveal()
+{
+    const std::set<std::string> spanned = spannedStacks();
+    const auto inA = shownNodes(true), inB = shownNodes(false);
     m_syncing = true;
     m_left->revealNodes(inA);
     m_right->revealNodes(inB);
@@ -297,33 +370,38 @@ bool CompareView::showNodes(const std::vector<const ir::Node *> &inA, const std:
             for (const auto &f : layout::displayModules(n))
                 if (!f.path.empty())
                     (c == m_left ? m_right : m_left)->setExpanded(QString::fromStdString(f.path), true);
-    const QRectF ra = sceneRectOf(*m_left, inA), rb = sceneRectOf(*m_right, inB);
-    constexpr double kMargin = 30;
-    double scale = 1.0;
-    for (const auto &[c, r] : {std::pair{m_left, ra}, std::pair{m_right, rb}})
-        if (!r.isEmpty()) {
-            const QRectF free = freeArea(*c);
-            scale = std::min({scale, (free.width() - 2 * kMargin) / r.width(), (free.height() - 2 * kMargin) / r.height()});
-        }
-    const bool fits = scale >= kReadableScale;
-    scale = std::max(scale, kReadableScale);
-    for (const auto &[c, r, nodes] : {std::tuple{m_left, ra, &inA}, std::tuple{m_right, rb, &inB}}) {
-        if (r.isEmpty()) {
+    m_syncing = false;
+    // A change in several members of a stack (a rewrite that batched 50 identical blocks) that
+    // does not fit at a readable zoom with the members side by side is shown by the stack's box.
+    if (!spanned.empty() && placeCurrent() < kReadableScale) {
+        m_left->foldModules(spanned);
+        m_right->foldModules(spanned);
+    }
+}
+
+double CompareView::placeCurrent()
+{
+    const QRectF ra = sceneRectOf(*m_left, shownNodes(true)), rb = sceneRectOf(*m_right, shownNodes(false));
+    if (ra.isEmpty() && rb.isEmpty())
+        return m_left->scale();
+    // One fitted area for both panes (the smaller pane, clear of either legend), one zoom that fits
+    // the larger of the two rectangles there (up to 1:1).
+    const QSizeF pane(std::min(m_left->width(), m_right->width()), std::min(m_left->height(), m_right->height()));
+    const QSizeF content(std::max(ra.width(), rb.width()), std::max(ra.height(), rb.height()));
+    const QRectF area = GraphCanvas::fitArea(pane, m_left->legendRect().united(m_right->legendRect()), content);
+    const double scale = std::min({1.0, area.width() / std::max(content.width(), 1.0), area.height() / std::max(content.height(), 1.0)});
+    // Both rectangles' tops at one height and their middles on one vertical line: where a change
+    // starts is at the same place in both panes.
+    const QPointF at(area.center().x(), area.center().y() - content.height() * scale / 2);
+    m_syncing = true;
+    for (const auto &[c, r] : {std::pair{m_left, ra}, std::pair{m_right, rb}}) {
+        if (r.isEmpty())
             c->setView(scale, c->viewCentre());
-            continue;
-        }
-        // The rectangle's centre in the middle of the free area; when it does not fit, its first
-        // node (in program order: where the change starts) at the top middle.
-        const QRectF free = freeArea(*c);
-        QPointF at = r.center();
-        if (!fits) {
-            const QRectF first = sceneRectOf(*c, {nodes->front()});
-            at = QPointF(first.center().x(), first.top() + (free.height() / 2 - kMargin) / scale);
-        }
-        c->setView(scale, at + (QPointF(c->width() / 2.0, c->height() / 2.0) - free.center()) / scale);
+        else
+            c->setView(scale, QPointF(r.center().x(), r.top()) + (QPointF(c->width() / 2.0, c->height() / 2.0) - at) / scale);
     }
     m_syncing = false;
-    return fits;
+    return scale;
 }
 
 void CompareView::mirrorExpansion(GraphCanvas *to, const QString &module, bool expanded)
@@ -333,19 +411,33 @@ void CompareView::mirrorExpansion(GraphCanvas *to, const QString &module, bool e
     m_syncing = true;
     to->setExpanded(module, expanded);
     m_syncing = false;
-    GraphCanvas *from = to == m_left ? m_right : m_left;
-    follow(from, to, to == m_left ? *m_a : *m_b);
+    // Panes showing a change (nobody moved them since) show it again, fitted; else the other pane
+    // follows the one the user clicked.
+    if (m_autoFit)
+        placeCurrent();
+    else
+        follow(to == m_left ? m_right : m_left, to, to == m_left ? *m_a : *m_b);
 }
 
-/// Shows in `to` the node `from` has at its centre (the nearest item with a counterpart), at the
-/// same zoom.
+/// Shows in `to`, at the same zoom, the change shown where `from` shows it (while it is in view in
+/// `from`: zooming or panning near it keeps it aligned), else the node `from` has at its centre
+/// (the nearest item with a counterpart) where `from` has it.
 void CompareView::follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &toGraph)
 {
     if (m_syncing)
         return;
     m_syncing = true;
-    m_autoFit = false;
     const QPointF c = from->viewCentre();
+    if (m_current >= 0) {
+        const QRectF rf = sceneRectOf(*from, shownNodes(from == m_left)), rt = sceneRectOf(*to, shownNodes(to == m_left));
+        const QRectF onScreen((rf.topLeft() - c) * from->scale() + QPointF(from->width() / 2.0, from->height() / 2.0),
+                              rf.size() * from->scale());
+        if (!rf.isEmpty() && !rt.isEmpty() && onScreen.intersects(QRectF(from->rect()))) {
+            to->setView(from->scale(), QPointF(rt.center().x(), rt.top()) - (QPointF(rf.center().x(), rf.top()) - c));
+            m_syncing = false;
+            return;
+        }
+    }
     const auto &v = from->view();
     const auto &tv = to->view();
     auto boxKey = [](const layout::ViewItem &it) { return it.module + '#' + std::to_string(it.call); };
@@ -359,10 +451,11 @@ void CompareView::follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &to
         const double dx = it.x + it.w / 2 - c.x(), dy = it.y + it.h / 2 - c.y(), d = dx * dx + dy * dy;
         if (d >= best)
             continue;
-        // Its counterpart: the same node, or the same module box.
+        // Its counterpart: the same node (name in its module), or the same module box.
         int other = -1;
         if (it.node) {
-            if (const ir::Node *n = toGraph.find(it.node->name()); n && n->id() < tv.itemOfNode.size())
+            if (const ir::Node *n = toGraph.find(it.node->name());
+                n && n->meta().modulePath() == it.node->meta().modulePath() && n->id() < tv.itemOfNode.size())
                 other = tv.itemOfNode[n->id()];
         } else if (auto b = boxes.find(boxKey(it)); b != boxes.end()) {
             other = b->second;

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: MIT
 // CompareView: two versions of a graph side by side (copies, so the document can move on), each
-// on its own canvas, with the difference by provenance marked: a node of A whose name is not in B
-// was removed (red), a node of B whose name is not in A was added (green), a node in both whose
-// op, target or arguments differ was changed (amber); the canvases' legends list the three colours.
+// on its own canvas, with the difference by provenance marked: a node of A whose name (in its
+// module) is not in B was removed (red), a node of B whose name is not in A was added (green), a
+// node in both whose op, target or arguments differ was changed (amber); the canvases' legends
+// list the three colours.
 //
 // It opens on the changes: the modules that hold them are expanded and both panes show every
 // change at a readable zoom (or the first change, when all of them do not fit). The changes are
 // grouped into regions (neighbours in program order), visited in order by Next / Previous change
-// (N, F8 / Shift+N, Shift+F8), each centred in both panes. The minimaps are off (M shows them):
-// the panes move together and Next / Previous find the changes. The panes stay in step: expanding or
-// folding a module in one does it in the other, and zooming or panning one shows the same node
-// (the one at its centre, or its nearest common neighbour) at the same zoom in the other. Esc closes.
+// (N, F8 / Shift+N, Shift+F8); "All changes" (A) shows all of them. Whatever is shown is fitted in
+// both panes at one zoom, clear of the legends, its top at the same height and its middle on the
+// same vertical line in both: the same region at the same place. The minimaps are off (M shows
+// them). The panes stay in step: expanding or folding a module in one does it in the other (and
+// both are fitted to the change again, until the user zooms or pans), and zooming or panning one
+// shows the same node (the one at its centre, or its nearest common neighbour) at the same zoom in
+// the other. Esc closes.
 #pragma once
 
 #include "ir/Graph.h"
@@ -21,6 +25,8 @@
 #include <QWidget>
 
 #include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
 class QLabel;
@@ -48,7 +54,8 @@ public:
                 QWidget *parent = nullptr);
     ~CompareView() override;
 
-    /// The zoom below which node text is not drawn: the panes never open or move below it.
+    /// The zoom below which node text is not drawn: the view opens on every change when they fit
+    /// at this zoom or more, else on the first change.
     static constexpr double kReadableScale = 0.6;
 
     GraphCanvas *left() const { return m_left; }
@@ -70,10 +77,15 @@ public:
     int currentChange() const { return m_current; }
     void nextChange();
     void previousChange();
-    /// Centres both panes on region `i` (its modules expanded), at one readable zoom.
+    /// Both panes fitted to region `i` (its modules expanded) at one zoom, the region at the same
+    /// place in both.
     void showChange(int i);
-    /// Both panes on every change (as the view opens), or on the first when they do not all fit.
+    /// Both panes fitted to every change (the union of the changed nodes), at one zoom.
     void fitToChanges();
+    /// The nodes the panes are fitted to: the current change's (every change's when it is -1) in
+    /// pane A or B, those drawn (a constant nobody reads is not); a side without changed nodes
+    /// drawn in a change shows where the change is: the unchanged node before it.
+    std::vector<const ir::Node *> shownNodes(bool inA) const;
 
 protected:
     /// Until the user moves a pane, the panes stay fitted to what they show as they are resized
@@ -84,9 +96,21 @@ private:
     void markDifference();
     void follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &toGraph);
     void mirrorExpansion(GraphCanvas *to, const QString &module, bool expanded);
-    /// Shows the items of these nodes in each pane at one zoom (up to 1:1, not below kReadableScale),
-    /// in the part of the pane the legend and minimap leave free; false when they do not fit there.
-    bool showNodes(const std::vector<const ir::Node *> &inA, const std::vector<const ir::Node *> &inB);
+    /// The first view: every change when they fit at kReadableScale, else the first change.
+    void openView();
+    /// What change `k` shows in pane A or B (see shownNodes).
+    std::vector<const ir::Node *> changeNodes(size_t k, bool inA) const;
+    /// The members of the stacks (in either pane) that one change shown has nodes in most of (a
+    /// rewrite over the members, not one that ends in one member and starts in the next).
+    std::set<std::string> spannedStacks() const;
+    /// Expands the modules that hold the nodes shown, in both panes; a stack whose members hold
+    /// one change is folded again (its box shows the change) when the change does not fit at
+    /// kReadableScale with them side by side.
+    void reveal();
+    /// Fits both panes to the nodes shown at one zoom (up to 1:1), in the part of the panes the
+    /// legends leave free (GraphCanvas::fitArea), the two rectangles' tops at one height and their
+    /// middles on one vertical line; returns the zoom.
+    double placeCurrent();
     void updatePosition();
 
     std::unique_ptr<ir::Graph> m_a, m_b;
@@ -97,6 +121,7 @@ private:
     int m_current = -1;
     bool m_syncing = false;
     bool m_autoFit = true; ///< no pane moved by the user since the last fit or change shown
+    bool m_opening = true; ///< as opened: no change picked, no pane moved
 };
 
 /// Compare Versions' chooser: the history's versions (each with its step) and its branches, once

@@ -71,6 +71,9 @@ public:
     bool selectNode(const QString &name);
     /// Expands the modules that hide these nodes (one layout, in place): each gets an item of its own.
     void revealNodes(const std::vector<const ir::Node *> &nodes);
+    /// Folds these modules and the modules inside them (one layout, in place): folded members of a
+    /// stack show as its box again.
+    void foldModules(const std::set<std::string> &modules);
     QString selectedLabel() const;
     /// 0 none, 1 part of the highlighted match, 2 its anchor.
     int highlightOf(int item) const { return int(m_overlays.of(Layer::Highlight, item)); }
@@ -91,6 +94,10 @@ public:
     /// side (the minimap shows the rest): never a sliver of a few pixels.
     void fitToView();
     static constexpr double kMinFitScale = 0.3;
+    /// Where a drawing of `content`'s size is fitted in a widget of `widget`'s size whose legend is
+    /// at `legend` (empty: none): inside a margin, above the legend or beside it, whichever shows
+    /// the drawing larger, so that at first sight no node lies under the legend.
+    static QRectF fitArea(QSizeF widget, const QRect &legend, QSizeF content);
     /// Repeated sibling modules show as one box each ("blocks.0–49 ×50": layout::findStacks), found
     /// again after every edit; double-click or the context menu unstacks one (for this file).
     const std::vector<layout::ModuleStack> &stacks() const { return m_viewOptions.stacks; }

@@ -217,7 +217,11 @@ void RewriteDebugger::connectControls()
         if (row.isValid())
             Q_EMIT compareRequested(branch.isValid() ? 0 : row.row(), branch.isValid() ? branch.toInt() : -1);
     });
-    connect(m_history, &QListView::doubleClicked, this, [this](const QModelIndex &item) {
+    // A click on a version goes there, as a debugger's call stack shows the frame clicked: canvas,
+    // status and Undo / Redo agree with the row. Nothing is lost (the versions after it stay in the
+    // history, Redo, and a step applied there starts a branch). The keyboard and a right click (for
+    // the row's menu) only preview the row's step.
+    connect(m_history, &QListView::clicked, this, [this](const QModelIndex &item) {
         const QVariant branch = item.data(HistoryModel::BranchRole);
         if (branch.isValid())
             switchBranch(branch.toInt());
@@ -406,8 +410,12 @@ void RewriteDebugger::fillHistory()
 
 void RewriteDebugger::showStep(int step)
 {
+    const QString elsewhere = step == m_h.version()
+        ? QString()
+        : tr("<p><i>The canvas shows version %1; click this row to go to version %2.</i></p>").arg(m_h.version()).arg(step);
     if (step <= 0) {
-        m_diff->setHtml(tr("<i>Version 0: the graph as the session found it. Pick a later version to see what its step changed.</i>"));
+        m_diff->setHtml(tr("<i>Version 0: the graph as the session found it. Pick a later version to see what its step changed.</i>") +
+                        elsewhere);
         return;
     }
     const QString text = diffText(step);
@@ -419,6 +427,7 @@ void RewriteDebugger::showStep(int step)
         html += QStringLiteral("<span style=\"color:%1\">%2</span>\n").arg(colour, line.toHtmlEscaped());
     }
     html += QStringLiteral("</pre>");
+    html.prepend(elsewhere);
     if (size_t(step) <= m_h.steps().size()) {
         const auto &s = m_h.steps()[size_t(step) - 1];
         html.prepend(QStringLiteral("<b>%1 @ %2</b> — %3%4")

@@ -2,7 +2,7 @@
 // RewriteDebugger: a view of the document's rewrite session (RewriteHistory). Candidates in the
 // order the driver would apply them (apply / skip the selected one), undo / redo, run to the next
 // breakpoint or the fixpoint with progress and Stop, the history of versions with its branches
-// (double-click one to go there), the before/after diff of each step, breakpoints, the optional
+// (click one to go there), the before/after diff of each step, breakpoints, the optional
 // numerical check of every step (its verification badge) when the app gave a verifier, and Tune's
 // progress with Stop; after a tune the history says the measured times (the original, the tuned
 // version, each step's Δ) and lists the matches left out for cost.
@@ -66,7 +66,7 @@ public:
     /// Moves to version v (0 = the graph as loaded or as the session found it).
     bool checkout(int version);
     /// Makes branch `index` current; the history list shows branches after the versions and
-    /// switches on double-click.
+    /// switches on a click.
     bool switchBranch(int index);
     /// Proposes a skipped candidate again; skipped ones are listed (greyed) after the candidates,
     /// and double-clicking one calls this.

@@ -86,7 +86,7 @@ QVariant HistoryModel::versionData(int row, int role) const
         return text;
     }
     case Qt::ToolTipRole:
-        return row == 0 ? tr("Double-click to go back to the graph as the session found it")
+        return row == 0 ? tr("Click to go back to the graph as the session found it")
                         : QString::fromStdString(m_steps[size_t(row - 1)].summary);
     case Qt::FontRole: {
         QFont f;
@@ -108,7 +108,7 @@ QVariant HistoryModel::branchData(size_t b, int role) const
             .arg(counted(qint64(br.steps.size()), "step"))
             .arg(br.steps.empty() ? QString() : QString::fromStdString(br.steps.back().pattern),
                  br.steps.empty() ? QString() : QString::fromStdString(br.steps.back().anchor));
-    case Qt::ToolTipRole: return tr("Double-click to make this line current (its last version); the current line is kept as a branch");
+    case Qt::ToolTipRole: return tr("Click to make this line current (its last version); the current line is kept as a branch");
     case Qt::FontRole: {
         QFont f;
         f.setItalic(true);

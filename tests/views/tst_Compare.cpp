@@ -34,14 +34,17 @@ QString shots()
     return QStringLiteral(FXLENS_BUILD_DIR "/screenshots/");
 }
 
-/// tangle4 with the engine run to its fixpoint (every pattern of the default preset).
+/// An example (tangle4 unless named) with the engine run to its fixpoint (every pattern of the
+/// preset, the default one unless named).
 struct Rewritten {
     views::GraphDocument doc{testServices()};
     QString error;
-    bool open()
+    bool open(const QString &file = QStringLiteral("tangle4_fx.json"), const QString &preset = {})
     {
-        if (!doc.open(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json"), &error))
+        if (!doc.open(QStringLiteral(FXLENS_EXAMPLES "/") + file, &error))
             return false;
+        if (!preset.isEmpty())
+            doc.history()->setPreset(preset);
         doc.history()->run();
         return doc.history()->historySize() > 1;
     }
@@ -116,6 +119,109 @@ std::pair<int, int> centrePair(const GraphCanvas *from, const GraphCanvas *to)
     return best;
 }
 
+/// Where a pane shows what it is fitted to (widget coordinates).
+QRectF shownRect(const CompareView &v, bool inA)
+{
+    const GraphCanvas *c = inA ? v.left() : v.right();
+    QRectF r;
+    for (const ir::Node *n : v.shownNodes(inA))
+        r = r.united(c->itemRect(c->itemOf(n)));
+    return r;
+}
+
+/// What the panes are fitted to is the change shown: its changed nodes on each side (every change's
+/// when none is current), or for a side without any one node drawn as itself, where the change is.
+bool showsTheChange(const CompareView &v, QString *why)
+{
+    for (bool inA : {true, false}) {
+        std::set<const ir::Node *> want;
+        for (size_t k = 0; k < v.changes().size(); ++k)
+            if (v.currentChange() < 0 || int(k) == v.currentChange())
+                for (const ir::Node *n : inA ? v.changes()[k].a : v.changes()[k].b)
+                    if ((inA ? v.left() : v.right())->itemOf(n) >= 0) // drawn (a constant nobody reads is not)
+                        want.insert(n);
+        const auto shown = v.shownNodes(inA);
+        const GraphCanvas *c = inA ? v.left() : v.right();
+        for (const ir::Node *n : shown)
+            if (!want.count(n) && v.currentChange() >= 0 && !want.empty()) {
+                *why = QStringLiteral("%1 is shown but not in the change").arg(QString::fromStdString(n->name()));
+                return false;
+            }
+        for (const ir::Node *n : want)
+            if (std::find(shown.begin(), shown.end(), n) == shown.end()) {
+                *why = QStringLiteral("%1 is changed but not shown").arg(QString::fromStdString(n->name()));
+                return false;
+            }
+        if (want.empty() && (shown.size() != 1 || c->view().items[size_t(c->itemOf(shown.front()))].node != shown.front())) {
+            *why = QStringLiteral("a side without changes shows %1 nodes").arg(shown.size());
+            return false;
+        }
+    }
+    return true;
+}
+
+/// Both panes show the change at the same place: the two rectangles' tops at one height and their
+/// middles on one vertical line (within 3 px), at one zoom. `fitted`: and each whole in its pane,
+/// clear of the legend, as large as the panes allow (the larger spans 60 % of a pane's width or
+/// height, or the zoom is 1:1).
+bool aligned(const CompareView &v, bool fitted, QString *why)
+{
+    const QRectF a = shownRect(v, true), b = shownRect(v, false);
+    const auto rect = [](const QRectF &r) {
+        return QStringLiteral("%1,%2 %3×%4")
+            .arg(r.x(), 0, 'f', 0)
+            .arg(r.y(), 0, 'f', 0)
+            .arg(r.width(), 0, 'f', 0)
+            .arg(r.height(), 0, 'f', 0);
+    };
+    *why = QStringLiteral("change %1: A %2, B %3 in panes %4×%5 / %6×%7, zoom %8 / %9")
+               .arg(v.currentChange())
+               .arg(rect(a), rect(b))
+               .arg(v.left()->width())
+               .arg(v.left()->height())
+               .arg(v.right()->width())
+               .arg(v.right()->height())
+               .arg(v.left()->scale())
+               .arg(v.right()->scale());
+    if (a.isEmpty() || b.isEmpty() || std::abs(v.left()->scale() - v.right()->scale()) > 1e-9)
+        return false;
+    if (std::abs(a.top() - b.top()) > 3 || std::abs(a.center().x() - b.center().x()) > 3)
+        return false;
+    if (!fitted)
+        return true;
+    for (const auto &[c, r] : {std::pair{v.left(), a}, std::pair{v.right(), b}})
+        if (!QRectF(c->rect()).contains(r) || r.intersects(c->legendRect()))
+            return false;
+    const QSizeF pane = v.left()->size();
+    return v.left()->scale() > 0.999 || std::max(a.width(), b.width()) >= 0.6 * pane.width() ||
+        std::max(a.height(), b.height()) >= 0.6 * pane.height();
+}
+
+/// A module box or a frame's title on screen in either pane (clear of the legend), double-clicked
+/// as a user does: the module expands or folds in both panes.
+bool toggleAModule(CompareView &v, QString *module)
+{
+    for (GraphCanvas *c : {v.left(), v.right()}) {
+        const auto visible = [c](const QRectF &r) { return QRectF(c->rect()).contains(r) && !r.intersects(c->legendRect()); };
+        for (size_t i = 0; i < c->view().items.size(); ++i)
+            if (c->view().items[i].kind == layout::ViewItem::Kind::Module && !c->view().items[i].stacked && visible(c->itemRect(int(i)))) {
+                *module = QString::fromStdString(c->view().items[i].module);
+                QTest::mouseDClick(c, Qt::LeftButton, {}, c->itemRect(int(i)).center().toPoint());
+                return v.left()->isExpanded(*module) && v.right()->isExpanded(*module);
+            }
+        for (const auto &f : c->frames()) {
+            const QRectF title((f.titleRect().topLeft() - c->viewCentre()) * c->scale() + QPointF(c->width() / 2.0, c->height() / 2.0),
+                               f.titleRect().size() * c->scale());
+            if (visible(title) && title.height() >= 4) {
+                *module = QString::fromStdString(f.path);
+                QTest::mouseDClick(c, Qt::LeftButton, {}, title.center().toPoint());
+                return !v.left()->isExpanded(*module) && !v.right()->isExpanded(*module);
+            }
+        }
+    }
+    return false;
+}
+
 QAction *actionWithKey(QWidget &w, const QKeySequence &key)
 {
     for (QAction *a : w.findChildren<QAction *>())
@@ -129,22 +235,33 @@ QAction *actionWithKey(QWidget &w, const QKeySequence &key)
 class TestCompare : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    /// The difference by provenance (removed, added, changed nodes by name), the document left
-    /// where it was, and a version past the history refused.
+    void differenceByProvenance_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("preset");
+        QTest::newRow("tangle4") << QStringLiteral("tangle4_fx.json") << QString();
+        // Its rewrites give freed names to new nodes in other modules ("linear_20").
+        QTest::newRow("bert") << QStringLiteral("bert_base_dynamo.json.gz") << QStringLiteral("all");
+    }
+
+    /// The difference by provenance (removed, added, changed nodes by name in their module), the
+    /// document left where it was, and a version past the history refused.
     void differenceByProvenance()
     {
+        QFETCH(QString, file);
+        QFETCH(QString, preset);
         Rewritten r;
-        QVERIFY2(r.open(), qPrintable(r.error));
+        QVERIFY2(r.open(file, preset), qPrintable(r.error));
         auto *h = r.doc.history();
         const int last = h->historySize();
-        std::set<std::string> after;
+        std::set<std::pair<std::string, std::string>> after;
         for (const ir::Node *n = r.doc.graph()->first(); n; n = n->next())
-            after.insert(n->name());
+            after.insert({n->name(), n->meta().modulePath()});
         auto v = r.compare();
         QVERIFY2(v, qPrintable(r.error));
         size_t removed = 0, added = 0;
         for (const ir::Node *n = v->left()->graph()->first(); n; n = n->next())
-            removed += !after.count(n->name());
+            removed += !after.count({n->name(), n->meta().modulePath()});
         added = after.size() - (v->left()->graph()->size() - removed);
         QCOMPARE(v->removed(), removed);
         QCOMPARE(v->added(), added);
@@ -159,16 +276,16 @@ private Q_SLOTS:
     }
 
     /// On open both panes show the changed nodes (no collapsed module holds them), inside the pane
-    /// and clear of the legend and minimap, at a readable zoom; the minimap is never larger than
-    /// the drawing it maps.
+    /// and clear of the legend and minimap, all of them at a readable zoom or else the first
+    /// change; the minimap is never larger than the drawing it maps.
     void opensFittedOnChanges()
     {
         Rewritten r;
         QVERIFY2(r.open(), qPrintable(r.error));
         auto v = r.compare();
         QVERIFY2(v, qPrintable(r.error));
+        QVERIFY(v->currentChange() == 0 || v->left()->scale() >= CompareView::kReadableScale);
         for (const GraphCanvas *c : {v->left(), v->right()}) {
-            QVERIFY2(c->scale() >= CompareView::kReadableScale, qPrintable(QString::number(c->scale())));
             const auto items = marked(c);
             QVERIFY(!items.empty());
             std::vector<const ir::Node *> shown;
@@ -180,8 +297,10 @@ private Q_SLOTS:
                 else if (shown.empty() && !side.empty())
                     shown.push_back(side.front());
             }
-            for (const ir::Node *n : shown)
-                QVERIFY2(c->view().items[size_t(c->itemOf(n))].kind == layout::ViewItem::Kind::Node, n->name().c_str());
+            for (const ir::Node *n : shown) // a node, or a stack's box standing for a change in its members
+                QVERIFY2(c->view().items[size_t(c->itemOf(n))].kind == layout::ViewItem::Kind::Node ||
+                             c->view().items[size_t(c->itemOf(n))].stacked,
+                         n->name().c_str());
             QString why;
             QVERIFY2(inView(c, shown, &why), qPrintable(why));
             const QRectF drawing = QRectF(c->itemRect(0).topLeft() - QPointF(c->view().items[0].x, c->view().items[0].y) * c->scale(),
@@ -193,8 +312,9 @@ private Q_SLOTS:
         QVERIFY(v->grab().save(shots() + QStringLiteral("compare_tangle4_open.png")));
     }
 
-    /// Expanding a module in A expands it in B; zooming and panning A shows the node at A's centre
-    /// at B's centre, at the same zoom, and the other way round.
+    /// Expanding a module in A expands it in B; on every change (no one change to keep aligned),
+    /// zooming and panning A shows the node at A's centre at B's centre, at the same zoom, and the
+    /// other way round.
     void expansionAndZoomSynced()
     {
         Rewritten r;
@@ -206,8 +326,8 @@ private Q_SLOTS:
         // the other pane expands it too.
         auto boxOnScreen = [](const GraphCanvas *c) {
             for (size_t i = 0; i < c->view().items.size(); ++i)
-                if (c->view().items[i].kind == layout::ViewItem::Kind::Module && QRectF(c->rect()).contains(c->itemRect(int(i))) &&
-                    !c->itemRect(int(i)).intersects(c->legendRect()))
+                if (c->view().items[i].kind == layout::ViewItem::Kind::Module && !c->view().items[i].stacked &&
+                    QRectF(c->rect()).contains(c->itemRect(int(i))) && !c->itemRect(int(i)).intersects(c->legendRect()))
                     return int(i);
             return -1;
         };
@@ -220,6 +340,7 @@ private Q_SLOTS:
         QVERIFY(clicked->isExpanded(module));
         QVERIFY(other->isExpanded(module));
         QVERIFY(v->grab().save(shots() + QStringLiteral("compare_after_expand.png")));
+        v->fitToChanges();
         a->zoomBy(1.6, QPointF(a->width() / 2.0, a->height() / 2.0));
         QTest::mouseMove(a, QPoint(200, 200));
         QTest::mousePress(a, Qt::LeftButton, {}, QPoint(200, 200));
@@ -244,7 +365,78 @@ private Q_SLOTS:
         QVERIFY(v->grab().save(shots() + QStringLiteral("compare_after_zoom.png")));
     }
 
-    /// N / F8 visit every change in order, each on screen in both panes at a readable zoom; Shift+N
+    void alignedOpenNextExpandZoom_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("preset");
+        QTest::newRow("tangle4") << QStringLiteral("tangle4_fx.json") << QString();
+        QTest::newRow("tangle50") << QStringLiteral("tangle50_torch.json") << QStringLiteral("all");
+        QTest::newRow("bert") << QStringLiteral("bert_base_dynamo.json.gz") << QStringLiteral("all");
+    }
+
+    /// What the user sees of the change shown: both panes fitted to it, clear of the legends, with
+    /// it at the same place in both, as the window opens, after the first N (both panes move), after
+    /// expanding or folding a module (in both panes), after Shift+N, and still aligned after zooming.
+    void alignedOpenNextExpandZoom()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, preset);
+        Rewritten r;
+        QVERIFY2(r.open(file, preset), qPrintable(r.error));
+        auto v = r.compare();
+        QVERIFY2(v, qPrintable(r.error));
+        const QString name = QString::fromLatin1(QTest::currentDataTag());
+        QString why;
+        QVERIFY2(showsTheChange(*v, &why), qPrintable(why));
+        QVERIFY2(aligned(*v, true, &why), qPrintable(QStringLiteral("open: ") + why));
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_%1_open.png").arg(name)));
+        const int n = int(v->changes().size());
+        const int first = v->currentChange();
+        QTest::keyClick(v->left(), Qt::Key_N);
+        QCOMPARE(v->currentChange(), n == 1 ? 0 : (first + 1) % n);
+        QVERIFY2(showsTheChange(*v, &why), qPrintable(why));
+        QVERIFY2(aligned(*v, true, &why), qPrintable(QStringLiteral("first N: ") + why));
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_%1_next.png").arg(name)));
+        QString module;
+        QVERIFY2(toggleAModule(*v, &module), qPrintable(module));
+        QVERIFY2(aligned(*v, true, &why), qPrintable(QStringLiteral("after toggling %1: %2").arg(module, why)));
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_%1_expand.png").arg(name)));
+        for (const auto mod : {Qt::ShiftModifier, Qt::NoModifier}) {
+            QTest::keyClick(v->right(), Qt::Key_N, mod);
+            QVERIFY2(aligned(*v, true, &why), qPrintable(QStringLiteral("N / Shift+N: ") + why));
+        }
+        if (v->currentChange() < 0)
+            QTest::keyClick(v->left(), Qt::Key_N); // zooming keeps a change aligned
+        QTest::keyClick(v->left(), Qt::Key_Plus);
+        QCOMPARE(v->right()->scale(), v->left()->scale());
+        QVERIFY2(aligned(*v, false, &why), qPrintable(QStringLiteral("after zooming A: ") + why));
+        QTest::keyClick(v->right(), Qt::Key_Minus);
+        QVERIFY2(aligned(*v, false, &why), qPrintable(QStringLiteral("after zooming B: ") + why));
+    }
+
+    /// "All changes" (A) fits both panes to every changed node, from any change shown.
+    void allChangesShowsEveryChange()
+    {
+        Rewritten r;
+        QVERIFY2(r.open(QStringLiteral("bert_base_dynamo.json.gz"), QStringLiteral("all")), qPrintable(r.error));
+        auto v = r.compare();
+        QVERIFY2(v, qPrintable(r.error));
+        QVERIFY(v->changes().size() > 10);
+        QTest::keyClick(v->left(), Qt::Key_N);
+        QTest::keyClick(v->left(), Qt::Key_N);
+        QTest::keyClick(v->left(), Qt::Key_A);
+        QCOMPARE(v->currentChange(), -1);
+        QString why;
+        for (const auto &c : v->changes())
+            for (const auto &[pane, nodes] : {std::pair{v->left(), c.a}, std::pair{v->right(), c.b}})
+                for (const ir::Node *n : nodes)
+                    if (pane->itemOf(n) >= 0) // drawn (a constant nobody reads is not)
+                        QVERIFY2(inView(pane, {n}, &why), qPrintable(why));
+        QVERIFY2(aligned(*v, true, &why), qPrintable(why));
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_bert_all_changes.png")));
+    }
+
+    /// N / F8 visit every change in order, each on screen in both panes, fitted and aligned; Shift+N
     /// goes back; both wrap around.
     void nextPreviousVisitEveryChange()
     {
@@ -258,15 +450,10 @@ private Q_SLOTS:
         for (int k = 0; k < n; ++k) {
             QTest::keyClick(v->left(), k % 2 ? Qt::Key_F8 : Qt::Key_N);
             QCOMPARE(v->currentChange(), (start + 1 + k) % n);
-            const auto &c = v->changes()[size_t(v->currentChange())];
-            for (const auto &[pane, nodes] : {std::pair{v->left(), c.a}, std::pair{v->right(), c.b}}) {
-                QVERIFY(pane->scale() >= CompareView::kReadableScale);
-                QString why;
-                // Where the change starts (a side without changed nodes: the unchanged node before it).
-                const ir::Node *first = nodes.empty() ? pane->graph()->find(c.context) : nodes.front();
-                QVERIFY(first);
-                QVERIFY2(inView(pane, {first}, &why), qPrintable(QStringLiteral("change %1: %2").arg(k).arg(why)));
-            }
+            QString why;
+            QVERIFY2(aligned(*v, true, &why), qPrintable(why));
+            for (const GraphCanvas *pane : {v->left(), v->right()})
+                QVERIFY2(inView(pane, v->shownNodes(pane == v->left()), &why), qPrintable(QStringLiteral("change %1: %2").arg(k).arg(why)));
         }
         v->showChange(n - 1);
         QTest::keyClick(v->left(), Qt::Key_N); // after the last, the first

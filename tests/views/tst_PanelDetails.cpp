@@ -3,7 +3,7 @@
 // text that fits its panel (wrapped, never cut sideways), the dark theme's disabled state and links,
 // Save and Save As, counts in words ("1 node"), class names on module boxes, a minimap that leaves
 // the fitted drawing free, the pattern editor's colours, and what the debugger shows after Apply,
-// Skip and Undo. Settings and autosaves live in a temporary folder.
+// Skip and Undo and after a click on a version. Settings and autosaves live in a temporary folder.
 #include "MainWindow.h"
 #include "TestServices.h"
 
@@ -449,6 +449,60 @@ private Q_SLOTS:
         QVERIFY(!d->historyList()->model()->index(1, 0).data().toString().contains(QStringLiteral("skipped")));
         QVERIFY(d->undo()); // then the step
         QCOMPARE(d->version(), 0);
+    }
+
+    /// One click on a history row goes to that version, as a debugger's call stack shows the frame
+    /// clicked: the canvas draws that version's nodes, the status bar counts them, Undo / Redo and the
+    /// bold row agree; the later versions stay (Redo, a click goes back to them).
+    void historyClickGoesToVersion()
+    {
+        MainWindow w(testServices());
+        QVERIFY(showWith(w, example("transformer_dynamo.json")));
+        auto *d = w.debugger();
+        const size_t original = w.graph()->size();
+        // What the canvas draws: its items' nodes (a module box counts those it holds).
+        auto drawn = [&] {
+            size_t n = 0;
+            for (const auto &it : w.canvas()->view().items)
+                n += it.node ? 1 : size_t(it.nodeCount);
+            return n;
+        };
+        const size_t drawnOriginal = drawn();
+        QVERIFY(d->applySelected() && d->applySelected() && d->applySelected());
+        QVERIFY(w.graph()->size() != original);
+        const size_t last = w.graph()->size();
+        auto *stats = w.statusBar()->findChild<QLabel *>();
+        QVERIFY(stats);
+        QPushButton *undo = nullptr, *redo = nullptr;
+        for (QPushButton *b : d->findChildren<QPushButton *>()) {
+            if (b->text() == QStringLiteral("Undo"))
+                undo = b;
+            else if (b->text() == QStringLiteral("Redo"))
+                redo = b;
+        }
+        QVERIFY(undo && redo);
+        QListView *h = d->historyList();
+        auto click = [&](int row) {
+            const QRect r = h->visualRect(h->model()->index(row, 0));
+            QTest::mouseClick(h->viewport(), Qt::LeftButton, {}, r.center());
+        };
+        const size_t drawnLast = drawn();
+        QVERIFY(drawnLast != drawnOriginal);
+        click(0);
+        QCOMPARE(d->version(), 0);
+        QCOMPARE(w.graph()->size(), original);
+        QCOMPARE(drawn(), drawnOriginal);
+        QVERIFY2(stats->text().startsWith(QStringLiteral("%1 nodes").arg(original)), qPrintable(stats->text()));
+        QVERIFY(!undo->isEnabled() && redo->isEnabled());
+        QVERIFY(h->model()->index(0, 0).data(Qt::FontRole).value<QFont>().bold());
+        QCOMPARE(h->currentIndex().row(), 0);
+        QCOMPARE(d->historySize(), 3); // nothing lost
+        click(3);
+        QCOMPARE(d->version(), 3);
+        QCOMPARE(w.graph()->size(), last);
+        QCOMPARE(drawn(), drawnLast);
+        QVERIFY2(stats->text().startsWith(QStringLiteral("%1 nodes").arg(last)), qPrintable(stats->text()));
+        QVERIFY(undo->isEnabled() && !redo->isEnabled());
     }
 
     /// A/B figures read as a user says them.
