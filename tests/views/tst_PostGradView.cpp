@@ -146,6 +146,10 @@ private Q_SLOTS:
         QCOMPARE(names(view->linked()), (std::set<QString>{"view", "permute", "addmm", "view_1"}));
         QVERIFY(allInView(*canvas, view->linked()));
         QCOMPARE(canvas->highlightOf(canvas->itemOf(erf)), 0);
+        // A module box (the output projection, collapsed): the post-grad nodes of all its nodes.
+        o.w.selection()->selectModule(QStringLiteral("proj"), nullptr);
+        QCOMPARE(names(view->linked()), (std::set<QString>{"view_12", "permute_6", "addmm_1", "view_13"}));
+        QVERIFY(allInView(*canvas, view->linked()));
         // A node no post-grad node came from (the attention went to one SDPA call) says so.
         QVERIFY(o.w.selectNode(QStringLiteral("att")));
         QVERIFY(view->linked().empty());
