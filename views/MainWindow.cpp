@@ -8,6 +8,7 @@
 #include "GraphCanvas.h"
 #include "GraphDocument.h"
 #include "Inspector.h"
+#include "KernelTimeline.h"
 #include "NodeList.h"
 #include "PatternEditor.h"
 #include "PatternsPanel.h"
@@ -602,6 +603,9 @@ bool MainWindow::openPostGrad()
     }
     delete m_postGradDock->widget();
     m_postGradDock->setWidget(view);
+    // A kernel picked on the timeline (or its outline in either canvas) is emphasised on both.
+    connect(m_profile->timeline(), &KernelTimeline::kernelSelected, view, &PostGradView::showKernel);
+    connect(view, &PostGradView::kernelClicked, m_profile->timeline(), &KernelTimeline::selectKernel);
     m_postGradDock->setWindowTitle(tr("Post-grad Graph (%1)").arg(QFileInfo(QString::fromStdString(p.postGradGraph)).fileName()));
     m_postGradOf = &p;
     m_postGradDock->show();

@@ -76,6 +76,11 @@ PostGradView::PostGradView(std::unique_ptr<ir::Graph> graph, const prof::Profile
     m_canvas->installEventFilter(this);
 
     connect(m_canvas, &GraphCanvas::nodeSelected, this, [this](const QString &name) { pickPostGrad(name); });
+    connect(m_canvas, &GraphCanvas::kernelGroupClicked, this, [this](int g) {
+        const auto &groups = m_canvas->kernelGroups();
+        if (g >= 0 && size_t(g) < groups.size() && !groups[size_t(g)].kernels.empty())
+            Q_EMIT kernelClicked(int(groups[size_t(g)].kernels.front()));
+    });
     connect(m_canvas, &GraphCanvas::viewChanged, this, [this] {
         if (!m_syncing)
             m_autoFit = false;
@@ -167,6 +172,11 @@ bool PostGradView::pickPostGrad(const QString &name)
         fx.empty() ? tr("post-grad <b>%1</b>: no FX node of the graph is recorded for it").arg(name.toHtmlEscaped())
                    : tr("post-grad <b>%1</b> ← %2").arg(name.toHtmlEscaped(), fxOf(name).join(QStringLiteral(", ")).toHtmlEscaped()));
     return true;
+}
+
+void PostGradView::showKernel(int kernel)
+{
+    m_canvas->setSelectedKernelGroup(kernel < 0 ? -1 : groupOfKernel(m_canvas->kernelGroups(), uint32_t(kernel)));
 }
 
 void PostGradView::showLinked()

@@ -5,7 +5,8 @@
 // in the window outlines the post-grad nodes that came from them and brings them into view;
 // selecting a post-grad node selects the FX nodes it came from in the window. The profile's kernels
 // are outlined on their post-grad nodes (name and time), as the window's canvas outlines them on
-// the FX nodes (the colour legend is the window canvas'). It opens fitted (GraphCanvas::fitToView)
+// the FX nodes (the colour legend is the window canvas'); a kernel picked on either side is
+// emphasised on both. It opens fitted (GraphCanvas::fitToView)
 // and stays fitted, or on the linked nodes, as it is resized until the user moves it.
 #pragma once
 
@@ -47,6 +48,13 @@ public:
     QString caption() const;
     /// What a click on post-grad node `name` does: it is selected here and its FX nodes in the window.
     bool pickPostGrad(const QString &name);
+    /// Emphasises the outline of kernel record `kernel` of the profile (-1: none), as the window's
+    /// timeline selects it.
+    void showKernel(int kernel);
+
+Q_SIGNALS:
+    /// A kernel's outline was clicked here: its first record in the profile.
+    void kernelClicked(int kernel);
 
 protected:
     /// Until the user moves the canvas, it stays fitted (or on the linked nodes) as it is resized.

@@ -3,8 +3,10 @@
 // beside the canvas with the kernels outlined on their post-grad nodes, and selection moves both
 // ways by Inductor's provenance; without its file the action is disabled and says why.
 #include "GraphCanvas.h"
+#include "KernelTimeline.h"
 #include "MainWindow.h"
 #include "PostGradView.h"
+#include "ProfilePanel.h"
 #include "Selection.h"
 #include "TestServices.h"
 
@@ -182,6 +184,38 @@ private Q_SLOTS:
         QCOMPARE(names(view->linked()), (std::set<QString>{"mul_2", "mul_3", "erf", "add_3", "mul_4"}));
     }
 
+    /// A kernel picked on the timeline is emphasised on its post-grad nodes; a kernel's outline
+    /// clicked in the post-grad view selects it on the timeline and its group on the window's canvas.
+    void kernelsBothWays()
+    {
+        Opened o;
+        QVERIFY(o.w.openPostGrad());
+        QCoreApplication::processEvents();
+        auto *canvas = o.w.postGradView()->canvas();
+        auto *timeline = o.w.profilePanel()->timeline();
+        const auto &groups = canvas->kernelGroups();
+        const auto &main = o.w.canvas()->kernelGroups();
+        auto named = [](const std::vector<views::KernelGroup> &gs, const QString &name) {
+            return int(std::find_if(gs.begin(), gs.end(), [&](const auto &g) { return g.name == name; }) - gs.begin());
+        };
+        const int gelu = named(groups, QStringLiteral("cpp_fused_gelu_view_1"));
+        QVERIFY(gelu < int(groups.size()));
+        timeline->selectKernel(int(main[size_t(named(main, QStringLiteral("cpp_fused_gelu_view_1")))].kernels.front()));
+        QCOMPARE(canvas->selectedKernelGroup(), gelu);
+        timeline->selectKernel(-1);
+        QCOMPARE(canvas->selectedKernelGroup(), -1);
+        // The other way: the first layer norm's outline clicked here.
+        const int norm = named(groups, QStringLiteral("cpp_fused_add_native_layer_norm_view_0"));
+        QVERIFY(norm < int(groups.size()));
+        const QRectF label = canvas->kernelLabelRect(norm);
+        QVERIFY(!label.isEmpty());
+        canvas->setView(1.5, label.center());
+        QTest::mouseClick(canvas, Qt::LeftButton, {}, canvas->rect().center());
+        QCOMPARE(canvas->selectedKernelGroup(), norm);
+        QCOMPARE(timeline->selectedKernel(), int(groups[size_t(norm)].kernels.front()));
+        QCOMPARE(o.w.canvas()->selectedKernelGroup(), named(main, QStringLiteral("cpp_fused_add_native_layer_norm_view_0")));
+    }
+
     /// Without its post-grad graph the action is disabled and names the missing file; a broken
     /// file is said in the status bar, and nothing opens.
     void missingOrBrokenFile()
@@ -212,15 +246,20 @@ private Q_SLOTS:
     }
 
     /// The linked view on the transformer (docs/screenshots/compiled_post_grad_linked.png): the
-    /// GELU selected in the FX graph, its post-grad nodes outlined in Inductor's graph.
+    /// GELU's kernel and node selected in the FX graph, its post-grad nodes outlined in Inductor's graph.
     void screenshot()
     {
         Opened o;
         o.w.resize(1600, 1000);
         QVERIFY(o.w.openPostGrad());
         QCoreApplication::processEvents();
-        QVERIFY(o.w.selectNode(QStringLiteral("gelu")));
+        const auto &main = o.w.canvas()->kernelGroups();
+        const auto gelu = std::find_if(main.begin(), main.end(), [](const auto &g) { return g.name == "cpp_fused_gelu_view_1"; });
+        QVERIFY(gelu != main.end());
+        o.w.profilePanel()->selectKernelGroup(int(gelu - main.begin())); // the kernel, and its last node (gelu)
         QCoreApplication::processEvents();
+        QCOMPARE(o.w.selection()->currentNode(), QStringLiteral("gelu"));
+        QVERIFY(o.w.postGradView()->canvas()->selectedKernelGroup() >= 0);
         QVERIFY(allInView(*o.w.postGradView()->canvas(), o.w.postGradView()->linked()));
         QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
         QVERIFY(o.w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/compiled_post_grad_linked.png")));
