@@ -609,7 +609,8 @@ bool MainWindow::openPostGrad()
     m_postGradDock->setWindowTitle(tr("Post-grad Graph (%1)").arg(QFileInfo(QString::fromStdString(p.postGradGraph)).fileName()));
     m_postGradOf = &p;
     m_postGradDock->show();
-    resizeDocks({m_postGradDock}, {width() * 2 / 5}, Qt::Horizontal);
+    // Room for both graphs: the view takes a third, the inspector's side gives up some of its.
+    resizeDocks({m_postGradDock, m_inspectorDock}, {width() * 3 / 10, width() / 4}, Qt::Horizontal);
     return true;
 }
 

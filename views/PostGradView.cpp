@@ -90,15 +90,27 @@ PostGradView::PostGradView(std::unique_ptr<ir::Graph> graph, const prof::Profile
             followWindow(n ? std::vector<std::string>{n->name()} : std::vector<std::string>{},
                          n ? QString::fromStdString(n->name()) : QString());
     });
-    connect(&m_selection, &Selection::moduleSelected, this, [this](const QString &path) {
-        std::vector<std::string> fx;
-        const std::string prefix = path.toStdString() + ".";
-        if (const ir::Graph *g = m_selection.graph())
-            for (const ir::Node *n = g->first(); n; n = n->next())
-                if (n->meta().modulePath() == path.toStdString() || n->meta().modulePath().rfind(prefix, 0) == 0)
-                    fx.push_back(n->name());
-        followWindow(fx, path);
-    });
+    connect(&m_selection, &Selection::moduleSelected, this, [this](const QString &path) { followWindow(nodesOfModule(path), path); });
+    // What is selected in the window now is outlined here at once; the view still opens whole.
+    const QString intro = m_caption->text();
+    const QString module = m_selection.currentModule(), node = m_selection.currentNode();
+    if (!module.isEmpty())
+        link(nodesOfModule(module), module);
+    else if (!node.isEmpty())
+        link({node.toStdString()}, node);
+    if (!module.isEmpty() || !node.isEmpty())
+        m_caption->setText(intro + QStringLiteral("<br>") + m_caption->text());
+}
+
+std::vector<std::string> PostGradView::nodesOfModule(const QString &path) const
+{
+    std::vector<std::string> fx;
+    const std::string p = path.toStdString(), prefix = p + ".";
+    if (const ir::Graph *g = m_selection.graph())
+        for (const ir::Node *n = g->first(); n; n = n->next())
+            if (n->meta().modulePath() == p || n->meta().modulePath().rfind(prefix, 0) == 0)
+                fx.push_back(n->name());
+    return fx;
 }
 
 PostGradView::~PostGradView() = default;
@@ -129,6 +141,14 @@ void PostGradView::followWindow(const std::vector<std::string> &fx, const QStrin
         m_selection.highlight({}, nullptr);
         m_syncing = false;
     }
+    link(fx, what);
+    m_overview = false;
+    m_autoFit = true;
+    showLinked();
+}
+
+void PostGradView::link(const std::vector<std::string> &fx, const QString &what)
+{
     m_linked.clear();
     for (const auto &n : fx)
         for (const ir::Node *pg : fromFx(n))
@@ -146,8 +166,6 @@ void PostGradView::followWindow(const std::vector<std::string> &fx, const QStrin
             names.push_back(n->name());
         m_caption->setText(tr("<b>%1</b> → post-grad %2").arg(what.toHtmlEscaped(), joinedNames(names).toHtmlEscaped()));
     }
-    m_autoFit = true;
-    showLinked();
 }
 
 bool PostGradView::pickPostGrad(const QString &name)
@@ -182,7 +200,7 @@ void PostGradView::showKernel(int kernel)
 void PostGradView::showLinked()
 {
     m_syncing = true;
-    if (m_linked.empty()) {
+    if (m_linked.empty() || m_overview) {
         m_canvas->fitToView();
     } else {
         m_canvas->revealNodes(m_linked);

@@ -63,7 +63,12 @@ protected:
 private:
     /// The window's selection is these FX nodes: their post-grad nodes outlined and shown.
     void followWindow(const std::vector<std::string> &fx, const QString &what);
-    /// The linked nodes in view (readable zoom), or the whole graph fitted when there are none.
+    /// The post-grad nodes of these FX nodes outlined (m_linked), the caption saying so.
+    void link(const std::vector<std::string> &fx, const QString &what);
+    /// The window's nodes in module `path` (and the modules inside it).
+    std::vector<std::string> nodesOfModule(const QString &path) const;
+    /// The linked nodes in view (readable zoom), or the whole graph fitted when there are none or
+    /// the view is as it opened.
     void showLinked();
 
     std::unique_ptr<ir::Graph> m_graph;
@@ -76,6 +81,7 @@ private:
     std::vector<const ir::Node *> m_pushed; ///< what this view highlighted in the window (to drop it later)
     bool m_syncing = false;
     bool m_autoFit = true;
+    bool m_overview = true; ///< as it opened: the whole graph, whatever the selection was
 };
 
 /// Why profile `p` has no post-grad graph to open ("" when it has one): no compiled profile, none

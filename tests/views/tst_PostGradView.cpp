@@ -81,6 +81,7 @@ private Q_SLOTS:
         QVERIFY(!postGradAction(bare)->isEnabled()); // no compiled profile yet
         QVERIFY2(postGradAction(bare)->toolTip().contains(QStringLiteral("compiled profile")), qPrintable(postGradAction(bare)->toolTip()));
         Opened o;
+        QVERIFY(o.w.selectNode(QStringLiteral("gelu"))); // selected before the view opens
         QAction *act = postGradAction(o.w);
         QVERIFY2(act->isEnabled(), qPrintable(act->toolTip()));
         act->trigger();
@@ -88,6 +89,12 @@ private Q_SLOTS:
         QVERIFY(view && view->isVisible());
         QCoreApplication::processEvents(); // the dock laid out at its size
         auto *canvas = view->canvas();
+        // The selection is outlined at once, on the whole graph.
+        QCOMPARE(names(view->linked()), (std::set<QString>{"mul_2", "mul_3", "erf", "add_3", "mul_4"}));
+        QVERIFY(canvas->highlightOf(canvas->itemOf(view->linked().front())) > 0);
+        QVERIFY2(view->caption().contains(QStringLiteral("69 nodes")) && view->caption().contains(QStringLiteral("erf")),
+                 qPrintable(view->caption()));
+        QVERIFY(o.w.canvas()->width() > 250); // the FX graph keeps room beside it
         QVERIFY(canvas->width() > 300 && canvas->height() > 500);
         QCOMPARE(view->graph().size(), size_t(69));
         QCOMPARE(canvas->graph(), &view->graph());
