@@ -24,6 +24,10 @@ struct KernelGroup {
 /// The groups of a compiled profile on `graph` (the version it was recorded on), in the order the
 /// kernels run; kernels without FX nodes (unattributed) form none. Empty for an eager profile.
 std::vector<KernelGroup> kernelGroups(const prof::Profile &p, const ir::Graph &graph);
+/// The same kernels as groups of the post-grad graph's nodes (each kernel's postGrad names, looked
+/// up in `postGrad`), in the order the kernels run; a kernel none of whose post-grad nodes is in
+/// `postGrad` forms none.
+std::vector<KernelGroup> postGradKernelGroups(const prof::Profile &p, const ir::Graph &postGrad);
 /// The group holding kernel record `kernel`, -1 when none.
 int groupOfKernel(const std::vector<KernelGroup> &groups, uint32_t kernel);
 /// "cpp_fused_gelu_view_1 · 2.8 µs": the label on a group's outline.

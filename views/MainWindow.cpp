@@ -8,9 +8,11 @@
 #include "GraphCanvas.h"
 #include "GraphDocument.h"
 #include "Inspector.h"
+#include "KernelTimeline.h"
 #include "NodeList.h"
 #include "PatternEditor.h"
 #include "PatternsPanel.h"
+#include "PostGradView.h"
 #include "ProfilePanel.h"
 #include "RewriteDebugger.h"
 #include "Selection.h"
@@ -212,6 +214,14 @@ void MainWindow::connectDocument()
     connect(m_profile, &ProfilePanel::kernelGroupsChanged, m_canvas, &GraphCanvas::setKernelGroups);
     connect(m_profile, &ProfilePanel::kernelGroupSelected, m_canvas, &GraphCanvas::setSelectedKernelGroup);
     connect(m_canvas, &GraphCanvas::kernelGroupClicked, m_profile, &ProfilePanel::selectKernelGroup);
+    connect(m_profile, &ProfilePanel::kernelGroupsChanged, this, [this] {
+        // Another profile shown, or the version on screen no longer the one profiled: the
+        // post-grad view of the last one would link to the wrong nodes.
+        if (postGradView() && (m_profile->profile() != m_postGradOf || !m_profile->bound())) {
+            delete m_postGradDock->widget();
+            m_postGradDock->hide();
+        }
+    });
     connect(m_nodes, &NodeList::searchChanged, this, [this](const QString &text, int matches) {
         m_canvas->setSearchHits(m_nodes->matchedNodes()); // the matches outlined on the canvas too
         if (text.isEmpty())
@@ -562,6 +572,47 @@ bool MainWindow::openProfile(const QString &path)
 }
 
 void MainWindow::showProfileDock() { m_profileDock->raise(); }
+
+QString MainWindow::whyNoPostGrad() const
+{
+    const prof::Profile *p = m_profile->profile();
+    if (p && p->compiled() && !m_profile->bound())
+        return tr("The compiled profile shown was recorded on another version: show the version it was recorded on");
+    return postGradUnavailable(p);
+}
+
+PostGradView *MainWindow::postGradView() const { return m_postGradDock ? qobject_cast<PostGradView *>(m_postGradDock->widget()) : nullptr; }
+
+bool MainWindow::openPostGrad()
+{
+    if (const QString why = whyNoPostGrad(); !why.isEmpty()) {
+        statusBar()->showMessage(why, 0);
+        return false;
+    }
+    QString error;
+    const prof::Profile &p = *m_profile->profile();
+    PostGradView *view = openPostGradView(p, *m_selection, nullptr, &error);
+    if (!view) {
+        statusBar()->showMessage(error, 0);
+        return false;
+    }
+    if (!m_postGradDock) {
+        m_postGradDock = new QDockWidget(this);
+        m_postGradDock->setObjectName(QStringLiteral("postGradDock"));
+        addDockWidget(Qt::LeftDockWidgetArea, m_postGradDock);
+    }
+    delete m_postGradDock->widget();
+    m_postGradDock->setWidget(view);
+    // A kernel picked on the timeline (or its outline in either canvas) is emphasised on both.
+    connect(m_profile->timeline(), &KernelTimeline::kernelSelected, view, &PostGradView::showKernel);
+    connect(view, &PostGradView::kernelClicked, m_profile->timeline(), &KernelTimeline::selectKernel);
+    m_postGradDock->setWindowTitle(tr("Post-grad Graph (%1)").arg(QFileInfo(QString::fromStdString(p.postGradGraph)).fileName()));
+    m_postGradOf = &p;
+    m_postGradDock->show();
+    // Room for both graphs: the view takes a third, the inspector's side gives up some of its.
+    resizeDocks({m_postGradDock, m_inspectorDock}, {width() * 3 / 10, width() / 4}, Qt::Horizontal);
+    return true;
+}
 
 void MainWindow::setShowConstants(bool on)
 {

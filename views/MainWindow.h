@@ -30,6 +30,7 @@ class GraphCanvas;
 class RewriteDebugger;
 struct AutosaveState;
 class PatternEditor;
+class PostGradView;
 class ProfilePanel;
 class WindowMenus;
 class Selection;
@@ -76,6 +77,15 @@ public:
     void setShowConstants(bool on);
     /// Brings the profile panel to the front.
     void showProfileDock();
+    /// View ▸ Post-grad Graph: the compiled profile shown, its post-grad graph (the compiler's, saved
+    /// beside the profile) in a dock beside the canvas, linked to the selection by provenance
+    /// (PostGradView). False with the reason in the status bar when there is none to open.
+    bool openPostGrad();
+    /// Why View ▸ Post-grad Graph cannot open now ("" when it can): no compiled profile of the
+    /// version on screen is shown, it records no post-grad graph, or the graph's file is missing.
+    QString whyNoPostGrad() const;
+    /// The open post-grad view (nullptr when none); it closes when the profile shown changes.
+    PostGradView *postGradView() const;
     /// Writes the graph as it is now (after rewrite steps) to an fxlens graph file (.json / .json.gz).
     bool saveFile(const QString &path);
     /// File → Save (Ctrl+S): writes to the file last saved from this graph; without one, Save As.
@@ -161,6 +171,8 @@ private:
     PatternEditor *m_editor = nullptr;
     ProfilePanel *m_profile = nullptr;
     QDockWidget *m_profileDock = nullptr, *m_rewriteDock = nullptr, *m_editorDock = nullptr, *m_inspectorDock = nullptr;
+    QDockWidget *m_postGradDock = nullptr;
+    const void *m_postGradOf = nullptr; ///< the profile the post-grad view shows the graph of
     QTimer *m_autosaveTimer = nullptr;
     std::function<bool(const AutosaveState &)> m_recoveryPrompt;
     std::function<int(const QString &)> m_unsavedPrompt;

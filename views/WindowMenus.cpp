@@ -110,6 +110,19 @@ void WindowMenus::viewMenu()
     minimap->setCheckable(true);
     minimap->setChecked(true);
     connect(minimap, &QAction::toggled, canvas, &GraphCanvas::setMinimapVisible);
+    view->addSeparator();
+    QAction *postGrad = view->addAction(tr("Post-&grad Graph (Inductor)"), &m_w, [this] { m_w.openPostGrad(); });
+    postGrad->setObjectName(QStringLiteral("postGradGraph"));
+    view->setToolTipsVisible(true); // a disabled Post-grad Graph says why
+    auto updatePostGrad = [this, postGrad] {
+        const QString why = m_w.whyNoPostGrad();
+        postGrad->setEnabled(why.isEmpty());
+        postGrad->setToolTip(why.isEmpty() ? tr("The compiled profile's post-grad graph beside the canvas, selection linked by provenance")
+                                           : why);
+    };
+    connect(m_w.profilePanel(), &ProfilePanel::kernelGroupsChanged, this, updatePostGrad);
+    updatePostGrad();
+    view->addSeparator();
     QAction *dark = view->addAction(tr("D&ark Theme"));
     dark->setCheckable(true);
     dark->setChecked(QSettings().value(QStringLiteral("view/dark"), false).toBool());

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -110,6 +111,44 @@ void printAttribution(const prof::Profile &p)
     for (const auto &k : p.kernels)
         if (k.nodes.empty() && k.iteration == 0)
             std::printf("  unattributed: %s: %s\n", k.name.c_str(), k.reason.c_str());
+    if (!p.postGradGraph.empty())
+        std::printf("post-grad graph: %s (%zu of its nodes traced to FX nodes)\n", p.postGradGraph.c_str(), p.postGradNodes.size());
+}
+
+/// Where profile `i` of `count` keeps its post-grad graph: beside the file it is saved in
+/// (`P.json` -> `P.post_grad.json`, `P.2.post_grad.json` for version 2 of a set); "" when it is
+/// saved nowhere.
+std::string postGradPathFor(const Args &a, size_t i, size_t count)
+{
+    const bool set = count > 2 || !a.versions.empty();
+    auto beside = [](std::string f, const std::string &tag) {
+        for (const char *ext : {".gz", ".json"})
+            if (f.size() > std::strlen(ext) && f.compare(f.size() - std::strlen(ext), std::strlen(ext), ext) == 0)
+                f.resize(f.size() - std::strlen(ext));
+        return f + tag + ".post_grad.json";
+    };
+    if (i == 1 && !set && !a.compareOutput.empty())
+        return beside(a.compareOutput, "");
+    if (!a.output.empty() && (set || i == 0))
+        return beside(a.output, set ? "." + std::to_string(i) : "");
+    return "";
+}
+
+/// Copies the run's post-grad graph to where the profile keeps it (postGradPathFor); the profile
+/// names it there, or none when it is saved nowhere. "" or why it could not be written.
+std::string keepPostGrad(prof::Profile &p, const std::string &dest)
+{
+    const std::string from = p.postGradGraph;
+    p.postGradGraph.clear();
+    if (from.empty() || dest.empty())
+        return "";
+    auto text = io::readTextFile(from);
+    if (!text)
+        return "the companion wrote no post-grad graph: " + text.error().message;
+    if (auto w = io::writeTextFile(dest, text.value()); !w)
+        return "cannot write the post-grad graph '" + dest + "': " + w.error().message;
+    p.postGradGraph = dest;
+    return "";
 }
 
 } // namespace
@@ -182,6 +221,10 @@ int profileCompiled(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &grap
             : profiles.size() > 1              ? (i == 0 ? "A" : "B")
                                                : "";
         p.value().versionId = labels.size() > gi ? labels[gi].second : int(i);
+        if (const std::string err = keepPostGrad(p.value(), postGradPathFor(a, i, profiles.size())); !err.empty()) {
+            std::cerr << "fxlens-cli profile --compiled: " << err << "\n";
+            return kFailed;
+        }
         printAttribution(p.value());
         profiles[i] = std::move(p.value());
         ++gi;

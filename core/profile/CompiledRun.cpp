@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <unordered_map>
 
 namespace fxlens::prof {
@@ -47,6 +48,26 @@ KernelRec compiledKernel(const json &k, const std::unordered_map<std::string, in
     return r;
 }
 
+/// The run's post-grad graph (a file beside the run) and its nodes' FX nodes, by name onto `p.nodes`.
+void readPostGrad(const json &j, const std::string &path, const std::unordered_map<std::string, int> &index, Profile &p)
+{
+    if (const auto g = j.find("post_grad_graph"); g != j.end() && g->is_string() && !g->get<std::string>().empty())
+        p.postGradGraph = (std::filesystem::path(path).parent_path() / g->get<std::string>()).lexically_normal().string();
+    const auto m = j.find("post_grad_nodes");
+    if (m == j.end() || !m->is_object())
+        return;
+    for (const auto &[post, pre] : m->items()) {
+        std::vector<int> nodes;
+        for (const auto &n : pre)
+            if (const auto it = index.find(n.get<std::string>()); it != index.end())
+                nodes.push_back(it->second);
+        std::sort(nodes.begin(), nodes.end());
+        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+        if (!nodes.empty())
+            p.postGradNodes[post] = std::move(nodes);
+    }
+}
+
 } // namespace
 
 Result<Profile> readCompiledRun(const std::string &path, std::vector<NodeInfo> nodes)
@@ -80,6 +101,7 @@ Result<Profile> readCompiledRun(const std::string &path, std::vector<NodeInfo> n
         for (size_t i = 0; i < nodes.size(); ++i)
             index.emplace(nodes[i].name, int(i));
         p.nodes = std::move(nodes);
+        readPostGrad(j, path, index, p);
         for (const auto &k : j.at("kernels"))
             p.kernels.push_back(compiledKernel(k, index, p.iterations));
         std::stable_sort(p.kernels.begin(), p.kernels.end(), [](const KernelRec &a, const KernelRec &b) { return a.startUs < b.startUs; });

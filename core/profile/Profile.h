@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,12 @@ struct Profile {
     std::vector<RangeRec> ranges;
     std::vector<KernelRec> kernels;
     std::vector<IterationRec> iters;
+    // A compiled profile's post-grad graph: the compiler's graph after its own passes, whose node
+    // names the kernels' postGrad lists use. Its graph file ("" when none was kept; on disk relative
+    // to the profile file, in memory as the reader resolved it) and, per post-grad node that came
+    // from the profiled graph, the FX nodes (indices into `nodes`, in program order) it came from.
+    std::string postGradGraph;
+    std::map<std::string, std::vector<int>> postGradNodes;
     std::vector<NodeStat> nodeStats; ///< per node, filled by finish()
     Summary summary;                 ///< filled by finish()
 

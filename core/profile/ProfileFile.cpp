@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -73,9 +74,65 @@ static json kernelColumns()
         {"name", "kind", "device", "stream", "start_us", "dur_us", "launch_us", "iteration", "node", "correlation", "grid", "block"});
 }
 
+/// A path as a file in `dir` names it: relative to `dir` (the directory of the profile file).
+static std::string relativeTo(const std::string &path, const std::string &dir)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path abs = fs::absolute(path, ec), base = fs::absolute(dir.empty() ? "." : dir, ec);
+    const fs::path rel = abs.lexically_normal().lexically_relative(base.lexically_normal());
+    return rel.empty() ? path : rel.generic_string();
+}
+
+/// A path a file in `dir` names, as this process opens it.
+static std::string resolvedIn(const std::string &path, const std::string &dir)
+{
+    namespace fs = std::filesystem;
+    const fs::path p(path);
+    return p.is_absolute() || dir.empty() ? path : (fs::path(dir) / p).lexically_normal().string();
+}
+
+static std::string directoryOf(const std::string &file) { return std::filesystem::path(file).parent_path().string(); }
+
+/// The post-grad graph and its nodes' FX nodes, into the provenance section.
+static void postGradJson(const Profile &p, const std::string &dir, json &out)
+{
+    if (!p.postGradGraph.empty())
+        out["post_grad_graph"] = relativeTo(p.postGradGraph, dir);
+    if (!p.postGradNodes.empty())
+        out["post_grad_nodes"] = p.postGradNodes;
+}
+
+/// Reads the post-grad graph's file (resolved against `dir`) and mapping; "" or what is wrong.
+static std::string readPostGrad(const json &c, Profile &p, const std::string &dir)
+{
+    if (const auto g = c.find("post_grad_graph"); g != c.end()) {
+        if (!g->is_string() || g->get<std::string>().empty())
+            return "provenance: post_grad_graph is not a file name";
+        p.postGradGraph = resolvedIn(g->get<std::string>(), dir);
+    }
+    const auto m = c.find("post_grad_nodes");
+    if (m == c.end())
+        return "";
+    if (!m->is_object())
+        return "provenance: post_grad_nodes is not an object (post-grad node -> FX node indices)";
+    for (const auto &[name, nodes] : m->items()) {
+        auto &out = p.postGradNodes[name];
+        for (const auto &n : nodes) {
+            const int node = integer<int>(n);
+            if (node < 0 || size_t(node) >= p.nodes.size())
+                return "provenance: post-grad node '" + name + "' comes from node " + std::to_string(node) + ", but the profile has " +
+                    std::to_string(p.nodes.size()) + " nodes";
+            out.push_back(node);
+        }
+    }
+    return "";
+}
+
 /// The provenance section of a compiled profile: the backend and, per kernel row, the nodes it
-/// covers. Its key sorts after "format", so a file's first bytes still say it is a profile.
-static json compiledJson(const Profile &p)
+/// covers; the post-grad graph (relative to `dir`, the profile file's directory). Its key sorts
+/// after "format", so a file's first bytes still say it is a profile.
+static json compiledJson(const Profile &p, const std::string &dir)
 {
     json prov = json::array();
     for (const auto &k : p.kernels) {
@@ -84,11 +141,13 @@ static json compiledJson(const Profile &p)
             one["reason"] = k.reason;
         prov.push_back(std::move(one));
     }
-    return {{"backend", p.backend}, {"kernels", std::move(prov)}};
+    json out = {{"backend", p.backend}, {"kernels", std::move(prov)}};
+    postGradJson(p, dir, out);
+    return out;
 }
 
 /// Reads the provenance section into `p` (its kernels read already); "" or what is wrong.
-static std::string readCompiled(const json &c, Profile &p)
+static std::string readCompiled(const json &c, Profile &p, const std::string &dir)
 {
     p.backend = c.at("backend").get<std::string>();
     if (p.backend.empty())
@@ -108,10 +167,10 @@ static std::string readCompiled(const json &c, Profile &p)
         k.postGrad = prov[i].value("post_grad", std::vector<std::string>{});
         k.reason = prov[i].value("reason", "");
     }
-    return "";
+    return readPostGrad(c, p, dir);
 }
 
-static json profileJson(const Profile &p)
+static json profileJson(const Profile &p, const std::string &dir)
 {
     json j;
     j["format"] = kFormatName;
@@ -150,7 +209,7 @@ static json profileJson(const Profile &p)
     j["kernel_columns"] = kernelColumns();
     j["kernels"] = std::move(ks);
     if (p.compiled())
-        j["provenance"] = compiledJson(p);
+        j["provenance"] = compiledJson(p, dir);
     // Derived figures, for readers that do not recompute them (fxlens itself does on load).
     j["summary"] = {{"kernels_per_iteration", p.summary.kernelsPerIter},
                     {"gpu_busy_us", p.summary.gpuBusyUs},
@@ -166,13 +225,13 @@ Status writeProfiles(const std::vector<const Profile *> &profiles, const std::st
 {
     json j;
     if (profiles.size() == 1) {
-        j = profileJson(*profiles.front());
+        j = profileJson(*profiles.front(), directoryOf(path));
     } else {
         j["format"] = kSetFormatName;
         j["format_version"] = Profile::kFormatVersion;
         j["profiles"] = json::array();
         for (const Profile *p : profiles)
-            j["profiles"].push_back(profileJson(*p));
+            j["profiles"].push_back(profileJson(*p, directoryOf(path)));
     }
     if (Status st = io::writeTextFile(path, j.dump() + "\n"); !st)
         return Diagnostic{Diagnostic::Severity::Error, path, 0, 0, {}, "cannot write the profile: " + st.error().message};
@@ -274,7 +333,7 @@ static Result<Profile> profileFromJson(const json &j, const std::string &path)
             p.kernels.push_back(std::move(r));
         }
         if (const auto c = j.find("provenance"); c != j.end())
-            if (auto err = readCompiled(*c, p); !err.empty())
+            if (auto err = readCompiled(*c, p, directoryOf(path)); !err.empty())
                 return fail(err);
         p.finish();
         return p;

@@ -12,7 +12,11 @@ Kernels in the profiler: Inductor's C++ kernels (`cpp_fused_*`, named `graph_N_c
 `config.cpp.enable_kernel_profile` is on) and Triton kernels by their names; extern calls (GEMMs,
 mkldnn, SDPA, ...) as the ATen op the compiled code calls, matched to Inductor's extern records in
 call order. `fxlens-cli profile --compiled` runs `python -m fxlens.compiled` and turns what it writes
-(`format: "fxlens-compiled-run"`) into a profile file."""
+(`format: "fxlens-compiled-run"`) into a profile file.
+
+The post-grad graph those records name (Inductor's graph after its post-grad passes) is kept too and
+written beside the output as an fxlens graph file (`run.post_grad.json`), with each of its nodes' FX
+nodes: what the app's linked post-grad view shows and follows."""
 import argparse
 import json
 import os
@@ -42,12 +46,44 @@ def _op_of_extern(kernel: str) -> str:
     return "aten::" + m.group(4)
 
 
+class PostGradCapture:
+    """Context: keeps Inductor's post-grad graph of the compile, the one whose node names the provenance
+    records use (taken when the post-grad passes are done, before lowering), as fxlens graph JSON."""
+
+    def __init__(self) -> None:
+        self.graph: Optional[Dict[str, Any]] = None
+        self._depth = 0
+
+    def __enter__(self):
+        import torch._inductor.compile_fx as cfx
+        from .graph_format import graph_to_dict
+        self._original = original = cfx._recursive_post_grad_passes
+        me = self
+
+        def passes(gm, *args, **kwargs):
+            me._depth += 1
+            try:
+                original(gm, *args, **kwargs)
+            finally:
+                me._depth -= 1
+            if me._depth == 0:  # the outermost graph (subgraphs are passed through first)
+                me.graph = graph_to_dict(gm.graph, gm, ir="aten", source="inductor_post_grad")
+
+        cfx._recursive_post_grad_passes = passes
+        return self
+
+    def __exit__(self, *exc):
+        import torch._inductor.compile_fx as cfx
+        cfx._recursive_post_grad_passes = self._original
+
+
 class Provenance:
     """Inductor's provenance records of one compile: kernel -> post-grad nodes -> pre-grad nodes."""
 
     def __init__(self) -> None:
         self.kernel_post: Dict[str, List[str]] = {}  # "cpp_fused_add_0:3" -> post-grad node names
         self.post_to_pre: Dict[str, List[str]] = {}
+        self.post_grad = PostGradCapture()  # the post-grad graph these names are nodes of
 
     def capture(self):
         """Context: records what Inductor dumps at the end of each graph's compile."""
@@ -64,9 +100,11 @@ class Provenance:
         class _Ctx:
             def __enter__(self):
                 dbg.dump_inductor_provenance_info = dump
+                me.post_grad.__enter__()
 
             def __exit__(self, *exc):
                 dbg.dump_inductor_provenance_info = original
+                me.post_grad.__exit__(*exc)
 
         return _Ctx()
 
@@ -330,6 +368,33 @@ def assign_activities(iterations: List[Tuple[Tuple[float, float], List[Any]]], a
     return per_call, other
 
 
+def post_grad_mapping(prov: Provenance, post_grad: Dict[str, Any], known: set) -> Dict[str, List[str]]:
+    """Post-grad node -> the graph file's nodes it came from, for every node of the post-grad graph
+    that Inductor's provenance traces to the file (post_to_pre restricted to both graphs' nodes)."""
+    out: Dict[str, List[str]] = {}
+    for n in post_grad.get("nodes", []):
+        fx = prov.fx_nodes([n["name"]], known)
+        if fx:
+            out[n["name"]] = fx
+    return out
+
+
+def _post_grad_entries(prov: Provenance, path: str, known: set) -> Dict[str, Any]:
+    """The run's post-grad graph (named after the graph file) and its nodes' FX nodes."""
+    graph = prov.post_grad.graph
+    if graph is None:
+        return {}
+    graph["name"] = os.path.basename(path).split(".")[0] + "_post_grad"
+    return {"post_grad_graph": graph, "post_grad_nodes": post_grad_mapping(prov, graph, known)}
+
+
+def post_grad_path_for(output: str) -> str:
+    """run.json -> run.post_grad.json: where the post-grad graph is written beside an output."""
+    base = output[:-3] if output.endswith(".gz") else output
+    base = base[:-5] if base.endswith(".json") else base
+    return base + ".post_grad.json"
+
+
 def _top_calls(it) -> List[Any]:
     """The top-level calls of one timed iteration: the ops of the compiled graph's call."""
     calls = [e for e in it.cpu_children]
@@ -460,7 +525,8 @@ def profile_compiled(path: str, device: str = "cpu", warmup: int = 3, iters: int
             "device": device, "device_name": _device_name(device), "torch": torch.__version__,
             "warmup": warmup, "iterations": iterations, "kernels": kernels,
             "provenance": {"kernels": prov.kernel_post, "post_to_pre": prov.post_to_pre},
-            "post_grad_pass": user_pass.stats if user_pass is not None else None}
+            "post_grad_pass": user_pass.stats if user_pass is not None else None,
+            **_post_grad_entries(prov, path, known)}
 
 
 def summary(run: Dict[str, Any]) -> Tuple[float, float, int]:
@@ -468,6 +534,26 @@ def summary(run: Dict[str, Any]) -> Tuple[float, float, int]:
     busy = sum(k["dur_us"] for k in run["kernels"])
     attributed = sum(k["dur_us"] for k in run["kernels"] if k["nodes"])
     return attributed, busy, sum(1 for k in run["kernels"] if not k["nodes"])
+
+
+def _write_json(data: Dict[str, Any], path: str) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f)
+    os.replace(tmp, path)
+
+
+def _post_grad_beside(run: Dict[str, Any], output: str) -> Dict[str, Any]:
+    """Writes the run's post-grad graph as a graph file beside `output` (run.post_grad.json); the run
+    then names that file (relative to the run's directory) instead of holding the graph."""
+    graph = run.pop("post_grad_graph", None)
+    if graph is None:
+        return run
+    from .graph_format import write_dict
+    path = post_grad_path_for(output)
+    write_dict(graph, path)
+    run["post_grad_graph"] = os.path.basename(path)
+    return run
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -491,10 +577,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         gist = next((line.strip() for line in text.splitlines() if line.strip()), "")
         print(f"fxlens.compiled: {a.graph}: {type(e).__name__}: {gist}", file=sys.stderr)
         return 1
-    tmp = a.output + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(run, f)
-    os.replace(tmp, a.output)
+    _write_json(_post_grad_beside(run, a.output), a.output)
     for st in run.get("post_grad_pass") or []:
         done = ", ".join(f"{k} ×{v}" for k, v in sorted(st.get("rewrites_by_pattern", {}).items())) or "nothing"
         print(f"fxlens.compiled: post-grad patterns on {st['graph']}: {st['nodes_before']} -> {st['nodes_after']} nodes "

@@ -196,3 +196,40 @@ def test_profile_compiled_runs_post_grad_patterns(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "double_neg_aten ×1" in r.stdout, r.stdout
     assert "(100.0%)" in r.stdout, r.stdout
+
+
+@pytest.mark.slow
+def test_profile_compiled_writes_the_post_grad_graph(tmp_path):
+    """The post-grad graph Inductor lowered is saved beside the profile as an fxlens graph file, and
+    the profile maps its nodes onto the graph file's nodes (what the app's linked view follows)."""
+    if not os.path.exists(CLI):
+        pytest.skip("fxlens-cli is not built")
+    graph = os.path.join(ROOT, "resources", "examples", "tangle4_fx.json")
+    out = tmp_path / "sub" / "t.fxprof.json"
+    out.parent.mkdir()
+    r = subprocess.run([CLI, "profile", graph, "--compiled", "--device", "cpu", "--iters", "1", "--warmup", "0", "-o", str(out)],
+                       capture_output=True, text=True, env=_cli_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    post_file = tmp_path / "sub" / "t.fxprof.post_grad.json"
+    assert post_file.exists() and "post-grad graph:" in r.stdout
+    lint = subprocess.run([CLI, "lint", str(post_file)], capture_output=True, text=True, timeout=60)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    post = json.loads(post_file.read_text())
+    assert post["ir"] == "aten" and post["source"] == "inductor_post_grad"
+    post_names = {n["name"] for n in post["nodes"]}
+    p = json.loads(out.read_text())
+    prov = p["provenance"]
+    assert prov["post_grad_graph"] == post_file.name  # relative to the profile
+    fx_names = [n[0] for n in p["nodes"]]
+    assert set(fx_names) == {n["name"] for n in json.load(open(graph))["nodes"]}
+    mapping = prov["post_grad_nodes"]
+    assert len(mapping) > 10
+    for name, fx in mapping.items():
+        assert name in post_names, name
+        assert fx and all(0 <= i < len(fx_names) for i in fx), (name, fx)
+    # Every post-grad node a kernel computes is a node of the saved graph, and the kernels' FX
+    # nodes are those their post-grad nodes map to.
+    for k in prov["kernels"]:
+        assert set(k["post_grad"]) <= post_names, k["post_grad"]
+        mapped = {i for pg in k["post_grad"] for i in mapping.get(pg, [])}
+        assert set(k["nodes"]) == mapped, (k["post_grad"], k["nodes"])

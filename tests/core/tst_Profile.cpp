@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Profiles without a GPU: attribution of recorded CUDA events (captured on an H200 with
 // `fxlens-cli profile --raw-events`), the profile file format and the Chrome trace export.
+#include "io/GraphJson.h"
 #include "profile/Profile.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -326,7 +329,9 @@ private Q_SLOTS:
                       {"name": "aten::mm", "kind": "extern", "iteration": 0, "start_us": 6, "dur_us": 2,
                        "post_grad": ["mm"], "nodes": ["gone"], "reason": ""},
                       {"name": "aten::copy_", "kind": "extern", "iteration": 0, "start_us": 9, "dur_us": 1,
-                       "post_grad": [], "nodes": [], "reason": "no provenance record: Inductor did not generate this call"}]})");
+                       "post_grad": [], "nodes": [], "reason": "no provenance record: Inductor did not generate this call"}],
+                    "post_grad_graph": "run.post_grad.json",
+                    "post_grad_nodes": {"mul": ["c", "a"], "mm": ["gone"], "add": ["a"]}})");
         f.close();
         auto r = readCompiledRun(path.toStdString(),
                                  {{"a", "call_function", "t", ""}, {"b", "call_function", "t", ""}, {"c", "call_function", "t", ""}});
@@ -341,6 +346,46 @@ private Q_SLOTS:
         QVERIFY(p.kernels[2].reason.find("Inductor did not generate") != std::string::npos);
         QCOMPARE(p.summary.unattributed, size_t(2));
         QCOMPARE(p.nodeStats[0].gpuUs, 2.0); // half of the fused kernel's 4 us
+        // The post-grad graph beside the run, and its nodes' FX nodes (a name the graph lacks dropped).
+        QCOMPARE(QString::fromStdString(p.postGradGraph), tmp.filePath(QStringLiteral("run.post_grad.json")));
+        QCOMPARE(p.postGradNodes, (std::map<std::string, std::vector<int>>{{"add", {0}}, {"mul", {0, 2}}}));
+    }
+
+    /// A compiled profile's post-grad graph (saved beside it by profile --compiled): the file it
+    /// names loads, and the mapping names nodes of both graphs; saved elsewhere, the profile names
+    /// the same file relative to its new place.
+    void compiledPostGradGraph()
+    {
+        const QString file = QStringLiteral(FXLENS_TEST_DATA "/profile/compiled_post_grad_cpu.json");
+        auto r = readProfile(file.toStdString());
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        const Profile &p = r.value();
+        const QString graphFile = QStringLiteral(FXLENS_TEST_DATA "/profile/compiled_post_grad_cpu.post_grad.json");
+        QCOMPARE(QFileInfo(QString::fromStdString(p.postGradGraph)).canonicalFilePath(), QFileInfo(graphFile).canonicalFilePath());
+        auto g = io::readGraphFile(p.postGradGraph);
+        QVERIFY2(g.ok(), g.ok() ? "" : g.error().toString().c_str());
+        QVERIFY(p.postGradNodes.size() > 40);
+        for (const auto &[post, fx] : p.postGradNodes) {
+            QVERIFY2(g.value()->find(post), post.c_str());
+            QVERIFY(!fx.empty());
+        }
+        // The GELU's erf came from the gelu node; every post-grad node of a kernel is in the graph.
+        QCOMPARE(p.nodes[size_t(p.postGradNodes.at("erf").front())].name, std::string("gelu"));
+        for (const auto &k : p.kernels)
+            for (const auto &post : k.postGrad)
+                QVERIFY2(g.value()->find(post), post.c_str());
+        QTemporaryDir tmp;
+        QVERIFY(QDir(tmp.path()).mkpath(QStringLiteral("a/b")));
+        const std::string saved = tmp.filePath(QStringLiteral("a/b/saved.json")).toStdString();
+        QVERIFY(writeProfile(p, saved).ok());
+        QFile f(QString::fromStdString(saved));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray text = f.readAll();
+        QVERIFY2(!text.contains(tmp.path().toUtf8()) && text.contains("compiled_post_grad_cpu.post_grad.json"), text.constData());
+        auto q = readProfile(saved);
+        QVERIFY(q.ok());
+        QCOMPARE(QFileInfo(QString::fromStdString(q->postGradGraph)).canonicalFilePath(), QFileInfo(graphFile).canonicalFilePath());
+        QCOMPARE(q->postGradNodes, p.postGradNodes);
     }
 
     void malformedProfiles_data()
@@ -375,6 +420,16 @@ private Q_SLOTS:
                           "\"kernels\":[[\"k\",\"kernel\",-1,-1,1.0,1.0,-1,0,0,0,[0,0,0],[0,0,0]]],"
                           "\"provenance\":{\"backend\":\"inductor\",\"kernels\":[]}}")
             << QStringLiteral("provenance: 0 entries for 1 kernels");
+        const QByteArray compiled = "{\"format\":\"fxlens-profile\",\"format_version\":1,\"mode\":\"cpu\",\"iterations\":1,"
+                                    "\"nodes\":[[\"a\",\"call_function\",\"t\",\"\"]],"
+                                    "\"ranges\":[],\"iteration_records\":[],\"kernel_columns\":[\"name\",\"kind\",\"device\",\"stream\","
+                                    "\"start_us\",\"dur_us\",\"launch_us\",\"iteration\",\"node\",\"correlation\",\"grid\",\"block\"],"
+                                    "\"kernels\":[],\"provenance\":{\"backend\":\"inductor\",\"kernels\":[],";
+        QTest::newRow("compiled: post-grad node from a bad node")
+            << compiled + "\"post_grad_graph\":\"p.json\",\"post_grad_nodes\":{\"mul\":[0,3]}}}"
+            << QStringLiteral("provenance: post-grad node 'mul' comes from node 3, but the profile has 1 nodes");
+        QTest::newRow("compiled: post-grad graph not a name")
+            << compiled + "\"post_grad_graph\":7}}" << QStringLiteral("provenance: post_grad_graph is not a file name");
     }
     void malformedProfiles()
     {

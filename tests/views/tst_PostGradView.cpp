@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+// A compiled profile's post-grad graph as a linked view (View ▸ Post-grad Graph): it opens fitted
+// beside the canvas with the kernels outlined on their post-grad nodes, and selection moves both
+// ways by Inductor's provenance; without its file the action is disabled and says why.
+#include "GraphCanvas.h"
+#include "KernelTimeline.h"
+#include "MainWindow.h"
+#include "PostGradView.h"
+#include "ProfilePanel.h"
+#include "Selection.h"
+#include "TestServices.h"
+
+#include <QAction>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <set>
+
+using namespace fxlens;
+
+namespace {
+
+const char *kGraph = FXLENS_EXAMPLES "/transformer_dynamo.json";
+const char *kCompiled = FXLENS_TEST_DATA "/profile/compiled_post_grad_cpu.json";
+
+views::Services services()
+{
+    views::Services s;
+    s.patternDir = FXLENS_PATTERN_SOURCE_DIR;
+    return s;
+}
+
+QAction *postGradAction(views::MainWindow &w) { return w.findChild<QAction *>(QStringLiteral("postGradGraph")); }
+
+std::set<QString> names(const std::vector<const ir::Node *> &nodes)
+{
+    std::set<QString> out;
+    for (const ir::Node *n : nodes)
+        out.insert(QString::fromStdString(n->name()));
+    return out;
+}
+
+/// The items of these nodes all drawn inside the canvas.
+bool allInView(const views::GraphCanvas &c, const std::vector<const ir::Node *> &nodes)
+{
+    for (const ir::Node *n : nodes) {
+        const int i = c.itemOf(n);
+        if (i < 0 || !QRectF(c.rect()).contains(c.itemRect(i)))
+            return false;
+    }
+    return !nodes.empty();
+}
+
+/// The window with the transformer and a compiled profile of it open.
+struct Opened {
+    views::MainWindow w{services()};
+    explicit Opened(const QString &profile = QString::fromUtf8(kCompiled))
+    {
+        w.resize(1400, 900);
+        w.show();
+        if (!w.openFile(QString::fromUtf8(kGraph)) || !w.openProfile(profile))
+            qFatal("the transformer or its compiled profile did not open");
+    }
+};
+
+} // namespace
+
+class TestPostGradView : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    /// View ▸ Post-grad Graph opens Inductor's graph fitted beside the canvas, its kernels outlined
+    /// on their post-grad nodes.
+    void opensFitted()
+    {
+        views::MainWindow bare{services()};
+        QVERIFY(bare.openFile(QString::fromUtf8(kGraph)));
+        QVERIFY(!postGradAction(bare)->isEnabled()); // no compiled profile yet
+        QVERIFY2(postGradAction(bare)->toolTip().contains(QStringLiteral("compiled profile")), qPrintable(postGradAction(bare)->toolTip()));
+        Opened o;
+        QVERIFY(o.w.selectNode(QStringLiteral("gelu"))); // selected before the view opens
+        QAction *act = postGradAction(o.w);
+        QVERIFY2(act->isEnabled(), qPrintable(act->toolTip()));
+        act->trigger();
+        views::PostGradView *view = o.w.postGradView();
+        QVERIFY(view && view->isVisible());
+        QCoreApplication::processEvents(); // the dock laid out at its size
+        auto *canvas = view->canvas();
+        // The selection is outlined at once, on the whole graph.
+        QCOMPARE(names(view->linked()), (std::set<QString>{"mul_2", "mul_3", "erf", "add_3", "mul_4"}));
+        QVERIFY(canvas->highlightOf(canvas->itemOf(view->linked().front())) > 0);
+        QVERIFY2(view->caption().contains(QStringLiteral("69 nodes")) && view->caption().contains(QStringLiteral("erf")),
+                 qPrintable(view->caption()));
+        QVERIFY(o.w.canvas()->width() > 250); // the FX graph keeps room beside it
+        QVERIFY(canvas->width() > 300 && canvas->height() > 500);
+        QCOMPARE(view->graph().size(), size_t(69));
+        QCOMPARE(canvas->graph(), &view->graph());
+        // Fitted (GraphCanvas::fitToView): the whole graph at the zoom that fills the canvas, or
+        // for one too tall for that at the smallest fit zoom, its whole width and its start (the
+        // inputs) in view.
+        const double scale = canvas->scale();
+        const QPointF centre = canvas->viewCentre();
+        canvas->fitToView();
+        QCOMPARE(canvas->scale(), scale);
+        QVERIFY(std::abs(canvas->viewCentre().x() - centre.x()) < 1e-6 && std::abs(canvas->viewCentre().y() - centre.y()) < 1e-6);
+        QVERIFY(scale >= views::GraphCanvas::kMinFitScale);
+        std::vector<const ir::Node *> all;
+        for (const ir::Node *n = view->graph().first(); n; n = n->next())
+            if (canvas->itemOf(n) >= 0)
+                all.push_back(n);
+        QVERIFY(all.size() > 50);
+        for (const ir::Node *n : all) {
+            const QRectF r = canvas->itemRect(canvas->itemOf(n));
+            QVERIFY2(r.left() >= 0 && r.right() <= canvas->width(), n->name().c_str());
+        }
+        QVERIFY(allInView(*canvas, {view->graph().first()}));
+        const double fill = std::max(canvas->view().width * scale / canvas->width(), canvas->view().height * scale / canvas->height());
+        QVERIFY2(fill > 0.8, qPrintable(QString::number(fill)));
+        // The GELU's kernel outlined around its post-grad nodes.
+        const auto &groups = canvas->kernelGroups();
+        const auto gelu = std::find_if(groups.begin(), groups.end(), [](const auto &g) { return g.name == "cpp_fused_gelu_view_1"; });
+        QVERIFY(gelu != groups.end());
+        QCOMPARE(names(gelu->nodes), (std::set<QString>{"view_15", "mul_2", "mul_3", "erf", "add_3", "mul_4"}));
+        QVERIFY(!canvas->kernelGroupRect(int(gelu - groups.begin())).isEmpty());
+        // Another graph: the view of this one's profile closes.
+        QVERIFY(o.w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle50_torch.json")));
+        QVERIFY(!o.w.postGradView());
+        QVERIFY(!act->isEnabled());
+    }
+
+    /// An FX node selected in the window outlines the post-grad nodes that came from it and brings
+    /// them into view; a post-grad node clicked selects its FX nodes in the window.
+    void selectionBothWays()
+    {
+        Opened o;
+        QVERIFY(o.w.openPostGrad());
+        views::PostGradView *view = o.w.postGradView();
+        QCoreApplication::processEvents();
+        auto *canvas = view->canvas();
+        // FX -> post-grad: the GELU is five ATen ops after decomposition.
+        QVERIFY(o.w.selectNode(QStringLiteral("gelu")));
+        QCOMPARE(names(view->linked()), (std::set<QString>{"mul_2", "mul_3", "erf", "add_3", "mul_4"}));
+        for (const ir::Node *n : view->linked())
+            QVERIFY(canvas->highlightOf(canvas->itemOf(n)) > 0);
+        QVERIFY(allInView(*canvas, view->linked()));
+        QVERIFY(canvas->scale() >= 0.6); // legible
+        QVERIFY2(view->caption().contains(QStringLiteral("erf")), qPrintable(view->caption()));
+        const ir::Node *erf = view->graph().find("erf");
+        QCOMPARE(canvas->highlightOf(canvas->itemOf(view->graph().find("addmm"))), 0);
+        // A node far from the GELU (the QKV projection) moves the view onto its post-grad nodes.
+        QVERIFY(o.w.selectNode(QStringLiteral("linear")));
+        QCOMPARE(names(view->linked()), (std::set<QString>{"view", "permute", "addmm", "view_1"}));
+        QVERIFY(allInView(*canvas, view->linked()));
+        QCOMPARE(canvas->highlightOf(canvas->itemOf(erf)), 0);
+        // A module box (the output projection, collapsed): the post-grad nodes of all its nodes.
+        o.w.selection()->selectModule(QStringLiteral("proj"), nullptr);
+        QCOMPARE(names(view->linked()), (std::set<QString>{"view_12", "permute_6", "addmm_1", "view_13"}));
+        QVERIFY(allInView(*canvas, view->linked()));
+        // A node no post-grad node came from (the attention went to one SDPA call) says so.
+        QVERIFY(o.w.selectNode(QStringLiteral("att")));
+        QVERIFY(view->linked().empty());
+        QVERIFY2(view->caption().contains(QStringLiteral("no post-grad node")), qPrintable(view->caption()));
+        // Post-grad -> FX: clicking the permute that merges two FX nodes selects both in the window.
+        QVERIFY(o.w.selectNode(QStringLiteral("gelu")));
+        QCoreApplication::processEvents();
+        const ir::Node *permute = view->graph().find("permute_5");
+        QVERIFY(permute);
+        const auto &item = canvas->view().items[size_t(canvas->itemOf(permute))];
+        canvas->setView(1.0, QPointF(item.x + item.w / 2, item.y + item.h / 2));
+        const QPoint at = canvas->itemRect(canvas->itemOf(permute)).center().toPoint();
+        QVERIFY(canvas->rect().contains(at));
+        QTest::mouseClick(canvas, Qt::LeftButton, {}, at);
+        QCOMPARE(canvas->selectedLabel(), QStringLiteral("permute_5"));
+        QCOMPARE(view->fxOf(QStringLiteral("permute_5")), (QStringList{"transpose_4", "h"}));
+        views::Selection *sel = o.w.selection();
+        QCOMPARE(names(sel->highlighted()), (std::set<QString>{"transpose_4", "h"}));
+        QCOMPARE(sel->currentNode(), QStringLiteral("h"));
+        auto *main = o.w.canvas();
+        QCOMPARE(main->selectedLabel(), QStringLiteral("h"));
+        for (const ir::Node *n : sel->highlighted())
+            QVERIFY(main->highlightOf(main->itemOf(n)) > 0);
+        QVERIFY(QRectF(main->rect()).contains(main->itemRect(main->itemOf(sel->find(QStringLiteral("h"))))));
+        // The post-grad side keeps the clicked node (the window's selection does not pull it back).
+        QCOMPARE(names(view->linked()), (std::set<QString>{"permute_5"}));
+        // Selecting in the window again drops the outline this view put there.
+        QVERIFY(o.w.selectNode(QStringLiteral("gelu")));
+        QVERIFY(sel->highlighted().empty());
+        QCOMPARE(names(view->linked()), (std::set<QString>{"mul_2", "mul_3", "erf", "add_3", "mul_4"}));
+    }
+
+    /// A kernel picked on the timeline is emphasised on its post-grad nodes; a kernel's outline
+    /// clicked in the post-grad view selects it on the timeline and its group on the window's canvas.
+    void kernelsBothWays()
+    {
+        Opened o;
+        QVERIFY(o.w.openPostGrad());
+        QCoreApplication::processEvents();
+        auto *canvas = o.w.postGradView()->canvas();
+        auto *timeline = o.w.profilePanel()->timeline();
+        const auto &groups = canvas->kernelGroups();
+        const auto &main = o.w.canvas()->kernelGroups();
+        auto named = [](const std::vector<views::KernelGroup> &gs, const QString &name) {
+            return int(std::find_if(gs.begin(), gs.end(), [&](const auto &g) { return g.name == name; }) - gs.begin());
+        };
+        const int gelu = named(groups, QStringLiteral("cpp_fused_gelu_view_1"));
+        QVERIFY(gelu < int(groups.size()));
+        timeline->selectKernel(int(main[size_t(named(main, QStringLiteral("cpp_fused_gelu_view_1")))].kernels.front()));
+        QCOMPARE(canvas->selectedKernelGroup(), gelu);
+        timeline->selectKernel(-1);
+        QCOMPARE(canvas->selectedKernelGroup(), -1);
+        // The other way: the first layer norm's outline clicked here.
+        const int norm = named(groups, QStringLiteral("cpp_fused_add_native_layer_norm_view_0"));
+        QVERIFY(norm < int(groups.size()));
+        const QRectF label = canvas->kernelLabelRect(norm);
+        QVERIFY(!label.isEmpty());
+        canvas->setView(1.5, label.center());
+        QTest::mouseClick(canvas, Qt::LeftButton, {}, canvas->rect().center());
+        QCOMPARE(canvas->selectedKernelGroup(), norm);
+        QCOMPARE(timeline->selectedKernel(), int(groups[size_t(norm)].kernels.front()));
+        QCOMPARE(o.w.canvas()->selectedKernelGroup(), named(main, QStringLiteral("cpp_fused_add_native_layer_norm_view_0")));
+    }
+
+    /// Without its post-grad graph the action is disabled and names the missing file; a broken
+    /// file is said in the status bar, and nothing opens.
+    void missingOrBrokenFile()
+    {
+        QTemporaryDir tmp;
+        const QString profile = tmp.filePath(QStringLiteral("compiled_post_grad_cpu.json"));
+        QVERIFY(QFile::copy(QString::fromUtf8(kCompiled), profile));
+        {
+            Opened o(profile);
+            QAction *act = postGradAction(o.w);
+            QVERIFY(!act->isEnabled());
+            QVERIFY2(act->toolTip().contains(QStringLiteral("compiled_post_grad_cpu.post_grad.json")) &&
+                         act->toolTip().contains(QStringLiteral("missing")),
+                     qPrintable(act->toolTip()));
+            QVERIFY(!o.w.openPostGrad());
+            QVERIFY(!o.w.postGradView());
+        }
+        QFile broken(tmp.filePath(QStringLiteral("compiled_post_grad_cpu.post_grad.json")));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write("{\"format\": \"fxlens-graph\", \"nodes\": [");
+        broken.close();
+        Opened o(profile);
+        QVERIFY(postGradAction(o.w)->isEnabled());
+        QVERIFY(!o.w.openPostGrad());
+        QVERIFY(!o.w.postGradView());
+        const QString message = o.w.statusBar()->currentMessage();
+        QVERIFY2(message.contains(QStringLiteral("compiled_post_grad_cpu.post_grad.json")), qPrintable(message));
+    }
+
+    /// The linked view on the transformer (docs/screenshots/compiled_post_grad_linked.png): the
+    /// GELU's kernel and node selected in the FX graph, its post-grad nodes outlined in Inductor's graph.
+    void screenshot()
+    {
+        Opened o;
+        o.w.resize(1600, 1000);
+        QVERIFY(o.w.openPostGrad());
+        QCoreApplication::processEvents();
+        const auto &main = o.w.canvas()->kernelGroups();
+        const auto gelu = std::find_if(main.begin(), main.end(), [](const auto &g) { return g.name == "cpp_fused_gelu_view_1"; });
+        QVERIFY(gelu != main.end());
+        o.w.profilePanel()->selectKernelGroup(int(gelu - main.begin())); // the kernel, and its last node (gelu)
+        QCoreApplication::processEvents();
+        QCOMPARE(o.w.selection()->currentNode(), QStringLiteral("gelu"));
+        QVERIFY(o.w.postGradView()->canvas()->selectedKernelGroup() >= 0);
+        QVERIFY(allInView(*o.w.postGradView()->canvas(), o.w.postGradView()->linked()));
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        QVERIFY(o.w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/compiled_post_grad_linked.png")));
+    }
+};
+
+QTEST_MAIN(TestPostGradView)
+#include "tst_PostGradView.moc"
