@@ -47,6 +47,26 @@ void GraphCanvas::fitToView()
     Q_EMIT viewChanged();
 }
 
+bool GraphCanvas::showModule(const QString &module)
+{
+    const std::string m = module.toStdString();
+    QRectF r;
+    for (const auto &it : m_view.items)
+        if (it.module == m || it.module.rfind(m + ".", 0) == 0)
+            r = r.united(QRectF(it.x, it.y, it.w, it.h));
+    if (r.isEmpty() || width() <= 0 || height() <= 0)
+        return false;
+    r.adjust(-40, -40, 40, 40); // the frame and its title
+    const QRectF area = fitArea(size(), legendRect(), r.size());
+    m_scale = std::clamp(std::min(area.width() / r.width(), area.height() / r.height()), kMinFitScale, 1.0);
+    const double top = r.height() * m_scale <= area.height() ? area.center().y() - r.height() * m_scale / 2 : area.top();
+    m_offset = QPointF(area.center().x() - r.center().x() * m_scale, top - r.top() * m_scale);
+    m_untouched = false;
+    update();
+    Q_EMIT viewChanged();
+    return true;
+}
+
 void GraphCanvas::zoomBy(double factor, QPointF around)
 {
     const QPointF s = toScene(around);

@@ -80,13 +80,18 @@ void GraphCanvas::placeKernelGroups()
             raw[g] = QRectF();
             continue;
         }
-        // Scattered (its box would cover items of other kernels): a ring around each of its items.
+        // Scattered (its box would cover items of other kernels): a ring around each of its node
+        // items (a collapsed module box stands for the kernels inside it, unless it has no other).
         bool scattered = false;
         for (const int i : itemsIn(raw[g]))
             scattered = scattered || (std::find(o.items.begin(), o.items.end(), i) == o.items.end() && raw[g].intersects(rectOf(i)));
         if (!scattered)
             continue;
+        const auto isBox = [this](int i) { return m_view.items[size_t(i)].kind == layout::ViewItem::Kind::Module; };
+        const bool nodesToo = !std::all_of(o.items.begin(), o.items.end(), isBox);
         for (const int i : o.items) {
+            if (nodesToo && isBox(i))
+                continue;
             const double m = kMargin + kStep * std::min(rings[size_t(i)]++, kMaxNesting);
             o.rings.push_back(rectOf(i).adjusted(-m, -m, m, m));
             o.rect = o.rect.united(o.rings.back());

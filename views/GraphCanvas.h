@@ -94,6 +94,9 @@ public:
     /// side (the minimap shows the rest): never a sliver of a few pixels.
     void fitToView();
     static constexpr double kMinFitScale = 0.3;
+    /// The items of `module` (its nodes and boxes, at any depth) fitted in the widget, at most 1:1
+    /// and never below kMinFitScale (centred on their top); false when nothing of it is drawn.
+    bool showModule(const QString &module);
     /// Where a drawing of `content`'s size is fitted in a widget of `widget`'s size whose legend is
     /// at `legend` (empty: none): inside a margin, above the legend or beside it, whichever shows
     /// the drawing larger, so that at first sight no node lies under the legend.

@@ -12,6 +12,8 @@
 #include <QCommandLineParser>
 #include <QTimer>
 
+#include <functional>
+
 #include <cstdio>
 
 namespace {
@@ -31,7 +33,8 @@ struct Options {
                              QStringLiteral("S")};
     QCommandLineOption expandAll{QStringLiteral("expand-all"), QStringLiteral("Every module expanded (in the window and with --export).")};
     QCommandLineOption constants{QStringLiteral("show-constants"), QStringLiteral("With --export: parameters and constants as nodes.")};
-    QCommandLineOption expand{QStringLiteral("expand"), QStringLiteral("Expand this module and the modules around it (repeatable)."),
+    QCommandLineOption expand{QStringLiteral("expand"),
+                              QStringLiteral("Expand this module and the modules around it, and show it (repeatable: the last is shown)."),
                               QStringLiteral("module")};
     QCommandLineOption select{QStringLiteral("select"), QStringLiteral("Select this node and bring it into view."), QStringLiteral("node")};
 
@@ -137,19 +140,37 @@ int main(int argc, char **argv)
         for (int i = 1; i <= parts.size(); ++i)
             w.canvas()->setExpanded(parts.mid(0, i).join(QLatin1Char('.')), true);
     }
-    if (ok && parser.isSet(o.select) && !w.canvas()->selectNode(parser.value(o.select)))
-        std::fprintf(stderr, "fxlens: --select %s: no such node\n", qPrintable(parser.value(o.select)));
+    // What needs the final layout waits for it (a Graphviz layout runs off the GUI thread and
+    // fits the view when it arrives).
+    auto afterLayout = [&w](std::function<void()> fn) {
+        if (w.canvas()->layoutRunning())
+            QObject::connect(
+                w.canvas(), &fxlens::views::GraphCanvas::layoutFinished, &w, [fn](bool, const QString &) { fn(); },
+                Qt::SingleShotConnection);
+        else
+            fn();
+    };
+    if (ok && parser.isSet(o.expand))
+        afterLayout([&w, m = parser.values(o.expand).constLast()] {
+            if (!w.canvas()->showModule(m))
+                std::fprintf(stderr, "fxlens: --expand %s: no such module\n", qPrintable(m));
+        });
+    if (ok && parser.isSet(o.select))
+        afterLayout([&w, n = parser.value(o.select)] {
+            if (!w.canvas()->selectNode(n))
+                std::fprintf(stderr, "fxlens: --select %s: no such node\n", qPrintable(n));
+        });
     if (ok && parser.isSet(o.applySteps)) {
         const int n = parser.value(o.applySteps).toInt();
         for (int i = 0; i < n && w.debugger()->applySelected(); ++i) {
         }
     }
-    if (parser.isSet(o.screenshot)) {
-        const QString out = parser.value(o.screenshot);
-        QTimer::singleShot(0, &w, [&w, out, ok] {
-            w.grab().save(out);
-            QApplication::exit(ok ? 0 : 3);
+    if (parser.isSet(o.screenshot))
+        afterLayout([&w, out = parser.value(o.screenshot), ok] {
+            QTimer::singleShot(0, &w, [&w, out, ok] {
+                w.grab().save(out);
+                QApplication::exit(ok ? 0 : 3);
+            });
         });
-    }
     return app.exec();
 }
