@@ -448,7 +448,7 @@ QString GraphCanvas::elideDetail(const QString &detail, const QFontMetrics &fm, 
 {
     if (fm.horizontalAdvance(detail) <= width)
         return detail;
-    // The class path is the first word ("transformers.models.bert.modeling_bert.BertEmbeddings, 5 nodes").
+    // The class path is the first word ("transformers.models.bert.modeling_bert.BertEmbeddings, 5 ops · 5 weights").
     const qsizetype end = detail.indexOf(QRegularExpression(QStringLiteral("[ ,]")));
     const QString path = end < 0 ? detail : detail.left(end), rest = end < 0 ? QString() : detail.mid(end);
     const QString ellipsis = QStringLiteral("…");
