@@ -383,6 +383,7 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
     }
     if (everything || items.size() <= kEdgeItemLimit)
         paintEdges(p, items, sceneRect, scale, everything, edge);
+    paintFrameTitles(p, sceneRect, scale, everything);
     if (!everything && 32 * scale < 3 && p.device() && p.device()->devType() == QInternal::Image) {
         // Items smaller than a few pixels: write them straight into the image (a painter call per
         // item costs more than the pixels it changes).

@@ -290,7 +290,7 @@ private Q_SLOTS:
     void bertFramesInPlaceAndAfterSteps()
     {
         views::MainWindow w(testServices());
-        w.resize(1400, 900);
+        w.resize(1800, 1100);
         w.show();
         QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/bert_base_dynamo.json.gz")));
         views::GraphCanvas *c = w.canvas();
@@ -299,6 +299,13 @@ private Q_SLOTS:
             QVERIFY2(framesUntrue(*c).isEmpty(), qPrintable(m + QStringLiteral(": ") + framesUntrue(*c)));
         }
         QVERIFY(c->frames().size() >= 4);
+        QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots"));
+        auto shoot = [&](const char *name) {
+            QVERIFY(c->selectNode(QStringLiteral("matmul")));
+            c->zoomBy(0.8 / c->scale(), QPointF(c->width() / 2.0, c->height() / 2.0));
+            QVERIFY(c->grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/") + QLatin1String(name)));
+        };
+        shoot("bert_layer0_frames.png");
         w.debugger()->setPreset(QStringLiteral("all"));
         int steps = 0;
         for (; w.debugger()->applySelected(); ++steps)
@@ -310,6 +317,7 @@ private Q_SLOTS:
         for (int k = 0; w.debugger()->redo(); ++k)
             QVERIFY2(framesUntrue(*c).isEmpty(), qPrintable(QStringLiteral("redo %1: ").arg(k + 1) + framesUntrue(*c)));
         QVERIFY(c->isExpanded(kBertLayer0.back()));
+        shoot("bert_layer0_keep_places.png");
     }
 
     /// The pictures a person looks at: ResNet-50's layer1 and one BERT encoder layer, expanded.
