@@ -175,6 +175,8 @@ private:
                 yb = std::min(yb, previous.items[oi].y);
             return ya > yb;
         });
+        if (!closed.empty())
+            previousFrames = moduleFrames(previous);
         for (uint32_t ni : closed)
             closeBox(ni);
     }
@@ -188,9 +190,14 @@ private:
             x0 = std::min(x0, p.x), y0 = std::min(y0, p.y), x1 = std::max(x1, p.x + p.w), y1 = std::max(y1, p.y + p.h);
             layer = std::min(layer, p.layer);
         }
+        // The box takes the top of the module's frame (where it stood before it was opened); what
+        // lies below the frame moves up.
+        auto &it = v.items[ni];
+        for (const auto &f : previousFrames)
+            if (f.path == it.module)
+                y0 = std::min(y0, f.y0), y1 = std::max(y1, f.y1);
         // Where the closed items are now (openings above may have moved them: none here, both
         // never happen in one change), then the box.
-        auto &it = v.items[ni];
         const double shrink = std::max(0.0, (y1 - y0) - it.h);
         forEachRect([&](Rect &r) {
             if (r.y >= y1 - 0.5)
@@ -231,6 +238,7 @@ private:
     const size_t n;
     Matches newOf, oldOf;
     std::vector<Rect> at, box;
+    std::vector<ModuleFrame> previousFrames; ///< of the view before (closeBoxes)
 };
 
 } // namespace
