@@ -81,31 +81,54 @@ QRectF GraphCanvas::Frame::titleRect() const
                   layout::kFrameTitle - 2);
 }
 
+/// A frame's tint and its translucent fill (as paintFrames draws them).
+std::pair<QColor, QColor> GraphCanvas::frameColors(const Frame &fr, bool dark)
+{
+    const QColor tint = QColor::fromHsv((fr.depth * 47 + 200) % 360, 40, dark ? 90 : 250);
+    QColor fill = tint;
+    fill.setAlpha(dark ? 60 : 70);
+    return {tint, fill};
+}
+
 void GraphCanvas::paintFrames(QPainter &p, const QRectF &sceneRect, double scale, bool everything)
 {
-    if (m_frames.empty())
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    for (const auto &fr : m_frames) {
+        if (!everything && !sceneRect.intersects(fr.rect))
+            continue;
+        const auto [tint, fill] = frameColors(fr, dark);
+        p.setPen(QPen(tint.darker(dark ? 70 : 140), 1.0 / std::max(scale, 0.05)));
+        p.setBrush(fill);
+        p.drawPath(fr.shape);
+    }
+}
+
+void GraphCanvas::paintFrameTitles(QPainter &p, const QRectF &sceneRect, double scale, bool everything)
+{
+    if (m_frames.empty() || !(everything || 11 * scale >= 7))
         return;
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
     QFont f = p.font();
     f.setPixelSize(11);
     f.setBold(true);
+    const QFontMetrics fm(f);
+    p.setFont(f);
     for (const auto &fr : m_frames) {
         if (!everything && !sceneRect.intersects(fr.rect))
             continue;
-        const QColor tint = QColor::fromHsv((fr.depth * 47 + 200) % 360, 40, dark ? 90 : 250);
-        p.setPen(QPen(tint.darker(dark ? 70 : 140), 1.0 / std::max(scale, 0.05)));
-        QColor fill = tint;
-        fill.setAlpha(dark ? 60 : 70);
-        p.setBrush(fill);
-        p.drawPath(fr.shape);
-        if (everything || 11 * scale >= 7) {
-            // The name at the top-left, in the frame's own title band (frames nest with a band each).
-            p.setFont(f);
-            p.setPen(palette().color(QPalette::WindowText));
-            const QRectF band = fr.titleRect();
-            p.drawText(band, Qt::AlignLeft | Qt::AlignVCenter,
-                       QFontMetrics(f).elidedText(QString::fromStdString(fr.path), Qt::ElideLeft, int(band.width())));
-        }
+        // The name at the top-left, in the frame's own title band (frames nest with a band each),
+        // over the edges that cross the band: its plate is the frames' colours without them.
+        const QRectF band = fr.titleRect();
+        const QString title = fm.elidedText(QString::fromStdString(fr.path), Qt::ElideLeft, int(band.width()));
+        const QRectF plate(band.left() - 2, band.top(), std::min(band.width() + 2, double(fm.horizontalAdvance(title)) + 4), band.height());
+        p.setPen(Qt::NoPen);
+        p.setBrush(palette().color(QPalette::Base));
+        p.drawRect(plate);
+        for (const auto &outer : m_frames)
+            if (outer.rect.contains(plate)) // outermost first, as painted
+                p.setBrush(frameColors(outer, dark).second), p.drawRect(plate);
+        p.setPen(palette().color(QPalette::WindowText));
+        p.drawText(band, Qt::AlignLeft | Qt::AlignVCenter, title);
     }
 }
 

@@ -383,6 +383,7 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
     }
     if (everything || items.size() <= kEdgeItemLimit)
         paintEdges(p, items, sceneRect, scale, everything, edge);
+    paintFrameTitles(p, sceneRect, scale, everything);
     if (!everything && 32 * scale < 3 && p.device() && p.device()->devType() == QInternal::Image) {
         // Items smaller than a few pixels: write them straight into the image (a painter call per
         // item costs more than the pixels it changes).
@@ -448,7 +449,7 @@ QString GraphCanvas::elideDetail(const QString &detail, const QFontMetrics &fm, 
 {
     if (fm.horizontalAdvance(detail) <= width)
         return detail;
-    // The class path is the first word ("transformers.models.bert.modeling_bert.BertEmbeddings, 5 nodes").
+    // The class path is the first word ("transformers.models.bert.modeling_bert.BertEmbeddings, 5 ops · 5 weights").
     const qsizetype end = detail.indexOf(QRegularExpression(QStringLiteral("[ ,]")));
     const QString path = end < 0 ? detail : detail.left(end), rest = end < 0 ? QString() : detail.mid(end);
     const QString ellipsis = QStringLiteral("…");

@@ -278,6 +278,9 @@ private:
     /// The frames of the expanded modules (m_frames); the scene grows to hold them.
     void computeFrames();
     void paintFrames(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
+    /// The frames' titles, painted over the edges (each on a plate of its frame's colour).
+    void paintFrameTitles(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
+    static std::pair<QColor, QColor> frameColors(const Frame &fr, bool dark);
     /// m_edgeLabels for the laid-out view and its frames.
     void placeEdgeLabels();
     /// An edge's polyline (its route, or the straight line when it has none).

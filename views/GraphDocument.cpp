@@ -11,6 +11,7 @@
 #include "io/GraphJson.h"
 #include "io/PythonWriter.h"
 #include "ir/GraphInfo.h"
+#include "layout/Layered.h"
 #include "rewrite/Matcher.h"
 #include "rewrite/Session.h"
 
@@ -108,8 +109,12 @@ QString GraphDocument::statsText() const
     if (!m_graph)
         return {};
     const auto info = ir::computeGraphInfo(*m_graph);
+    // As the module boxes and the Inspector count: the ops drawn, the weights hidden with them.
+    const layout::NodeCount split = layout::graphNodeCount(*m_graph);
+    const QString nodes =
+        split.weights ? tr("%1 (%2)").arg(counted(info.nodes, "node"), QString::fromStdString(split.text())) : counted(info.nodes, "node");
     return tr("%1 · %2 · depth %3 · %4 IR")
-        .arg(counted(info.nodes, "node"), counted(info.edges, "edge"))
+        .arg(nodes, counted(info.edges, "edge"))
         .arg(info.depth)
         .arg(QString::fromStdString(m_graph->irLevel));
 }

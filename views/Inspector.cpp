@@ -4,7 +4,9 @@
 #include "GraphDocument.h"
 #include "Selection.h"
 
+#include "ir/ModuleRange.h"
 #include "ir/Target.h"
+#include "layout/Layered.h"
 
 #include <QEvent>
 #include <QTextBlock>
@@ -35,10 +37,18 @@ QString argHtml(const ir::Argument &a)
     return escaped(a.toString());
 }
 
-/// Whether `path` is `module` or inside it.
-bool within(const std::string &path, const std::string &module)
+/// The class of module `path` as the canvas names its box: the graph's record of the module, else
+/// the class its nodes' module frames carry (a range such as "blocks.0–49.linear", made by a
+/// rewrite or a stack of siblings, has the class of the modules it names).
+std::string moduleClass(const ir::Graph &g, const std::string &path)
 {
-    return path == module || (path.size() > module.size() && path.compare(0, module.size(), module) == 0 && path[module.size()] == '.');
+    if (const ir::ModuleInfo *m = g.module(path); m && !m->type.empty())
+        return m->type;
+    for (const ir::Node *n = g.first(); n; n = n->next())
+        for (const auto &f : layout::displayModules(n))
+            if (!f.type.empty() && (f.path == path || ir::rangeContains(path, f.path)))
+                return f.type;
+    return {};
 }
 
 } // namespace
@@ -144,7 +154,7 @@ bool Inspector::showModule(const ir::Graph &g, const QString &qpath)
     const std::string path = qpath.toStdString();
     std::vector<const ir::Node *> inside;
     for (const ir::Node *n = g.first(); n; n = n->next())
-        if (within(n->meta().modulePath(), path))
+        if (layout::inModule(n, path))
             inside.push_back(n);
     if (inside.empty())
         return false;
@@ -163,13 +173,13 @@ bool Inspector::showModule(const ir::Graph &g, const QString &qpath)
             }
     }
     const ir::ModuleInfo *m = g.module(path);
+    const std::string type = moduleClass(g, path);
     QString html = QStringLiteral("<h3>%1</h3><table>").arg(escaped(path.empty() ? std::string("<root>") : path));
     auto row = [&](const QString &k, const QString &v) { html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(k, v); };
     row(tr("module"),
-        m && !m->type.empty()
-            ? escaped(std::string(ir::lastComponent(m->type))) + QStringLiteral(" (") + escaped(m->type) + QStringLiteral(")")
-            : tr("(class not recorded)"));
-    row(tr("nodes"), QString::number(inside.size()));
+        !type.empty() ? escaped(std::string(ir::lastComponent(type))) + QStringLiteral(" (") + escaped(type) + QStringLiteral(")")
+                      : tr("(class not recorded)"));
+    row(tr("nodes"), QString::fromStdString(layout::moduleNodeCount(g, path).text()));
     auto list = [&](const std::vector<const ir::Node *> &v) {
         QString s;
         for (size_t i = 0; i < v.size() && i < 40; ++i)

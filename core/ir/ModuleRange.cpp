@@ -43,6 +43,32 @@ std::string rangeLabel(const std::string &parent, const std::vector<std::string>
     return parent.empty() ? ranges : parent + "." + ranges;
 }
 
+bool rangeContains(const std::string &range, const std::string &path)
+{
+    const long index = moduleIndex(path);
+    const std::string parent = moduleParent(path);
+    if (index < 0 || range.size() <= parent.size() + 1 || range.compare(0, parent.size(), parent) != 0 ||
+        (!parent.empty() && range[parent.size()] != '.'))
+        return false;
+    const std::string dash = "\u2013";
+    std::string spans = range.substr(parent.empty() ? 0 : parent.size() + 1);
+    if (spans.find(dash) == std::string::npos && spans.find(',') == std::string::npos)
+        return false; // a module's own index, no range
+    for (size_t at = 0; at <= spans.size();) {
+        const size_t comma = std::min(spans.find(',', at), spans.size());
+        const std::string span = spans.substr(at, comma - at);
+        const size_t d = span.find(dash);
+        const std::string lo = span.substr(0, d), hi = d == std::string::npos ? lo : span.substr(d + dash.size());
+        const long first = moduleIndex(lo), last = moduleIndex(hi);
+        if (first < 0 || last < 0)
+            return false;
+        if (index >= first && index <= last)
+            return true;
+        at = comma + 1;
+    }
+    return false;
+}
+
 namespace {
 
 /// The frame of every chain at `level` where the chains part: siblings of one class, one parent.

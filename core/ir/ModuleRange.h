@@ -22,6 +22,10 @@ std::string moduleParent(const std::string &path);
 /// are not `parent.<index>` are skipped; "" when none is.
 std::string rangeLabel(const std::string &parent, const std::vector<std::string> &members);
 
+/// Whether `path` is one of the modules range `range` names ("blocks.7" of "blocks.0–49" or of
+/// "blocks.0–3,7"); false when `range` is no range.
+bool rangeContains(const std::string &range, const std::string &path);
+
 /// The module chain of a node that stands in for `replaced` when they come from several sibling
 /// modules of one class (blocks.0 … blocks.49): the frames all share, then one frame named for the
 /// range ("blocks.0–49", and "blocks.0–49.linear" below it when each was in its block's `linear`).

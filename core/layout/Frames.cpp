@@ -93,4 +93,33 @@ std::vector<ModuleFrame> moduleFrames(const ViewGraph &v)
     return frames;
 }
 
+bool framesTrue(const ViewGraph &v, std::string *why)
+{
+    auto within = [](const std::string &cluster, const std::string &path) {
+        return cluster == path ||
+            (cluster.size() > path.size() && cluster.compare(0, path.size(), path) == 0 && cluster[path.size()] == '.');
+    };
+    auto meet = [](double ax0, double ay0, double ax1, double ay1, double bx0, double by0, double bx1, double by1) {
+        return ax0 < bx1 && bx0 < ax1 && ay0 < by1 && by0 < ay1;
+    };
+    auto fail = [&](const std::string &what) {
+        if (why)
+            *why = what;
+        return false;
+    };
+    const std::vector<ModuleFrame> frames = moduleFrames(v);
+    for (const auto &f : frames) {
+        for (const auto &it : v.items) {
+            if (meet(it.x, it.y, it.x + it.w, it.y + it.h, f.x0, f.y0, f.x1, f.y0 + kFrameTitle))
+                return fail(it.label + " in the title band of " + f.path);
+            if (!within(it.cluster, f.path) && meet(it.x, it.y, it.x + it.w, it.y + it.h, f.x0, f.y0, f.x1, f.y1))
+                return fail(it.label + " in the frame of " + f.path);
+        }
+        for (const auto &g : frames)
+            if (&f != &g && !within(f.path, g.path) && !within(g.path, f.path) && meet(f.x0, f.y0, f.x1, f.y1, g.x0, g.y0, g.x1, g.y1))
+                return fail("the frames of " + f.path + " and " + g.path + " meet");
+    }
+    return true;
+}
+
 } // namespace fxlens::layout

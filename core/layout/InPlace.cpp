@@ -137,9 +137,16 @@ private:
         box[oi].valid = false;
         const auto &members = newOf[oi];
         const ViewGraph sub = boxContents(oi);
-        double w = 0, h = 0;
+        // The contents with the frames they open (the box's module and those inside it) take the
+        // box's place: the frames' title bands start at the box's top, clear of the row above.
+        const std::string &module = previous.items[oi].module;
+        double x0 = std::numeric_limits<double>::max(), y0 = x0, x1 = -x0, y1 = -x0;
         for (const auto &it : sub.items)
-            w = std::max(w, it.x + it.w), h = std::max(h, it.y + it.h);
+            x0 = std::min(x0, it.x), y0 = std::min(y0, it.y), x1 = std::max(x1, it.x + it.w), y1 = std::max(y1, it.y + it.h);
+        for (const auto &f : moduleFrames(sub))
+            if (f.path == module || f.path.rfind(module + ".", 0) == 0)
+                x0 = std::min(x0, f.x0), y0 = std::min(y0, f.y0), x1 = std::max(x1, f.x1), y1 = std::max(y1, f.y1);
+        const double w = x1 - x0, h = y1 - y0;
         const double gap = o.itemGap;
         const double grow = std::max(0.0, h - b.h), widen = std::max(0.0, (w - b.w) / 2);
         const double cx = b.x + b.w / 2, bottom = b.y + b.h;
@@ -149,10 +156,10 @@ private:
             else if (r.y + r.h > b.y && widen > 0)
                 r.x += r.x + r.w / 2 < cx ? -widen - gap : widen + gap;
         });
-        const double x0 = cx - w / 2;
+        const double left = cx - w / 2;
         for (size_t k = 0; k < members.size(); ++k) {
             const auto &s = sub.items[k];
-            at[members[k]] = {x0 + s.x, b.y + s.y, s.w, s.h, true};
+            at[members[k]] = {left + s.x - x0, b.y + s.y - y0, s.w, s.h, true};
             v.items[members[k]].layer = previous.items[oi].layer + s.layer;
         }
     }
@@ -168,6 +175,8 @@ private:
                 yb = std::min(yb, previous.items[oi].y);
             return ya > yb;
         });
+        if (!closed.empty())
+            previousFrames = moduleFrames(previous);
         for (uint32_t ni : closed)
             closeBox(ni);
     }
@@ -181,9 +190,14 @@ private:
             x0 = std::min(x0, p.x), y0 = std::min(y0, p.y), x1 = std::max(x1, p.x + p.w), y1 = std::max(y1, p.y + p.h);
             layer = std::min(layer, p.layer);
         }
+        // The box takes the top of the module's frame (where it stood before it was opened); what
+        // lies below the frame moves up.
+        auto &it = v.items[ni];
+        for (const auto &f : previousFrames)
+            if (f.path == it.module)
+                y0 = std::min(y0, f.y0), y1 = std::max(y1, f.y1);
         // Where the closed items are now (openings above may have moved them: none here, both
         // never happen in one change), then the box.
-        auto &it = v.items[ni];
         const double shrink = std::max(0.0, (y1 - y0) - it.h);
         forEachRect([&](Rect &r) {
             if (r.y >= y1 - 0.5)
@@ -213,7 +227,9 @@ private:
         }
         v.height += o.layerGap;
         routePlacedEdges(v, o.itemGap);
-        return true;
+        // Several boxes opened at once can push frames into each other: then afresh (unless the
+        // frames were not true before either, a layout's limit).
+        return framesTrue(v) || !framesTrue(previous);
     }
 
     ViewGraph &v;
@@ -222,6 +238,7 @@ private:
     const size_t n;
     Matches newOf, oldOf;
     std::vector<Rect> at, box;
+    std::vector<ModuleFrame> previousFrames; ///< of the view before (closeBoxes)
 };
 
 } // namespace

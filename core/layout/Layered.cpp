@@ -45,7 +45,7 @@ const ir::ModuleFrame *collapsedBox(const ir::Node *n, const std::set<std::strin
 void sizeItem(ViewItem &i)
 {
     if (i.kind == ViewItem::Kind::Module) {
-        i.detail = (i.detail.empty() ? std::string() : i.detail + ", ") + countOf(i.nodeCount, "node");
+        i.detail = (i.detail.empty() ? std::string() : i.detail + ", ") + NodeCount{i.nodeCount, i.weights}.text();
         i.h = 40;
     } else {
         i.h = 32;
@@ -73,29 +73,23 @@ ViewItem nodeItem(const ir::Node *n)
     return i;
 }
 
-/// Hidden parameters and constants go with their first reader that is shown (through the hidden
-/// nodes computed from them): selecting one shows the reader; its tooltip lists them.
+/// Hidden parameters and constants go with the op that reads them (constantReaders): selecting
+/// one shows its reader's item; its tooltip lists them; a box counts them as its weights.
 void attachHiddenInputs(ViewGraph &v, const ir::Graph &g, const std::vector<uint8_t> &hidden)
 {
-    std::vector<ir::Node *> hiddenNodes;
-    for (ir::Node *n = g.first(); n; n = n->next())
-        if (hidden[n->id()])
-            hiddenNodes.push_back(n);
-    for (auto k = hiddenNodes.rbegin(); k != hiddenNodes.rend(); ++k) {
-        ir::Node *n = *k;
-        for (ir::Node *u : n->users()) {
-            const int32_t r = v.itemOfNode[u->id()];
-            if (r < 0)
-                continue;
-            v.itemOfNode[n->id()] = r;
-            auto &reader = v.items[size_t(r)];
-            if (++reader.hiddenInputs <= 3) {
-                std::string what = n->target().empty() || n->op() != ir::OpKind::GetAttr ? n->name() : n->target();
-                if (n->meta().val.kind != ir::ValueMeta::Kind::Unknown)
-                    what += " " + n->meta().val.toString();
-                reader.hiddenSummary = what + (reader.hiddenSummary.empty() ? "" : ", ") + reader.hiddenSummary;
-            }
-            break;
+    const std::vector<const ir::Node *> reader = constantReaders(g, hidden);
+    for (ir::Node *n = g.last(); n; n = n->prev()) {
+        const ir::Node *r = hidden[n->id()] ? reader[n->id()] : nullptr;
+        if (!r || v.itemOfNode[r->id()] < 0)
+            continue;
+        v.itemOfNode[n->id()] = v.itemOfNode[r->id()];
+        auto &item = v.items[size_t(v.itemOfNode[r->id()])];
+        item.weights += item.kind == ViewItem::Kind::Module;
+        if (++item.hiddenInputs <= 3) {
+            std::string what = n->target().empty() || n->op() != ir::OpKind::GetAttr ? n->name() : n->target();
+            if (n->meta().val.kind != ir::ValueMeta::Kind::Unknown)
+                what += " " + n->meta().val.toString();
+            item.hiddenSummary = what + (item.hiddenSummary.empty() ? "" : ", ") + item.hiddenSummary;
         }
     }
 }
@@ -142,7 +136,7 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
 {
     ViewGraph v;
     v.itemOfNode.assign(g.idBound(), -1);
-    const std::vector<uint8_t> hidden = o.showConstants ? std::vector<uint8_t>(g.idBound(), 0) : constantNodes(g);
+    const std::vector<uint8_t> constants = constantNodes(g), hidden = o.showConstants ? std::vector<uint8_t>(g.idBound(), 0) : constants;
     // The box of each collapsed module's current call; a call is over once a node outside the box
     // has read its output, and the module running again then gets a box of its own.
     struct Call {
@@ -188,7 +182,7 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
                 pathOfBox[c.item] = path;
             }
             item = c.item;
-            ++v.items[size_t(item)].nodeCount;
+            ++(constants[n->id()] ? v.items[size_t(item)].weights : v.items[size_t(item)].nodeCount);
         } else if (const int lane = stacks.laneOf(n); lane >= 0 && laneItem[size_t(lane)] >= 0) {
             item = laneItem[size_t(lane)];
             ++v.items[size_t(item)].nodeCount;

@@ -50,12 +50,13 @@ struct ViewItem {
     enum class Kind : uint8_t { Node, Module };
     Kind kind = Kind::Node;
     OpCategory category = OpCategory::Other;
-    const ir::Node *node = nullptr; ///< Node items
-    std::string module;             ///< Module items: qualified path ("blocks.3"); Node items: innermost module
-    std::string label;              ///< node name or module path
-    std::string detail;             ///< target, or "<type>, N nodes" for a module
-    std::string value;              ///< the node's recorded value ("f32[4, 14]"), "" when unknown
-    size_t nodeCount = 1;
+    const ir::Node *node = nullptr;    ///< Node items
+    std::string module;                ///< Module items: qualified path ("blocks.3"); Node items: innermost module
+    std::string label;                 ///< node name or module path
+    std::string detail;                ///< target, or "<type>, N nodes" for a module
+    std::string value;                 ///< the node's recorded value ("f32[4, 14]"), "" when unknown
+    size_t nodeCount = 1;              ///< Module items: the ops in the box (NodeCount::ops)
+    size_t weights = 0;                ///< Module items: the weights in the box or read by it (NodeCount::weights)
     int call = 0;                      ///< a module called more than once: which call this box is (0 the first)
     int stack = -1;                    ///< a stack's box or lane: its index in ViewOptions::stacks
     size_t stacked = 0;                ///< a stack's box: the modules it stands for; a lane: its nodes
@@ -93,6 +94,26 @@ struct ViewGraph {
 /// The module chain a node is drawn in: its own, or for an input or parameter outside any module
 /// (ATen exports) the chain of its first reader.
 const std::vector<ir::ModuleFrame> &displayModules(const ir::Node *n);
+
+/// How many nodes a module (or a graph) holds, as its box, the Inspector and the status bar say:
+/// the ops (what the canvas draws, or draws as the box) and the weights (constantNodes:
+/// parameters, buffers, constants and what is computed from them alone, hidden by default), a
+/// weight counted in the module of the op it goes with (constantReaders).
+struct NodeCount {
+    size_t ops = 0, weights = 0;
+    std::string text() const; ///< "30 ops · 18 weights"; "5 ops" without weights
+};
+/// By node id: the op each constant goes with: its first reader that is no constant (through the
+/// constants computed from it, as the canvas attaches hidden inputs); nullptr for the others and
+/// for a constant nothing reads.
+std::vector<const ir::Node *> constantReaders(const ir::Graph &g, const std::vector<uint8_t> &constants);
+/// Whether the node is drawn in module `path` (displayModules), or in one of the modules a range
+/// path ("blocks.0–49") names.
+bool inModule(const ir::Node *n, const std::string &path);
+/// The nodes module `path` holds, every call of it together.
+NodeCount moduleNodeCount(const ir::Graph &g, const std::string &path);
+/// The nodes of the whole graph (inputs and the output are ops).
+NodeCount graphNodeCount(const ir::Graph &g);
 
 struct ViewOptions {
     /// Show parameters, buffers and constants as items (hidden by default: each reader counts
@@ -153,20 +174,30 @@ struct ModuleFrame {
 };
 /// Outermost first (by depth).
 std::vector<ModuleFrame> moduleFrames(const ViewGraph &v);
+/// Whether a placed view's frames (moduleFrames) tell the truth: no item in a frame of a module it
+/// is not in, none in a frame's title band, and frames that do not nest apart (so no title meets
+/// another's band). `why` says what is wrong otherwise. The layered layout keeps them so;
+/// placeStable and placeInPlace lay out afresh where they would not.
+bool framesTrue(const ViewGraph &v, std::string *why = nullptr);
 
 /// Lays `v` out where `previous` was (the same graph before an edit): items the previous view had
 /// (by label) keep their positions; new items go below their inputs, in the nearest free place
-/// (never over a kept item or where a removed one was); edges are routed again. When more than
+/// inside their module's frame, clear of other modules' frames and of title bands (never over a
+/// kept item or where a removed one was; where there is none near, a row is opened under the
+/// inputs and what lies below moves down); edges are routed again. When more than
 /// `maxNewShare` of the items are new, or the removed items' area is more than `maxHoleShare` of
-/// the kept ones' (it would leave holes), `v` is laid out afresh (layeredLayout) instead.
+/// the kept ones' (it would leave holes), or the new items cannot be placed so that the frames stay
+/// true (framesTrue, and no frame stretched to twice its kept area), `v` is laid out afresh
+/// (layeredLayout) instead.
 StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewShare = 0.3, const LayoutOptions &o = {},
                          double maxHoleShare = 0.1);
 
 /// Lays `v` out where `previous` was (the same graph with modules expanded or collapsed): every
 /// other item keeps its position; an expanded box's contents are laid out on their own and take
-/// its place (centred under its top; what lies below moves down, what shares its row moves
-/// aside); a collapsed module's box takes the top of what it stood for (what lies below moves
-/// up). False, leaving `v` unplaced, when the views differ otherwise (then use layeredLayout).
+/// its place (centred under its top, the top of the frames it opens, title bands included; what
+/// lies below moves down, what shares its row moves aside); a collapsed module's box takes the top
+/// of what it stood for (what lies below moves up). False, leaving `v` unplaced, when the views
+/// differ otherwise or its frames would not be true (framesTrue): then use layeredLayout.
 bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &o = {});
 
 /// Routes every edge through the free space of a laid-out view: items are grouped into rows (by

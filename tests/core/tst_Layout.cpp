@@ -255,6 +255,26 @@ private Q_SLOTS:
         QVERIFY(!layout::placeInPlace(unrelated, before));
     }
 
+    /// BERT opened one module at a time down to layer 0's self-attention: each opens in place, and
+    /// the frames it opens stay clear of the row above (framesTrue: no item in a title band).
+    void expandInPlaceFramesTrue()
+    {
+        auto g = example("bert_base_dynamo.json.gz");
+        QVERIFY(g);
+        std::set<std::string> expanded;
+        auto v = layout::buildView(*g, expanded);
+        layout::layeredLayout(v);
+        for (const char *m : {"model", "model.encoder", "model.encoder.layer.0", "model.encoder.layer.0.attention",
+                              "model.encoder.layer.0.attention.self"}) {
+            expanded.insert(m);
+            auto next = layout::buildView(*g, expanded);
+            QVERIFY2(layout::placeInPlace(next, v), m);
+            std::string why;
+            QVERIFY2(layout::framesTrue(next, &why), (std::string(m) + ": " + why).c_str());
+            v = std::move(next);
+        }
+    }
+
     /// No edge is drawn through an item, in the default and the expanded view of every example of
     /// up to 2,000 items; each route leaves its source at the bottom and enters its target at the top.
     void noEdgeThroughItems()

@@ -50,6 +50,46 @@ QRectF rectOf(const layout::ViewItem &it) { return QRectF(it.x, it.y, it.w, it.h
 
 QString describe(const QRectF &r) { return QStringLiteral("(%1,%2 %3x%4)").arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height()); }
 
+/// BERT's encoder layer 0 down to its attention's self-attention, opened one by one.
+const QStringList kBertLayer0 = {QStringLiteral("model"), QStringLiteral("model.encoder"), QStringLiteral("model.encoder.layer.0"),
+                                 QStringLiteral("model.encoder.layer.0.attention"), QStringLiteral("model.encoder.layer.0.attention.self")};
+
+bool within(const std::string &cluster, const std::string &path) { return cluster == path || cluster.rfind(path + ".", 0) == 0; }
+
+/// What is wrong with the canvas' frames ("" when nothing): a node or a frame's title in another
+/// frame's title band; a module's items not all in its frame; a frame over an item of another module.
+QString framesUntrue(const views::GraphCanvas &c)
+{
+    const auto &frames = c.frames();
+    for (const auto &g : frames) {
+        const QRectF band(g.rect.left(), g.rect.top(), g.rect.width(), layout::kFrameTitle);
+        for (const auto &it : c.view().items) {
+            if (rectOf(it).intersects(band))
+                return QString::fromStdString(it.label + " in the title band of " + g.path) + describe(rectOf(it)) + describe(band);
+            if (!within(it.cluster, g.path) && rectOf(it).intersects(g.rect))
+                return QString::fromStdString(it.label + " under the frame of " + g.path);
+        }
+        for (const auto &f : frames)
+            if (&f != &g && f.titleRect().intersects(band))
+                return QString::fromStdString("the title of " + f.path + " in the title band of " + g.path);
+    }
+    for (const auto &m : c.view().modules) {
+        std::vector<QRectF> members;
+        for (const auto &it : c.view().items)
+            if (within(it.cluster, m))
+                members.push_back(rectOf(it));
+        if (members.size() < 2)
+            continue;
+        auto f = std::find_if(frames.begin(), frames.end(), [&](const auto &x) { return x.path == m; });
+        if (f == frames.end())
+            return QString::fromStdString("no frame for " + m);
+        for (const QRectF &r : members)
+            if (!f->rect.contains(r))
+                return QString::fromStdString("an item out of the frame of " + m) + describe(r) + describe(f->rect);
+    }
+    return {};
+}
+
 } // namespace
 
 class TestCanvasDrawing : public QObject {
@@ -241,6 +281,43 @@ private Q_SLOTS:
         c.relayoutFresh();
         for (const auto &it : c.view().items)
             QVERIFY2(after[it.label] == rectOf(it), it.label.c_str()); // as a fresh layout: no hole
+    }
+
+    /// BERT's encoder layer 0 and its attention opened in place, one by one (as a person does):
+    /// no node and no frame title in another frame's title band, each frame around all its
+    /// nodes; so after every step of preset all with keep places, and after going back to the
+    /// original and forward again.
+    void bertFramesInPlaceAndAfterSteps()
+    {
+        views::MainWindow w(testServices());
+        w.resize(1800, 1100);
+        w.show();
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/bert_base_dynamo.json.gz")));
+        views::GraphCanvas *c = w.canvas();
+        for (const QString &m : kBertLayer0) {
+            c->setExpanded(m, true);
+            QVERIFY2(framesUntrue(*c).isEmpty(), qPrintable(m + QStringLiteral(": ") + framesUntrue(*c)));
+        }
+        QVERIFY(c->frames().size() >= 4);
+        QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots"));
+        auto shoot = [&](const char *name) {
+            QVERIFY(c->selectNode(QStringLiteral("matmul")));
+            c->zoomBy(0.8 / c->scale(), QPointF(c->width() / 2.0, c->height() / 2.0));
+            QVERIFY(c->grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/") + QLatin1String(name)));
+        };
+        shoot("bert_layer0_frames.png");
+        w.debugger()->setPreset(QStringLiteral("all"));
+        int steps = 0;
+        for (; w.debugger()->applySelected(); ++steps)
+            QVERIFY2(framesUntrue(*c).isEmpty(), qPrintable(QStringLiteral("step %1: ").arg(steps + 1) + framesUntrue(*c)));
+        QVERIFY(steps > 20);
+        while (w.debugger()->undo()) {
+        }
+        QVERIFY2(framesUntrue(*c).isEmpty(), qPrintable(framesUntrue(*c)));
+        for (int k = 0; w.debugger()->redo(); ++k)
+            QVERIFY2(framesUntrue(*c).isEmpty(), qPrintable(QStringLiteral("redo %1: ").arg(k + 1) + framesUntrue(*c)));
+        QVERIFY(c->isExpanded(kBertLayer0.back()));
+        shoot("bert_layer0_keep_places.png");
     }
 
     /// The pictures a person looks at: ResNet-50's layer1 and one BERT encoder layer, expanded.

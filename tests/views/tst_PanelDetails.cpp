@@ -259,7 +259,7 @@ private Q_SLOTS:
         QVERIFY(w.graph() == g && w.isModified());
     }
 
-    /// One rule for counts: "1 node", "2 nodes", "1 match", "3 matches", on module boxes too.
+    /// One rule for counts: "1 node", "2 nodes", "1 match", "3 matches", on module boxes too ("1 op · 2 weights").
     void countsInWords()
     {
         using fxlens::views::counted;
@@ -278,8 +278,11 @@ private Q_SLOTS:
             ++boxes;
             single += it.nodeCount == 1;
             const QString detail = QString::fromStdString(it.detail);
-            QVERIFY2(detail.endsWith(counted(qint64(it.nodeCount), "node")), qPrintable(detail));
-            QVERIFY2(!detail.contains(QStringLiteral("1 nodes")), qPrintable(detail));
+            QVERIFY2(
+                detail.endsWith(counted(qint64(it.nodeCount), "op")) ||
+                    detail.endsWith(counted(qint64(it.nodeCount), "op") + QStringLiteral(" · ") + counted(qint64(it.weights), "weight")),
+                qPrintable(detail));
+            QVERIFY2(!detail.contains(QStringLiteral("1 ops")) && !detail.contains(QStringLiteral("1 weights")), qPrintable(detail));
         }
         QVERIFY(boxes > 0 && single > 0);
         w.setSearch(QStringLiteral("/^x$/"));
@@ -293,10 +296,11 @@ private Q_SLOTS:
         QFont small;
         small.setPixelSize(10);
         const QFontMetrics fm(small);
-        const QString detail = QStringLiteral("transformers.models.bert.modeling_bert.BertEmbeddings, 5 nodes");
+        const QString detail = QStringLiteral("transformers.models.bert.modeling_bert.BertEmbeddings, 5 ops · 5 weights");
         QCOMPARE(fxlens::views::GraphCanvas::elideDetail(detail, fm, 520 - 12), detail);
         const QString narrow = fxlens::views::GraphCanvas::elideDetail(detail, fm, 200);
-        QVERIFY2(narrow.startsWith(QStringLiteral("…")) && narrow.endsWith(QStringLiteral("BertEmbeddings, 5 nodes")), qPrintable(narrow));
+        QVERIFY2(narrow.startsWith(QStringLiteral("…")) && narrow.endsWith(QStringLiteral("BertEmbeddings, 5 ops · 5 weights")),
+                 qPrintable(narrow));
         QVERIFY(fm.horizontalAdvance(narrow) <= 200);
         const QString tiny = fxlens::views::GraphCanvas::elideDetail(detail, fm, 80);
         QVERIFY2(tiny.startsWith(QStringLiteral("…Bert")) && fm.horizontalAdvance(tiny) <= 80, qPrintable(tiny));

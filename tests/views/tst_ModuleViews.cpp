@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+// Modules as the canvas and the Inspector show them: a box's node count is the Inspector's (ops
+// and the weights hidden with them, in words), and the status bar counts the same way; a node that
+// fused several modules' ops is drawn in the module they share; a range's class is the one its
+// box shows.
+#include "GraphCanvas.h"
+#include "Inspector.h"
+#include "MainWindow.h"
+#include "RewriteDebugger.h"
+#include "Selection.h"
+#include "TestServices.h"
+#include "layout/Layered.h"
+
+#include <QLabel>
+#include <QRegularExpression>
+#include <QStatusBar>
+#include <QtTest>
+
+using fxlens::layout::ViewItem;
+using fxlens::views::GraphCanvas;
+using fxlens::views::MainWindow;
+
+namespace {
+
+QString example(const char *name) { return QStringLiteral(FXLENS_EXAMPLES "/") + QLatin1String(name); }
+
+const QStringList kLayer0 = {QStringLiteral("model"), QStringLiteral("model.encoder"), QStringLiteral("model.encoder.layer.0"),
+                             QStringLiteral("model.encoder.layer.0.attention"), QStringLiteral("model.encoder.layer.0.attention.self")};
+
+/// The Inspector's row `key` for what is selected ("" when it has none): its table's cells are
+/// lines of its text, a key's value the line after it.
+QString inspectorRow(const MainWindow &w, const QString &key)
+{
+    auto *inspector = w.findChild<fxlens::views::Inspector *>(QStringLiteral("inspector"));
+    const QStringList lines = inspector ? inspector->toPlainText().split(QLatin1Char('\n')) : QStringList{};
+    const qsizetype at = lines.indexOf(key);
+    return at >= 0 && at + 1 < lines.size() ? lines[at + 1].trimmed() : QString();
+}
+
+/// Selects the box of module item `i` as a click on it does (the Inspector shows the module).
+void clickItem(GraphCanvas *c, int i) { Q_EMIT c->moduleSelected(QString::fromStdString(c->view().items[size_t(i)].module)); }
+
+/// Every module box of the canvas: its count (the end of its detail) is the Inspector's, its
+/// class the Inspector's. Returns the boxes compared.
+int boxesAgreeWithInspector(MainWindow &w)
+{
+    GraphCanvas *c = w.canvas();
+    int compared = 0;
+    for (size_t i = 0; i < c->view().items.size(); ++i) {
+        const ViewItem it = c->view().items[i];
+        if (it.kind != ViewItem::Kind::Module)
+            continue;
+        clickItem(c, int(i));
+        const QString nodes = inspectorRow(w, QStringLiteral("nodes"));
+        const QString detail = QString::fromStdString(it.detail);
+        if (nodes.isEmpty() || !detail.endsWith(QStringLiteral(", ") + nodes)) {
+            qWarning("%s: box '%s', Inspector '%s'", it.module.c_str(), qPrintable(detail), qPrintable(nodes));
+            return -1;
+        }
+        const QString type = detail.left(detail.lastIndexOf(QStringLiteral(", ")));
+        if (!inspectorRow(w, QStringLiteral("module")).contains(QLatin1Char('(') + type + QLatin1Char(')'))) {
+            qWarning("%s: box class '%s', Inspector '%s'", it.module.c_str(), qPrintable(type),
+                     qPrintable(inspectorRow(w, QStringLiteral("module"))));
+            return -1;
+        }
+        ++compared;
+    }
+    return compared;
+}
+
+} // namespace
+
+class TestModuleViews : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    /// BERT's modules, collapsed and opened down to layer 0's attention, before and after preset
+    /// all: each box says what the Inspector says for its module ("30 ops · 16 weights").
+    void boxCountIsTheInspectors()
+    {
+        MainWindow w(testServices());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(example("bert_base_dynamo.json.gz")));
+        GraphCanvas *c = w.canvas();
+        QVERIFY(boxesAgreeWithInspector(w) >= 1); // "model"
+        for (const QString &m : kLayer0)
+            c->setExpanded(m, true);
+        int before = boxesAgreeWithInspector(w);
+        QVERIFY2(before >= 6, qPrintable(QString::number(before))); // embeddings, layers 1–11, query, key, value, ...
+        bool weighed = false;
+        for (const auto &it : c->view().items)
+            weighed = weighed || (it.module == "model.encoder.layer.0.attention.self.query" && it.weights == 2 && it.nodeCount == 1);
+        QVERIFY(weighed); // the linear, with its weight and bias
+        w.debugger()->setPreset(QStringLiteral("all"));
+        QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+        const int after = boxesAgreeWithInspector(w);
+        QVERIFY2(after >= 4, qPrintable(QString::number(after)));
+    }
+
+    /// tangle50 after a full run: the status bar's nodes are the node table's rows (the ops) and
+    /// the weights hidden with them.
+    void statusBarCountsAsTheBoxes()
+    {
+        MainWindow w(testServices());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(w.openFile(example("tangle50_torch.json")));
+        w.debugger()->setPreset(QStringLiteral("all"));
+        QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+        auto *stats = w.statusBar()->findChild<QLabel *>();
+        QVERIFY(stats);
+        const auto m = QRegularExpression(QStringLiteral("^(\\d+) nodes \\((\\d+) ops · (\\d+) weights\\)")).match(stats->text());
+        QVERIFY2(m.hasMatch(), qPrintable(stats->text()));
+        QCOMPARE(m.captured(1).toInt(), int(w.graph()->size()));
+        QCOMPARE(m.captured(2).toInt(), w.visibleNodeCount());
+        QCOMPARE(m.captured(2).toInt() + m.captured(3).toInt(), int(w.graph()->size()));
+    }
+
+    /// BERT after preset all: the fused Q/K/V projection is drawn in attention.self, outside the
+    /// frames of query, key and value; tangle50 after a full run: the batched linear's range has
+    /// the class its box shows.
+    void fusedNodesInTheirModules()
+    {
+        MainWindow w(testServices());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(example("bert_base_dynamo.json.gz")));
+        w.debugger()->setPreset(QStringLiteral("all"));
+        QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+        GraphCanvas *c = w.canvas();
+        c->expandAll();
+        const fxlens::ir::Node *fused = nullptr;
+        for (const fxlens::ir::Node *n = w.graph()->first(); n; n = n->next())
+            if (n->target() == "torch.nn.functional.linear" && n->meta().provenance && n->meta().provenance->replaced.size() == 3 &&
+                n->meta().modulePath().rfind("model.encoder.layer.0.", 0) == 0)
+                fused = n;
+        QVERIFY(fused);
+        QCOMPARE(fused->meta().modulePath(), std::string("model.encoder.layer.0.attention.self"));
+        const int item = c->view().itemOfNode[fused->id()];
+        QVERIFY(item >= 0);
+        const auto &it = c->view().items[size_t(item)];
+        QCOMPARE(it.cluster, std::string("model.encoder.layer.0.attention.self"));
+        const QRectF r(it.x, it.y, it.w, it.h);
+        bool inSelf = false;
+        for (const auto &f : c->frames()) {
+            if (f.path == it.cluster)
+                inSelf = f.rect.contains(r);
+            else if (f.path.rfind(it.cluster + ".", 0) == 0)
+                QVERIFY2(!f.rect.intersects(r), f.path.c_str());
+        }
+        QVERIFY(inSelf);
+        QVERIFY(w.selection()->selectNode(QString::fromStdString(fused->name())));
+        QCOMPARE(inspectorRow(w, QStringLiteral("module")), QString::fromStdString(fused->meta().modulePath()));
+
+        QVERIFY(w.openFile(example("tangle50_torch.json")));
+        QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+        c->setExpanded(QStringLiteral("blocks.0\u201349"), true);
+        int linear = -1;
+        for (size_t i = 0; i < c->view().items.size(); ++i)
+            if (c->view().items[i].module == "blocks.0\u201349.linear" && c->view().items[i].kind == ViewItem::Kind::Module)
+                linear = int(i);
+        QVERIFY(linear >= 0);
+        QVERIFY(
+            QString::fromStdString(c->view().items[size_t(linear)].detail).startsWith(QStringLiteral("torch.nn.modules.linear.Linear, ")));
+        clickItem(c, linear);
+        QCOMPARE(inspectorRow(w, QStringLiteral("module")), QStringLiteral("Linear (torch.nn.modules.linear.Linear)"));
+        QVERIFY(boxesAgreeWithInspector(w) >= 2);
+    }
+};
+
+QTEST_MAIN(TestModuleViews)
+#include "tst_ModuleViews.moc"
