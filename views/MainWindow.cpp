@@ -138,6 +138,18 @@ void MainWindow::createPanels()
     m_profile = new ProfilePanel(*m_doc, this);
     m_profileDock = addPanel(tr("Profile"), QStringLiteral("profileDock"), m_profile, m_editorDock);
     m_rewriteDock->raise();
+    // The Timeline tab gets the height it asks for (the Inspector above gives it up, down to a
+    // few rows of its own); a dock the user made taller stays so.
+    connect(m_profile, &ProfilePanel::timelineRoomWanted, this, [this](int wanted) {
+        if (m_profileDock->isFloating() || m_profile->height() >= wanted || !m_inspectorDock->isVisible() ||
+            m_inspectorDock->isFloating() || dockWidgetArea(m_inspectorDock) != dockWidgetArea(m_profileDock))
+            return;
+        const int frame = m_profileDock->height() - m_profile->height();
+        const int both = m_inspectorDock->height() + m_profileDock->height();
+        const int profile = std::min(wanted + frame, both - kInspectorLeast);
+        if (profile > m_profileDock->height())
+            resizeDocks({m_inspectorDock, m_profileDock}, {both - profile, profile}, Qt::Vertical);
+    });
     // Every panel that shows or changes the selection connects itself to it.
     m_selection = new Selection(m_doc, this);
     m_nodes->setSelection(m_selection);

@@ -120,6 +120,8 @@ protected:
     void closeEvent(QCloseEvent *e) override;
 
 private:
+    /// The Inspector's least height when the Timeline tab takes room from it.
+    static constexpr int kInspectorLeast = 150;
     void createPanels();
     void connectDocument();
     void fillText();
