@@ -449,9 +449,28 @@ bool RewriteDebugger::applySelected()
     const auto &step = m_h.steps().back();
     setStatus(tr("Applied %1 at %2%3")
                   .arg(QString::fromStdString(step.pattern), QString::fromStdString(step.anchor),
-                       step.verified ? tr(" (outputs unchanged)") : QString()));
+                       step.verified ? tr(" (outputs unchanged)") : QString()) +
+              nextText());
     showApplied();
     return true;
+}
+
+QString RewriteDebugger::nextText() const
+{
+    const int row = m_candidates->currentIndex().row();
+    if (row < 0 || size_t(row) >= m_matches.size())
+        return {};
+    const auto &m = m_matches[size_t(row)];
+    return tr(". Next: %1 at %2 (Ctrl+G goes to it)").arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name()));
+}
+
+void RewriteDebugger::showCandidate()
+{
+    const int row = m_candidates->currentIndex().row();
+    if (row < 0 || size_t(row) >= m_matches.size())
+        return;
+    const auto &m = m_matches[size_t(row)];
+    Q_EMIT highlightRequested(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
 }
 
 void RewriteDebugger::showApplied()
@@ -506,11 +525,21 @@ bool RewriteDebugger::undo()
     return checkout(m_h.version() - 1);
 }
 
-bool RewriteDebugger::redo() { return checkout(m_h.version() + 1); }
-
-bool RewriteDebugger::checkout(int version)
+bool RewriteDebugger::redo()
 {
-    m_outlineNext = true; // after this action the next candidate is shown
+    // Like Apply: the view shows what the step made again; the next candidate is only listed.
+    if (!moveTo(m_h.version() + 1, false))
+        return false;
+    setStatus(status() + nextText());
+    showApplied();
+    return true;
+}
+
+bool RewriteDebugger::checkout(int version) { return moveTo(version, true); }
+
+bool RewriteDebugger::moveTo(int version, bool outlineNext)
+{
+    m_outlineNext = outlineNext; // after this action the next candidate is shown, or (Redo) the step
     if (version < 0 || version > m_h.historySize())
         return false;
     setStatus(tr("At version %1 of %2").arg(version).arg(m_h.historySize()));

@@ -136,6 +136,7 @@ void WindowMenus::rewriteMenu()
     add(tr("&Skip Candidate"), QKeySequence(Qt::CTRL | Qt::Key_K), [d] { d->skipSelected(); });
     add(tr("&Undo Step"), QKeySequence::Undo, [d] { d->undo(); });
     add(tr("&Redo Step"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), [d] { d->redo(); });
+    add(tr("&Go to Next Candidate"), QKeySequence(Qt::CTRL | Qt::Key_G), [d] { d->showCandidate(); });
     add(tr("Run to &Breakpoint or Fixpoint"), QKeySequence(Qt::Key_F5), [d] { d->run(); });
     m_rewrite->addSeparator();
     m_tune = m_rewrite->addAction(tr("&Tune…"), &m_w, [this] { m_w.tune(); });

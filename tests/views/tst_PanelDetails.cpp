@@ -26,6 +26,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollBar>
 #include <QSettings>
 #include <QStatusBar>
@@ -449,6 +450,45 @@ private Q_SLOTS:
         QVERIFY(!d->historyList()->model()->index(1, 0).data().toString().contains(QStringLiteral("skipped")));
         QVERIFY(d->undo()); // then the step
         QCOMPARE(d->version(), 0);
+    }
+
+    /// On BERT, after Apply and after Undo then Redo, the canvas shows the step's new node (selected,
+    /// outlined, in view), not the next candidate; the next candidate is selected in the list and
+    /// named in the status, and Ctrl+G goes to it.
+    void applyAndRedoShowTheStep()
+    {
+        MainWindow w(testServices());
+        QVERIFY(showWith(w, example("bert_base_dynamo.json.gz")));
+        auto *d = w.debugger();
+        auto *c = w.canvas();
+        QVERIFY(d->candidateCount() > 1);
+        auto anchorOfNext = [&] {
+            return QRegularExpression(QStringLiteral("@ (\\S+)")).match(d->candidateList()->currentIndex().data().toString()).captured(1);
+        };
+        auto showsStep = [&](const char *after) {
+            QCoreApplication::processEvents();
+            const QString current = w.selection()->currentNode();
+            QVERIFY2(d->diffText(d->version()).contains(QStringLiteral("+ %") + current + QStringLiteral(" :")),
+                     qPrintable(QStringLiteral("%1: %2 selected; step: %3").arg(QLatin1String(after), current, d->diffText(d->version()))));
+            QVERIFY2(current != anchorOfNext(), after);
+            int shown = -1;
+            for (size_t i = 0; i < c->view().items.size(); ++i)
+                if (c->view().items[i].node && QString::fromStdString(c->view().items[i].node->name()) == current)
+                    shown = int(i);
+            QVERIFY2(shown >= 0 && c->highlightOf(shown) == 2, after);
+            QVERIFY2(c->rect().contains(c->itemRect(shown).toAlignedRect()), after);
+            QVERIFY2(d->status().contains(QStringLiteral("Next: ")) && d->status().contains(anchorOfNext()), qPrintable(d->status()));
+        };
+        QVERIFY(d->applySelected());
+        QVERIFY(d->applySelected());
+        showsStep("Apply");
+        QVERIFY(d->undo());
+        QVERIFY(d->redo());
+        showsStep("Redo");
+        // Ctrl+G goes to the next candidate.
+        const QString next = anchorOfNext();
+        QTest::keyClick(&w, Qt::Key_G, Qt::ControlModifier);
+        QCOMPARE(w.selection()->currentNode(), next);
     }
 
     /// A/B figures read as a user says them.
