@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <climits>
 
+#include <map>
 #include <set>
 
 namespace fxlens::views {
@@ -594,6 +595,7 @@ QString RewriteDebugger::run()
     if (!m_h.live())
         return {};
     const int before = m_h.version();
+    const size_t nodesBefore = m_doc.graph() ? m_doc.graph()->size() : 0;
     const rewrite::RunResult r = m_h.run();
     const QString why = QString::fromLatin1(rewrite::stopReasonName(r.reason));
     QString text = tr("%1 in %2 s; stopped: %3").arg(counted(m_h.version() - before, "step")).arg(r.seconds, 0, 'f', 3).arg(why);
@@ -607,6 +609,8 @@ QString RewriteDebugger::run()
                      QString::fromStdString(r.rollbacks[i].reason));
     if (r.rollbacks.size() > kShownRollbacks)
         text += QStringLiteral("\n") + tr("… %1 more rolled back").arg(r.rollbacks.size() - kShownRollbacks);
+    if (const QString grew = growthText(before, nodesBefore); !grew.isEmpty())
+        text += QStringLiteral("\n") + grew;
     if (m_doc.graph()) {
         const auto lint = m_doc.graph()->lint();
         if (!lint.empty())
@@ -617,6 +621,49 @@ QString RewriteDebugger::run()
     m_outlineNext = m_selectDriverNext;
     refresh();
     return why;
+}
+
+QString RewriteDebugger::growthText(int fromVersion, size_t nodesBefore) const
+{
+    const ir::Graph *g = m_doc.graph();
+    if (!g || g->size() <= nodesBefore)
+        return {};
+    // Nodes made less nodes erased, per pattern, over the steps of the run.
+    std::map<std::string, long> net;
+    const auto &steps = m_h.steps();
+    for (size_t i = size_t(std::max(0, fromVersion)); i < size_t(m_h.version()) && i < steps.size(); ++i)
+        for (const auto &e : steps[i].edits)
+            net[steps[i].pattern] += e.kind == rewrite::Edit::Kind::Insert ? 1 : e.kind == rewrite::Edit::Kind::Erase ? -1 : 0;
+    std::vector<std::pair<long, std::string>> grew;
+    for (const auto &[pattern, n] : net)
+        if (n > 0)
+            grew.emplace_back(n, pattern);
+    std::sort(grew.begin(), grew.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    // Why, by the label the growing patterns share (their family).
+    std::string family;
+    long added = 0;
+    QStringList who;
+    for (const auto &[n, pattern] : grew) {
+        const rewrite::Pattern *p = m_doc.registry().find(pattern);
+        const std::string label = p && !p->labels.empty() ? p->labels.front() : std::string();
+        family = who.isEmpty() || family == label ? label : std::string();
+        added += n;
+        who << tr("%1 +%2").arg(QString::fromStdString(pattern)).arg(n);
+    }
+    const QString kind = family == "horizontal" ? tr("horizontal fusion steps (each concatenates weights and splits the fused output)")
+        : family == "normalization"             ? tr("normalisation steps (they put ops in the form later patterns match)")
+                                                : tr("steps that add nodes");
+    const long rise = long(g->size() - nodesBefore);
+    QString text = tr("The node count rose: +%1 (%2 → %3): %4 added %5: %6")
+                       .arg(rise)
+                       .arg(nodesBefore)
+                       .arg(g->size())
+                       .arg(kind)
+                       .arg(added)
+                       .arg(who.join(QStringLiteral(", ")));
+    if (added > rise)
+        text += tr("; the other steps removed %1").arg(added - rise);
+    return text;
 }
 
 void RewriteDebugger::setBusy(bool busy)

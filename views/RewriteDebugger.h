@@ -132,6 +132,9 @@ private:
     void showApplied();
     /// ". Next: pattern at anchor (…)" for the candidate selected in the list ("" without one).
     QString nextText() const;
+    /// After a run from `fromVersion` that left more nodes than `nodesBefore`: by how many, and
+    /// which patterns' steps added them ("" when the count did not rise).
+    QString growthText(int fromVersion, size_t nodesBefore) const;
     /// checkout(), with the next candidate outlined afterwards or not (Redo shows its step).
     bool moveTo(int version, bool outlineNext);
 
