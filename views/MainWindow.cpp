@@ -24,6 +24,7 @@
 #include "ir/Printer.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
@@ -300,6 +301,7 @@ bool MainWindow::openFile(const QString &path)
         return false;
     }
     m_savedPath.clear();
+    m_openDir = QFileInfo(path).absolutePath(); // resolved now: a relative path is relative to today's working directory
     m_menus->rememberRecent(path);
     statusBar()->showMessage(tr("Loaded %1").arg(path), 5000);
     m_replay->fileOpened(); // before recovery: recovered steps may use the session's pattern files
@@ -408,6 +410,8 @@ static QString besideInput(const QString &file, const QString &suffix)
         }
     return input.dir().filePath(base + suffix);
 }
+
+QString MainWindow::openDir() const { return m_doc->file().isEmpty() ? QString() : m_openDir; }
 
 QString MainWindow::proposedSavePath() const
 {
@@ -539,7 +543,11 @@ void MainWindow::setDarkTheme(bool dark)
     QSettings().setValue(QStringLiteral("view/dark"), dark);
     const QPalette p = themePalette(dark, style());
     qApp->setPalette(p);
+    const QPalette box = themeCheckBoxPalette(dark, style());
+    QApplication::setPalette(box, "QCheckBox");
     setPalette(p);
+    for (QCheckBox *c : findChildren<QCheckBox *>()) // the window's palette reached them too
+        c->setPalette(box);
     m_canvas->setPalette(p); // the canvas repaints in the new colours and keeps its state
     m_nodes->searchField()->setPalette(p);
     m_inspector->setPalette(p);

@@ -37,7 +37,7 @@ void WindowMenus::fileMenu()
     m_file = m_w.menuBar()->addMenu(tr("&File"));
     QAction *open = m_file->addAction(tr("&Open…"), &m_w, [this] {
         QString path =
-            QFileDialog::getOpenFileName(&m_w, tr("Open FX graph"), QString(), tr("fxlens graphs (*.json *.json.gz);;All files (*)"));
+            QFileDialog::getOpenFileName(&m_w, tr("Open FX graph"), m_w.openDir(), tr("fxlens graphs (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
             m_w.openFileAsked(path);
     });
@@ -195,12 +195,12 @@ void WindowMenus::profileMenu()
     m_profile->addSeparator();
     m_profile->addAction(tr("&Open Profile…"), &m_w, [this] {
         QString path =
-            QFileDialog::getOpenFileName(&m_w, tr("Open profile"), QString(), tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
+            QFileDialog::getOpenFileName(&m_w, tr("Open profile"), m_w.openDir(), tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
             m_w.openProfile(path);
     });
     m_profile->addAction(tr("Open Profile to &Compare…"), &m_w, [this, panel, report] {
-        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open the profile to compare with (version B)"), QString(),
+        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open the profile to compare with (version B)"), m_w.openDir(),
                                                     tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
             report(panel->openComparison(path));
