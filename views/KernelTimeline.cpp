@@ -19,7 +19,6 @@ KernelTimeline::KernelTimeline(QWidget *parent) : QWidget(parent)
 {
     setMouseTracking(true);
     setFocusPolicy(Qt::StrongFocus);
-    setMinimumHeight(120);
     setToolTip(tr("Wheel or W/S: zoom · A/D or middle/Shift drag: pan · Home: fit · drag: measure a range (Esc drops it) · "
                   "click a kernel to select its node"));
 }
@@ -109,6 +108,11 @@ int KernelTimeline::trackTop(int t) const { return kRulerHeight + t * m_row; }
 QRect KernelTimeline::trackRect(int t) const { return QRect(kLabelWidth, trackTop(t), width() - kLabelWidth, m_row); }
 
 QSize KernelTimeline::sizeHint() const { return QSize(640, kRulerHeight + int(std::max<size_t>(m_tracks.size(), 4)) * kRowHeight + 6); }
+
+QSize KernelTimeline::minimumSizeHint() const
+{
+    return QSize(kLabelWidth + 100, kRulerHeight + int(std::max<size_t>(m_tracks.size(), 4)) * kMinRowHeight + 4);
+}
 
 void KernelTimeline::fitRows()
 {
@@ -207,8 +211,8 @@ QString KernelTimeline::rangeText() const
         if (!side.p)
             continue;
         const double busy = busyIn(g, m_rangeFrom, m_rangeTo);
-        const QString who = comparison() ? (g == 0 ? tr("A ") : tr("B ")) : QString();
-        text += tr(" · %1%2 busy %3 (%4 %) · %5 %6")
+        const QString who = comparison() ? (g == 0 ? tr("A: ") : tr("B: ")) : QString();
+        text += tr("\n%1%2 busy %3 (%4 %) · %5 %6")
                     .arg(who,
                          side.p->mode != "cpu"    ? tr("GPU")
                              : side.p->compiled() ? tr("kernels")
@@ -478,7 +482,9 @@ void KernelTimeline::mouseMoveEvent(QMouseEvent *e)
     if (m_drag == Drag::Pending && std::abs(e->pos().x() - m_dragFrom.x()) >= 4)
         m_drag = Drag::Measure;
     if (m_drag == Drag::Measure) {
-        const double a = usAt(std::max(kLabelWidth, m_dragFrom.x())), b = usAt(std::clamp(e->pos().x(), kLabelWidth, width()));
+        // Clamped to the data: a drag from left of its start (or past its end) measures from (to) there.
+        auto at = [this](int x) { return std::clamp(usAt(std::clamp(x, kLabelWidth, width())), m_beginUs, m_endUs); };
+        const double a = at(m_dragFrom.x()), b = at(e->pos().x());
         m_rangeFrom = std::min(a, b);
         m_rangeTo = std::max(a, b);
         update();
@@ -488,9 +494,10 @@ void KernelTimeline::mouseMoveEvent(QMouseEvent *e)
 void KernelTimeline::mouseReleaseEvent(QMouseEvent *e)
 {
     const Drag drag = m_drag;
+    if (drag == Drag::Measure)
+        mouseMoveEvent(e); // the release position ends the range
     m_drag = Drag::None;
     if (drag == Drag::Measure) {
-        mouseMoveEvent(e); // the release position ends the range
         Q_EMIT rangeChanged();
     } else if (drag == Drag::Pending) {
         clickAt(e->pos());

@@ -9,9 +9,10 @@
 // the track is busy (overlapping events merged first); events at least a few pixels wide are drawn
 // in their colour with their name. It opens fitted to the data, and refits on resize until zoomed.
 // Wheel or W/S zooms around the pointer, A/D or a middle/Shift drag pans, Home fits; a left drag
-// measures a range (its duration, and the busy time and kernels inside it); Esc drops it. Hovering
-// shows an event's details; clicking a kernel selects it, draws the flow link from its node's
-// range to it and asks for its FX node; selecting a node highlights its kernels and ranges.
+// measures a range, clamped to the data (its duration, and the busy time and kernels inside it);
+// Esc drops it. Hovering shows an event's details; clicking a kernel selects it, draws the flow
+// link from its node's range to it and asks for its FX node; selecting a node highlights its
+// kernels and ranges.
 #pragma once
 
 #include "TimelineTracks.h"
@@ -46,6 +47,8 @@ public:
     const std::vector<Track> &tracks() const { return m_tracks; }
     /// Room for every track at full row height.
     QSize sizeHint() const override;
+    /// Room for every track at the smallest row height.
+    QSize minimumSizeHint() const override;
     /// Where track `t` is drawn, its name column excluded (widget coordinates).
     QRect trackRect(int t) const;
     /// Display time (the shared axis) of profile time `us` of group `group` (0: A, 1: B).
@@ -75,7 +78,8 @@ public:
     double busyIn(int group, double fromUs, double toUs) const;
     /// Kernels of group `group` that overlap [fromUs, toUs), by start.
     std::vector<uint32_t> kernelsIn(int group, double fromUs, double toUs) const;
-    /// What the range readout says ("5.000 ms · GPU busy 500.0 µs (10.0 %) · 250 kernels ..."), "" without one.
+    /// What the range readout says, "" without one: a line for the range ("1.000 ms to 6.000 ms:
+    /// 5.000 ms"), then one per profile ("A: GPU busy 500.0 µs (10.0 %) · 250 kernels ...").
     QString rangeText() const;
 
     // --- selection (profile A) ---

@@ -26,6 +26,7 @@
 #include "ir/Printer.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
@@ -140,6 +141,18 @@ void MainWindow::createPanels()
     m_profile = new ProfilePanel(*m_doc, this);
     m_profileDock = addPanel(tr("Profile"), QStringLiteral("profileDock"), m_profile, m_editorDock);
     m_rewriteDock->raise();
+    // The Timeline tab gets the height it asks for (the Inspector above gives it up, down to a
+    // few rows of its own); a dock the user made taller stays so.
+    connect(m_profile, &ProfilePanel::timelineRoomWanted, this, [this](int wanted) {
+        if (m_profileDock->isFloating() || m_profile->height() >= wanted || !m_inspectorDock->isVisible() ||
+            m_inspectorDock->isFloating() || dockWidgetArea(m_inspectorDock) != dockWidgetArea(m_profileDock))
+            return;
+        const int frame = m_profileDock->height() - m_profile->height();
+        const int both = m_inspectorDock->height() + m_profileDock->height();
+        const int profile = std::min(wanted + frame, both - kInspectorLeast);
+        if (profile > m_profileDock->height())
+            resizeDocks({m_inspectorDock, m_profileDock}, {both - profile, profile}, Qt::Vertical);
+    });
     // Every panel that shows or changes the selection connects itself to it.
     m_selection = new Selection(m_doc, this);
     m_nodes->setSelection(m_selection);
@@ -298,6 +311,7 @@ bool MainWindow::openFile(const QString &path)
         return false;
     }
     m_savedPath.clear();
+    m_openDir = QFileInfo(path).absolutePath(); // resolved now: a relative path is relative to today's working directory
     m_menus->rememberRecent(path);
     statusBar()->showMessage(tr("Loaded %1").arg(path), 5000);
     m_replay->fileOpened(); // before recovery: recovered steps may use the session's pattern files
@@ -406,6 +420,8 @@ static QString besideInput(const QString &file, const QString &suffix)
         }
     return input.dir().filePath(base + suffix);
 }
+
+QString MainWindow::openDir() const { return m_doc->file().isEmpty() ? QString() : m_openDir; }
 
 QString MainWindow::proposedSavePath() const
 {
@@ -537,7 +553,11 @@ void MainWindow::setDarkTheme(bool dark)
     QSettings().setValue(QStringLiteral("view/dark"), dark);
     const QPalette p = themePalette(dark, style());
     qApp->setPalette(p);
+    const QPalette box = themeCheckBoxPalette(dark, style());
+    QApplication::setPalette(box, "QCheckBox");
     setPalette(p);
+    for (QCheckBox *c : findChildren<QCheckBox *>()) // the window's palette reached them too
+        c->setPalette(box);
     m_canvas->setPalette(p); // the canvas repaints in the new colours and keeps its state
     m_nodes->searchField()->setPalette(p);
     m_inspector->setPalette(p);

@@ -95,6 +95,9 @@ public:
     /// What Save As proposes: the file last saved, else `<name>_opt.json` beside the file opened
     /// (never the input itself).
     QString proposedSavePath() const;
+    /// Where Open… (a graph or a profile) starts: the folder of the file open (also when it was
+    /// given on the command line), else "" (the dialog's own choice).
+    QString openDir() const;
     /// Writes the graph as it is now as a runnable Python module (io::writePython).
     bool exportPython(const QString &path);
     /// Rewrite ▸ Tune…: asks for the settings (the Tune dialog, or the prompt set), then searches off
@@ -130,6 +133,8 @@ protected:
     void closeEvent(QCloseEvent *e) override;
 
 private:
+    /// The Inspector's least height when the Timeline tab takes room from it.
+    static constexpr int kInspectorLeast = 150;
     void createPanels();
     void connectDocument();
     void fillText();
@@ -180,6 +185,7 @@ private:
     std::unique_ptr<TuneSettings> m_tuneSettings; ///< what Tune was last asked with
     std::unique_ptr<SessionReplay> m_replay;
     QString m_savedPath; ///< the file last saved from this graph ("" until it is saved)
+    QString m_openDir;   ///< openDir(): the absolute folder of the file last opened
 };
 
 } // namespace fxlens::views

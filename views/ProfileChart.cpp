@@ -203,6 +203,25 @@ double ProfileChart::value(int bar, Metric m) const
     return 0;
 }
 
+int ProfileChart::referenceBar() const
+{
+    for (int b = 0; b < int(m_bars.size()); ++b)
+        if (!compiled(b) && m_bars[size_t(b)].profile->version == "original")
+            return b;
+    return m_bars.empty() ? -1 : 0;
+}
+
+QString ProfileChart::slowerText(int bar, Metric m) const
+{
+    const int ref = referenceBar();
+    if ((m != Busy && m != Wall) || ref < 0 || bar == ref || compiled(bar) != compiled(ref))
+        return {};
+    const double base = value(ref, m), v = value(bar, m);
+    if (base <= 0 || v <= base * (1 + kSlowerShare))
+        return {};
+    return tr("%1 % slower than the original").arg(100.0 * (v - base) / base, 0, 'f', 1);
+}
+
 QString ProfileChart::metricName(Metric m, bool cpu, bool compiled)
 {
     switch (m) {
@@ -271,7 +290,17 @@ void ProfileChart::paintEvent(QPaintEvent *)
         const auto m = Metric(mi);
         const QRectF pr = panel(m);
         p.setPen(palette().color(QPalette::Text));
-        p.drawText(QRectF(pr.left(), pr.top(), pr.width(), 16), Qt::AlignLeft | Qt::AlignVCenter, metricName(m, cpu, compiledToo));
+        const QString title = metricName(m, cpu, compiledToo);
+        p.drawText(QRectF(pr.left(), pr.top(), pr.width(), 16), Qt::AlignLeft | Qt::AlignVCenter, title);
+        int slower = 0;
+        for (int b = 0; b < int(m_bars.size()); ++b)
+            slower += !slowerText(b, m).isEmpty();
+        if (slower > 0) { // said once per panel; each slower bar is outlined and its value marked
+            const int x = fm.horizontalAdvance(title) + 8;
+            p.setPen(kSlowerColor);
+            p.drawText(QRectF(pr.left() + x, pr.top(), std::max(0.0, pr.width() - x), 16), Qt::AlignLeft | Qt::AlignVCenter,
+                       fm.elidedText(tr("▲ %n slower than the original", nullptr, slower), Qt::ElideRight, int(pr.width()) - x));
+        }
         p.setPen(palette().color(QPalette::Mid));
         p.drawLine(QPointF(pr.left() + 4, pr.bottom() - 14), QPointF(pr.right() - 4, pr.bottom() - 14));
         for (int b = 0; b < int(m_bars.size()); ++b) {
@@ -282,9 +311,14 @@ void ProfileChart::paintEvent(QPaintEvent *)
                 : compiled(b)                ? QColor(165, 130, 215)
                                              : QColor(140, 160, 190);
             p.fillRect(r, fill);
-            const QString v = valueText(value(b, m), m);
+            const bool slow = !slowerText(b, m).isEmpty();
+            if (slow) {
+                p.setPen(QPen(kSlowerColor, 2));
+                p.drawRect(r.adjusted(1, 1, -1, -1));
+            }
+            const QString v = (slow ? QStringLiteral("▲ ") : QString()) + valueText(value(b, m), m);
             if (fm.horizontalAdvance(v) <= r.width() + 16) {
-                p.setPen(palette().color(QPalette::Text));
+                p.setPen(slow ? kSlowerColor : palette().color(QPalette::Text));
                 p.drawText(QRectF(r.left() - 8, r.top() - 14, r.width() + 16, 13), Qt::AlignCenter, v);
             }
             const QString l = fm.elidedText(m_bars[size_t(b)].label, Qt::ElideRight, int(std::max(8.0, r.width() + 8)));
@@ -341,8 +375,11 @@ bool ProfileChart::event(QEvent *e)
                        return QString();
                    const bool cpu = m_bars[size_t(b)].profile->mode == "cpu" && !compiled(b);
                    QString text = QStringLiteral("<b>%1</b>").arg(m_bars[size_t(b)].label.toHtmlEscaped());
-                   for (int mi = 0; mi < MetricCount; ++mi)
+                   for (int mi = 0; mi < MetricCount; ++mi) {
                        text += QStringLiteral("<br>%1: %2").arg(metricName(Metric(mi), cpu), valueText(value(b, Metric(mi)), Metric(mi)));
+                       if (const QString slow = slowerText(b, Metric(mi)); !slow.isEmpty())
+                           text += QStringLiteral(" — <b>%1</b>").arg(slow);
+                   }
                    return text + tr("<br><i>click: show it (A) · Shift+click: compare with it (B)</i>");
                }) ||
         QWidget::event(e);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 // ProfileChart: what each version bought — one bar per profiled version for kernels (or ATen ops)
 // per iteration, device busy time, wall time and peak memory, side by side in the document's
-// order of versions; a version compiled by Inductor has its bar (violet) beside its eager one. The figures are the profiles' summaries, the numbers `fxlens-cli profile`
-// prints for the same file. Clicking a bar shows that version's profile (A); Shift+click compares
-// with it (B). After Rewrite ▸ Tune, the search is drawn above them: one bar per measurement in
-// search order (as the tune report's chart), those the search took highlighted, the original, greedy
-// and tuned times as lines.
+// order of versions; a version compiled by Inductor has its bar (violet) beside its eager one. The
+// figures are the profiles' summaries, the numbers `fxlens-cli profile` prints for the same file;
+// a version slower than the original is marked (red outline, ▲). Clicking a bar shows that
+// version's profile (A); Shift+click compares with it (B). After Rewrite ▸ Tune, the search is
+// drawn above them: one bar per measurement in search order (as the tune report's chart), those
+// the search took highlighted, the original, greedy and tuned times as lines.
 #pragma once
 
 #include "profile/Profile.h"
@@ -56,6 +57,13 @@ public:
     QString label(int bar) const { return m_bars[size_t(bar)].label; }
     /// `cpu`: every bar is a CPU profile; `compiled`: some bar is a compiled one.
     static QString metricName(Metric m, bool cpu, bool compiled = false);
+    /// The bar the others are measured against: the first eager one of the original version, else
+    /// the first.
+    int referenceBar() const;
+    /// "3.3 % slower than the original" when bar `bar`'s busy or wall time is more than 1 % above
+    /// the original's (compiled bars against a compiled original only); "" otherwise. Such a bar is
+    /// outlined red with its value marked ▲, and its panel's title says how many there are.
+    QString slowerText(int bar, Metric m) const;
     /// The bar of metric `m` for version `bar` (widget coordinates).
     QRectF barRect(int bar, Metric m) const;
     QSize sizeHint() const override { return {400, 320}; }
@@ -85,6 +93,8 @@ private:
     int trialAt(const QPointF &p) const;
     void paintSearch(QPainter &p);
 
+    static constexpr double kSlowerShare = 0.01; ///< slower than the original: by more than this share
+    static inline const QColor kSlowerColor{200, 40, 40};
     std::vector<Trial> m_trials;
     double m_original = 0, m_greedy = 0, m_tuned = 0;
     std::vector<Bar> m_bars;

@@ -102,10 +102,28 @@ ProfilePanel::ProfilePanel(GraphDocument &doc, QWidget *parent) : QWidget(parent
     });
     connect(m_doc.history(), &RewriteHistory::versionChanged, this, &ProfilePanel::documentChanged);
     connect(&m_doc.tuning(), &TuneJob::resultChanged, this, &ProfilePanel::fill); // the Versions chart shows the search
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
+        showSummary();
+        askTimelineRoom();
+    });
     documentChanged();
 }
 
 ProfilePanel::~ProfilePanel() = default;
+
+void ProfilePanel::showEvent(QShowEvent *e)
+{
+    QWidget::showEvent(e);
+    askTimelineRoom();
+}
+
+void ProfilePanel::askTimelineRoom()
+{
+    if (!isVisible() || m_tabs->currentWidget() != m_timelinePane)
+        return;
+    layout()->activate(); // the summary's lines as they are now
+    Q_EMIT timelineRoomWanted(height() - m_timelinePane->height() + m_timelinePane->sizeHint().height());
+}
 
 KernelTimeline *ProfilePanel::timeline() const { return m_timelinePane->timeline(); }
 
@@ -287,7 +305,7 @@ void ProfilePanel::fillChoices()
     m_compareChoice->setEnabled(ps.size() > 1);
 }
 
-QString ProfilePanel::summary() const { return m_summary->text(); }
+QString ProfilePanel::summary() const { return m_summaryText; }
 QString ProfilePanel::scaleText() const { return m_scale->text(); }
 
 QString ProfilePanel::compareText(double a, double b, const QString &less, const QString &more)
@@ -352,8 +370,10 @@ void ProfilePanel::fill()
     m_bound = shown && ps[size_t(m_shown)].versionId != 0 && ps[size_t(m_shown)].versionId == m_doc.history()->currentId();
     if (!shown) {
         m_model->clearRows();
-        m_summary->setText(tr("No profile. Profile ▸ Profile This Version runs it on the local GPU; File ▸ Open Profile… reads one "
-                              "that `fxlens-cli profile -o p.json` saved."));
+        m_summaryText = tr("No profile. Profile ▸ Profile This Version runs it on the local GPU; File ▸ Open Profile… reads one "
+                           "that `fxlens-cli profile -o p.json` saved.");
+        m_summaryBrief.clear();
+        showSummary();
         m_scale->clear();
         m_caption->clear();
         Q_EMIT heatChanged(heat);
@@ -374,6 +394,7 @@ void ProfilePanel::fill()
     fillTable(p, b, heat, top, topNode);
     fillSummary();
     fillScale(top, topNode);
+    askTimelineRoom(); // B's tracks (and a longer summary) need room too
     Q_EMIT heatChanged(heat);
     m_groups = m_bound && m_doc.graph() ? views::kernelGroups(p, *m_doc.graph()) : std::vector<KernelGroup>{};
     Q_EMIT kernelGroupsChanged(m_groups);
@@ -472,21 +493,33 @@ void ProfilePanel::fillSummary()
             text += tr(" · peak %1 MiB").arg(double(s.peakMemBytes) / (1 << 20), 0, 'f', 1);
         return text;
     };
-    QString text = line(p, bp ? QStringLiteral("A: ") : QString());
+    QString text = line(p, bp ? QStringLiteral("A: ") : QString()), brief;
     if (bp) {
         text += QStringLiteral("<br>") + line(*bp, QStringLiteral("B: "));
         const auto &a = p.summary, &b = bp->summary;
-        text += tr("<br><b>B vs A</b>: %1 · GPU busy %2 · wall %3")
+        brief = tr("<b>B vs A</b>: %1 · GPU busy %2 · wall %3")
                     .arg(compareText(a.kernelsPerIter, b.kernelsPerIter, cpu ? tr("fewer ops") : tr("fewer kernels"),
                                      cpu ? tr("more ops") : tr("more kernels")),
                          compareText(a.gpuBusyUs, b.gpuBusyUs, tr("faster"), tr("slower")),
                          compareText(a.wallUs, b.wallUs, tr("faster"), tr("slower")));
+        text += QStringLiteral("<br>") + brief;
     }
-    if (m_doc.graph() && !m_bound)
-        text += tr("<br><b>Recorded on another graph or version</b> (%1), so the canvas is not tinted; the version it was "
-                   "recorded on tints it when it is on screen")
-                    .arg(m_doc.profiles().boundText(m_shown));
-    m_summary->setText(text);
+    if (m_doc.graph() && !m_bound) {
+        const QString other = tr("<b>Recorded on another graph or version</b> (%1), so the canvas is not tinted; the version it was "
+                                 "recorded on tints it when it is on screen")
+                                  .arg(m_doc.profiles().boundText(m_shown));
+        text += QStringLiteral("<br>") + other;
+        brief += (brief.isEmpty() ? QString() : QStringLiteral("<br>")) + other;
+    }
+    m_summaryText = text;
+    m_summaryBrief = bp ? brief : QString(); // A/B: each side's figures are the timeline's header rows
+    showSummary();
+}
+
+void ProfilePanel::showSummary()
+{
+    const bool brief = m_tabs->currentWidget() == m_timelinePane && !m_summaryBrief.isEmpty();
+    m_summary->setText(brief ? m_summaryBrief : m_summaryText);
 }
 
 void ProfilePanel::fillScale(double top, const std::string &topNode)

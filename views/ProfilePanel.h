@@ -63,6 +63,8 @@ public:
     /// The profile shown was recorded on the version on screen.
     bool bound() const { return m_bound; }
     const prof::Profile *profile() const;
+    /// The profile's summary (with B: both, and B against A). On the Timeline tab, where the tracks'
+    /// header rows give each side's figures, the panel shows only the B against A line.
     QString summary() const;
     QString status() const { return m_status; }
     /// "3 kernels/iter · 12.4 µs GPU · 5.1 µs host" for a node of the profile ("" when not profiled).
@@ -102,10 +104,18 @@ Q_SIGNALS:
     void heatChanged(const std::vector<std::pair<const ir::Node *, double>> &heat);
     /// The kernel groups of the profile shown (kernelGroups()) changed.
     void kernelGroupsChanged(const std::vector<KernelGroup> &groups);
+    /// The Timeline tab is shown (or its tracks changed) and this panel needs `height` pixels for
+    /// every track of A and B, a range's readout and a few rows of the kernel table (a window
+    /// gives its dock that room when it can).
+    void timelineRoomWanted(int height);
     /// The selected kernel's group (-1: no kernel of a group is selected).
     void kernelGroupSelected(int group);
 
+protected:
+    void showEvent(QShowEvent *e) override;
+
 private:
+    void askTimelineRoom();   // timelineRoomWanted() when the Timeline tab is shown
     QWidget *buildNodesTab(); // the per-node table, its caption and the heat scale
     QWidget *buildJobRow();   // the profiling job's progress bar and Cancel
     void documentChanged();
@@ -116,6 +126,7 @@ private:
     void fillTable(const prof::Profile &p, const prof::Profile *b, std::vector<std::pair<const ir::Node *, double>> &heat, double &top,
                    std::string &topNode);
     void fillSummary();
+    void showSummary(); // the whole summary, or on the Timeline tab with B, its brief form
     void fillScale(double top, const std::string &topNode);
 
     GraphDocument &m_doc;
@@ -126,6 +137,7 @@ private:
     std::vector<KernelGroup> m_groups;                         ///< kernelGroups()
     std::unordered_map<std::string, size_t> m_index, m_bIndex; ///< profile node by name (A, B)
     QString m_status;
+    QString m_summaryText, m_summaryBrief; ///< summary(); its B against A line (A/B only)
     QLabel *m_summary = nullptr, *m_caption = nullptr, *m_scale = nullptr;
     QComboBox *m_choice = nullptr, *m_compareChoice = nullptr;
     QTabWidget *m_tabs = nullptr;

@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <climits>
 
+#include <map>
 #include <set>
 
 namespace fxlens::views {
@@ -458,9 +459,28 @@ bool RewriteDebugger::applySelected()
     const auto &step = m_h.steps().back();
     setStatus(tr("Applied %1 at %2%3")
                   .arg(QString::fromStdString(step.pattern), QString::fromStdString(step.anchor),
-                       step.verified ? tr(" (outputs unchanged)") : QString()));
+                       step.verified ? tr(" (outputs unchanged)") : QString()) +
+              nextText());
     showApplied();
     return true;
+}
+
+QString RewriteDebugger::nextText() const
+{
+    const int row = m_candidates->currentIndex().row();
+    if (row < 0 || size_t(row) >= m_matches.size())
+        return {};
+    const auto &m = m_matches[size_t(row)];
+    return tr(". Next: %1 at %2 (Ctrl+G goes to it)").arg(QString::fromStdString(m.pattern), QString::fromStdString(m.anchor->name()));
+}
+
+void RewriteDebugger::showCandidate()
+{
+    const int row = m_candidates->currentIndex().row();
+    if (row < 0 || size_t(row) >= m_matches.size())
+        return;
+    const auto &m = m_matches[size_t(row)];
+    Q_EMIT highlightRequested(std::vector<const ir::Node *>(m.nodes.begin(), m.nodes.end()), m.anchor);
 }
 
 void RewriteDebugger::showApplied()
@@ -515,11 +535,21 @@ bool RewriteDebugger::undo()
     return checkout(m_h.version() - 1);
 }
 
-bool RewriteDebugger::redo() { return checkout(m_h.version() + 1); }
-
-bool RewriteDebugger::checkout(int version)
+bool RewriteDebugger::redo()
 {
-    m_outlineNext = true; // after this action the next candidate is shown
+    // Like Apply: the view shows what the step made again; the next candidate is only listed.
+    if (!moveTo(m_h.version() + 1, false))
+        return false;
+    setStatus(status() + nextText());
+    showApplied();
+    return true;
+}
+
+bool RewriteDebugger::checkout(int version) { return moveTo(version, true); }
+
+bool RewriteDebugger::moveTo(int version, bool outlineNext)
+{
+    m_outlineNext = outlineNext; // after this action the next candidate is shown, or (Redo) the step
     if (version < 0 || version > m_h.historySize())
         return false;
     setStatus(tr("At version %1 of %2").arg(version).arg(m_h.historySize()));
@@ -574,6 +604,7 @@ QString RewriteDebugger::run()
     if (!m_h.live())
         return {};
     const int before = m_h.version();
+    const size_t nodesBefore = m_doc.graph() ? m_doc.graph()->size() : 0;
     const rewrite::RunResult r = m_h.run();
     const QString why = QString::fromLatin1(rewrite::stopReasonName(r.reason));
     QString text = tr("%1 in %2 s; stopped: %3").arg(counted(m_h.version() - before, "step")).arg(r.seconds, 0, 'f', 3).arg(why);
@@ -587,6 +618,8 @@ QString RewriteDebugger::run()
                      QString::fromStdString(r.rollbacks[i].reason));
     if (r.rollbacks.size() > kShownRollbacks)
         text += QStringLiteral("\n") + tr("… %1 more rolled back").arg(r.rollbacks.size() - kShownRollbacks);
+    if (const QString grew = growthText(before, nodesBefore); !grew.isEmpty())
+        text += QStringLiteral("\n") + grew;
     if (m_doc.graph()) {
         const auto lint = m_doc.graph()->lint();
         if (!lint.empty())
@@ -597,6 +630,49 @@ QString RewriteDebugger::run()
     m_outlineNext = m_selectDriverNext;
     refresh();
     return why;
+}
+
+QString RewriteDebugger::growthText(int fromVersion, size_t nodesBefore) const
+{
+    const ir::Graph *g = m_doc.graph();
+    if (!g || g->size() <= nodesBefore)
+        return {};
+    // Nodes made less nodes erased, per pattern, over the steps of the run.
+    std::map<std::string, long> net;
+    const auto &steps = m_h.steps();
+    for (size_t i = size_t(std::max(0, fromVersion)); i < size_t(m_h.version()) && i < steps.size(); ++i)
+        for (const auto &e : steps[i].edits)
+            net[steps[i].pattern] += e.kind == rewrite::Edit::Kind::Insert ? 1 : e.kind == rewrite::Edit::Kind::Erase ? -1 : 0;
+    std::vector<std::pair<long, std::string>> grew;
+    for (const auto &[pattern, n] : net)
+        if (n > 0)
+            grew.emplace_back(n, pattern);
+    std::sort(grew.begin(), grew.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    // Why, by the label the growing patterns share (their family).
+    std::string family;
+    long added = 0;
+    QStringList who;
+    for (const auto &[n, pattern] : grew) {
+        const rewrite::Pattern *p = m_doc.registry().find(pattern);
+        const std::string label = p && !p->labels.empty() ? p->labels.front() : std::string();
+        family = who.isEmpty() || family == label ? label : std::string();
+        added += n;
+        who << tr("%1 +%2").arg(QString::fromStdString(pattern)).arg(n);
+    }
+    const QString kind = family == "horizontal" ? tr("horizontal fusion steps (each concatenates weights and splits the fused output)")
+        : family == "normalization"             ? tr("normalisation steps (they put ops in the form later patterns match)")
+                                                : tr("steps that add nodes");
+    const long rise = long(g->size() - nodesBefore);
+    QString text = tr("The node count rose: +%1 (%2 → %3): %4 added %5: %6")
+                       .arg(rise)
+                       .arg(nodesBefore)
+                       .arg(g->size())
+                       .arg(kind)
+                       .arg(added)
+                       .arg(who.join(QStringLiteral(", ")));
+    if (added > rise)
+        text += tr("; the other steps removed %1").arg(added - rise);
+    return text;
 }
 
 void RewriteDebugger::setBusy(bool busy)

@@ -55,7 +55,11 @@ public:
     bool skipSelected();
     /// Back one version, or, when the last action here was a Skip, takes that skip back.
     bool undo();
+    /// Forward one version; like Apply, the view then shows what its step made (the next candidate
+    /// is selected in the list and named in the status; showCandidate() goes to it).
     bool redo();
+    /// Outlines the candidate selected in the list (after Apply or Redo: the next one) and shows it.
+    void showCandidate();
     /// Runs the greedy driver to the next breakpoint (or the fixpoint); returns why it stopped
     /// ("stopped" after requestStop()). It runs in slices, keeping the window live: Run turns into
     /// Stop, and busyChanged() asks the window to hold the editing actions meanwhile.
@@ -126,6 +130,13 @@ private:
     void showProgress(const RunProgress &p);
     /// Outlines and goes to the nodes the latest step made (what Apply just did).
     void showApplied();
+    /// ". Next: pattern at anchor (…)" for the candidate selected in the list ("" without one).
+    QString nextText() const;
+    /// After a run from `fromVersion` that left more nodes than `nodesBefore`: by how many, and
+    /// which patterns' steps added them ("" when the count did not rise).
+    QString growthText(int fromVersion, size_t nodesBefore) const;
+    /// checkout(), with the next candidate outlined afterwards or not (Redo shows its step).
+    bool moveTo(int version, bool outlineNext);
 
     GraphDocument &m_doc;
     RewriteHistory &m_h;

@@ -34,4 +34,18 @@ QPalette themePalette(bool dark, const QStyle *style)
     return p;
 }
 
+QPalette themeCheckBoxPalette(bool dark, const QStyle *style)
+{
+    QPalette p = themePalette(dark, style);
+    if (!dark)
+        return p;
+    // The box is drawn in Base, outlined in a shade of Window: both well lighter than the panel
+    // (on the dark panel a Base-coloured box with a Window-dark outline is hard to see).
+    p.setColor(QPalette::Base, QColor(120, 120, 126));
+    p.setColor(QPalette::Window, QColor(200, 200, 206));
+    p.setColor(QPalette::Text, Qt::white);                              // the check mark
+    p.setColor(QPalette::Disabled, QPalette::Base, QColor(88, 88, 94)); // dimmer, still a box
+    return p;
+}
+
 } // namespace fxlens::views

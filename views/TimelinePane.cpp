@@ -53,7 +53,7 @@ TimelinePane::TimelinePane(QWidget *parent) : QWidget(parent)
     m_table = new QTableView(below);
     m_table->setObjectName(QStringLiteral("kernelTable"));
     m_table->setModel(m_filtered);
-    m_table->setTextElideMode(Qt::ElideMiddle);
+    m_table->setTextElideMode(Qt::ElideRight); // a kernel's name keeps its start; the whole name is its tooltip
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -72,6 +72,7 @@ TimelinePane::TimelinePane(QWidget *parent) : QWidget(parent)
     m_split->setStretchFactor(1, 1);
     m_split->setChildrenCollapsible(false);
     layout->addWidget(m_split);
+    connect(m_split, &QSplitter::splitterMoved, this, [this] { m_userSplit = true; });
     connect(m_filter, &QLineEdit::textChanged, m_filtered, &QSortFilterProxyModel::setFilterFixedString);
     connect(m_filter, &QLineEdit::textChanged, this, &TimelinePane::refresh);
     connect(m_timeline, &KernelTimeline::rangeChanged, this, &TimelinePane::refresh);
@@ -96,13 +97,60 @@ void TimelinePane::setProfiles(std::shared_ptr<const prof::Profile> a, std::shar
     m_a = a;
     m_timeline->setProfile(std::move(a));
     m_timeline->setComparison(std::move(b));
-    // When the tracks change, the timeline gets the height they ask for and the table the rest (a
-    // splitter moved by the user stays while they do not).
-    const int total = m_split->height(), want = m_timeline->sizeHint().height();
-    if (total > 0 && want != m_trackHeight)
-        m_split->setSizes({std::min(want, total * 2 / 3), total - std::min(want, total * 2 / 3)});
-    m_trackHeight = want;
+    // When the tracks change, the split is placed again (one moved by the user stays while they do not).
+    if (m_timeline->sizeHint().height() != m_trackHeight)
+        m_userSplit = false;
+    m_trackHeight = m_timeline->sizeHint().height();
     refresh();
+}
+
+int TimelinePane::tableRowsHeight(int rows) const
+{
+    return m_table->horizontalHeader()->sizeHint().height() + rows * m_table->verticalHeader()->defaultSectionSize() +
+        2 * m_table->frameWidth() + 2;
+}
+
+QSize TimelinePane::sizeHint() const
+{
+    // Every track (at its smallest row height), the readout of a range (a line, then one per
+    // profile, wrapped at the pane's width), the filter row and kTableRows rows of kernels.
+    const QFontMetrics fm = m_readout->fontMetrics();
+    const int sides = m_timeline->comparison() ? 2 : 1, width = std::max(100, m_split->width() - 4);
+    const int perSide = fm.horizontalAdvance(tr("A: GPU busy 10.000 ms (10.0 %) · 1000 kernels · idle waiting for launches 10.000 ms"));
+    const int readout = fm.lineSpacing() * (1 + sides * (1 + perSide / width)) + 4;
+    const int row = std::max(m_filter->sizeHint().height(), m_caption->fontMetrics().lineSpacing());
+    return {m_timeline->sizeHint().width(),
+            m_timeline->minimumSizeHint().height() + m_split->handleWidth() + readout + row + tableRowsHeight(kTableRows) + 12};
+}
+
+void TimelinePane::resizeEvent(QResizeEvent *e)
+{
+    QWidget::resizeEvent(e);
+    fitReadout();
+    placeSplit();
+}
+
+void TimelinePane::fitReadout()
+{
+    // The readout's lines wrap at the pane's width; it is as tall as they are (never clipped).
+    if (m_readout->text().isEmpty())
+        return;
+    const int h = m_readout->heightForWidth(std::max(1, m_split->width() - 4)); // the layout's margins: 2 + 2
+    if (h != m_readout->minimumHeight())
+        m_readout->setFixedHeight(h);
+}
+
+void TimelinePane::placeSplit()
+{
+    // The timeline at the height its tracks ask for, less down to its smallest rows when the table
+    // would have fewer than kTableRows rows; the table the rest.
+    const int total = m_split->height() - m_split->handleWidth();
+    if (m_userSplit || total <= 0)
+        return;
+    const int below = m_split->widget(1)->minimumSizeHint().height() - m_table->minimumSizeHint().height() + tableRowsHeight(kTableRows);
+    const int lo = m_timeline->minimumSizeHint().height(), want = m_timeline->sizeHint().height();
+    const int top = std::clamp(total - below, lo, std::max(lo, want));
+    m_split->setSizes({top, std::max(1, total - top)});
 }
 
 void TimelinePane::selectNode(int node)
@@ -143,6 +191,8 @@ void TimelinePane::refresh()
         m_caption->setText(what);
     m_readout->setText(m_timeline->rangeText());
     m_readout->setVisible(m_timeline->hasRange());
+    fitReadout();
+    placeSplit();
 }
 
 } // namespace fxlens::views

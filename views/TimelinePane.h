@@ -42,9 +42,19 @@ public:
     QString caption() const;
     /// The measured range's readout ("" without a range).
     QString readout() const;
+    /// Room for every track of A and B, a range's readout and kTableRows rows of the table.
+    QSize sizeHint() const override;
+    /// The table's rows that the pane keeps in view (the timeline's rows shrink first).
+    static constexpr int kTableRows = 6;
+
+protected:
+    void resizeEvent(QResizeEvent *e) override;
 
 private:
     void refresh();
+    void fitReadout();
+    void placeSplit();
+    int tableRowsHeight(int rows) const;
 
     std::shared_ptr<const prof::Profile> m_a;
     QSplitter *m_split = nullptr;
@@ -54,7 +64,8 @@ private:
     KernelTableModel *m_model = nullptr;
     QSortFilterProxyModel *m_filtered = nullptr;
     QTableView *m_table = nullptr;
-    int m_trackHeight = 0; ///< the timeline's height for its tracks when they last changed
+    int m_trackHeight = 0;    ///< the timeline's height for its tracks when they last changed
+    bool m_userSplit = false; ///< the user moved the splitter (kept until the tracks change)
 };
 
 } // namespace fxlens::views

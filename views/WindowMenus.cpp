@@ -37,7 +37,7 @@ void WindowMenus::fileMenu()
     m_file = m_w.menuBar()->addMenu(tr("&File"));
     QAction *open = m_file->addAction(tr("&Open…"), &m_w, [this] {
         QString path =
-            QFileDialog::getOpenFileName(&m_w, tr("Open FX graph"), QString(), tr("fxlens graphs (*.json *.json.gz);;All files (*)"));
+            QFileDialog::getOpenFileName(&m_w, tr("Open FX graph"), m_w.openDir(), tr("fxlens graphs (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
             m_w.openFileAsked(path);
     });
@@ -149,6 +149,7 @@ void WindowMenus::rewriteMenu()
     add(tr("&Skip Candidate"), QKeySequence(Qt::CTRL | Qt::Key_K), [d] { d->skipSelected(); });
     add(tr("&Undo Step"), QKeySequence::Undo, [d] { d->undo(); });
     add(tr("&Redo Step"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), [d] { d->redo(); });
+    add(tr("&Go to Next Candidate"), QKeySequence(Qt::CTRL | Qt::Key_G), [d] { d->showCandidate(); });
     add(tr("Run to &Breakpoint or Fixpoint"), QKeySequence(Qt::Key_F5), [d] { d->run(); });
     m_rewrite->addSeparator();
     m_tune = m_rewrite->addAction(tr("&Tune…"), &m_w, [this] { m_w.tune(); });
@@ -207,12 +208,12 @@ void WindowMenus::profileMenu()
     m_profile->addSeparator();
     m_profile->addAction(tr("&Open Profile…"), &m_w, [this] {
         QString path =
-            QFileDialog::getOpenFileName(&m_w, tr("Open profile"), QString(), tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
+            QFileDialog::getOpenFileName(&m_w, tr("Open profile"), m_w.openDir(), tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
             m_w.openProfile(path);
     });
     m_profile->addAction(tr("Open Profile to &Compare…"), &m_w, [this, panel, report] {
-        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open the profile to compare with (version B)"), QString(),
+        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open the profile to compare with (version B)"), m_w.openDir(),
                                                     tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
             report(panel->openComparison(path));

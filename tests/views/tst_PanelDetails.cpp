@@ -18,6 +18,8 @@
 #include "Selection.h"
 
 #include <QApplication>
+#include <QCheckBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QLabel>
@@ -26,10 +28,12 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollBar>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
+#include <QStyleOptionButton>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -214,6 +218,22 @@ private Q_SLOTS:
         QVERIFY2(contrast(link, base) >= 4.5, qPrintable(QStringLiteral("link %1 on %2").arg(link.name(), base.name())));
         QVERIFY(w.selectNode(QStringLiteral("x"))); // shown after the switch: the same
         QVERIFY(contrast(firstLinkColour(inspector), base) >= 4.5);
+        // Check boxes: the box stands out from the dark panel ("Verify each step").
+        auto *verify = w.debugger()->findChild<QCheckBox *>();
+        QVERIFY(verify && verify->isVisible());
+        QStyleOptionButton opt;
+        opt.initFrom(verify);
+        const QRect box = verify->style()->subElementRect(QStyle::SE_CheckBoxIndicator, &opt, verify);
+        const QImage img = verify->grab().toImage();
+        const QColor panel = w.debugger()->palette().color(QPalette::Window);
+        double inside = 0;
+        for (int y = box.top() + 3; y <= box.bottom() - 3; ++y)
+            for (int x = box.left() + 3; x <= box.right() - 3; ++x)
+                inside += qGray(img.pixel(x, y));
+        inside /= std::max(1, (box.width() - 6) * (box.height() - 6));
+        QVERIFY2(inside - qGray(panel.rgb()) >= 30, qPrintable(QStringLiteral("box %1 on panel %2").arg(inside).arg(qGray(panel.rgb()))));
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        QVERIFY(w.debugger()->grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/dark_theme_checkbox.png")));
         w.setDarkTheme(false);
     }
 
@@ -507,6 +527,59 @@ private Q_SLOTS:
         QCOMPARE(drawn(), drawnLast);
         QVERIFY2(stats->text().startsWith(QStringLiteral("%1 nodes").arg(last)), qPrintable(stats->text()));
         QVERIFY(undo->isEnabled() && !redo->isEnabled());
+    }
+
+    /// On BERT, after Apply and after Undo then Redo, the canvas shows the step's new node (selected,
+    /// outlined, in view), not the next candidate; the next candidate is selected in the list and
+    /// named in the status, and Ctrl+G goes to it.
+    void applyAndRedoShowTheStep()
+    {
+        MainWindow w(testServices());
+        QVERIFY(showWith(w, example("bert_base_dynamo.json.gz")));
+        auto *d = w.debugger();
+        auto *c = w.canvas();
+        QVERIFY(d->candidateCount() > 1);
+        auto anchorOfNext = [&] {
+            return QRegularExpression(QStringLiteral("@ (\\S+)")).match(d->candidateList()->currentIndex().data().toString()).captured(1);
+        };
+        auto showsStep = [&](const char *after) {
+            QCoreApplication::processEvents();
+            const QString current = w.selection()->currentNode();
+            QVERIFY2(d->diffText(d->version()).contains(QStringLiteral("+ %") + current + QStringLiteral(" :")),
+                     qPrintable(QStringLiteral("%1: %2 selected; step: %3").arg(QLatin1String(after), current, d->diffText(d->version()))));
+            QVERIFY2(current != anchorOfNext(), after);
+            int shown = -1;
+            for (size_t i = 0; i < c->view().items.size(); ++i)
+                if (c->view().items[i].node && QString::fromStdString(c->view().items[i].node->name()) == current)
+                    shown = int(i);
+            QVERIFY2(shown >= 0 && c->highlightOf(shown) == 2, after);
+            QVERIFY2(c->rect().contains(c->itemRect(shown).toAlignedRect()), after);
+            QVERIFY2(d->status().contains(QStringLiteral("Next: ")) && d->status().contains(anchorOfNext()), qPrintable(d->status()));
+        };
+        QVERIFY(d->applySelected());
+        QVERIFY(d->applySelected());
+        showsStep("Apply");
+        QVERIFY(d->undo());
+        QVERIFY(d->redo());
+        showsStep("Redo");
+        // Ctrl+G goes to the next candidate.
+        const QString next = anchorOfNext();
+        QTest::keyClick(&w, Qt::Key_G, Qt::ControlModifier);
+        QCOMPARE(w.selection()->currentNode(), next);
+    }
+
+    /// Open… starts in the folder of the file open, also when it came from the command line as a
+    /// path relative to the working directory (not in the working directory).
+    void openStartsInTheFilesFolder()
+    {
+        MainWindow w(testServices());
+        QCOMPARE(w.openDir(), QString());
+        const QString cwd = QDir::currentPath();
+        QVERIFY(QDir::setCurrent(QStringLiteral(FXLENS_EXAMPLES "/..")));
+        const bool opened = w.openFile(QStringLiteral("examples/tangle4_fx.json"));
+        QDir::setCurrent(cwd);
+        QVERIFY(opened);
+        QCOMPARE(QDir(w.openDir()).canonicalPath(), QDir(QStringLiteral(FXLENS_EXAMPLES)).canonicalPath());
     }
 
     /// A/B figures read as a user says them.

@@ -183,6 +183,36 @@ private Q_SLOTS:
     }
 
     /// A pattern breakpoint stops a run before that pattern applies.
+    /// A run that leaves more nodes than it found says so, by how many and why: BERT's run to the
+    /// fixpoint grows it through horizontal fusion (the fused QKV linears' weight concatenations and
+    /// output splits); tangle4's shrinks it and says nothing of it.
+    void runSaysWhenNodesRise()
+    {
+        views::Services s;
+        s.patternDir = FXLENS_PATTERN_SOURCE_DIR;
+        views::GraphDocument doc(s);
+        QString why;
+        QVERIFY2(doc.open(QStringLiteral(FXLENS_EXAMPLES "/bert_base_dynamo.json.gz"), &why), qPrintable(why));
+        RewriteDebugger d(doc);
+        d.setPreset(QStringLiteral("all"));
+        const size_t before = doc.graph()->size();
+        QCOMPARE(d.run(), QStringLiteral("fixpoint"));
+        const size_t after = doc.graph()->size();
+        QVERIFY(after > before);
+        const QString rose = QStringLiteral("The node count rose: +%1 (%2 → %3): ").arg(after - before).arg(before).arg(after) +
+            QStringLiteral("horizontal fusion steps");
+        QVERIFY2(d.status().contains(rose), qPrintable(QString(d.status()).replace(QLatin1Char(0x0a), QLatin1Char(0x7c))));
+        QVERIFY2(d.status().contains(QStringLiteral("batch_linear_lhs +")), qPrintable(d.status()));
+
+        Fixture f;
+        QVERIFY2(f.error.empty() && f.graph, f.error.c_str());
+        RewriteDebugger shrinks(*f.doc);
+        const size_t was = f.graph->size();
+        QCOMPARE(shrinks.run(), QStringLiteral("fixpoint"));
+        QVERIFY(f.graph->size() < was);
+        QVERIFY2(!shrinks.status().contains(QStringLiteral("node count")), qPrintable(shrinks.status()));
+    }
+
     void breakpointStopsRun()
     {
         Fixture f;

@@ -14,11 +14,15 @@
 
 #include <QAbstractItemModelTester>
 #include <QDir>
+#include <QLabel>
 #include <QLineEdit>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QSortFilterProxyModel>
+#include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <algorithm>
@@ -119,11 +123,93 @@ double inkShare(KernelTimeline &t, std::shared_ptr<const prof::Profile> busy, st
     return ink(img, area, bg, fullLum) / ink(ref, area, bg, fullLum);
 }
 
+/// `w` is drawn whole: no ancestor up to its window clips it.
+bool wholeOnScreen(const QWidget *w)
+{
+    for (const QWidget *up = w->parentWidget(); up; up = up->parentWidget())
+        if (!up->rect().contains(QRect(w->mapTo(up, QPoint(0, 0)), w->size())))
+            return false;
+    return w->isVisible();
+}
+
 } // namespace
 
 class TestTimeline : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        QStandardPaths::setTestModeEnabled(true); // no saved window geometry from an earlier run
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.filePath(QStringLiteral("settings")));
+        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_dir.filePath(QStringLiteral("settings")));
+    }
+
+    void init() { QSettings().clear(); } // each window starts as on a first start
+
+    /// At the window's first-start size (and at 1280x800) the docked Timeline tab with A/B shows
+    /// every track of A and B, a range's readout whole and at least five rows of its kernel table,
+    /// with kernel names cut at the right; a drag from left of time zero measures from the data's
+    /// start.
+    void dockedABRoomAtDefaultSize_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("first start") << QSize();
+        QTest::newRow("1280x800") << QSize(1280, 800);
+    }
+    void dockedABRoomAtDefaultSize()
+    {
+        QFETCH(QSize, size);
+        views::MainWindow w(services());
+        if (size.isValid())
+            w.resize(size);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(QString::fromUtf8(kTangle200)));
+        auto *panel = w.profilePanel();
+        w.showProfileDock();
+        panel->tabs()->setCurrentWidget(panel->timelinePane());
+        panel->compareWith(1);
+        QCoreApplication::processEvents();
+        KernelTimeline *t = panel->timeline();
+        views::TimelinePane *pane = panel->timelinePane();
+        QVERIFY(trackOf(*t, Kind::Device, 1) >= 0);
+        const QRect lastTrack = t->trackRect(int(t->tracks().size()) - 1);
+        QVERIFY2(lastTrack.bottom() < t->height() && wholeOnScreen(t),
+                 qPrintable(QStringLiteral("last track ends at %1 of %2").arg(lastTrack.bottom()).arg(t->height())));
+        // A drag from left of time zero (the view panned so that 0 is a fifth into it).
+        t->setView(-0.2 * (t->viewEnd() - t->viewStart()), t->usPerPixel());
+        const QRect area = t->trackRect(trackOf(*t, Kind::Device));
+        const int x0 = area.left() + 5, x1 = area.left() + area.width() / 2;
+        QVERIFY(t->viewStart() + 5 * t->usPerPixel() < 0);
+        QTest::mousePress(t, Qt::LeftButton, {}, QPoint(x0, area.center().y()));
+        QTest::mouseMove(t, QPoint(x0 + 50, area.center().y()));
+        QTest::mouseRelease(t, Qt::LeftButton, {}, QPoint(x1, area.center().y()));
+        QVERIFY(t->hasRange());
+        QVERIFY2(t->range().first >= 0 && t->range().first == t->dataStart(), qPrintable(pane->readout()));
+        QCoreApplication::processEvents();
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        const QString name = size.isValid() ? QStringLiteral("%1x%2").arg(size.width()).arg(size.height()) : QStringLiteral("default");
+        QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/timeline_docked_ab_%1.png").arg(name)));
+        // The readout: a line for the range, one for A, one for B; all of it inside its rect.
+        auto *readout = pane->findChild<QLabel *>(QStringLiteral("rangeReadout"));
+        QVERIFY(readout && wholeOnScreen(readout));
+        QCOMPARE(readout->text().count(QLatin1Char('\n')), 2);
+        const QRect box = readout->contentsRect();
+        const QRect need = readout->fontMetrics().boundingRect(box, int(readout->alignment()) | Qt::TextWordWrap, readout->text());
+        QVERIFY2(
+            need.height() <= box.height() && need.width() <= box.width(),
+            qPrintable(QStringLiteral("needs %1x%2, has %3x%4").arg(need.width()).arg(need.height()).arg(box.width()).arg(box.height())));
+        // At least five whole rows of the kernel table in view.
+        QTableView *table = pane->table();
+        QVERIFY(pane->filterModel()->rowCount() >= 5 && wholeOnScreen(table));
+        int rows = 0;
+        for (int r = 0; r < pane->filterModel()->rowCount(); ++r)
+            rows += table->viewport()->rect().contains(table->visualRect(pane->filterModel()->index(r, 0)));
+        QVERIFY2(rows >= 5, qPrintable(QStringLiteral("%1 rows in view").arg(rows)));
+        QCOMPARE(table->textElideMode(), Qt::ElideRight);
+    }
+
     /// A stream busy 10 % of the time inks 10 % ± 3 % of its track at the opening zoom (sub-pixel
     /// kernels shaded by their busy share, overlapping ones merged) and zoomed in.
     void inkProportionalToTime()
@@ -383,6 +469,9 @@ private Q_SLOTS:
         QCoreApplication::processEvents();
         QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/timeline_tangle200_range.png")));
     }
+
+private:
+    QTemporaryDir m_dir;
 };
 
 QTEST_MAIN(TestTimeline)
