@@ -47,6 +47,17 @@ void GraphCanvas::fitToView()
     Q_EMIT viewChanged();
 }
 
+QRectF GraphCanvas::nodesRect(const std::vector<const ir::Node *> &nodes) const
+{
+    QRectF r;
+    for (const ir::Node *n : nodes)
+        if (const int i = itemOf(n); i >= 0) {
+            const auto &it = m_view.items[size_t(i)];
+            r = r.united(QRectF(it.x, it.y, std::max(it.w, 1.0), std::max(it.h, 1.0)));
+        }
+    return r;
+}
+
 bool GraphCanvas::showModule(const QString &module)
 {
     const std::string m = module.toStdString();

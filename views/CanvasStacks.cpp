@@ -91,8 +91,8 @@ void GraphCanvas::foldModules(const std::set<std::string> &modules)
     const auto inside = [&](const std::string &path) {
         return std::any_of(modules.begin(), modules.end(), [&](const std::string &m) { return path == m || path.rfind(m + ".", 0) == 0; });
     };
-    if (std::erase_if(m_expanded, inside) > 0)
-        relayout(false, Placement::InPlace);
+    if (std::erase_if(m_expanded, inside) > 0) // afresh: in place, 50 boxes would keep the members' width
+        relayout(false, Placement::Fresh);
 }
 
 } // namespace fxlens::views

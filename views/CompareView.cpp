@@ -47,18 +47,6 @@ const ir::Node *counterpart(const ir::Node *n, const std::unordered_map<std::str
     return it != other.end() && it->second->meta().modulePath() == n->meta().modulePath() ? it->second : nullptr;
 }
 
-/// The scene rectangle of the items showing these nodes (empty when none has one).
-QRectF sceneRectOf(const GraphCanvas &c, const std::vector<const ir::Node *> &nodes)
-{
-    QRectF r;
-    for (const ir::Node *n : nodes)
-        if (const int i = c.itemOf(n); i >= 0) {
-            const auto &it = c.view().items[size_t(i)];
-            r = r.united(QRectF(it.x, it.y, std::max(it.w, 1.0), std::max(it.h, 1.0)));
-        }
-    return r;
-}
-
 } // namespace
 
 CompareView::CompareView(std::unique_ptr<ir::Graph> a, const QString &labelA, std::unique_ptr<ir::Graph> b, const QString &labelB,
@@ -381,7 +369,7 @@ void CompareView::reveal()
 
 double CompareView::placeCurrent()
 {
-    const QRectF ra = sceneRectOf(*m_left, shownNodes(true)), rb = sceneRectOf(*m_right, shownNodes(false));
+    const QRectF ra = m_left->nodesRect(shownNodes(true)), rb = m_right->nodesRect(shownNodes(false));
     if (ra.isEmpty() && rb.isEmpty())
         return m_left->scale();
     // One fitted area for both panes (the smaller pane, clear of either legend), one zoom that fits
@@ -429,7 +417,7 @@ void CompareView::follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &to
     m_syncing = true;
     const QPointF c = from->viewCentre();
     if (m_current >= 0) {
-        const QRectF rf = sceneRectOf(*from, shownNodes(from == m_left)), rt = sceneRectOf(*to, shownNodes(to == m_left));
+        const QRectF rf = from->nodesRect(shownNodes(from == m_left)), rt = to->nodesRect(shownNodes(to == m_left));
         const QRectF onScreen((rf.topLeft() - c) * from->scale() + QPointF(from->width() / 2.0, from->height() / 2.0),
                               rf.size() * from->scale());
         if (!rf.isEmpty() && !rt.isEmpty() && onScreen.intersects(QRectF(from->rect()))) {

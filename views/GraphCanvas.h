@@ -94,6 +94,8 @@ public:
     /// side (the minimap shows the rest): never a sliver of a few pixels.
     void fitToView();
     static constexpr double kMinFitScale = 0.3;
+    /// The scene rectangle of the items showing these nodes (empty when none has one).
+    QRectF nodesRect(const std::vector<const ir::Node *> &nodes) const;
     /// The items of `module` (its nodes and boxes, at any depth) fitted in the widget, at most 1:1
     /// and never below kMinFitScale (centred on their top); false when nothing of it is drawn.
     bool showModule(const QString &module);

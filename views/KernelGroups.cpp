@@ -9,25 +9,25 @@
 
 namespace fxlens::views {
 
-std::vector<KernelGroup> kernelGroups(const prof::Profile &p, const ir::Graph &graph)
+namespace {
+
+/// One group per (kernel, what it covers): the same kernel name over other nodes (addmm of another
+/// linear) is another call. `covers(k)`: a kernel's key (empty: none) and `nodesOf(key)` its nodes.
+template <class Key, class Covers, class NodesOf>
+std::vector<KernelGroup> groupKernels(const prof::Profile &p, Covers covers, NodesOf nodesOf)
 {
     std::vector<KernelGroup> groups;
-    if (!p.compiled())
-        return groups;
-    // One group per (kernel, nodes): the same kernel name over other nodes (addmm of another
-    // linear) is another call.
-    std::map<std::pair<std::string, std::vector<int>>, size_t> index;
+    std::map<std::pair<std::string, Key>, size_t> index;
     for (uint32_t i = 0; i < p.kernels.size(); ++i) {
         const auto &k = p.kernels[i];
-        if (k.nodes.empty())
+        const Key &key = covers(k);
+        if (key.empty())
             continue;
-        auto [it, added] = index.emplace(std::make_pair(k.name, k.nodes), groups.size());
+        auto [it, added] = index.emplace(std::make_pair(k.name, key), groups.size());
         if (added) {
             KernelGroup g;
             g.name = QString::fromStdString(k.name);
-            for (const int n : k.nodes)
-                if (const ir::Node *node = graph.find(p.nodes[size_t(n)].name))
-                    g.nodes.push_back(node);
+            g.nodes = nodesOf(key);
             groups.push_back(std::move(g));
         }
         auto &g = groups[it->second];
@@ -38,30 +38,35 @@ std::vector<KernelGroup> kernelGroups(const prof::Profile &p, const ir::Graph &g
     return groups;
 }
 
+} // namespace
+
+std::vector<KernelGroup> kernelGroups(const prof::Profile &p, const ir::Graph &graph)
+{
+    if (!p.compiled())
+        return {};
+    return groupKernels<std::vector<int>>(
+        p, [](const prof::KernelRec &k) -> const std::vector<int> & { return k.nodes; },
+        [&](const std::vector<int> &nodes) {
+            std::vector<const ir::Node *> out;
+            for (const int n : nodes)
+                if (const ir::Node *node = graph.find(p.nodes[size_t(n)].name))
+                    out.push_back(node);
+            return out;
+        });
+}
+
 std::vector<KernelGroup> postGradKernelGroups(const prof::Profile &p, const ir::Graph &postGrad)
 {
-    std::vector<KernelGroup> groups;
-    std::map<std::pair<std::string, std::vector<std::string>>, size_t> index;
-    for (uint32_t i = 0; i < p.kernels.size(); ++i) {
-        const auto &k = p.kernels[i];
-        if (k.postGrad.empty())
-            continue;
-        auto [it, added] = index.emplace(std::make_pair(k.name, k.postGrad), groups.size());
-        if (added) {
-            KernelGroup g;
-            g.name = QString::fromStdString(k.name);
-            for (const auto &name : k.postGrad)
+    return groupKernels<std::vector<std::string>>(
+        p, [](const prof::KernelRec &k) -> const std::vector<std::string> & { return k.postGrad; },
+        [&](const std::vector<std::string> &names) {
+            std::vector<const ir::Node *> out;
+            for (const auto &name : names)
                 if (const ir::Node *node = postGrad.find(name))
-                    g.nodes.push_back(node);
-            std::sort(g.nodes.begin(), g.nodes.end(), [](const ir::Node *a, const ir::Node *b) { return a->id() < b->id(); });
-            groups.push_back(std::move(g));
-        }
-        auto &g = groups[it->second];
-        g.kernels.push_back(i);
-        g.usPerIteration += k.durUs / std::max(p.iterations, 1);
-    }
-    groups.erase(std::remove_if(groups.begin(), groups.end(), [](const KernelGroup &g) { return g.nodes.empty(); }), groups.end());
-    return groups;
+                    out.push_back(node);
+            std::sort(out.begin(), out.end(), [](const ir::Node *a, const ir::Node *b) { return a->id() < b->id(); });
+            return out;
+        });
 }
 
 int groupOfKernel(const std::vector<KernelGroup> &groups, uint32_t kernel)

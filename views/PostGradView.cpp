@@ -18,18 +18,6 @@ namespace fxlens::views {
 
 namespace {
 
-/// The scene rectangle of the items that show these nodes (empty when none has one).
-QRectF postGradRectOf(const GraphCanvas &c, const std::vector<const ir::Node *> &nodes)
-{
-    QRectF r;
-    for (const ir::Node *n : nodes)
-        if (const int i = c.itemOf(n); i >= 0) {
-            const auto &it = c.view().items[size_t(i)];
-            r = r.united(QRectF(it.x, it.y, std::max(it.w, 1.0), std::max(it.h, 1.0)));
-        }
-    return r;
-}
-
 QString joinedNames(const std::vector<std::string> &names, size_t most = 6)
 {
     QStringList out;
@@ -204,7 +192,7 @@ void PostGradView::showLinked()
         m_canvas->fitToView();
     } else {
         m_canvas->revealNodes(m_linked);
-        const QRectF r = postGradRectOf(*m_canvas, m_linked);
+        const QRectF r = m_canvas->nodesRect(m_linked);
         constexpr double kMargin = 30;
         const double scale = std::clamp(std::min((m_canvas->width() - 2 * kMargin) / std::max(r.width(), 1.0),
                                                  (m_canvas->height() - 2 * kMargin) / std::max(r.height(), 1.0)),

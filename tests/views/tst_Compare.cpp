@@ -203,8 +203,14 @@ bool toggleAModule(CompareView &v, QString *module)
 {
     for (GraphCanvas *c : {v.left(), v.right()}) {
         const auto visible = [c](const QRectF &r) { return QRectF(c->rect()).contains(r) && !r.intersects(c->legendRect()); };
+        // a box wider than the pane is still double-clicked at its centre
+        const auto clickable = [c](const QRectF &r) {
+            const QRectF centre(r.center() - QPointF(4, 4), QSizeF(8, 8));
+            return r.height() >= 8 && QRectF(c->rect()).contains(centre) && !centre.intersects(c->legendRect());
+        };
         for (size_t i = 0; i < c->view().items.size(); ++i)
-            if (c->view().items[i].kind == layout::ViewItem::Kind::Module && !c->view().items[i].stacked && visible(c->itemRect(int(i)))) {
+            if (c->view().items[i].kind == layout::ViewItem::Kind::Module && !c->view().items[i].stacked &&
+                clickable(c->itemRect(int(i)))) {
                 *module = QString::fromStdString(c->view().items[i].module);
                 QTest::mouseDClick(c, Qt::LeftButton, {}, c->itemRect(int(i)).center().toPoint());
                 return v.left()->isExpanded(*module) && v.right()->isExpanded(*module);
