@@ -5,6 +5,7 @@
 #include "ir/Target.h"
 
 #include <cmath>
+#include <limits>
 
 namespace fxlens::exec::detail {
 
@@ -146,6 +147,8 @@ IValue Interp::callAtenOverload(const Node *n) const
             return finish(*slot->op, stack);
     }
     const ir::Target target = ir::Target::parse(t);
+    if (auto v = cpuOnlyTwin(target.base(), pos, kw))
+        return *v;
     const std::string name = "aten::" + target.base();
     std::string overload(target.overload);
     if (overload == "default")
@@ -300,6 +303,60 @@ std::optional<IValue> Interp::callPythonSignature(const std::string &t, const st
         return callAten("aten::scaled_dot_product_attention", pos, kw);
     }
     return std::nullopt;
+}
+
+namespace {
+
+/// (output, logsumexp) of attention as aten::_scaled_dot_product_flash_attention_for_cpu returns them:
+/// output (B, H, L, E) in q's dtype, logsumexp (B, H, L) of the scaled scores in float. The fused
+/// memory-efficient kernel gives both where it applies; the math form (scores materialized) else.
+std::pair<at::Tensor, at::Tensor> attentionWithLogsumexp(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
+                                                         const std::optional<at::Tensor> &mask, double dropout, bool causal,
+                                                         std::optional<double> scale)
+{
+    const double inf = std::numeric_limits<double>::infinity();
+    // the CPU operator takes an additive mask of the query's dtype only
+    const std::optional<at::Tensor> bias = mask ? std::optional<at::Tensor>(mask->to(q.scalar_type())) : std::nullopt;
+    try {
+        std::optional<at::Tensor> b;
+        if (bias)
+            b = bias->expand({q.size(0), q.size(1), q.size(-2), k.size(-2)});
+        auto r = at::_scaled_dot_product_efficient_attention(q, k, v, b, true, dropout, causal, scale);
+        at::Tensor lse = std::get<1>(r).narrow(-1, 0, q.size(-2)).to(at::kFloat);
+        return {std::get<0>(r), lse};
+    } catch (const c10::Error &) {
+        // the fused kernel does not apply (dtype, head size, device): the math form below
+    }
+    const double s = scale.value_or(1.0 / std::sqrt(double(q.size(-1))));
+    at::Tensor scores = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)).mul(s);
+    if (causal)
+        scores = scores.masked_fill(at::ones({q.size(-2), k.size(-2)}, q.options().dtype(at::kBool)).tril().logical_not(), -inf);
+    if (bias)
+        scores = scores.add(bias->to(at::kFloat));
+    at::Tensor lse = at::logsumexp(scores, {-1});
+    at::Tensor attn = at::softmax(scores, -1);
+    if (dropout > 0)
+        attn = at::dropout(attn, dropout, true);
+    return {at::matmul(attn, v.to(at::kFloat)).to(q.scalar_type()), lse};
+}
+
+} // namespace
+
+std::optional<IValue> Interp::cpuOnlyTwin(const std::string &base, std::vector<IValue> pos, std::vector<std::pair<std::string, IValue>> kw)
+{
+    // Inductor's post-grad graphs traced on the CPU name the CPU's flash attention.
+    if (!t_runDevice || t_runDevice->is_cpu() || base != "_scaled_dot_product_flash_attention_for_cpu")
+        return std::nullopt;
+    const IValue q = take(pos, kw, 0, {"query"}), k = take(pos, kw, 1, {"key"}), v = take(pos, kw, 2, {"value"});
+    const IValue dropout = take(pos, kw, 3, {"dropout_p"}), causal = take(pos, kw, 4, {"is_causal"});
+    const IValue mask = take(pos, kw, 5, {"attn_mask"}), scale = take(pos, kw, 6, {"scale"});
+    if (!q.isTensor() || !k.isTensor() || !v.isTensor())
+        throw CallError{base + ": query, key and value must be tensors"};
+    const double p = dropout.isDouble() ? dropout.toDouble() : dropout.isInt() ? double(dropout.toInt()) : 0.0;
+    const auto m = mask.isTensor() ? std::optional<at::Tensor>(mask.toTensor()) : std::nullopt;
+    const auto sc = scale.isDouble() ? std::optional<double>(scale.toDouble()) : std::nullopt;
+    auto [out, lse] = attentionWithLogsumexp(q.toTensor(), k.toTensor(), v.toTensor(), m, p, causal.isBool() && causal.toBool(), sc);
+    return IValue(c10::ivalue::Tuple::create({IValue(out), IValue(lse)}));
 }
 
 /// prims._low_memory_max_pool_with_offsets and ..._offsets_to_indices (Inductor's post-grad max

@@ -90,6 +90,12 @@ struct Interp {
     /// pooling): Python-defined prims that LibTorch lacks, computed here as Inductor's reference does.
     static IValue lowMemoryMaxPool(const std::string &t, const std::vector<IValue> &pos);
 
+    /// Operators PyTorch has for the CPU only, which graphs captured on the CPU name, computed by
+    /// device-portable operators when the run is on another device; nullopt for other calls
+    /// (InterpFunctions.cpp).
+    static std::optional<IValue> cpuOnlyTwin(const std::string &base, std::vector<IValue> pos,
+                                             std::vector<std::pair<std::string, IValue>> kw);
+
     /// torch.tensor(data, dtype, device): Python numbers (nested lists of them) with Python's dtype
     /// rules (ints int64, floats the default float32, bools bool), or a tensor (copied).
     static IValue tensorFrom(const IValue &data, const IValue &dtype, const IValue &device);

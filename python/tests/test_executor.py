@@ -137,3 +137,42 @@ def test_run_saves_outputs_and_verify_compares(tmp_path):
     r = subprocess.run([CLI, "verify", ex, str(tmp_path / "bad.json")], capture_output=True, text=True)
     assert r.returncode == 1
     assert "MISMATCH" in r.stdout and "outputs differ" in r.stdout
+
+
+class _CpuFlashAttention(torch.nn.Module):
+    """The call Inductor's post-grad graphs traced on the CPU make (an operator PyTorch has for the
+    CPU only), with both of its outputs."""
+
+    def __init__(self, causal, masked):
+        super().__init__()
+        self.causal, self.masked = causal, masked
+
+    def forward(self, q, k, v, m):
+        kw = {"attn_mask": m} if self.masked else {}
+        out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(q, k, v, 0.0, self.causal, **kw)
+        return out, lse
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("kind", ["plain", "causal", "mask", "half"])
+def test_cpu_only_attention_runs_on_cuda(tmp_path, kind):
+    """A graph traced on the CPU names aten._scaled_dot_product_flash_attention_for_cpu, which has no
+    CUDA kernel: on CUDA the executor computes the same output and logsumexp with portable operators."""
+    g = torch.Generator().manual_seed(0)
+    dtype = torch.float16 if kind == "half" else torch.float32
+    q, k, v = (torch.randn(2, 4, 16, 32, generator=g).to(dtype) for _ in range(3))
+    m = torch.randn(2, 1, 16, 16, generator=g).to(dtype)  # the operator takes masks of q's dtype only
+    module = _CpuFlashAttention(kind == "causal", kind == "mask")
+    path = str(tmp_path / "attn.json")
+    fxlens.export_module(module, (q, k, v, m), path)
+    with torch.no_grad():
+        out, lse = module(q, k, v, m)
+    gt = str(tmp_path / "gt.safetensors")
+    save_file({"input:0": q, "input:1": k, "input:2": v, "input:3": m, "output:0": out.contiguous(), "output:1": lse.contiguous()}, gt)
+    r = subprocess.run([CLI, "run", path, "--inputs", gt, "--expect", gt, "--device", "cuda"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    errs = [float(x) for x in re.findall(r"max abs err ([0-9.e+-]+)", r.stdout)]
+    assert len(errs) == 2, r.stdout
+    tol = 2e-3 if kind == "half" else 1e-4
+    assert max(errs) <= tol, (kind, errs)
