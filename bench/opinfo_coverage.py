@@ -389,8 +389,12 @@ def run_route(route: str, keys: Optional[Sequence[str]] = None, *, workers: int 
     workdir = workdir or tempfile.mkdtemp(prefix=f"opinfo-{route}-")
     os.makedirs(workdir, exist_ok=True)
     # The workers run a copy of fxlens-cli: a rebuild during the run neither breaks it nor mixes builds.
+    # fxlens-cli hands the commands that run graphs to fxlens-cli-exec beside it: both are copied.
     cli = os.path.join(workdir, "fxlens-cli")
     shutil.copy2(CLI, cli)
+    exec_cli = os.path.join(os.path.dirname(CLI), "fxlens-cli-exec")
+    if os.path.exists(exec_cli):
+        shutil.copy2(exec_cli, os.path.join(workdir, "fxlens-cli-exec"))
     # The limit on one op as this process sees it: the worker's own alarm, the CLI runs, start-up.
     limit = PY_TIMEOUT_S[route] + 4 * CLI_TIMEOUT_S + 60
     pending = list(reversed(keys))

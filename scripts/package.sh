@@ -23,6 +23,9 @@ R=$SCRATCH/root/usr
 VERSION=$("$R/bin/fxlens-cli" --version)
 [[ $VERSION == "fxlens-cli "* ]] || fail "fxlens-cli --version printed '$VERSION'"
 echo "$VERSION"
+if [ -e "$R/bin/fxlens-cli-exec" ]; then  # the commands that run graphs go to it
+  "$R/bin/fxlens-cli" doctor | grep -q "^LibTorch [0-9]" || fail "fxlens-cli doctor does not reach fxlens-cli-exec"
+fi
 PATTERNS=$(FXLENS_PATTERN_DIR=$R/share/fxlens/patterns "$R/bin/fxlens-cli" patterns)
 n=$(printf '%s\n' "$PATTERNS" | wc -l)
 [ "$n" -ge 70 ] || fail "only $n patterns with the installed pattern files"

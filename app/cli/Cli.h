@@ -149,4 +149,11 @@ int profileCompiled(const Args &a, std::vector<std::unique_ptr<ir::Graph>> &grap
 /// doctor: what the executor finds (LibTorch, CUDA, NVTX).
 std::string executorReport();
 
+/// fxlens-cli itself does not load LibTorch (half a second per start): the commands that run graphs
+/// are carried out by fxlens-cli-exec, the same program with the executor, installed beside it. When
+/// `a` needs the executor, this replaces the process by that program with the same arguments (it
+/// returns only when there is none: the command then says that this build cannot run graphs).
+/// fxlens-cli-exec itself carries out everything (NoExec.cpp / ExecCommands.cpp).
+void runInExecutor(char **argv, const Args &a);
+
 } // namespace fxlens::cli

@@ -239,6 +239,8 @@ int cmdCheckPattern(const Args &a)
 
 std::string executorMissing(const std::string &) { return {}; }
 
+void runInExecutor(char **, const Args &) {} // this program is the executor
+
 std::function<std::string(const ir::Graph &)> stepVerifier(const ir::Graph &original, const Args &a, std::string &err)
 {
     return exec::makeStepVerifier(original, execOptions(a, a.positional[0]), err);

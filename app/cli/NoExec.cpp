@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: MIT
-// A build without LibTorch: the commands that run graphs say so (CMake compiles this file instead
-// of ExecCommands.cpp).
+// fxlens-cli without LibTorch: the commands that run graphs go to fxlens-cli-exec beside it (the
+// same program with the executor, built from ExecCommands.cpp), or, in a build without LibTorch,
+// say that they cannot run.
 #include "Cli.h"
 
+#include <filesystem>
 #include <iostream>
+#include <set>
+
+#include <unistd.h>
 
 namespace fxlens::cli {
 
@@ -19,7 +24,36 @@ int noTorch(const std::string &cmd, const char *what)
 
 std::string executorMissing(const std::string &command)
 {
-    return "fxlens-cli " + command + ": this build has no LibTorch (configure with torch's CMAKE_PREFIX_PATH)";
+    return "fxlens-cli " + command + ": this build has no LibTorch (no fxlens-cli-exec beside fxlens-cli; configure with torch's " +
+        "CMAKE_PREFIX_PATH)";
+}
+
+namespace {
+
+/// The commands and options that run graphs (or report on the executor, as doctor does).
+bool needsExecutor(const Args &a)
+{
+    static const std::set<std::string> always = {"run", "verify", "check-pattern", "profile", "tune", "measure-worker", "doctor"};
+    if (always.count(a.command))
+        return true;
+    return a.command == "optimize" && (a.verify || a.verifyEach || a.freeze || !a.libraries.empty());
+}
+
+} // namespace
+
+void runInExecutor(char **argv, const Args &a)
+{
+    if (!needsExecutor(a))
+        return;
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec)
+        return;
+    const std::string exec = (self.parent_path() / "fxlens-cli-exec").string();
+    if (::access(exec.c_str(), X_OK) != 0)
+        return;
+    ::execv(exec.c_str(), argv);
+    std::cerr << "fxlens-cli " << a.command << ": could not start " << exec << "\n"; // the message below follows
 }
 
 int cmdRun(const Args &) { return noTorch("run", "running graphs needs the executor"); }

@@ -33,6 +33,7 @@ int main(int argc, char **argv)
         std::cerr << "fxlens-cli " << a.command << ": " << err << "\n";
         return kUsage;
     }
+    runInExecutor(argv, a);
     // The commands report failures as diagnostics; an exception that still escapes one (from ATen:
     // c10::Error's text carries a C++ backtrace) is one line, never a backtrace or an abort.
     try {

@@ -176,3 +176,38 @@ def test_cpu_only_attention_runs_on_cuda(tmp_path, kind):
     assert len(errs) == 2, r.stdout
     tol = 2e-3 if kind == "half" else 1e-4
     assert max(errs) <= tol, (kind, errs)
+
+
+def _loaded_libraries(args):
+    """The shared libraries the dynamic loader opened for one fxlens-cli call (LD_DEBUG=libs)."""
+    env = dict(os.environ, LD_DEBUG="libs")
+    r = subprocess.run([CLI] + args, capture_output=True, text=True, env=env)
+    return r, re.findall(r"calling init: (\S+)", r.stderr)
+
+
+def test_only_commands_that_run_graphs_load_libtorch(tmp_path):
+    """fxlens-cli reads, converts and rewrites graphs without loading LibTorch; run, verify and the
+    executor's options go to fxlens-cli-exec beside it, with the same arguments."""
+    ex = os.path.join(EX, "tangle4_fx.json")
+    for args in (["info", ex], ["optimize", ex, "-o", str(tmp_path / "o.json")], ["convert", ex, "--to", "text"]):
+        r, libs = _loaded_libraries(args)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert not [l for l in libs if "libtorch" in l], (args, [l for l in libs if "torch" in l])
+    for args in (["run", ex, "--random-inputs"], ["optimize", ex, "--verify", "-o", str(tmp_path / "v.json")]):
+        r, libs = _loaded_libraries(args)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert [l for l in libs if "libtorch_cpu" in l], args
+        assert "output 0" in r.stdout or "outputs match" in r.stdout
+
+
+def test_without_the_executor_program_the_command_says_so(tmp_path):
+    """fxlens-cli copied without fxlens-cli-exec: the commands that run graphs name what is missing;
+    the others work."""
+    import shutil
+    lone = str(tmp_path / "fxlens-cli")
+    shutil.copy(CLI, lone)
+    ex = os.path.join(EX, "tangle4_fx.json")
+    r = subprocess.run([lone, "run", ex], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "no fxlens-cli-exec beside fxlens-cli" in r.stderr
+    assert subprocess.run([lone, "info", ex], capture_output=True, text=True).returncode == 0
