@@ -127,11 +127,11 @@ std::vector<ModuleFrame> moduleFrames(const ViewGraph &v)
     // An edge entering a frame from above crosses its title band right of the title.
     for (const auto &e : v.edges) {
         const std::string &to = v.items[e.to].cluster, &from = v.items[e.from].cluster;
-        if (to.empty() || inModule(to, from)) // enters no frame
+        if (to.empty() || inModule(from, to)) // every frame around its target is around its source
             continue;
         forEachModule(v, to, [&](const std::string &m) {
             const auto own = extent.find(m);
-            if (e.back || own == extent.end() || inModule(from, m))
+            if (e.back || own == extent.end() || own->second.members == 0 || inModule(from, m))
                 return;
             const double top = own->second.itemsTop;
             double x = v.items[e.to].x + v.items[e.to].w / 2;
