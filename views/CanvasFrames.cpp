@@ -81,6 +81,22 @@ QRectF GraphCanvas::Frame::titleRect() const
                   layout::kFrameTitle - 2);
 }
 
+QFont GraphCanvas::Frame::titleFont()
+{
+    QFont f;
+    f.setPixelSize(11);
+    f.setBold(true);
+    return f;
+}
+
+QRectF GraphCanvas::Frame::titlePlate() const
+{
+    const QRectF band = titleRect();
+    const QFontMetrics fm(titleFont());
+    const QString title = fm.elidedText(QString::fromStdString(path), Qt::ElideLeft, int(band.width()));
+    return QRectF(band.left() - 2, band.top(), std::min(band.width() + 2, double(fm.horizontalAdvance(title)) + 4), band.height());
+}
+
 /// A frame's tint and its translucent fill (as paintFrames draws them).
 std::pair<QColor, QColor> GraphCanvas::frameColors(const Frame &fr, bool dark)
 {
@@ -108,9 +124,7 @@ void GraphCanvas::paintFrameTitles(QPainter &p, const QRectF &sceneRect, double 
     if (m_frames.empty() || !(everything || 11 * scale >= 7))
         return;
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
-    QFont f = p.font();
-    f.setPixelSize(11);
-    f.setBold(true);
+    const QFont f = Frame::titleFont();
     const QFontMetrics fm(f);
     p.setFont(f);
     for (const auto &fr : m_frames) {
@@ -120,7 +134,7 @@ void GraphCanvas::paintFrameTitles(QPainter &p, const QRectF &sceneRect, double 
         // over the edges that cross the band: its plate is the frames' colours without them.
         const QRectF band = fr.titleRect();
         const QString title = fm.elidedText(QString::fromStdString(fr.path), Qt::ElideLeft, int(band.width()));
-        const QRectF plate(band.left() - 2, band.top(), std::min(band.width() + 2, double(fm.horizontalAdvance(title)) + 4), band.height());
+        const QRectF plate = fr.titlePlate();
         p.setPen(Qt::NoPen);
         p.setBrush(palette().color(QPalette::Base));
         p.drawRect(plate);

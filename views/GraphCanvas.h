@@ -179,6 +179,10 @@ public:
         QPainterPath shape; ///< the outline (the rectangle): never around another module's node
         /// Where its name is drawn: the top-left band inside its outline, above its contents.
         QRectF titleRect() const;
+        /// The plate its name is painted on (the name's width in `titleFont`, at the band's left):
+        /// no edge crosses it.
+        QRectF titlePlate() const;
+        static QFont titleFont();
     };
     const std::vector<Frame> &frames() const { return m_frames; }
     /// An edge's value label where it is drawn (scene coordinates): placed edge by edge, top to

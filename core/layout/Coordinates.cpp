@@ -61,6 +61,14 @@ public:
                 m_top[c] = std::min(m_top[c], s.layerOf[i]);
                 m_bottom[c] = std::max(m_bottom[c], s.layerOf[i]);
             }
+        for (uint32_t i = 0; i < s.slots(); ++i)
+            for (uint32_t c : chain(i))
+                if (m_top[c] == s.layerOf[i] && entersFromAbove(i, c))
+                    m_entries.emplace_back(i, c);
+        for (uint32_t c = 1; c < clusters; ++c)
+            m_innerFirst.push_back(c);
+        std::stable_sort(m_innerFirst.begin(), m_innerFirst.end(),
+                         [&](uint32_t a, uint32_t b) { return s.chainOf[a].size() > s.chainOf[b].size(); });
     }
 
     void run()
@@ -116,6 +124,23 @@ private:
                 m_right[c[k]] = std::max(m_right[c[k]], m_x[i] + m_s.widthOf[i] + pad);
             }
         }
+        // An edge entering a frame from above crosses its title band right of the title: the frame
+        // reaches far enough left of where it enters (moduleFrames does the same).
+        for (const auto &[i, c] : m_entries)
+            m_left[c] = std::min(m_left[c], m_x[i] + m_s.widthOf[i] / 2 - kFrameClearance - m_s.titleOf[c] - kFramePad);
+        for (uint32_t c : m_innerFirst) // a parent holds its children
+            if (const auto &cc = m_s.chainOf[c]; cc.size() >= 2 && !m_members[c].empty())
+                m_left[cc[cc.size() - 2]] = std::min(m_left[cc[cc.size() - 2]], m_left[c] - kFramePad);
+    }
+
+    bool entersFromAbove(uint32_t i, uint32_t c) const
+    {
+        for (uint32_t j : m_s.up[i]) {
+            const auto &cj = chain(j);
+            if (std::find(cj.begin(), cj.end(), c) == cj.end())
+                return true;
+        }
+        return false;
     }
 
     /// Moves apart, once each, the frames and slots that lie in another frame; true when some moved.
@@ -177,8 +202,10 @@ private:
     const LayeredState &m_s;
     const LayoutOptions &m_o;
     std::vector<double> &m_x;
-    std::vector<std::vector<uint32_t>> m_members; ///< per frame: its slots at any depth
-    std::vector<int> m_top, m_bottom;             ///< per frame: its first and last layer
+    std::vector<std::vector<uint32_t>> m_members;         ///< per frame: its slots at any depth
+    std::vector<int> m_top, m_bottom;                     ///< per frame: its first and last layer
+    std::vector<uint32_t> m_innerFirst;                   ///< the frames, innermost first
+    std::vector<std::pair<uint32_t, uint32_t>> m_entries; ///< slots where an edge enters a frame (its top layer) from above
     std::vector<double> m_left, m_right;
 };
 

@@ -4,6 +4,7 @@
 #include "layout/LayeredPhases.h"
 
 #include <algorithm>
+#include <climits>
 #include <string>
 #include <unordered_map>
 
@@ -58,6 +59,28 @@ void addDummies(LayeredState &s, const std::vector<int> &reach)
     }
 }
 
+/// The cluster a long edge's dummy at `layer` lies in: the innermost module of either end whose
+/// layers reach it (top..bottom, `span`), else the innermost around both ends. An edge into a
+/// module runs inside its frame from the layer where the frame opens, as one out of a module
+/// does until the frame closes: it crosses the frame's border once, never running beside it.
+uint32_t dummyCluster(const LayeredState &s, const std::vector<std::pair<int, int>> &span, uint32_t from, uint32_t to, int layer)
+{
+    const auto &a = s.chainOf[s.clusterId[from]], &b = s.chainOf[s.clusterId[to]];
+    size_t common = 0;
+    while (common < a.size() && common < b.size() && a[common] == b[common])
+        ++common;
+    size_t inB = common, inA = common; // how deep along each end's chain the layer is reached
+    while (inB < b.size() && span[b[inB]].first <= layer)
+        ++inB;
+    while (inA < a.size() && span[a[inA]].second >= layer)
+        ++inA;
+    if (inB > common && inB >= inA)
+        return b[inB - 1];
+    if (inA > common)
+        return a[inA - 1];
+    return common ? a[common - 1] : 0;
+}
+
 /// The innermost cluster around both (a prefix of both chains).
 uint32_t commonCluster(const LayeredState &s, uint32_t a, uint32_t b)
 {
@@ -66,6 +89,26 @@ uint32_t commonCluster(const LayeredState &s, uint32_t a, uint32_t b)
     for (size_t k = 0; k < std::min(x.size(), y.size()) && x[k] == y[k]; ++k)
         common = x[k];
     return common;
+}
+
+/// A long edge's dummies lie in the frames its route passes (dummyCluster); a bundle's shared
+/// dummies in the innermost module around all the edges they carry.
+void placeDummies(LayeredState &s)
+{
+    std::vector<std::pair<int, int>> span(s.chainOf.size(), {INT32_MAX, -1}); // per cluster: its items' layers
+    for (size_t i = 0; i < s.n; ++i)
+        for (uint32_t c : s.chainOf[s.clusterId[i]])
+            span[c] = {std::min(span[c].first, s.layerOf[i]), std::max(span[c].second, s.layerOf[i])};
+    std::vector<uint8_t> set(s.slots(), 0);
+    for (const auto &c : s.chains) {
+        const auto &e = s.v.edges[c.edge];
+        for (int k = 0; k < c.count; ++k) {
+            const uint32_t d = c.first + uint32_t(k);
+            const uint32_t inner = dummyCluster(s, span, e.from, e.to, s.layerOf[d]);
+            s.clusterId[d] = set[d] ? commonCluster(s, s.clusterId[d], inner) : inner;
+            set[d] = 1;
+        }
+    }
 }
 
 } // namespace
@@ -101,6 +144,7 @@ void findClusters(LayeredState &s)
 {
     s.clusterId.assign(s.slots(), 0);
     s.chainOf.assign(1, {});
+    s.titleOf.assign(1, 0);
     s.framed = false;
     std::unordered_map<std::string, uint32_t> ids;
     ids.emplace(std::string(), 0u);
@@ -122,6 +166,7 @@ void findClusters(LayeredState &s)
                 std::vector<uint32_t> chain = s.chainOf[id];
                 chain.push_back(it->second);
                 s.chainOf.push_back(std::move(chain));
+                s.titleOf.push_back(frameTitleWidth(prefix));
             }
             id = it->second;
             if (k == std::string::npos)
@@ -129,18 +174,7 @@ void findClusters(LayeredState &s)
         }
         s.clusterId[i] = id;
     }
-    // A long edge's dummies lie in the innermost module around both of its ends (and around every
-    // end of the bundle they carry): its route runs inside that module's frame.
-    std::vector<uint8_t> set(s.slots(), 0);
-    for (const auto &c : s.chains) {
-        const auto &e = s.v.edges[c.edge];
-        const uint32_t inner = commonCluster(s, s.clusterId[e.from], s.clusterId[e.to]);
-        for (int k = 0; k < c.count; ++k) {
-            const uint32_t d = c.first + uint32_t(k);
-            s.clusterId[d] = set[d] ? commonCluster(s, s.clusterId[d], inner) : inner;
-            set[d] = 1;
-        }
-    }
+    placeDummies(s);
 }
 
 } // namespace fxlens::layout::layered

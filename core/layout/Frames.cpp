@@ -12,6 +12,8 @@ namespace {
 struct Extent {
     double x0 = 1e300, y0 = 1e300, x1 = -1e300, y1 = -1e300;
     size_t members = 0;
+    double lastTop = -1e300; ///< the top of its lowest item
+    double itemsTop = 0;     ///< the top of its highest item
     void add(double l, double t, double r, double b)
     {
         x0 = std::min(x0, l), y0 = std::min(y0, t), x1 = std::max(x1, r), y1 = std::max(y1, b);
@@ -21,8 +23,9 @@ struct Extent {
 /// The modules a cluster path lies in, outermost first: its prefixes that are modules.
 template <typename F> void forEachModule(const ViewGraph &v, const std::string &cluster, F &&f)
 {
+    std::string prefix; // (one buffer for all the prefixes)
     for (size_t k = cluster.find('.');; k = cluster.find('.', k + 1)) {
-        const std::string prefix = k == std::string::npos ? cluster : cluster.substr(0, k);
+        prefix.assign(cluster, 0, k == std::string::npos ? cluster.size() : k);
         if (v.modules.empty() || v.modules.count(prefix))
             f(prefix);
         if (k == std::string::npos)
@@ -44,6 +47,52 @@ std::string commonModule(const std::string &a, const std::string &b)
     return a.substr(0, lastDot);
 }
 
+bool inModule(const std::string &cluster, const std::string &path)
+{
+    return cluster == path || (cluster.size() > path.size() && cluster.compare(0, path.size(), path) == 0 && cluster[path.size()] == '.');
+}
+
+/// Where a long edge's via points lie, as the layout placed its dummies (Dummies.cpp,
+/// dummyCluster): in the innermost module of either end whose items reach the point's row, else
+/// in the innermost module around both ends.
+struct ViaModules {
+    std::string common;
+    struct End {
+        int depth;
+        const std::string *module;
+        double reach; ///< the top of the module's first item (target end) or last item (source end)
+    };
+    std::vector<End> to, from; ///< the modules around one end only, outermost first
+
+    ViaModules(const ViewGraph &v, const std::map<std::string, Extent> &extent, const ViewEdge &e)
+        : common(commonModule(v.items[e.from].cluster, v.items[e.to].cluster))
+    {
+        for (const bool target : {true, false}) {
+            int depth = 0;
+            forEachModule(v, v.items[target ? e.to : e.from].cluster, [&](const std::string &m) {
+                ++depth;
+                auto x = extent.find(m);
+                if (x != extent.end() && !inModule(common, m))
+                    (target ? to : from).push_back({depth, &x->first, target ? x->second.y0 : x->second.lastTop});
+            });
+        }
+    }
+
+    const std::string &at(double y) const
+    {
+        const End *t = nullptr, *f = nullptr;
+        for (const End &m : to)
+            if (m.reach <= y + 0.5)
+                t = &m;
+        for (const End &m : from)
+            if (m.reach >= y - 0.5)
+                f = &m;
+        if (t && (!f || t->depth >= f->depth))
+            return *t->module;
+        return f ? *f->module : common;
+    }
+};
+
 } // namespace
 
 std::vector<ModuleFrame> moduleFrames(const ViewGraph &v)
@@ -54,18 +103,47 @@ std::vector<ModuleFrame> moduleFrames(const ViewGraph &v)
             forEachModule(v, it.cluster, [&](const std::string &m) {
                 auto &e = extent[m];
                 e.add(it.x, it.y, it.x + it.w, it.y + it.h);
+                e.lastTop = std::max(e.lastTop, it.y);
                 ++e.members;
             });
-    // The long edges inside a module run inside its frame (the places the layout left for them).
+    // The long edges run inside the frames the layout placed their dummies in (ViaModules).
+    std::map<std::pair<double, double>, std::string> viaIn;
     for (const auto &e : v.edges) {
         if (e.via.empty())
             continue;
-        const std::string inner = commonModule(v.items[e.from].cluster, v.items[e.to].cluster);
-        if (!inner.empty())
-            forEachModule(v, inner, [&](const std::string &m) {
-                for (const auto &p : e.via)
-                    extent[m].add(p.x - 3, p.y, p.x + 3, p.y);
-            });
+        const ViaModules modules(v, extent, e);
+        for (const auto &p : e.via) {
+            const std::string &m = modules.at(p.y);
+            auto [at, fresh] = viaIn.emplace(std::make_pair(p.x, p.y), m);
+            if (!fresh && at->second != m)
+                at->second = commonModule(at->second, m);
+        }
+    }
+    for (auto &[path, e] : extent)
+        e.itemsTop = e.y0;
+    for (const auto &[p, m] : viaIn)
+        if (!m.empty())
+            forEachModule(v, m, [&](const std::string &f) { extent[f].add(p.first - 3, p.second, p.first + 3, p.second); });
+    // An edge entering a frame from above crosses its title band right of the title.
+    for (const auto &e : v.edges) {
+        const std::string &to = v.items[e.to].cluster, &from = v.items[e.from].cluster;
+        if (to.empty() || inModule(from, to)) // every frame around its target is around its source
+            continue;
+        forEachModule(v, to, [&](const std::string &m) {
+            const auto own = extent.find(m);
+            if (e.back || own == extent.end() || own->second.members == 0 || inModule(from, m))
+                return;
+            const double top = own->second.itemsTop;
+            double x = v.items[e.to].x + v.items[e.to].w / 2;
+            bool entry = std::abs(v.items[e.to].y - top) < 0.5;
+            for (const auto &p : e.via)
+                if (std::abs(p.y - top) < 0.5) {
+                    auto in = viaIn.find({p.x, p.y});
+                    entry = in != viaIn.end() && inModule(in->second, m), x = p.x;
+                }
+            if (entry)
+                own->second.x0 = std::min(own->second.x0, x - kFrameClearance - frameTitleWidth(m));
+        });
     }
     // Innermost first: each frame's outline goes into its parent's extent.
     std::vector<std::pair<int, std::string>> byDepth;
@@ -95,10 +173,6 @@ std::vector<ModuleFrame> moduleFrames(const ViewGraph &v)
 
 bool framesTrue(const ViewGraph &v, std::string *why)
 {
-    auto within = [](const std::string &cluster, const std::string &path) {
-        return cluster == path ||
-            (cluster.size() > path.size() && cluster.compare(0, path.size(), path) == 0 && cluster[path.size()] == '.');
-    };
     auto meet = [](double ax0, double ay0, double ax1, double ay1, double bx0, double by0, double bx1, double by1) {
         return ax0 < bx1 && bx0 < ax1 && ay0 < by1 && by0 < ay1;
     };
@@ -112,11 +186,11 @@ bool framesTrue(const ViewGraph &v, std::string *why)
         for (const auto &it : v.items) {
             if (meet(it.x, it.y, it.x + it.w, it.y + it.h, f.x0, f.y0, f.x1, f.y0 + kFrameTitle))
                 return fail(it.label + " in the title band of " + f.path);
-            if (!within(it.cluster, f.path) && meet(it.x, it.y, it.x + it.w, it.y + it.h, f.x0, f.y0, f.x1, f.y1))
+            if (!inModule(it.cluster, f.path) && meet(it.x, it.y, it.x + it.w, it.y + it.h, f.x0, f.y0, f.x1, f.y1))
                 return fail(it.label + " in the frame of " + f.path);
         }
         for (const auto &g : frames)
-            if (&f != &g && !within(f.path, g.path) && !within(g.path, f.path) && meet(f.x0, f.y0, f.x1, f.y1, g.x0, g.y0, g.x1, g.y1))
+            if (&f != &g && !inModule(f.path, g.path) && !inModule(g.path, f.path) && meet(f.x0, f.y0, f.x1, f.y1, g.x0, g.y0, g.x1, g.y1))
                 return fail("the frames of " + f.path + " and " + g.path + " meet");
     }
     return true;

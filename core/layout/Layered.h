@@ -166,6 +166,10 @@ struct StableResult {
 constexpr double kFramePad = 6, kFrameTitle = 16;
 /// Edges keep this far from a frame's sides (routeEdges).
 constexpr double kFrameClearance = 5;
+/// The room a frame's title takes at the left of its band (its path in the canvas' 11 px bold
+/// font, at most 6.5 px a character): an edge entering the frame from above crosses the band
+/// kFrameClearance right of it, so frames reach that far left of their entries.
+inline double frameTitleWidth(const std::string &path) { return double(path.size()) * 6.5 + 4; }
 struct ModuleFrame {
     std::string path;
     double x0 = 0, y0 = 0, x1 = 0, y1 = 0; ///< outline, title band included
@@ -203,7 +207,9 @@ bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &
 /// Routes every edge through the free space of a laid-out view: items are grouped into rows (by
 /// vertical overlap), an edge leaves its source downwards, crosses each row in between through the
 /// gap between two items nearest its way, and enters its target from above; an edge going upwards
-/// (a cycle) runs around the right side. No route crosses an item.
+/// (a cycle) runs around the right side. No route crosses an item. Passages keep off frame sides
+/// and the titles of frames opening at a row; an edge drops into a row straight down through the
+/// title bands above it.
 void routeEdges(ViewGraph &v, double gap = 14);
 /// Routes the edges of a view whose items were placed freely (placeStable, placeInPlace): edges
 /// that end above where they start are marked back edges, no via points are followed.

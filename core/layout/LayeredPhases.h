@@ -51,6 +51,7 @@ struct LayeredState {
     // findClusters
     std::vector<uint32_t> clusterId;            ///< per slot; 0: no module (dummies: 0)
     std::vector<std::vector<uint32_t>> chainOf; ///< cluster id -> its module and those around it, outermost first
+    std::vector<double> titleOf;                ///< cluster id -> its frame's title width (frameTitleWidth)
     bool framed = false;                        ///< some item is inside an expanded module
 
     // orderLayers

@@ -57,33 +57,80 @@ Rows makeRows(const ViewGraph &v, double gap)
     return r;
 }
 
+/// Whether frame `f` opens at row k: its top (title band) lies in the gap above the row.
+bool opensAt(const Rows &r, size_t k, const ModuleFrame &f) { return f.y0 < r.top[k] && (k == 0 || f.y0 >= r.bottom[k - 1]); }
+
+/// Per row, the frames that open at it (their title bands above it) and those that close below it.
+struct FrameEnds {
+    std::vector<std::vector<const ModuleFrame *>> opening, closing;
+};
+
+FrameEnds frameEnds(const Rows &r, const std::vector<ModuleFrame> &frames)
+{
+    FrameEnds out;
+    out.opening.resize(r.top.size());
+    out.closing.resize(r.top.size());
+    for (const auto &f : frames) {
+        const size_t k = size_t(std::upper_bound(r.top.begin(), r.top.end(), f.y0) - r.top.begin());
+        if (k < r.top.size() && opensAt(r, k, f))
+            out.opening[k].push_back(&f);
+        const size_t c = size_t(std::upper_bound(r.bottom.begin(), r.bottom.end(), f.y1) - r.bottom.begin());
+        if (c > 0 && (c == r.top.size() || f.y1 < r.top[c]))
+            out.closing[c - 1].push_back(&f);
+    }
+    return out;
+}
+
+/// Where an edge from x = a below row k - 1 to x = b in row k turns (its sideways stretch between
+/// the two): clear of the bottoms of the frames closing above, and of the tops and title bands of
+/// those opening below, over [a, b]. The way between rows where there are none.
+std::pair<double, double> turnBand(const Rows &r, const FrameEnds &ends, size_t k, double a, double b)
+{
+    const double lo = std::min(a, b), hi = std::max(a, b);
+    double y0 = k > 0 ? r.bottom[k - 1] : -1e300, y1 = r.top[k];
+    for (const ModuleFrame *f : k > 0 ? ends.closing[k - 1] : std::vector<const ModuleFrame *>{})
+        if (f->x0 <= hi && f->x1 >= lo)
+            y0 = std::max(y0, f->y1 + kFrameClearance);
+    for (const ModuleFrame *f : ends.opening[k])
+        if (f->x0 <= hi && f->x1 >= lo)
+            y1 = std::min(y1, f->y0 - kFrameClearance);
+    if (y0 > y1)
+        y0 = y1 = (y0 + y1) / 2;
+    return {y0, y1};
+}
+
 /// Frame borders are no passage: an edge drawn along one could not be told from it. Each row's
-/// free intervals lose kFrameClearance either side of the side borders of the frames it crosses.
+/// free intervals lose kFrameClearance either side of the side borders of the frames it crosses,
+/// and the x span of the titles of the frames opening at it (edges enter a frame right of its title).
 void avoidFrames(Rows &r, const std::vector<ModuleFrame> &frames)
 {
     if (frames.empty())
         return;
     for (size_t k = 0; k < r.gaps.size(); ++k) {
-        std::vector<double> borders;
-        for (const auto &f : frames)
+        std::vector<std::pair<double, double>> closed; // x spans no edge passes through
+        for (const auto &f : frames) {
             if (f.y0 < r.bottom[k] && f.y1 > r.top[k])
-                borders.insert(borders.end(), {f.x0, f.x1});
-        if (borders.empty())
+                closed.insert(closed.end(),
+                              {{f.x0 - kFrameClearance, f.x0 + kFrameClearance}, {f.x1 - kFrameClearance, f.x1 + kFrameClearance}});
+            if (opensAt(r, k, f)) // its title, in the band above the row
+                closed.emplace_back(f.x0, f.x0 + kFramePad + frameTitleWidth(f.path) + kFrameClearance);
+        }
+        if (closed.empty())
             continue;
         std::vector<std::pair<double, double>> out;
         for (auto g : r.gaps[k]) {
             std::vector<std::pair<double, double>> pieces{g};
-            for (double b : borders) {
+            for (const auto &[l, h] : closed) {
                 std::vector<std::pair<double, double>> next;
                 for (const auto &p : pieces) {
-                    if (b + kFrameClearance <= p.first || b - kFrameClearance >= p.second) {
+                    if (h <= p.first || l >= p.second) {
                         next.push_back(p);
                         continue;
                     }
-                    if (b - kFrameClearance - p.first >= 2)
-                        next.emplace_back(p.first, b - kFrameClearance);
-                    if (p.second - b - kFrameClearance >= 2)
-                        next.emplace_back(b + kFrameClearance, p.second);
+                    if (l - p.first >= 2)
+                        next.emplace_back(p.first, l);
+                    if (p.second - h >= 2)
+                        next.emplace_back(h, p.second);
                 }
                 pieces = std::move(next);
             }
@@ -95,11 +142,13 @@ void avoidFrames(Rows &r, const std::vector<ModuleFrame> &frames)
     }
 }
 
-/// The x nearest `want` in a free interval, kept 3 px from the items on either side.
+/// The x nearest `want` in a free interval, kept kPassageMargin from the items on either side (its
+/// middle where it is narrower): an edge beside a box reads as its outline when nearer.
 double passage(const std::vector<std::pair<double, double>> &gaps, double want)
 {
+    constexpr double kPassageMargin = 8;
     auto inside = [](const std::pair<double, double> &g, double x) {
-        const double l = g.first + 3, r = g.second - 3;
+        const double l = g.first + kPassageMargin, r = g.second - kPassageMargin;
         return l > r ? (g.first + g.second) / 2 : std::clamp(x, l, r);
     };
     auto it = std::lower_bound(gaps.begin(), gaps.end(), want, [](const std::pair<double, double> &g, double x) { return g.second < x; });
@@ -119,7 +168,22 @@ void routeEdges(ViewGraph &v, double gap)
     if (v.items.empty())
         return;
     Rows rows = makeRows(v, gap);
-    avoidFrames(rows, moduleFrames(v));
+    const std::vector<ModuleFrame> frames = moduleFrames(v);
+    avoidFrames(rows, frames);
+    const FrameEnds ends = frameEnds(rows, frames);
+    // Into row r at x: straight down out of the frames closing above, sideways between the frame
+    // borders, straight down through the title bands above the row.
+    auto enter = [&](std::vector<Point> &pts, size_t r, double x) {
+        const Point from = pts.back();
+        if (std::fabs(from.x - x) > 1e-6) {
+            const auto [y0, y1] = turnBand(rows, ends, r, from.x, x);
+            if (y0 > from.y && y0 < rows.top[r])
+                pts.push_back({from.x, y0});
+            if (y1 < rows.top[r] && y1 > from.y)
+                pts.push_back({x, y1});
+        }
+        pts.push_back({x, rows.top[r]});
+    };
     const size_t nrows = rows.top.size();
     double right = 0;
     for (const auto &it : v.items)
@@ -151,11 +215,11 @@ void routeEdges(ViewGraph &v, double gap)
                 // Straight on where that is free and near the place left for the edge.
                 const double on = passage(rows.gaps[r], x);
                 const double g = std::fabs(on - x) < 1e-6 && std::fabs(x - want) <= 2 * gap ? x : passage(rows.gaps[r], want);
-                pts.push_back({g, rows.top[r]});
+                enter(pts, r, g);
                 pts.push_back({g, rows.bottom[r]});
                 x = g;
             }
-            pts.push_back({bx, rows.top[rb]});
+            enter(pts, rb, bx);
         } else {
             // Upwards or within a row (a cycle between boxes): around the right of the scene.
             const double x = right + gap * (1.5 + double(around++ % 16) * 0.5);
