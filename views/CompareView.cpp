@@ -48,6 +48,41 @@ const ir::Node *counterpart(const ir::Node *n, const std::unordered_map<std::str
     return it != other.end() && it->second->meta().modulePath() == n->meta().modulePath() ? it->second : nullptr;
 }
 
+/// A node drawn in both panes: where it is in A's scene, the shift to where it is in B's, and (for
+/// the alignment at it) how large the shown nodes of both together are against the pane, and how
+/// far it is from the middles of both sides of the change.
+struct Anchor {
+    QPointF at, shift;
+    double cost = 0, distance = 0;
+};
+
+/// The node to align both panes at: among those whose alignment lets the change be shown whole at
+/// a readable zoom (or, when none does, the most compact), the one that lines up the most nodes
+/// of the change's neighbourhood (`near`: theirs is the same shift), then the most compact, then
+/// the nearest to the change.
+const Anchor *bestAnchor(const std::vector<Anchor> &candidates, const QRectF &near)
+{
+    double least = 1e300;
+    for (const Anchor &c : candidates)
+        least = std::min(least, c.cost);
+    const double fits = std::max(least * 1.001, 0.85 / CompareView::kReadableScale); // the pane's margins and legend aside
+    const Anchor *best = nullptr;
+    int bestCount = -1;
+    for (const Anchor &c : candidates) {
+        if (c.cost > fits)
+            continue;
+        int count = 0;
+        for (const Anchor &o : candidates)
+            count += near.contains(o.at) && std::abs(o.shift.x() - c.shift.x()) < 2 && std::abs(o.shift.y() - c.shift.y()) < 2;
+        if (!best || count > bestCount ||
+            (count == bestCount && (c.cost < best->cost * 0.999 || (c.cost <= best->cost * 1.001 && c.distance < best->distance)))) {
+            best = &c;
+            bestCount = count;
+        }
+    }
+    return best;
+}
+
 } // namespace
 
 CompareView::CompareView(std::unique_ptr<ir::Graph> a, const QString &labelA, std::unique_ptr<ir::Graph> b, const QString &labelB,
@@ -367,8 +402,7 @@ void CompareView::reveal()
 }
 
 /// Both panes at one zoom with one shared node at one place (so that what did not change lines
-/// up): of the nodes drawn in both panes, the one whose alignment lets A's and B's shown nodes be
-/// seen largest together (among equals the nearest to the middles of both sides of the change). Aligning the rectangles instead
+/// up): of the nodes drawn in both panes, the one bestAnchor picks. Aligning the rectangles instead
 /// (tops, middles) offsets everything when A's changes spread wider than B's.
 CompareView::Frame CompareView::frame(int k) const
 {
@@ -382,7 +416,7 @@ CompareView::Frame CompareView::frame(int k) const
         f.shift = QPointF(f.b.center().x() - f.a.center().x(), f.b.top() - f.a.top());
         const auto inB = byName(*m_b);
         const auto &va = m_left->view(), &vb = m_right->view();
-        double best = 1e300, bestDistance = 1e300;
+        std::vector<Anchor> candidates;
         for (const ir::Node *n = m_a->first(); n; n = n->next()) {
             const int i = m_left->itemOf(n);
             const ir::Node *m = i >= 0 && va.items[size_t(i)].node == n ? counterpart(n, inB) : nullptr;
@@ -390,17 +424,15 @@ CompareView::Frame CompareView::frame(int k) const
             if (j < 0 || vb.items[size_t(j)].node != m)
                 continue;
             const auto &x = va.items[size_t(i)], &y = vb.items[size_t(j)];
-            const QPointF shift(y.x + y.w / 2 - x.x - x.w / 2, y.y - x.y);
-            const QRectF both = f.a.united(f.b.translated(-shift));
-            const double cost = std::max(both.width() / pane.width(), both.height() / pane.height());
-            const QPointF at(x.x + x.w / 2, x.y + x.h / 2);
-            const double distance = QLineF(at, f.a.center()).length() + QLineF(at + shift, f.b.center()).length();
-            if (cost < best * 0.999 || (cost <= best * 1.001 && distance < bestDistance)) {
-                best = std::min(best, cost);
-                bestDistance = distance;
-                f.shift = shift;
-                f.anchor = at;
-            }
+            Anchor c{QPointF(x.x + x.w / 2, x.y + x.h / 2), QPointF(y.x + y.w / 2 - x.x - x.w / 2, y.y - x.y)};
+            const QRectF both = f.a.united(f.b.translated(-c.shift));
+            c.cost = std::max(both.width() / pane.width(), both.height() / pane.height());
+            c.distance = QLineF(c.at, f.a.center()).length() + QLineF(c.at + c.shift, f.b.center()).length();
+            candidates.push_back(c);
+        }
+        if (const Anchor *a = bestAnchor(candidates, f.a.adjusted(-60, -60, 60, 60))) {
+            f.shift = a->shift;
+            f.anchor = a->at;
         }
     }
     f.both = f.a.united(f.b.translated(-f.shift));
