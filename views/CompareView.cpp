@@ -13,6 +13,7 @@
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineF>
 #include <QListView>
 #include <QMouseEvent>
 #include <QPushButton>
@@ -47,6 +48,41 @@ const ir::Node *counterpart(const ir::Node *n, const std::unordered_map<std::str
     return it != other.end() && it->second->meta().modulePath() == n->meta().modulePath() ? it->second : nullptr;
 }
 
+/// A node drawn in both panes: where it is in A's scene, the shift to where it is in B's, and (for
+/// the alignment at it) how large the shown nodes of both together are against the pane, and how
+/// far it is from the middles of both sides of the change.
+struct Anchor {
+    QPointF at, shift;
+    double cost = 0, distance = 0;
+};
+
+/// The node to align both panes at: among those whose alignment lets the change be shown whole at
+/// a readable zoom (or, when none does, the most compact), the one that lines up the most nodes
+/// of the change's neighbourhood (`near`: theirs is the same shift), then the most compact, then
+/// the nearest to the change.
+const Anchor *bestAnchor(const std::vector<Anchor> &candidates, const QRectF &near)
+{
+    double least = 1e300;
+    for (const Anchor &c : candidates)
+        least = std::min(least, c.cost);
+    const double fits = std::max(least * 1.001, 0.85 / CompareView::kReadableScale); // the pane's margins and legend aside
+    const Anchor *best = nullptr;
+    int bestCount = -1;
+    for (const Anchor &c : candidates) {
+        if (c.cost > fits)
+            continue;
+        int count = 0;
+        for (const Anchor &o : candidates)
+            count += near.contains(o.at) && std::abs(o.shift.x() - c.shift.x()) < 2 && std::abs(o.shift.y() - c.shift.y()) < 2;
+        if (!best || count > bestCount ||
+            (count == bestCount && (c.cost < best->cost * 0.999 || (c.cost <= best->cost * 1.001 && c.distance < best->distance)))) {
+            best = &c;
+            bestCount = count;
+        }
+    }
+    return best;
+}
+
 } // namespace
 
 CompareView::CompareView(std::unique_ptr<ir::Graph> a, const QString &labelA, std::unique_ptr<ir::Graph> b, const QString &labelB,
@@ -58,6 +94,7 @@ CompareView::CompareView(std::unique_ptr<ir::Graph> a, const QString &labelA, st
     auto *bar = new QHBoxLayout;
     m_summary = new QLabel(this);
     m_summary->setObjectName(QStringLiteral("compareSummary"));
+    m_summary->setWordWrap(true); // it makes room for the position's note
     bar->addWidget(m_summary, 1);
     auto button = [&](const QString &text, const QString &name, const QList<QKeySequence> &keys, auto fn) {
         auto *act = new QAction(text, this);
@@ -209,7 +246,9 @@ QString CompareView::summary() const
 void CompareView::updatePosition()
 {
     const int n = int(m_changes.size());
-    m_position->setText(n == 0              ? tr("no changes")
+    m_position->setText(n == 0 ? tr("no changes")
+                            : m_current < 0 && m_tooLarge
+                            ? tr("%n changes span more than one screen: N / Shift+N step through them", nullptr, n)
                             : m_current < 0 ? tr("%n change(s)", nullptr, n)
                                             : tr("change %1 of %2").arg(m_current + 1).arg(n));
     for (QAction *a : actions())
@@ -250,13 +289,10 @@ void CompareView::openView()
         m_right->readableView();
         return;
     }
-    m_current = -1;
+    // The first change, every time: the user steps from there (N) or asks for all (A).
+    m_current = 0;
     reveal();
-    if (placeCurrent() < kReadableScale) {
-        m_current = 0;
-        placeCurrent();
-    }
-    updatePosition();
+    placeCurrent();
 }
 
 void CompareView::fitToChanges()
@@ -266,7 +302,6 @@ void CompareView::fitToChanges()
     m_autoFit = true;
     reveal();
     placeCurrent();
-    updatePosition();
 }
 
 void CompareView::nextChange()
@@ -290,7 +325,6 @@ void CompareView::showChange(int i)
     m_autoFit = true;
     reveal();
     placeCurrent();
-    updatePosition();
 }
 
 std::vector<const ir::Node *> CompareView::changeNodes(size_t k, bool inA) const
@@ -361,35 +395,82 @@ void CompareView::reveal()
     m_syncing = false;
     // A change in several members of a stack (a rewrite that batched 50 identical blocks) that
     // does not fit at a readable zoom with the members side by side is shown by the stack's box.
-    if (!spanned.empty() && placeCurrent() < kReadableScale) {
+    if (!spanned.empty() && frame(m_current).fit < kReadableScale) {
         m_left->foldModules(spanned);
         m_right->foldModules(spanned);
     }
 }
 
-double CompareView::placeCurrent()
+/// Both panes at one zoom with one shared node at one place (so that what did not change lines
+/// up): of the nodes drawn in both panes, the one bestAnchor picks. Aligning the rectangles instead
+/// (tops, middles) offsets everything when A's changes spread wider than B's.
+CompareView::Frame CompareView::frame(int k) const
 {
-    const QRectF ra = m_left->nodesRect(shownNodes(true)), rb = m_right->nodesRect(shownNodes(false));
-    if (ra.isEmpty() && rb.isEmpty())
-        return m_left->scale();
-    // One fitted area for both panes (the smaller pane, clear of either legend), one zoom that fits
-    // the larger of the two rectangles there (up to 1:1).
-    const QSizeF pane(std::min(m_left->width(), m_right->width()), std::min(m_left->height(), m_right->height()));
-    const QSizeF content(std::max(ra.width(), rb.width()), std::max(ra.height(), rb.height()));
-    const QRectF area = GraphCanvas::fitArea(pane, m_left->legendRect().united(m_right->legendRect()), content);
-    const double scale = std::min({1.0, area.width() / std::max(content.width(), 1.0), area.height() / std::max(content.height(), 1.0)});
-    // Both rectangles' tops at one height and their middles on one vertical line: where a change
-    // starts is at the same place in both panes.
-    const QPointF at(area.center().x(), area.center().y() - content.height() * scale / 2);
-    m_syncing = true;
-    for (const auto &[c, r] : {std::pair{m_left, ra}, std::pair{m_right, rb}}) {
-        if (r.isEmpty())
-            c->setView(scale, c->viewCentre());
-        else
-            c->setView(scale, QPointF(r.center().x(), r.top()) + (QPointF(c->width() / 2.0, c->height() / 2.0) - at) / scale);
+    const auto nodes = [&](bool inA) { return k == m_current || k < 0 ? shownNodes(inA) : changeNodes(size_t(k), inA); };
+    Frame f;
+    f.a = m_left->nodesRect(nodes(true));
+    f.b = m_right->nodesRect(nodes(false));
+    f.anchor = f.a.isEmpty() ? f.b.center() : f.a.center();
+    const QSizeF pane(std::max(1, std::min(m_left->width(), m_right->width())), std::max(1, std::min(m_left->height(), m_right->height())));
+    if (!f.a.isEmpty() && !f.b.isEmpty()) {
+        f.shift = QPointF(f.b.center().x() - f.a.center().x(), f.b.top() - f.a.top());
+        const auto inB = byName(*m_b);
+        const auto &va = m_left->view(), &vb = m_right->view();
+        std::vector<Anchor> candidates;
+        for (const ir::Node *n = m_a->first(); n; n = n->next()) {
+            const int i = m_left->itemOf(n);
+            const ir::Node *m = i >= 0 && va.items[size_t(i)].node == n ? counterpart(n, inB) : nullptr;
+            const int j = m ? m_right->itemOf(m) : -1;
+            if (j < 0 || vb.items[size_t(j)].node != m)
+                continue;
+            const auto &x = va.items[size_t(i)], &y = vb.items[size_t(j)];
+            Anchor c{QPointF(x.x + x.w / 2, x.y + x.h / 2), QPointF(y.x + y.w / 2 - x.x - x.w / 2, y.y - x.y)};
+            const QRectF both = f.a.united(f.b.translated(-c.shift));
+            c.cost = std::max(both.width() / pane.width(), both.height() / pane.height());
+            c.distance = QLineF(c.at, f.a.center()).length() + QLineF(c.at + c.shift, f.b.center()).length();
+            candidates.push_back(c);
+        }
+        if (const Anchor *a = bestAnchor(candidates, f.a.adjusted(-60, -60, 60, 60))) {
+            f.shift = a->shift;
+            f.anchor = a->at;
+        }
     }
+    f.both = f.a.united(f.b.translated(-f.shift));
+    if (f.both.isEmpty())
+        return f;
+    // One fitted area for both panes (the smaller pane, clear of either legend).
+    f.area = GraphCanvas::fitArea(pane, m_left->legendRect().united(m_right->legendRect()), f.both.size());
+    f.fit = std::min({1.0, f.area.width() / std::max(f.both.width(), 1.0), f.area.height() / std::max(f.both.height(), 1.0)});
+    return f;
+}
+
+/// Fitted when it fits at kReadableScale. Else a fitted view would be a sliver of unreadable boxes
+/// (every change of BERT is its whole graph): at kReadableScale from the start of what is shown
+/// (its top at the top, across where the shared node is), for "All changes" the first change (as
+/// it is shown alone, at the smaller zoom: the changes after it come into view below), and the
+/// position label says that N / Shift+N step through them.
+void CompareView::placeCurrent()
+{
+    Frame f = frame(m_current);
+    if (f.both.isEmpty())
+        return;
+    m_tooLarge = f.fit < kReadableScale;
+    if (m_tooLarge && m_current < 0 && !m_changes.empty())
+        f = frame(0);
+    m_shift = f.shift;
+    const double scale = m_tooLarge ? kReadableScale : f.fit;
+    QPointF centre = f.both.center(); // of A's scene, at the area's centre
+    if (m_tooLarge) {                 // the start: the top, across at the shared node, within the change
+        const double halfW = f.area.width() / 2 / scale, halfH = f.area.height() / 2 / scale;
+        const auto within = [](double v, double lo, double hi) { return lo > hi ? (lo + hi) / 2 : std::clamp(v, lo, hi); };
+        centre = QPointF(within(f.anchor.x(), f.both.left() + halfW, f.both.right() - halfW), f.both.top() + halfH);
+    }
+    m_syncing = true;
+    for (GraphCanvas *c : {m_left, m_right})
+        c->setView(scale,
+                   (c == m_left ? centre : centre + f.shift) + (QPointF(c->width() / 2.0, c->height() / 2.0) - f.area.center()) / scale);
     m_syncing = false;
-    return scale;
+    updatePosition();
 }
 
 void CompareView::mirrorExpansion(GraphCanvas *to, const QString &module, bool expanded)
@@ -417,11 +498,12 @@ void CompareView::follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &to
     m_syncing = true;
     const QPointF c = from->viewCentre();
     if (m_current >= 0) {
-        const QRectF rf = from->nodesRect(shownNodes(from == m_left)), rt = to->nodesRect(shownNodes(to == m_left));
+        const QRectF rf = from->nodesRect(shownNodes(from == m_left));
         const QRectF onScreen((rf.topLeft() - c) * from->scale() + QPointF(from->width() / 2.0, from->height() / 2.0),
                               rf.size() * from->scale());
-        if (!rf.isEmpty() && !rt.isEmpty() && onScreen.intersects(QRectF(from->rect()))) {
-            to->setView(from->scale(), QPointF(rt.center().x(), rt.top()) - (QPointF(rf.center().x(), rf.top()) - c));
+        if (!rf.isEmpty() && onScreen.intersects(QRectF(from->rect()))) {
+            const QPointF panes = (QPointF(to->width(), to->height()) - QPointF(from->width(), from->height())) / 2 / from->scale();
+            to->setView(from->scale(), (from == m_left ? c + m_shift : c - m_shift) + panes);
             m_syncing = false;
             return;
         }

@@ -5,12 +5,13 @@
 // node in both whose op, target or arguments differ was changed (amber); the canvases' legends
 // list the three colours.
 //
-// It opens on the changes: the modules that hold them are expanded and both panes show every
-// change at a readable zoom (or the first change, when all of them do not fit). The changes are
-// grouped into regions (neighbours in program order), visited in order by Next / Previous change
-// (N, F8 / Shift+N, Shift+F8); "All changes" (A) shows all of them. Whatever is shown is fitted in
-// both panes at one zoom, clear of the legends, its top at the same height and its middle on the
-// same vertical line in both: the same region at the same place. The minimaps are off (M shows
+// It opens on the first change, its modules expanded. The changes are grouped into regions
+// (neighbours in program order), visited in order by Next / Previous change (N, F8 / Shift+N,
+// Shift+F8); "All changes" (A) shows all of them. Whatever is shown is fitted in both panes at one
+// zoom, never below kReadableScale, clear of the legends, and one node the two versions share (the
+// one that lets both sides be shown largest) at the same place in both panes, so what did not change
+// lines up. What does not fit at kReadableScale is shown from its start (for "All changes": the
+// first change, with a note that N / Shift+N step through the rest). The minimaps are off (M shows
 // them). The panes stay in step: expanding or folding a module in one does it in the other (and
 // both are fitted to the change again, until the user zooms or pans), and zooming or panning one
 // shows the same node (the one at its centre, or its nearest common neighbour) at the same zoom in
@@ -20,6 +21,7 @@
 #include "ir/Graph.h"
 
 #include <QDialog>
+#include <QPointF>
 #include <QRectF>
 #include <QString>
 #include <QWidget>
@@ -54,9 +56,9 @@ public:
                 QWidget *parent = nullptr);
     ~CompareView() override;
 
-    /// The zoom below which node text is not drawn: the view opens on every change when they fit
-    /// at this zoom or more, else on the first change.
-    static constexpr double kReadableScale = 0.6;
+    /// The least zoom a change (or every change) is shown at: node names and ops read at a glance
+    /// (their text about 6 px high; the canvas stops drawing text below 0.44).
+    static constexpr double kReadableScale = 0.5;
 
     GraphCanvas *left() const { return m_left; }
     GraphCanvas *right() const { return m_right; }
@@ -73,14 +75,16 @@ public:
         std::string context;
     };
     const std::vector<Change> &changes() const { return m_changes; }
-    /// The region shown by the last Next / Previous (-1: every change, as the view opened).
+    /// The region shown (0 as the view opens; -1: every change, after "All changes").
     int currentChange() const { return m_current; }
     void nextChange();
     void previousChange();
     /// Both panes fitted to region `i` (its modules expanded) at one zoom, the region at the same
     /// place in both.
     void showChange(int i);
-    /// Both panes fitted to every change (the union of the changed nodes), at one zoom.
+    /// Both panes fitted to every change (the union of the changed nodes), at one zoom, or when
+    /// that is below kReadableScale, at kReadableScale from the first change (the position label
+    /// says that N / Shift+N step through the rest).
     void fitToChanges();
     /// The nodes the panes are fitted to: the current change's (every change's when it is -1) in
     /// pane A or B, those drawn (a constant nobody reads is not); a side without changed nodes
@@ -96,7 +100,7 @@ private:
     void markDifference();
     void follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &toGraph);
     void mirrorExpansion(GraphCanvas *to, const QString &module, bool expanded);
-    /// The first view: every change when they fit at kReadableScale, else the first change.
+    /// The first view: the first change (its modules expanded), fitted.
     void openView();
     /// What change `k` shows in pane A or B (see shownNodes).
     std::vector<const ir::Node *> changeNodes(size_t k, bool inA) const;
@@ -107,10 +111,19 @@ private:
     /// one change is folded again (its box shows the change) when the change does not fit at
     /// kReadableScale with them side by side.
     void reveal();
-    /// Fits both panes to the nodes shown at one zoom (up to 1:1), in the part of the panes the
-    /// legends leave free (GraphCanvas::fitArea), the two rectangles' tops at one height and their
-    /// middles on one vertical line; returns the zoom.
-    double placeCurrent();
+    /// Where the nodes of change `k` (-1: every change) go: A's and B's rectangles (scene), the
+    /// shift from A's scene to B's at the node both show at one place (`anchor`, in A's scene),
+    /// their union in A's scene, the part of the panes it is fitted in, and the zoom that fits it
+    /// there (up to 1:1).
+    struct Frame {
+        QRectF a, b, both, area;
+        QPointF shift, anchor;
+        double fit = 1;
+    };
+    Frame frame(int k) const;
+    /// Fits both panes to the nodes shown (frame(m_current)) at one zoom, never below kReadableScale (then
+    /// from the start of what is shown).
+    void placeCurrent();
     void updatePosition();
 
     std::unique_ptr<ir::Graph> m_a, m_b;
@@ -120,8 +133,10 @@ private:
     std::vector<Change> m_changes;
     int m_current = -1;
     bool m_syncing = false;
-    bool m_autoFit = true; ///< no pane moved by the user since the last fit or change shown
-    bool m_opening = true; ///< as opened: no change picked, no pane moved
+    bool m_autoFit = true;   ///< no pane moved by the user since the last fit or change shown
+    bool m_opening = true;   ///< as opened: no change picked, no pane moved
+    bool m_tooLarge = false; ///< what is shown does not fit at kReadableScale
+    QPointF m_shift;         ///< frame().shift as last placed: where B shows what A shows
 };
 
 /// Compare Versions' chooser: the history's versions (each with its step) and its branches, once

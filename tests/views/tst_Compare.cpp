@@ -15,6 +15,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QDir>
+#include <QLabel>
 #include <QListView>
 #include <QPointer>
 #include <QTimer>
@@ -48,10 +49,10 @@ struct Rewritten {
         doc.history()->run();
         return doc.history()->historySize() > 1;
     }
-    /// Original vs the last version, shown and active.
-    std::unique_ptr<CompareView> compare()
+    /// Original vs version `b` (-1: the last), shown and active.
+    std::unique_ptr<CompareView> compare(int b = -1)
     {
-        std::unique_ptr<CompareView> v(views::compareVersions(doc, 0, doc.history()->historySize(), nullptr, &error));
+        std::unique_ptr<CompareView> v(views::compareVersions(doc, 0, b < 0 ? doc.history()->historySize() : b, nullptr, &error));
         if (!v)
             return v;
         v->setAttribute(Qt::WA_DeleteOnClose, false);
@@ -160,10 +161,53 @@ bool showsTheChange(const CompareView &v, QString *why)
     return true;
 }
 
-/// Both panes show the change at the same place: the two rectangles' tops at one height and their
-/// middles on one vertical line (within 3 px), at one zoom. `fitted`: and each whole in its pane,
-/// clear of the legend, as large as the panes allow (the larger spans 60 % of a pane's width or
-/// height, or the zoom is 1:1).
+/// A node both versions have, drawn as itself (and `onScreen`) in both panes at the same place
+/// (within 3 px across and down): what did not change lines up.
+bool sharedNodeAligned(const CompareView &v, QString *why, bool onScreen = true)
+{
+    const GraphCanvas *a = v.left(), *b = v.right();
+    double best = 1e300;
+    for (size_t i = 0; i < a->view().items.size(); ++i) {
+        const ir::Node *n = a->view().items[i].node;
+        const ir::Node *m = n ? b->graph()->find(n->name()) : nullptr;
+        const int j = m && m->meta().modulePath() == n->meta().modulePath() ? b->itemOf(m) : -1;
+        if (j < 0 || b->view().items[size_t(j)].node != m)
+            continue;
+        const QRectF ra = a->itemRect(int(i)), rb = b->itemRect(j);
+        if (onScreen && (!QRectF(a->rect()).contains(ra) || !QRectF(b->rect()).contains(rb)))
+            continue;
+        const QPointF d = ra.center() - QPointF(a->width() / 2.0, 0) - (rb.center() - QPointF(b->width() / 2.0, 0));
+        best = std::min(best, std::max(std::abs(d.x()), std::abs(d.y())));
+    }
+    if (best <= 3)
+        return true;
+    *why += QStringLiteral("; no node on screen in both panes at one place (nearest %1 px apart)").arg(best);
+    return false;
+}
+
+/// What a pane shows of the nodes it is fitted to: all of them, clear of the legend; or, when they
+/// do not fit at CompareView::kReadableScale, at that zoom from their start (their top on screen,
+/// with one of them).
+bool wholeOrStart(const CompareView &v, const GraphCanvas *c, const std::vector<const ir::Node *> &nodes, QString *why)
+{
+    if (inView(c, nodes, why))
+        return true;
+    if (std::abs(c->scale() - CompareView::kReadableScale) > 1e-9)
+        return false;
+    QRectF r;
+    bool one = false;
+    for (const ir::Node *n : nodes) {
+        r = r.united(c->itemRect(c->itemOf(n)));
+        QString ignored;
+        one = one || inView(c, {n}, &ignored);
+    }
+    return one && r.top() >= 0 && r.top() < c->height() / 4.0;
+}
+
+/// Both panes show the change at one zoom, a node both versions have at the same place in both.
+/// `fitted`: and each side whole in its pane, clear of the legend, as large as the panes allow (the
+/// two together span 60 % of a pane's width or height, or the zoom is 1:1), never below the
+/// readable zoom (what does not fit there is shown at it from its start).
 bool aligned(const CompareView &v, bool fitted, QString *why)
 {
     const QRectF a = shownRect(v, true), b = shownRect(v, false);
@@ -183,19 +227,25 @@ bool aligned(const CompareView &v, bool fitted, QString *why)
                .arg(v.right()->height())
                .arg(v.left()->scale())
                .arg(v.right()->scale());
-    if (a.isEmpty() || b.isEmpty() || std::abs(v.left()->scale() - v.right()->scale()) > 1e-9)
-        return false;
-    if (std::abs(a.top() - b.top()) > 3 || std::abs(a.center().x() - b.center().x()) > 3)
+    if (a.isEmpty() || b.isEmpty() || std::abs(v.left()->scale() - v.right()->scale()) > 1e-9 || !sharedNodeAligned(v, why, fitted))
         return false;
     if (!fitted)
         return true;
-    for (const auto &[c, r] : {std::pair{v.left(), a}, std::pair{v.right(), b}})
-        if (!QRectF(c->rect()).contains(r) || r.intersects(c->legendRect()))
+    if (v.left()->scale() < CompareView::kReadableScale - 1e-9)
+        return false;
+    QString detail;
+    for (const GraphCanvas *c : {v.left(), v.right()})
+        if (!wholeOrStart(v, c, v.shownNodes(c == v.left()), &detail)) {
+            *why += QStringLiteral("; ") + detail;
             return false;
+        }
     const QSizeF pane = v.left()->size();
-    return v.left()->scale() > 0.999 || std::max(a.width(), b.width()) >= 0.6 * pane.width() ||
-        std::max(a.height(), b.height()) >= 0.6 * pane.height();
+    const QRectF both = a.united(b.translated((v.left()->width() - v.right()->width()) / 2.0, 0));
+    return v.left()->scale() > 0.999 || std::abs(v.left()->scale() - CompareView::kReadableScale) < 1e-9 ||
+        both.width() >= 0.6 * pane.width() || both.height() >= 0.6 * pane.height();
 }
+
+QString positionText(const CompareView &v) { return v.findChild<QLabel *>(QStringLiteral("comparePosition"))->text(); }
 
 /// A module box or a frame's title on screen in either pane (clear of the legend), double-clicked
 /// as a user does: the module expands or folds in both panes.
@@ -420,26 +470,89 @@ private Q_SLOTS:
         QVERIFY2(aligned(*v, false, &why), qPrintable(QStringLiteral("after zooming B: ") + why));
     }
 
-    /// "All changes" (A) fits both panes to every changed node, from any change shown.
-    void allChangesShowsEveryChange()
+    void opensOnFirstChangeReadable_data()
     {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<int>("version");
+        QTest::newRow("tangle4") << QStringLiteral("tangle4_fx.json") << QString() << -1;
+        QTest::newRow("tangle50_0v3") << QStringLiteral("tangle50_torch.json") << QStringLiteral("all") << 3;
+        QTest::newRow("tangle50_0vlast") << QStringLiteral("tangle50_torch.json") << QStringLiteral("all") << -1;
+    }
+
+    /// Every compare opens on change 1 ("change 1 of N"), though the last one was left on "All
+    /// changes", at a readable zoom, a node both versions have at one place in both panes.
+    void opensOnFirstChangeReadable()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, preset);
+        QFETCH(int, version);
         Rewritten r;
-        QVERIFY2(r.open(QStringLiteral("bert_base_dynamo.json.gz"), QStringLiteral("all")), qPrintable(r.error));
-        auto v = r.compare();
+        QVERIFY2(r.open(file, preset), qPrintable(r.error));
+        for (int round = 0; round < 2; ++round) {
+            auto v = r.compare(version);
+            QVERIFY2(v, qPrintable(r.error));
+            QCOMPARE(v->currentChange(), 0);
+            QVERIFY2(positionText(*v).startsWith(QStringLiteral("change 1 of")), qPrintable(positionText(*v)));
+            QVERIFY2(v->left()->scale() >= CompareView::kReadableScale - 1e-9, qPrintable(QString::number(v->left()->scale())));
+            QString why;
+            QVERIFY2(aligned(*v, true, &why), qPrintable(why));
+            QVERIFY(v->grab().save(shots() + QStringLiteral("compare_%1_change1.png").arg(QString::fromLatin1(QTest::currentDataTag()))));
+            QTest::keyClick(v->left(), Qt::Key_A); // the window is left on "All changes"
+            QCOMPARE(v->currentChange(), -1);
+        }
+    }
+
+    void allChangesReadableAndAligned_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<int>("version");
+        QTest::addColumn<bool>("fits"); // every change fits at a readable zoom in 700 px panes
+        QTest::newRow("tangle4") << QStringLiteral("tangle4_fx.json") << QString() << -1 << false;
+        QTest::newRow("tangle50_0v3") << QStringLiteral("tangle50_torch.json") << QStringLiteral("all") << 3 << true;
+        QTest::newRow("tangle50_0vlast") << QStringLiteral("tangle50_torch.json") << QStringLiteral("all") << -1 << true;
+        QTest::newRow("bert") << QStringLiteral("bert_base_dynamo.json.gz") << QStringLiteral("all") << -1 << false;
+    }
+
+    /// "All changes" (A), from any change shown: both panes at one zoom, never below the readable
+    /// one, a node both versions have at one place in both; every changed node on screen in both
+    /// panes, clear of the legends, when they fit at that zoom; else that zoom from the first change
+    /// (its nodes on screen, or its start), and the position label says N / Shift+N step through the rest.
+    void allChangesReadableAndAligned()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, preset);
+        QFETCH(int, version);
+        QFETCH(bool, fits);
+        Rewritten r;
+        QVERIFY2(r.open(file, preset), qPrintable(r.error));
+        auto v = r.compare(version);
         QVERIFY2(v, qPrintable(r.error));
-        QVERIFY(v->changes().size() > 10);
-        QTest::keyClick(v->left(), Qt::Key_N);
         QTest::keyClick(v->left(), Qt::Key_N);
         QTest::keyClick(v->left(), Qt::Key_A);
         QCOMPARE(v->currentChange(), -1);
+        QCOMPARE(v->right()->scale(), v->left()->scale());
+        QVERIFY2(v->left()->scale() >= CompareView::kReadableScale - 1e-9, qPrintable(QString::number(v->left()->scale())));
         QString why;
-        for (const auto &c : v->changes())
-            for (const auto &[pane, nodes] : {std::pair{v->left(), c.a}, std::pair{v->right(), c.b}})
-                for (const ir::Node *n : nodes)
-                    if (pane->itemOf(n) >= 0) // drawn (a constant nobody reads is not)
-                        QVERIFY2(inView(pane, {n}, &why), qPrintable(why));
-        QVERIFY2(aligned(*v, true, &why), qPrintable(why));
-        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_bert_all_changes.png")));
+        QVERIFY2(sharedNodeAligned(*v, &why), qPrintable(why));
+        bool whole = true;
+        for (const GraphCanvas *c : {v->left(), v->right()})
+            whole = whole && inView(c, v->shownNodes(c == v->left()), &why);
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_%1_all_changes.png").arg(QString::fromLatin1(QTest::currentDataTag()))));
+        QCOMPARE(whole, fits);
+        const bool said = positionText(*v).contains(QStringLiteral("more than one screen"));
+        QCOMPARE(said, !whole);
+        if (whole)
+            return;
+        QCOMPARE(v->left()->scale(), CompareView::kReadableScale);
+        for (const GraphCanvas *c : {v->left(), v->right()}) {
+            std::vector<const ir::Node *> first;
+            for (const ir::Node *n : c == v->left() ? v->changes().front().a : v->changes().front().b)
+                if (c->itemOf(n) >= 0)
+                    first.push_back(n);
+            QVERIFY2(wholeOrStart(*v, c, first, &why), qPrintable(why));
+        }
     }
 
     /// N / F8 visit every change in order, each on screen in both panes, fitted and aligned; Shift+N
@@ -459,7 +572,8 @@ private Q_SLOTS:
             QString why;
             QVERIFY2(aligned(*v, true, &why), qPrintable(why));
             for (const GraphCanvas *pane : {v->left(), v->right()})
-                QVERIFY2(inView(pane, v->shownNodes(pane == v->left()), &why), qPrintable(QStringLiteral("change %1: %2").arg(k).arg(why)));
+                QVERIFY2(wholeOrStart(*v, pane, v->shownNodes(pane == v->left()), &why),
+                         qPrintable(QStringLiteral("change %1: %2").arg(k).arg(why)));
         }
         v->showChange(n - 1);
         QTest::keyClick(v->left(), Qt::Key_N); // after the last, the first
