@@ -8,6 +8,7 @@
 #include <QPainterPath>
 
 #include <algorithm>
+#include <cmath>
 
 namespace fxlens::views {
 
@@ -105,11 +106,14 @@ void GraphCanvas::paintFrames(QPainter &p, const QRectF &sceneRect, double scale
 
 void GraphCanvas::paintFrameTitles(QPainter &p, const QRectF &sceneRect, double scale, bool everything)
 {
-    if (m_frames.empty() || !(everything || 11 * scale >= 7))
+    // Zoomed out, the title grows in scene pixels (up to its band's height) to stay 7 screen
+    // pixels high, as far as the band holds it: titles stay where node text is still drawn.
+    const int pixels = everything ? 11 : int(std::clamp(std::ceil(7 / std::max(scale, 1e-3)), 11.0, layout::kFrameTitle - 2));
+    if (m_frames.empty() || !(everything || pixels * scale >= 6))
         return;
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
     QFont f = p.font();
-    f.setPixelSize(11);
+    f.setPixelSize(pixels);
     f.setBold(true);
     const QFontMetrics fm(f);
     p.setFont(f);
