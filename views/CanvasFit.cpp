@@ -170,7 +170,7 @@ void GraphCanvas::uncutItems(const QRectF &keep)
             continue; // none cut, or both edges: panning cannot help
         const double shift = low > 0 ? low : -high;
         const auto [ka, kb] = span(QRectF(keep.topLeft() * m_scale + m_offset, keep.size() * m_scale).translated(unit * shift));
-        if (const auto after = needs(shift); after.first == 0 && after.second == 0 && ka >= lo && kb <= hi)
+        if (const auto after = needs(shift); after.first == 0 && after.second == 0 && (keep.isNull() || (ka >= lo && kb <= hi)))
             m_offset += unit * shift;
     }
 }

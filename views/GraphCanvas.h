@@ -311,7 +311,8 @@ private:
     /// of the viewport when panning can show it whole without cutting the others.
     void landOn(int item);
     /// Pans by `shift` (widget pixels) more, along x or y, so that the items cut at one edge of the
-    /// viewport are whole, when that cuts none at the other edge nor leaves `keep` (scene) out.
+    /// viewport are whole, when that cuts none at the other edge nor leaves `keep` (scene; null:
+    /// nothing) out.
     void uncutItems(const QRectF &keep);
     void renderMinimap();
 
