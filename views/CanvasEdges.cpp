@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // GraphCanvas: edges (routes, arrowheads, value labels, the selection's in/out edges), colours by
-// op category and the legend, tooltips and constants (see GraphCanvas.h). Module frames are in
-// CanvasFrames.cpp, export in CanvasExport.cpp.
+// op category, tooltips and constants (see GraphCanvas.h). The legend is in CanvasLegend.cpp,
+// module frames in CanvasFrames.cpp, export in CanvasExport.cpp.
 #include "GraphCanvas.h"
 #include "ToolTip.h"
 
@@ -340,71 +340,6 @@ QColor GraphCanvas::diffColour(DiffMark d, bool dark)
     case DiffMark::None: break;
     }
     return {};
-}
-
-std::vector<GraphCanvas::LegendRow> GraphCanvas::legendRows() const
-{
-    std::array<bool, layout::kOpCategories> present{};
-    for (const auto &it : m_view.items)
-        present[size_t(it.category)] = true;
-    const bool dark = palette().color(QPalette::Window).lightness() < 128;
-    std::vector<LegendRow> rows;
-    for (int c = 0; c < layout::kOpCategories; ++c)
-        if (present[size_t(c)])
-            rows.push_back({QString::fromLatin1(layout::opCategoryName(OpCategory(c))), categoryColour(OpCategory(c), dark)});
-    if (!m_overlays.source(Layer::Diff).empty() || !m_ghosts.empty())
-        for (const auto &[d, name] :
-             {std::pair{DiffMark::Removed, tr("removed")}, {DiffMark::Added, tr("added")}, {DiffMark::Changed, tr("changed")}})
-            rows.push_back({name, diffColour(d, dark)});
-    return rows;
-}
-
-namespace {
-QFont legendFont(QFont f)
-{
-    f.setPixelSize(11);
-    return f;
-}
-} // namespace
-
-QRect GraphCanvas::legendRect() const
-{
-    if (!m_legend || m_view.items.empty())
-        return {};
-    const QFontMetrics fm(legendFont(font()));
-    int widest = 0;
-    const auto rows = legendRows();
-    for (const auto &r : rows)
-        widest = std::max(widest, fm.horizontalAdvance(r.name));
-    const int line = fm.height() + 2, n = int(rows.size());
-    return QRect(10, height() - 10 - n * line - 8, widest + 34, n * line + 8);
-}
-
-void GraphCanvas::paintLegend(QPainter &p)
-{
-    const QFont f = legendFont(font());
-    p.setFont(f);
-    const int line = QFontMetrics(f).height() + 2;
-    const QRect box = legendRect();
-    p.setOpacity(0.92);
-    p.fillRect(box, palette().color(QPalette::Window));
-    p.setOpacity(1);
-    p.setPen(palette().color(QPalette::Mid));
-    p.setBrush(Qt::NoBrush);
-    p.drawRect(box);
-    int y = box.top() + 4;
-    for (const auto &row : legendRows()) {
-        p.fillRect(QRect(box.left() + 6, y + 2, 16, line - 5), row.colour);
-        p.setPen(palette().color(QPalette::WindowText));
-        p.drawText(QRect(box.left() + 28, y, box.width() - 30, line), Qt::AlignVCenter | Qt::AlignLeft, row.name);
-        y += line;
-    }
-}
-
-void GraphCanvas::setLegendVisible(bool on)
-{
-    m_legend = on;
-    update();
 }
 
 void GraphCanvas::setShowConstants(bool on)

@@ -8,6 +8,7 @@
 #include <QPainterPath>
 
 #include <algorithm>
+#include <cmath>
 
 namespace fxlens::views {
 
@@ -81,18 +82,18 @@ QRectF GraphCanvas::Frame::titleRect() const
                   layout::kFrameTitle - 2);
 }
 
-QFont GraphCanvas::Frame::titleFont()
+QFont GraphCanvas::Frame::titleFont(int pixels)
 {
     QFont f;
-    f.setPixelSize(11);
+    f.setPixelSize(pixels);
     f.setBold(true);
     return f;
 }
 
-QRectF GraphCanvas::Frame::titlePlate() const
+QRectF GraphCanvas::Frame::titlePlate(int pixels) const
 {
     const QRectF band = titleRect();
-    const QFontMetrics fm(titleFont());
+    const QFontMetrics fm(titleFont(pixels));
     const QString title = fm.elidedText(QString::fromStdString(path), Qt::ElideLeft, int(band.width()));
     return QRectF(band.left() - 2, band.top(), std::min(band.width() + 2, double(fm.horizontalAdvance(title)) + 4), band.height());
 }
@@ -121,10 +122,13 @@ void GraphCanvas::paintFrames(QPainter &p, const QRectF &sceneRect, double scale
 
 void GraphCanvas::paintFrameTitles(QPainter &p, const QRectF &sceneRect, double scale, bool everything)
 {
-    if (m_frames.empty() || !(everything || 11 * scale >= 7))
+    // Zoomed out, the title grows in scene pixels (up to its band's height) to stay 7 screen
+    // pixels high, as far as the band holds it: titles stay where node text is still drawn.
+    const int pixels = everything ? 11 : int(std::clamp(std::ceil(7 / std::max(scale, 1e-3)), 11.0, layout::kFrameTitle - 2));
+    if (m_frames.empty() || !(everything || pixels * scale >= 6))
         return;
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
-    const QFont f = Frame::titleFont();
+    const QFont f = Frame::titleFont(pixels);
     const QFontMetrics fm(f);
     p.setFont(f);
     for (const auto &fr : m_frames) {
@@ -134,7 +138,7 @@ void GraphCanvas::paintFrameTitles(QPainter &p, const QRectF &sceneRect, double 
         // over the edges that cross the band: its plate is the frames' colours without them.
         const QRectF band = fr.titleRect();
         const QString title = fm.elidedText(QString::fromStdString(fr.path), Qt::ElideLeft, int(band.width()));
-        const QRectF plate = fr.titlePlate();
+        const QRectF plate = fr.titlePlate(pixels);
         p.setPen(Qt::NoPen);
         p.setBrush(palette().color(QPalette::Base));
         p.drawRect(plate);

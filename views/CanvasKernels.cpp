@@ -112,34 +112,37 @@ void GraphCanvas::placeKernelGroups()
         const double m = kMargin + kStep * std::min(within, kMaxNesting);
         m_kernelOutlines[g].rect = raw[g].adjusted(-m, -m, m, m);
     }
-    // Labels: on the outline's top edge near its left corner (as a titled border), else near its
-    // right corner, else on its bottom edge, else beside its top corners outside; never over an item, an edge's label or another kernel's label.
+    // Labels: on the outline's top edge near its left corner (as a titled border), else further
+    // along it, else on its bottom edge, shortened (elided) to the outline's width when it does not
+    // fit whole: always within the outline's sides, so that it is cut by no canvas edge the outline
+    // is not cut by; never over an item, an edge's label or another kernel's label.
     QFont f = font();
     f.setPixelSize(kLabelPixels);
     const QFontMetricsF fm(f);
     std::vector<QRectF> taken; // edge labels and the labels placed so far
     for (const auto &e : m_edgeLabels)
         taken.push_back(e.rect);
-    for (size_t g = 0; g < m_kernelOutlines.size(); ++g) {
-        auto &o = m_kernelOutlines[g];
+    const auto isFree = [&](const QRectF &r) {
+        if (std::any_of(taken.begin(), taken.end(), [&](const QRectF &t) { return t.intersects(r); }))
+            return false;
+        const auto items = itemsIn(r);
+        return std::none_of(items.begin(), items.end(), [&](int i) {
+            const auto &it = m_view.items[size_t(i)];
+            return r.intersects(QRectF(it.x, it.y, it.w, it.h));
+        });
+    };
+    for (auto &o : m_kernelOutlines) {
         if (o.rect.isEmpty())
             continue;
         const QRectF box = o.rings.empty() ? o.rect : o.rings.front(); // a scattered kernel's label: on its first ring
-        const QSizeF size(std::min(fm.horizontalAdvance(o.text) + 6, 320.0), fm.height() + 2);
-        const double left = box.left() + 8, right = box.right() - 8 - size.width();
-        const double top = box.top() - size.height() / 2, bottom = box.bottom() - size.height() / 2;
-        const QPointF outsideLeft(box.left() - size.width() - 3, box.top()), outsideRight(box.right() + 3, box.top());
-        for (const QPointF at :
-             {QPointF(left, top), QPointF(right, top), QPointF(left, bottom), QPointF(right, bottom), outsideLeft, outsideRight}) {
-            const QRectF r(at, size);
-            bool free = std::none_of(taken.begin(), taken.end(), [&](const QRectF &t) { return t.intersects(r); });
-            for (const int i : itemsIn(r))
-                free = free &&
-                    !r.intersects(
-                        QRectF(m_view.items[size_t(i)].x, m_view.items[size_t(i)].y, m_view.items[size_t(i)].w, m_view.items[size_t(i)].h));
-            if (free) {
-                o.label = r;
-                taken.push_back(r);
+        const double whole = std::min(fm.horizontalAdvance(o.text) + 6, 320.0), room = box.width() - 16, h = fm.height() + 2;
+        for (const double w : {std::min(whole, room), std::min({whole, room, 90.0})}) {
+            for (const double y : {box.top() - h / 2, box.bottom() - h / 2})
+                for (double x = box.left() + 8; x <= box.right() - 8 - w && o.label.isEmpty(); x += 6)
+                    if (const QRectF r(x, y, w, h); w >= 40 && isFree(r))
+                        o.label = r;
+            if (!o.label.isEmpty()) {
+                taken.push_back(o.label);
                 break;
             }
         }

@@ -64,13 +64,6 @@ void GraphCanvas::contextMenuEvent(QContextMenuEvent *e)
     menu.exec(e->globalPos());
 }
 
-void GraphCanvas::centreOn(int item)
-{
-    const auto &it = m_view.items[size_t(item)];
-    m_scale = std::max(m_scale, 0.8);
-    m_offset = QPointF(width() / 2.0, height() / 2.0) - QPointF(it.x + it.w / 2, it.y + it.h / 2) * m_scale;
-}
-
 bool GraphCanvas::revealInOverview(int item)
 {
     if (item < 0)
@@ -78,7 +71,7 @@ bool GraphCanvas::revealInOverview(int item)
     const double scale = m_scale;
     const QPointF offset = m_offset;
     fitToView();
-    if (32 * m_scale < 14 || !rect().contains(itemRect(item).toAlignedRect())) { // text not legible, or the node not in view
+    if (32 * m_scale < 14 || !sceneViewport().contains(itemRect(item).toAlignedRect())) { // text not legible, or the node not in view
         m_scale = scale;
         m_offset = offset;
         return false;

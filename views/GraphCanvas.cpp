@@ -83,12 +83,13 @@ void GraphCanvas::readableView()
     const double margin = 20;
     if (m_view.items.empty() || 32 * m_scale >= 10)
         return;
+    const QRect vp = sceneViewport();
     if (m_view.height > m_view.width) {
-        m_scale = std::clamp((width() - 2 * margin) / std::max(m_view.width, 1.0), m_scale, 1.0);
-        m_offset = QPointF((width() - m_view.width * m_scale) / 2, margin);
+        m_scale = std::clamp((vp.width() - 2 * margin) / std::max(m_view.width, 1.0), m_scale, 1.0);
+        m_offset = QPointF((vp.width() - m_view.width * m_scale) / 2, margin);
     } else { // a wide graph: fitted to its height, from its left end
-        m_scale = std::clamp((height() - 2 * margin) / std::max(m_view.height, 1.0), m_scale, 1.0);
-        m_offset = QPointF(margin, (height() - m_view.height * m_scale) / 2);
+        m_scale = std::clamp((vp.height() - 2 * margin) / std::max(m_view.height, 1.0), m_scale, 1.0);
+        m_offset = QPointF(margin, (vp.height() - m_view.height * m_scale) / 2);
     }
     update();
     Q_EMIT viewChanged();
@@ -98,19 +99,20 @@ void GraphCanvas::graphEdited()
 {
     for (Layer l : {Layer::Highlight, Layer::Search, Layer::Diff, Layer::Marked}) // they name nodes that may be gone
         m_overlays.clear(l);
-    const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));
+    const QPointF center = toScene(viewportCentre());
     findStacks(); // a step may make a block differ from its siblings, or alike again
     if (m_stable && !m_view.items.empty() && m_engine == Engine::Layered) {
         // A step: what stayed stays where it was, what it made is green, what it removed a red
         // ghost (View ▸ Re-layout starts afresh).
         relayout(true, Placement::StableStep);
+        uncutItems(QRectF()); // what the step moved is not left cut at an edge
         return;
     }
     relayout(true);
     // When the view shrank past the point in the centre (a run straightened it), or fits the widget
     // at this zoom, it is shown whole.
     if (center.x() > m_view.width || center.y() > m_view.height ||
-        (m_view.width * m_scale <= width() && m_view.height * m_scale <= height()))
+        (m_view.width * m_scale <= sceneViewport().width() && m_view.height * m_scale <= sceneViewport().height()))
         fitToView();
 }
 
@@ -123,7 +125,7 @@ void GraphCanvas::relayoutFresh()
 
 bool GraphCanvas::relayout(bool keepCenter, Placement placement)
 {
-    const QPointF center = toScene(QPointF(width() / 2.0, height() / 2.0));
+    const QPointF center = toScene(viewportCentre());
     std::string selectedName;
     if (m_selected >= 0 && size_t(m_selected) < m_view.items.size())
         selectedName = m_view.items[size_t(m_selected)].label;
@@ -164,7 +166,7 @@ bool GraphCanvas::relayout(bool keepCenter, Placement placement)
     if (keepCenter) {
         // Keep the same scene point under the widget centre where it still exists.
         const QPointF c(std::clamp(center.x(), 0.0, m_view.width), std::clamp(center.y(), 0.0, m_view.height));
-        m_offset = QPointF(width() / 2.0, height() / 2.0) - c * m_scale;
+        m_offset = viewportCentre() - c * m_scale;
     }
     update();
     return inPlace;
@@ -215,6 +217,8 @@ std::vector<int> GraphCanvas::itemsIn(const QRectF &r) const
 
 int GraphCanvas::itemAt(QPointF pos) const
 {
+    if (QRectF(legendRect()).contains(pos)) // the legend's bar is over no item
+        return -1;
     const QPointF s = toScene(pos);
     for (int i : itemsIn(QRectF(s.x() - 1, s.y() - 1, 2, 2))) {
         const auto &it = m_view.items[size_t(i)];
@@ -315,7 +319,7 @@ bool GraphCanvas::selectNode(const QString &name)
         // with when legible, else the box that holds the node centred; it is outlined.
         m_selected = itemOf(node);
         if (!revealInOverview(m_selected))
-            centreOn(m_selected);
+            landOn(m_selected);
         update();
         Q_EMIT viewChanged();
         return true;
@@ -324,7 +328,7 @@ bool GraphCanvas::selectNode(const QString &name)
     if (m_view.itemOfNode[node->id()] < 0) // a constant nobody reads (hidden)
         return false;
     m_selected = m_view.itemOfNode[node->id()];
-    centreOn(m_selected);
+    landOn(m_selected);
     update();
     Q_EMIT viewChanged();
     return true;
@@ -499,7 +503,9 @@ void GraphCanvas::paintEvent(QPaintEvent *)
         p.drawText(rect(), Qt::AlignCenter, m_graph ? tr("empty graph") : tr("Open a graph (File ▸ Open, or drop a file here)"));
         return;
     }
-    const QRectF visible(toScene(QPointF(0, 0)), toScene(QPointF(width(), height())));
+    const QRect vp = sceneViewport();
+    const QRectF visible(toScene(vp.topLeft()), toScene(QPointF(vp.right() + 1, vp.bottom() + 1)));
+    p.setClipRect(vp); // the legend's bar below is never drawn over
     if (32 * m_scale < 3) {
         // Items of a few pixels are written into an image directly (see paintScene).
         if (m_frame.size() != size())
@@ -518,8 +524,6 @@ void GraphCanvas::paintEvent(QPaintEvent *)
         paintScene(p, visible, m_scale, false);
         p.resetTransform();
     }
-    if (m_legend)
-        paintLegend(p);
     if (const QRect mr = minimapRect(); !mr.isEmpty()) {
         p.setOpacity(0.85);
         p.fillRect(mr.adjusted(-3, -3, 3, 3), palette().color(QPalette::Window));
@@ -534,14 +538,19 @@ void GraphCanvas::paintEvent(QPaintEvent *)
         p.setPen(palette().color(QPalette::Mid));
         p.drawRect(mr.adjusted(-3, -3, 3, 3));
     }
+    p.setClipping(false);
+    if (!legendRect().isEmpty())
+        paintLegend(p);
 }
 
 QRect GraphCanvas::minimapRect() const
 {
-    const QRectF visible(toScene(QPointF(0, 0)), toScene(QPointF(width(), height())));
+    const QRect vp = sceneViewport();
+    const QRectF visible(toScene(vp.topLeft()), toScene(QPointF(vp.right() + 1, vp.bottom() + 1)));
     if (!m_minimap || m_minimapImage.isNull() || visible.contains(QRectF(0, 0, m_view.width, m_view.height)))
         return {};
-    return QRect(QPoint(width() - m_minimapImage.width() - 12, height() - m_minimapImage.height() - 12), m_minimapImage.size());
+    return QRect(QPoint(vp.right() + 1 - m_minimapImage.width() - 12, vp.bottom() + 1 - m_minimapImage.height() - 12),
+                 m_minimapImage.size());
 }
 
 void GraphCanvas::changeEvent(QEvent *e)
@@ -651,7 +660,7 @@ void GraphCanvas::mousePressEvent(QMouseEvent *e)
         const QRect mr = minimapRect();
         const QPointF s((e->position().x() - mr.left()) / mr.width() * m_view.width,
                         (e->position().y() - mr.top()) / mr.height() * m_view.height);
-        m_offset = QPointF(width() / 2.0, height() / 2.0) - s * m_scale;
+        m_offset = viewportCentre() - s * m_scale;
         m_dragging = true; // not a selection click
         update();
         Q_EMIT viewChanged();
@@ -683,7 +692,7 @@ void GraphCanvas::mouseReleaseEvent(QMouseEvent *e)
         return;
     }
     const int i = itemAt(e->position());
-    if (i < 0)
+    if (i < 0 && !QRectF(legendRect()).contains(e->position()))
         if (const int g = kernelGroupAt(e->position()); g >= 0) {
             setSelectedKernelGroup(g);
             Q_EMIT kernelGroupClicked(g);
@@ -701,7 +710,7 @@ void GraphCanvas::mouseDoubleClickEvent(QMouseEvent *e)
 {
     const int i = itemAt(e->position());
     if (i < 0) { // on a frame: fold its module
-        if (const int f = frameAt(e->position()); f >= 0)
+        if (const int f = frameAt(e->position()); f >= 0 && !QRectF(legendRect()).contains(e->position()))
             setExpanded(QString::fromStdString(m_frames[size_t(f)].path), false);
         return;
     }
@@ -716,7 +725,7 @@ void GraphCanvas::mouseDoubleClickEvent(QMouseEvent *e)
 
 void GraphCanvas::keyPressEvent(QKeyEvent *e)
 {
-    const QPointF c(width() / 2.0, height() / 2.0);
+    const QPointF c = viewportCentre();
     if (e->key() == Qt::Key_Plus || e->key() == Qt::Key_Equal)
         zoomBy(1.25, c);
     else if (e->key() == Qt::Key_Minus)

@@ -94,6 +94,11 @@ public:
     /// side (the minimap shows the rest): never a sliver of a few pixels.
     void fitToView();
     static constexpr double kMinFitScale = 0.3;
+    /// The least zoom landOn() zooms out to, to show a node's whole frame.
+    static constexpr double kLandScale = 0.6;
+    /// The view fitted again after the widget changed size (a dock took room): the selected item
+    /// shown as a selection is (landOn), else the initial readable view.
+    void refit();
     /// The scene rectangle of the items showing these nodes (empty when none has one).
     QRectF nodesRect(const std::vector<const ir::Node *> &nodes) const;
     /// The items of `module` (its nodes and boxes, at any depth) fitted in the widget, at most 1:1
@@ -147,7 +152,8 @@ public:
     /// Parameters and constants as items (off: hidden, counted on their readers).
     void setShowConstants(bool on);
     bool showConstants() const { return m_viewOptions.showConstants; }
-    /// The colour legend (the op categories in view) in the canvas' corner.
+    /// The colour legend (the op categories in view): a bar along the canvas' bottom edge, below
+    /// the drawing (sceneViewport()), so that it never covers a node.
     void setLegendVisible(bool on);
     bool legendVisible() const { return m_legend; }
     struct LegendRow {
@@ -157,8 +163,11 @@ public:
     /// What the legend lists: the op categories in the view, then the diff colours (removed, added,
     /// changed) while items are marked or ghosts drawn.
     std::vector<LegendRow> legendRows() const;
-    /// Where the legend is drawn (widget coordinates); empty when it is hidden.
+    /// Where the legend is drawn (widget coordinates): the bottom bar; empty when it is hidden.
     QRect legendRect() const;
+    /// The part of the widget that shows the drawing (all of it less the legend's bar): what is
+    /// fitted, centred and painted; a click outside it selects nothing.
+    QRect sceneViewport() const;
     /// The fill of an op category (light or dark theme): what nodes are drawn in and the legend shows.
     static QColor categoryColour(layout::OpCategory c, bool dark);
     /// A box's second line in `width` pixels: whole when it fits; else a dotted class path loses its
@@ -180,9 +189,10 @@ public:
         /// Where its name is drawn: the top-left band inside its outline, above its contents.
         QRectF titleRect() const;
         /// The plate its name is painted on (the name's width in `titleFont`, at the band's left):
-        /// no edge crosses it.
-        QRectF titlePlate() const;
-        static QFont titleFont();
+        /// no edge crosses it at the title's own size (11 px; zoomed out the title grows in scene
+        /// pixels and its plate covers the edges under it).
+        QRectF titlePlate(int pixels = 11) const;
+        static QFont titleFont(int pixels = 11);
     };
     const std::vector<Frame> &frames() const { return m_frames; }
     /// An edge's value label where it is drawn (scene coordinates): placed edge by edge, top to
@@ -292,14 +302,23 @@ private:
     /// An edge's polyline (its route, or the straight line when it has none).
     QPolygonF edgeLine(size_t e) const;
     QPointF toScene(QPointF w) const { return (w - m_offset) / m_scale; }
+    QPointF viewportCentre() const { return QRectF(sceneViewport()).center(); }
     void startGraphviz();
     /// The stacks of the graph (layout::findStacks) less those unstacked, into m_viewOptions.
     void findStacks();
     /// The first selection on a view nobody moved since it opened (the first candidate): the whole
     /// view when it fits with its text legible and `item` in view (true), else nothing changes.
     bool revealInOverview(int item);
-    /// The item in the widget's centre, at 0.8 zoom or more (text legible).
-    void centreOn(int item);
+    /// Brings `item` into view after an action (a selection, a candidate, a run), at 0.8 zoom or
+    /// more (text legible): its innermost frame whole (and its enclosing frames that also fit at
+    /// that zoom) when it fits there or at a zoom still readable (kLandScale), else the item with
+    /// its frame's title where both fit, all inside a margin; then no item is left cut at an edge
+    /// of the viewport when panning can show it whole without cutting the others.
+    void landOn(int item);
+    /// Pans by `shift` (widget pixels) more, along x or y, so that the items cut at one edge of the
+    /// viewport are whole, when that cuts none at the other edge nor leaves `keep` (scene; null:
+    /// nothing) out.
+    void uncutItems(const QRectF &keep);
     void renderMinimap();
 
     const ir::Graph *m_graph = nullptr;

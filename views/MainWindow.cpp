@@ -631,6 +631,9 @@ bool MainWindow::openPostGrad()
     m_postGradDock->show();
     // Room for both graphs: the view takes a third, the inspector's side gives up some of its.
     resizeDocks({m_postGradDock, m_inspectorDock}, {width() * 3 / 10, width() / 4}, Qt::Horizontal);
+    // The FX canvas lost room to the dock: fitted again once the docks have their sizes, not left
+    // cut at its right edge.
+    QTimer::singleShot(0, m_canvas, &GraphCanvas::refit);
     return true;
 }
 

@@ -79,7 +79,8 @@ PostGradView::PostGradView(std::unique_ptr<ir::Graph> graph, const prof::Profile
                          n ? QString::fromStdString(n->name()) : QString());
     });
     connect(&m_selection, &Selection::moduleSelected, this, [this](const QString &path) { followWindow(nodesOfModule(path), path); });
-    // What is selected in the window now is outlined here at once; the view still opens whole.
+    // What is selected in the window now is outlined here at once and shown (showLinked, on the
+    // first resize), else the graph's start at a readable zoom.
     const QString intro = m_caption->text();
     const QString module = m_selection.currentModule(), node = m_selection.currentNode();
     if (!module.isEmpty())
@@ -130,7 +131,6 @@ void PostGradView::followWindow(const std::vector<std::string> &fx, const QStrin
         m_syncing = false;
     }
     link(fx, what);
-    m_overview = false;
     m_autoFit = true;
     showLinked();
 }
@@ -188,15 +188,23 @@ void PostGradView::showKernel(int kernel)
 void PostGradView::showLinked()
 {
     m_syncing = true;
-    if (m_linked.empty() || m_overview) {
+    if (m_linked.empty()) {
+        // Fitted, but never below a readable zoom: a graph too tall for that shows its start.
         m_canvas->fitToView();
+        if (m_canvas->scale() < kReadable) {
+            const QRect vp = m_canvas->sceneViewport();
+            const double w = m_canvas->view().width, kMargin = 20;
+            const double scale = std::clamp((vp.width() - 2 * kMargin) / std::max(w, 1.0), kReadable, 1.0);
+            const double x = w * scale <= vp.width() - 2 * kMargin ? w / 2 : (vp.width() / 2.0 - kMargin) / scale;
+            m_canvas->setView(scale, QPointF(x, (vp.height() / 2.0 - kMargin) / scale));
+        }
     } else {
         m_canvas->revealNodes(m_linked);
         const QRectF r = m_canvas->nodesRect(m_linked);
         constexpr double kMargin = 30;
         const double scale = std::clamp(std::min((m_canvas->width() - 2 * kMargin) / std::max(r.width(), 1.0),
                                                  (m_canvas->height() - 2 * kMargin) / std::max(r.height(), 1.0)),
-                                        0.6, 1.0);
+                                        kReadable, 1.0);
         // At a readable zoom: the whole group when it fits, else its start (program order) in view.
         const QPointF at = r.height() * scale <= m_canvas->height() - 2 * kMargin
             ? r.center()

@@ -6,8 +6,9 @@
 // selecting a post-grad node selects the FX nodes it came from in the window. The profile's kernels
 // are outlined on their post-grad nodes (name and time), as the window's canvas outlines them on
 // the FX nodes (the colour legend is the window canvas'); a kernel picked on either side is
-// emphasised on both. It opens fitted (GraphCanvas::fitToView)
-// and stays fitted, or on the linked nodes, as it is resized until the user moves it.
+// emphasised on both. It opens on the nodes linked to the window's selection, else fitted but
+// never below a readable zoom (kReadable: a tall graph shows its start), and stays so as it is
+// resized until the user moves it.
 #pragma once
 
 #include "ir/Graph.h"
@@ -67,9 +68,11 @@ private:
     void link(const std::vector<std::string> &fx, const QString &what);
     /// The window's nodes in module `path` (and the modules inside it).
     std::vector<std::string> nodesOfModule(const QString &path) const;
-    /// The linked nodes in view (readable zoom), or the whole graph fitted when there are none or
-    /// the view is as it opened.
+    /// The linked nodes in view (readable zoom), or when there are none the whole graph fitted,
+    /// at kReadable at least (then the graph's start: its inputs).
     void showLinked();
+    /// The least zoom this view shows at: node names legible.
+    static constexpr double kReadable = 0.6;
 
     std::unique_ptr<ir::Graph> m_graph;
     Selection &m_selection;
@@ -81,7 +84,6 @@ private:
     std::vector<const ir::Node *> m_pushed; ///< what this view highlighted in the window (to drop it later)
     bool m_syncing = false;
     bool m_autoFit = true;
-    bool m_overview = true; ///< as it opened: the whole graph, whatever the selection was
 };
 
 /// Why profile `p` has no post-grad graph to open ("" when it has one): no compiled profile, none

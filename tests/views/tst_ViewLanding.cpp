@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+// What a canvas shows at first sight after an action: the legend beside the drawing (a node is
+// never under it), a selected node with its frame's title (not cut at the canvas' edge), and the
+// view after a run with no node cut at one edge only.
+#include "GraphCanvas.h"
+#include "MainWindow.h"
+#include "RewriteDebugger.h"
+#include "TestServices.h"
+#include "io/GraphJson.h"
+
+#include <QDir>
+#include <QtTest>
+
+using fxlens::views::GraphCanvas;
+
+namespace {
+
+QString example(const char *name) { return QStringLiteral(FXLENS_EXAMPLES "/") + QLatin1String(name); }
+
+QString shots()
+{
+    QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots"));
+    return QStringLiteral(FXLENS_BUILD_DIR "/screenshots/");
+}
+
+struct Shown {
+    std::unique_ptr<fxlens::ir::Graph> graph;
+    GraphCanvas canvas;
+};
+
+std::unique_ptr<Shown> show(const QString &file, int width, int height)
+{
+    auto r = fxlens::io::readGraphFile(file.toStdString());
+    if (!r)
+        return nullptr;
+    auto s = std::make_unique<Shown>();
+    s->graph = std::move(r.value());
+    s->canvas.resize(width, height);
+    s->canvas.show();
+    s->canvas.setGraph(s->graph.get());
+    return s;
+}
+
+/// A scene rectangle where the canvas draws it (widget coordinates), by way of item 0.
+QRectF onScreen(const GraphCanvas &c, const QRectF &scene)
+{
+    const auto &it = c.view().items.front();
+    const QPointF offset = c.itemRect(0).topLeft() - QPointF(it.x, it.y) * c.scale();
+    return QRectF(scene.topLeft() * c.scale() + offset, scene.size() * c.scale());
+}
+
+} // namespace
+
+class TestViewLanding : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    /// ResNet-50 with layer1 expanded: the legend is a bar below the drawing, so the legend looks
+    /// the same whether or not a node (fc) lies where it is: the node is not drawn under it.
+    void legendCoversNoNode()
+    {
+        auto s = show(example("resnet50_fx.json.gz"), 900, 800);
+        QVERIFY(s);
+        GraphCanvas &c = s->canvas;
+        c.setExpanded(QStringLiteral("layer1"), true);
+        c.fitToView();
+        const QRect legend = c.legendRect();
+        QVERIFY(!legend.isEmpty());
+        QVERIFY(!legend.intersects(c.sceneViewport()));
+        for (size_t i = 0; i < c.view().items.size(); ++i) // fitted: every item above the legend
+            QVERIFY2(QRectF(c.sceneViewport()).contains(c.itemRect(int(i))), c.view().items[i].label.c_str());
+        const int fc = c.itemOf(s->graph->find("fc"));
+        QVERIFY(fc >= 0);
+        const auto &item = c.view().items[size_t(fc)];
+        c.setView(1.0, QPointF(item.x + item.w / 2, item.y + item.h / 2) - QPointF(0, 200)); // fc far above
+        QVERIFY(!c.itemRect(fc).intersects(legend));
+        const QImage clear = c.grab(legend).toImage();
+        // fc moved to where the legend is: still not drawn there.
+        c.setView(1.0, QPointF(item.x + item.w / 2, item.y + item.h / 2) + QPointF(0, c.height() / 2.0 - legend.center().y()));
+        QVERIFY(c.itemRect(fc).intersects(legend));
+        QVERIFY(c.grab(legend).toImage() == clear);
+        QVERIFY(c.grab().save(shots() + QStringLiteral("legend_bar_resnet50.png")));
+    }
+
+    /// A node selected inside BERT's layer 0 self-attention (its modules expanded for it): the
+    /// node whole in view and its frame's title in view with it, not cut at an edge.
+    void selectionShowsItsFrameTitle()
+    {
+        auto s = show(example("bert_base_dynamo.json.gz"), 1000, 700);
+        QVERIFY(s);
+        GraphCanvas &c = s->canvas;
+        const std::string self = "model.encoder.layer.0.attention.self";
+        std::vector<const fxlens::ir::Node *> inSelf;
+        for (const fxlens::ir::Node *n = s->graph->first(); n; n = n->next())
+            if (n->meta().modulePath() == self)
+                inSelf.push_back(n);
+        QVERIFY(inSelf.size() > 10);
+        const QString name = QString::fromStdString(inSelf[inSelf.size() / 2]->name());
+        c.zoomBy(1.0, QPointF()); // a view the user has moved: not the first candidate's overview
+        QVERIFY(c.selectNode(name));
+        QCOMPARE(c.selectedLabel(), name);
+        const QRectF vp = c.sceneViewport();
+        QVERIFY(vp.contains(c.itemRect(c.itemOf(inSelf[inSelf.size() / 2]))));
+        const auto frame = std::find_if(c.frames().begin(), c.frames().end(), [&](const auto &f) { return f.path == self; });
+        QVERIFY(frame != c.frames().end());
+        const QRectF title = onScreen(c, frame->titleRect());
+        const QRectF text(title.topLeft(), QSizeF(std::min(title.width(), 120.0), title.height())); // its start
+        QVERIFY2(vp.contains(text), qPrintable(QStringLiteral("title at %1,%2").arg(text.left()).arg(text.top())));
+        QVERIFY(c.grab().save(shots() + QStringLiteral("bert_expand_landing.png")));
+    }
+
+    /// After Run (F5) to the fixpoint no node is left cut at one edge of the view, where panning
+    /// shows it whole.
+    void runEndsOnAWholeNode()
+    {
+        fxlens::views::MainWindow w{testServices()};
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(w.openFile(example("bert_base_dynamo.json.gz")));
+        w.debugger()->setPreset(QStringLiteral("all"));
+        QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+        QCoreApplication::processEvents();
+        GraphCanvas *c = w.canvas();
+        // No item in view is cut at one edge only (panning would show it whole).
+        const QRectF vp = c->sceneViewport();
+        for (const bool across : {true, false}) {
+            QStringList low, high;
+            for (size_t i = 0; i < c->view().items.size(); ++i) {
+                const QRectF r = c->itemRect(int(i));
+                if (!r.intersects(vp))
+                    continue;
+                const double a = across ? r.left() : r.top(), b = across ? r.right() : r.bottom();
+                const double lo = across ? vp.left() : vp.top(), hi = across ? vp.right() : vp.bottom();
+                if (a < lo && b > lo)
+                    low << QString::fromStdString(c->view().items[i].label);
+                if (a < hi && b > hi)
+                    high << QString::fromStdString(c->view().items[i].label);
+            }
+            QVERIFY2(low.isEmpty() == high.isEmpty(),
+                     qPrintable(low.join(QLatin1Char(' ')) + QStringLiteral(" | ") + high.join(QLatin1Char(' '))));
+        }
+        QVERIFY(c->grab().save(shots() + QStringLiteral("bert_after_run.png")));
+    }
+};
+
+QTEST_MAIN(TestViewLanding)
+#include "tst_ViewLanding.moc"
