@@ -3,6 +3,8 @@
 // blocks: layout::findStacks), unstacking them, and the overview a view opens with.
 #include "GraphCanvas.h"
 
+#include "ir/ModuleRange.h"
+
 #include <QContextMenuEvent>
 #include <QMenu>
 
@@ -50,10 +52,10 @@ void GraphCanvas::contextMenuEvent(QContextMenuEvent *e)
         return QWidget::contextMenuEvent(e);
     const auto item = m_view.items[size_t(i)];
     const auto &stack = m_viewOptions.stacks[size_t(item.stack)];
-    // The first member still in the stack stands for all of them.
+    // The box's first member stands for all of them (a box holds one run of the stack's members).
     QString representative;
     for (const auto &m : stack.members)
-        if (!isExpanded(QString::fromStdString(m))) {
+        if (ir::rangeContains(item.module, m) && !isExpanded(QString::fromStdString(m))) {
             representative = QString::fromStdString(m);
             break;
         }

@@ -180,9 +180,10 @@ void MainWindow::connectDocument()
     // graph it matches on, and the window keeps its text form, status line, title and autosave.
     m_canvas->setDocument(m_doc);
     // The red ghosts show what the step on screen removed: gone once another version is current
-    // than the one a step just made (undo, a branch switch) or work moves to the Pattern Editor.
+    // than the one a step just made (undo, a jump in the history, a branch switch) or work moves to
+    // the Pattern Editor.
     connect(m_doc->history(), &RewriteHistory::versionChanged, m_canvas, [this, last = 0](const VersionInfo &info) mutable {
-        if (info.version <= last)
+        if (info.version != last + 1)
             m_canvas->clearGhosts();
         last = info.version;
     });

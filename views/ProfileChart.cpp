@@ -214,12 +214,24 @@ int ProfileChart::referenceBar() const
 QString ProfileChart::slowerText(int bar, Metric m) const
 {
     const int ref = referenceBar();
-    if ((m != Busy && m != Wall) || ref < 0 || bar == ref || compiled(bar) != compiled(ref))
+    if (m == Kernels || ref < 0 || bar == ref || compiled(bar) != compiled(ref))
         return {};
     const double base = value(ref, m), v = value(bar, m);
     if (base <= 0 || v <= base * (1 + kSlowerShare))
         return {};
-    return tr("%1 % slower than the original").arg(100.0 * (v - base) / base, 0, 'f', 1);
+    const double share = 100.0 * (v - base) / base;
+    return m == PeakMemory ? tr("%1 % more peak memory than the original").arg(share, 0, 'f', 1)
+                           : tr("%1 % slower than the original").arg(share, 0, 'f', 1);
+}
+
+QString ProfileChart::worseText(Metric m) const
+{
+    int worse = 0;
+    for (int b = 0; b < int(m_bars.size()); ++b)
+        worse += !slowerText(b, m).isEmpty();
+    if (worse == 0)
+        return {};
+    return m == PeakMemory ? tr("▲ %n higher than the original", nullptr, worse) : tr("▲ %n slower than the original", nullptr, worse);
 }
 
 QString ProfileChart::metricName(Metric m, bool cpu, bool compiled)
@@ -292,14 +304,11 @@ void ProfileChart::paintEvent(QPaintEvent *)
         p.setPen(palette().color(QPalette::Text));
         const QString title = metricName(m, cpu, compiledToo);
         p.drawText(QRectF(pr.left(), pr.top(), pr.width(), 16), Qt::AlignLeft | Qt::AlignVCenter, title);
-        int slower = 0;
-        for (int b = 0; b < int(m_bars.size()); ++b)
-            slower += !slowerText(b, m).isEmpty();
-        if (slower > 0) { // said once per panel; each slower bar is outlined and its value marked
+        if (const QString worse = worseText(m); !worse.isEmpty()) { // once per panel; each such bar is outlined, its value marked
             const int x = fm.horizontalAdvance(title) + 8;
             p.setPen(kSlowerColor);
             p.drawText(QRectF(pr.left() + x, pr.top(), std::max(0.0, pr.width() - x), 16), Qt::AlignLeft | Qt::AlignVCenter,
-                       fm.elidedText(tr("▲ %n slower than the original", nullptr, slower), Qt::ElideRight, int(pr.width()) - x));
+                       fm.elidedText(worse, Qt::ElideRight, int(pr.width()) - x));
         }
         p.setPen(palette().color(QPalette::Mid));
         p.drawLine(QPointF(pr.left() + 4, pr.bottom() - 14), QPointF(pr.right() - 4, pr.bottom() - 14));

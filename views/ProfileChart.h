@@ -3,7 +3,7 @@
 // per iteration, device busy time, wall time and peak memory, side by side in the document's
 // order of versions; a version compiled by Inductor has its bar (violet) beside its eager one. The
 // figures are the profiles' summaries, the numbers `fxlens-cli profile` prints for the same file;
-// a version slower than the original is marked (red outline, ▲). Clicking a bar shows that
+// a version slower than the original, or with a higher peak memory, is marked (red outline, ▲). Clicking a bar shows that
 // version's profile (A); Shift+click compares with it (B). After Rewrite ▸ Tune, the search is
 // drawn above them: one bar per measurement in search order (as the tune report's chart), those
 // the search took highlighted, the original, greedy and tuned times as lines.
@@ -61,9 +61,13 @@ public:
     /// the first.
     int referenceBar() const;
     /// "3.3 % slower than the original" when bar `bar`'s busy or wall time is more than 1 % above
-    /// the original's (compiled bars against a compiled original only); "" otherwise. Such a bar is
-    /// outlined red with its value marked ▲, and its panel's title says how many there are.
+    /// the original's, "4.1 % more peak memory than the original" for its peak memory (compiled
+    /// bars against a compiled original only); "" otherwise. Such a bar is outlined red with its
+    /// value marked ▲, and its panel's title says how many there are (worseText).
     QString slowerText(int bar, Metric m) const;
+    /// What panel `m`'s title adds: "▲ 1 slower than the original" (times), "▲ 1 higher than the
+    /// original" (peak memory); "" when no bar is worse than the original.
+    QString worseText(Metric m) const;
     /// The bar of metric `m` for version `bar` (widget coordinates).
     QRectF barRect(int bar, Metric m) const;
     QSize sizeHint() const override { return {400, 320}; }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "layout/Layered.h"
+#include "ir/ModuleRange.h"
 #include "layout/LayeredPhases.h"
 #include "util/Text.h"
 
@@ -73,6 +74,81 @@ ViewItem nodeItem(const ir::Node *n)
     return i;
 }
 
+/// A collapsed module's box for node `n` (the first of its call); a stack's box (`stack` >= 0) is
+/// named by nameBoxes once its members are known.
+ViewItem moduleBox(const ir::Node *n, const ir::ModuleFrame *box, int stack)
+{
+    ViewItem m;
+    m.kind = ViewItem::Kind::Module;
+    m.category = OpCategory::Module;
+    m.module = box->path;
+    m.stack = stack;
+    for (const auto &f : displayModules(n)) { // the frames outside the box are expanded
+        if (&f == box)
+            break;
+        if (!f.path.empty())
+            m.cluster = f.path;
+    }
+    m.detail = box->type;
+    m.nodeCount = 0;
+    return m;
+}
+
+/// The box of a collapsed module's current call (or of a stack's current run of members).
+struct Call {
+    int32_t item = -1;
+    bool over = false;
+};
+
+/// A node of a sibling module that is not in a stack's box (a member opened, a member unlike the
+/// others) ends the box's run: the members after it get a box of their own.
+void endRuns(const ir::Node *n, const StackIndex &stacks, std::unordered_map<std::string, Call> &calls)
+{
+    for (const auto &f : displayModules(n)) {
+        if (f.path.empty())
+            continue;
+        const int own = stacks.stackOfBox(f.path);
+        for (int s : stacks.stacksIn(ir::moduleParent(f.path)))
+            if (s != own)
+                if (auto c = calls.find(stacks.range(s)); c != calls.end())
+                    c->second.over = true;
+    }
+}
+
+/// By box item: the collapsed modules whose nodes it holds.
+using BoxMembers = std::unordered_map<int32_t, std::set<std::string>>;
+
+/// Names the module boxes once every node is in one. A stack's box is named by the members it
+/// holds, a run of them in program order: with layer 3 of twelve open, "layer.0–2 ×3" above it and
+/// "layer.4–11 ×8" below, never one range across it; a box that holds one member is that
+/// module's own. A module run more than once has a box per call, "relu (call 2 of 3)".
+void nameBoxes(ViewGraph &v, const BoxMembers &members)
+{
+    std::unordered_map<std::string, int> calls;
+    for (size_t i = 0; i < v.items.size(); ++i) {
+        auto &m = v.items[i];
+        if (m.kind != ViewItem::Kind::Module)
+            continue;
+        const std::set<std::string> &paths = members.at(int32_t(i));
+        if (m.stack >= 0 && paths.size() >= 2) {
+            m.module = ir::rangeLabel(ir::moduleParent(*paths.begin()), {paths.begin(), paths.end()});
+            m.stacked = paths.size();
+        } else {
+            m.stack = -1;
+        }
+        m.call = calls[m.module]++;
+    }
+    for (auto &m : v.items) {
+        if (m.kind != ViewItem::Kind::Module)
+            continue;
+        m.label = m.module;
+        if (const int n = calls[m.module]; n > 1)
+            m.label += " (call " + std::to_string(m.call + 1) + " of " + std::to_string(n) + ")";
+        if (m.stacked)
+            m.label += " \u00d7" + std::to_string(m.stacked);
+    }
+}
+
 /// Hidden parameters and constants go with the op that reads them (constantReaders): selecting
 /// one shows its reader's item; its tooltip lists them; a box counts them as its weights.
 void attachHiddenInputs(ViewGraph &v, const ir::Graph &g, const std::vector<uint8_t> &hidden)
@@ -137,51 +213,31 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
     ViewGraph v;
     v.itemOfNode.assign(g.idBound(), -1);
     const std::vector<uint8_t> constants = constantNodes(g), hidden = o.showConstants ? std::vector<uint8_t>(g.idBound(), 0) : constants;
-    // The box of each collapsed module's current call; a call is over once a node outside the box
-    // has read its output, and the module running again then gets a box of its own.
-    struct Call {
-        int32_t item = -1;
-        bool over = false;
-        int calls = 0;
-    };
+    // The box of each collapsed module's current call (a stack's members share one key); a call is
+    // over once a node outside the box has read its output, and the module (or the stack's next
+    // member) running again then gets a box of its own.
     std::unordered_map<std::string, Call> calls;
     std::unordered_map<int32_t, std::string> pathOfBox;
+    BoxMembers members; // by box item: the stack members or the module it stands for
     const StackIndex stacks(g, o.stacks, expanded, hidden, &collapsedBox);
     std::vector<int32_t> laneItem(stacks.lanes(), -1);
     for (ir::Node *n = g.first(); n; n = n->next()) {
         if (hidden[n->id()])
             continue;
         int32_t item = -1;
+        endRuns(n, stacks, calls);
         if (const ir::ModuleFrame *box = collapsedBox(n, expanded)) {
             const int stack = stacks.stackOfBox(box->path); // a stacked member: the stack's box
-            const std::string path = stack >= 0 ? stacks.range(stack) : box->path;
-            Call &c = calls[path];
+            const std::string key = stack >= 0 ? stacks.range(stack) : box->path;
+            Call &c = calls[key];
             if (c.item < 0 || c.over) {
-                ViewItem m;
-                m.kind = ViewItem::Kind::Module;
-                m.category = OpCategory::Module;
-                m.module = path;
-                m.call = c.calls++;
-                m.label = m.call == 0 ? path : path + " (call " + std::to_string(m.call + 1) + ")";
-                if (stack >= 0) {
-                    m.stack = stack;
-                    m.stacked = stacks.members(stack);
-                    m.label += " \u00d7" + std::to_string(m.stacked);
-                }
-                for (const auto &f : displayModules(n)) { // the frames outside the box are expanded
-                    if (&f == box)
-                        break;
-                    if (!f.path.empty())
-                        m.cluster = f.path;
-                }
-                m.detail = box->type;
-                m.nodeCount = 0;
-                v.items.push_back(std::move(m));
+                v.items.push_back(moduleBox(n, box, stack));
                 c.item = int32_t(v.items.size() - 1);
                 c.over = false;
-                pathOfBox[c.item] = path;
+                pathOfBox[c.item] = key;
             }
             item = c.item;
+            members[item].insert(box->path);
             ++(constants[n->id()] ? v.items[size_t(item)].weights : v.items[size_t(item)].nodeCount);
         } else if (const int lane = stacks.laneOf(n); lane >= 0 && laneItem[size_t(lane)] >= 0) {
             item = laneItem[size_t(lane)];
@@ -207,6 +263,7 @@ ViewGraph buildView(const ir::Graph &g, const std::set<std::string> &expanded, c
                     c.over = true;
         }
     }
+    nameBoxes(v, members);
     attachHiddenInputs(v, g, hidden);
     for (auto &i : v.items)
         sizeItem(i);

@@ -154,8 +154,10 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o = {});
 
 /// What a step changed in a view laid out in place (placeStable).
 struct StableResult {
-    std::vector<ViewItem> removed; ///< items of the previous view gone now (their positions; `node` is not valid)
-    std::vector<uint32_t> added;   ///< items of the new view that the previous one did not have (none: laid out afresh)
+    /// Items of the previous view whose nodes are all gone now (their positions; `node` is not
+    /// valid); an item whose nodes other items show now (a stack regrouped) is none of them.
+    std::vector<ViewItem> removed;
+    std::vector<uint32_t> added; ///< items of the new view that the previous one did not have (none: laid out afresh)
 };
 
 /// The frame around an expanded module's items: one rectangle around its members (items in it or

@@ -170,17 +170,23 @@ StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewS
         layeredLayout(v, o);
         return r;
     }
+    // A previous item none of whose nodes the view shows now was removed; one whose nodes are
+    // drawn by other items was regrouped (a stack's members alike again, a module opened): no ghost.
+    std::vector<uint8_t> shown(previous.items.size(), 0);
+    for (size_t id = 0; id < previous.itemOfNode.size() && id < v.itemOfNode.size(); ++id)
+        if (previous.itemOfNode[id] >= 0 && v.itemOfNode[id] >= 0)
+            shown[size_t(previous.itemOfNode[id])] = 1;
     double removedArea = 0, keptArea = 0;
-    for (const auto &p : previous.items)
-        if (!still.count(p.label)) {
+    for (size_t i = 0; i < previous.items.size(); ++i) {
+        const auto &p = previous.items[i];
+        (still.count(p.label) ? keptArea : removedArea) += p.w * p.h;
+        if (!still.count(p.label) && !shown[i]) {
             ViewItem ghost = p;
             ghost.node = nullptr;
-            removedArea += p.w * p.h;
             r.removed.push_back(std::move(ghost));
-        } else {
-            keptArea += p.w * p.h;
         }
-    // A large removal would leave holes in the picture: it is laid out afresh (no ghosts).
+    }
+    // A large removal (or regrouping) would leave holes in the picture: it is laid out afresh (no ghosts).
     if (removedArea > maxHoleShare * keptArea) {
         r = {};
         layeredLayout(v, o);

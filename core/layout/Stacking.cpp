@@ -154,6 +154,7 @@ StackIndex::StackIndex(const ir::Graph &g, const std::vector<ModuleStack> &stack
         if (folded.size() < 2)
             continue;
         m_stacks[s] = {ir::rangeLabel(stacks[s].parent, folded), folded.size()};
+        m_stacksIn[stacks[s].parent].push_back(int(s));
         for (const auto &m : folded)
             m_stackOf.emplace(m, int(s));
     }
@@ -192,6 +193,13 @@ int StackIndex::stackOfBox(const std::string &path) const
 {
     const auto it = m_stackOf.find(path);
     return it == m_stackOf.end() ? -1 : it->second;
+}
+
+const std::vector<int> &StackIndex::stacksIn(const std::string &parent) const
+{
+    static const std::vector<int> none;
+    const auto it = m_stacksIn.find(parent);
+    return it == m_stacksIn.end() ? none : it->second;
 }
 
 int StackIndex::laneOf(const ir::Node *n) const

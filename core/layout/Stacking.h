@@ -50,6 +50,8 @@ public:
     /// "blocks.0–49": the stacked members' range (the box's module).
     const std::string &range(int stack) const { return m_stacks[size_t(stack)].range; }
     size_t members(int stack) const { return m_stacks[size_t(stack)].members; }
+    /// The stacks with boxes whose members are children of `parent`.
+    const std::vector<int> &stacksIn(const std::string &parent) const;
     /// Nodes in a lane, and its stack.
     size_t laneSize(int lane) const { return m_lanes[size_t(lane)].size; }
     int laneStack(int lane) const { return m_lanes[size_t(lane)].stack; }
@@ -65,7 +67,8 @@ private:
         size_t size = 0;
     };
     std::vector<Active> m_stacks;
-    std::unordered_map<std::string, int> m_stackOf; ///< by member path
+    std::unordered_map<std::string, int> m_stackOf;               ///< by member path
+    std::unordered_map<std::string, std::vector<int>> m_stacksIn; ///< by parent path
     std::vector<Lane> m_lanes;
     std::unordered_map<uint32_t, int> m_laneOf; ///< by node id
 };

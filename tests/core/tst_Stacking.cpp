@@ -99,6 +99,40 @@ private Q_SLOTS:
         QVERIFY(rest);
     }
 
+    /// A stack's boxes are runs of its members in program order: with blocks.7 open, or unlike the
+    /// others, "blocks.0–6 ×7" comes before it and "blocks.8–49 ×42" after it (no range across it,
+    /// no "(call 2)"). A step that regroups the stack leaves no ghost of the old box: its nodes are
+    /// all still drawn.
+    void stackBoxesAreRunsInProgramOrder()
+    {
+        auto g = example("tangle50_torch.json");
+        QVERIFY(g);
+        layout::ViewOptions o;
+        o.stacks = layout::findStacks(*g);
+        const auto boxes = [](const layout::ViewGraph &v) {
+            std::vector<std::string> out;
+            for (const auto &it : v.items)
+                if (it.kind == layout::ViewItem::Kind::Module && ir::moduleParent(it.module) == "blocks") // not blocks.7's own
+                    out.push_back(it.label);
+            return out;
+        };
+        const std::vector<std::string> runs = {"blocks.0\u20136 \u00d77", "blocks.8\u201349 \u00d742"};
+        const auto open = layout::buildView(*g, {"blocks.7"}, o);
+        QCOMPARE(boxes(open), runs);
+        auto before = layout::buildView(*g, {}, o);
+        layout::layeredLayout(before);
+
+        ir::Node *tanh = firstIn(*g, "blocks.7", "torch.tanh");
+        QVERIFY(tanh);
+        g->setTarget(tanh, "torch.sigmoid");
+        o.stacks = layout::findStacks(*g);
+        auto after = layout::buildView(*g, {}, o);
+        QCOMPARE(boxes(after), (std::vector<std::string>{runs[0], "blocks.7", runs[1]}));
+        const auto r = layout::placeStable(after, before, 1.0, {}, 100.0);
+        QVERIFY(r.added.size() >= 3); // the runs, blocks.7 (and the getitem that feeds it alone)
+        QVERIFY(r.removed.empty());   // "blocks.0–49 ×50" was regrouped, not removed
+    }
+
     /// A node that stands in for the same op of many blocks is put in their range, below the frames
     /// they share; nodes of one module, or of modules that are not siblings, give nothing.
     void rangeModuleStackNamesTheBlocks()

@@ -100,6 +100,90 @@ private Q_SLOTS:
         QVERIFY2(after >= 4, qPrintable(QString::number(after)));
     }
 
+    /// BERT at its fixpoint (87 steps), the encoder open: after 87 → 83 → 87 with layer 3 open, the
+    /// other layers are two stacks in program order, "layer.0–2 ×3" above layer 3's frame and
+    /// "layer.4–11 ×8" below it (not one range across it and a "(call 2)"); after 87 → 82 → 87 and
+    /// after single steps whose stacks regroup, no ghost stands for nodes that are still there.
+    void stacksAfterHistoryJumps()
+    {
+        MainWindow w(testServices());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(example("bert_base_dynamo.json.gz")));
+        w.debugger()->setPreset(QStringLiteral("all"));
+        QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+        GraphCanvas *c = w.canvas();
+        const QString layer3 = QStringLiteral("model.encoder.layer.3");
+        for (const QString &m : {QStringLiteral("model"), QStringLiteral("model.encoder")})
+            c->setExpanded(m, true);
+        QVERIFY(w.debugger()->checkout(83));
+        c->setExpanded(layer3, true);
+        QVERIFY(w.debugger()->checkout(87));
+        QVERIFY(c->isExpanded(layer3));
+        QStringList layers;
+        QRectF above, below, frame;
+        for (const auto &it : c->view().items) {
+            const QString label = QString::fromStdString(it.label);
+            QVERIFY2(!label.contains(QStringLiteral("(call")), qPrintable(label));
+            if (it.kind == ViewItem::Kind::Module && it.stacked)
+                layers << label;
+            (it.module == "model.encoder.layer.0\u20132"        ? above
+                 : it.module == "model.encoder.layer.4\u201311" ? below
+                                                                : frame) = QRectF(it.x, it.y, it.w, it.h);
+        }
+        QCOMPARE(
+            layers,
+            (QStringList{QStringLiteral("model.encoder.layer.0\u20132 \u00d73"), QStringLiteral("model.encoder.layer.4\u201311 \u00d78")}));
+        for (const auto &f : c->frames())
+            if (f.path == layer3.toStdString())
+                frame = f.rect;
+        QVERIFY(!frame.isEmpty());
+        QVERIFY(above.bottom() <= frame.top() && below.top() >= frame.bottom());
+        QVERIFY(c->ghosts().empty());
+    }
+
+    /// BERT at its fixpoint, the encoder open: after 87 → 82 → 87 no ghost is left (step 87 removes
+    /// nothing); step by step from 60, a ghost is only a node the step erased, never a stack whose
+    /// members are still drawn (regrouped by the step).
+    void ghostsOnlyForRemovedNodes()
+    {
+        MainWindow w(testServices());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(example("bert_base_dynamo.json.gz")));
+        w.debugger()->setPreset(QStringLiteral("all"));
+        QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+        GraphCanvas *c = w.canvas();
+        for (const QString &m : {QStringLiteral("model"), QStringLiteral("model.encoder")})
+            c->setExpanded(m, true);
+        QVERIFY(w.debugger()->checkout(82));
+        QVERIFY(w.debugger()->checkout(87));
+        QCOMPARE(c->ghosts().size(), size_t(0)); // step 87 removes nothing
+
+        // Step by step from 60 (the view shows each step): a ghost is a node the step erased.
+        QVERIFY(w.debugger()->checkout(60));
+        c->collapseAll();
+        for (const QString &m : {QStringLiteral("model"), QStringLiteral("model.encoder")})
+            c->setExpanded(m, true);
+        bool sawGhosts = false;
+        for (int v = 61; v <= 87; ++v) {
+            QVERIFY(w.debugger()->redo());
+            for (const auto &g : c->ghosts()) {
+                const fxlens::ir::Node *n = g.kind == ViewItem::Kind::Node ? w.graph()->find(g.label) : nullptr;
+                QVERIFY2(g.kind == ViewItem::Kind::Node ? !n : !g.stacked,
+                         qPrintable(QString::number(v) + QLatin1Char(' ') + QString::fromStdString(g.label)));
+            }
+            sawGhosts = sawGhosts || !c->ghosts().empty();
+        }
+        QVERIFY(sawGhosts); // steps that fuse layers' projections remove their nodes
+        // A jump over such steps shows no ghosts: they would be no step's removal.
+        QVERIFY(w.debugger()->checkout(66));
+        QVERIFY(w.debugger()->checkout(72));
+        QCOMPARE(c->ghosts().size(), size_t(0));
+    }
+
     /// tangle50 after a full run: the status bar's nodes are the node table's rows (the ops) and
     /// the weights hidden with them.
     void statusBarCountsAsTheBoxes()

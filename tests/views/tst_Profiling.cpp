@@ -247,7 +247,7 @@ private Q_SLOTS:
 
     /// A version slower than the original is marked in the chart: step 607's wall time (41.18 ms
     /// against 39.87 ms) is outlined and its value drawn red with ▲, and its tooltip says by how much;
-    /// the original and the faster fixpoint are not marked.
+    /// the original and the faster fixpoint are not marked. A higher peak memory is marked alike.
     void chartMarksSlowerVersions()
     {
         GraphDocument doc(services());
@@ -264,8 +264,8 @@ private Q_SLOTS:
         QVERIFY(chart->slowerText(1, ProfileChart::Busy).isEmpty()); // its GPU busy time fell
         chart->resize(600, 400);
         const QImage img = chart->grab().toImage();
-        auto redAbove = [&](int bar) { // the bar's value label and outline
-            const QRect r = chart->barRect(bar, ProfileChart::Wall).toAlignedRect().adjusted(-8, -14, 8, 0);
+        auto redAbove = [&](int bar, ProfileChart::Metric m) { // the bar's value label and outline
+            const QRect r = chart->barRect(bar, m).toAlignedRect().adjusted(-8, -14, 8, 0);
             int red = 0;
             for (int y = r.top(); y <= r.bottom(); ++y)
                 for (int x = r.left(); x <= r.right(); ++x) {
@@ -274,9 +274,21 @@ private Q_SLOTS:
                 }
             return red;
         };
-        QVERIFY(redAbove(1) > 20);
-        QCOMPARE(redAbove(0), 0);
-        QCOMPARE(redAbove(2), 0);
+        QVERIFY(redAbove(1, ProfileChart::Wall) > 20);
+        QCOMPARE(redAbove(0, ProfileChart::Wall), 0);
+        QCOMPARE(redAbove(2, ProfileChart::Wall), 0);
+        QCOMPARE(chart->worseText(ProfileChart::Wall), QStringLiteral("▲ 1 slower than the original"));
+        // A higher peak memory than the original's is marked the same way.
+        int higher = -1;
+        for (int b : {1, 2})
+            if (chart->value(b, ProfileChart::PeakMemory) > 1.01 * chart->value(0, ProfileChart::PeakMemory))
+                higher = b;
+        QVERIFY(higher > 0);
+        QVERIFY2(chart->slowerText(higher, ProfileChart::PeakMemory).contains(QStringLiteral("% more peak memory than the original")),
+                 qPrintable(chart->slowerText(higher, ProfileChart::PeakMemory)));
+        QCOMPARE(chart->worseText(ProfileChart::PeakMemory), QStringLiteral("▲ 1 higher than the original"));
+        QVERIFY(redAbove(higher, ProfileChart::PeakMemory) > 20);
+        QCOMPARE(redAbove(0, ProfileChart::PeakMemory), 0);
         QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
         QVERIFY(img.save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/versions_chart_slower.png")));
     }
