@@ -5,6 +5,8 @@
 #include "layout/Layered.h"
 #include "util/Text.h"
 
+#include <unordered_set>
+
 namespace fxlens::layout {
 
 std::string NodeCount::text() const
@@ -42,6 +44,25 @@ bool inModule(const ir::Node *n, const std::string &path)
     return false;
 }
 
+bool onlyReadIn(const ir::Node *constant, const std::vector<uint8_t> &constants, const std::string &path)
+{
+    std::vector<const ir::Node *> todo{constant};
+    std::unordered_set<const ir::Node *> seen{constant};
+    while (!todo.empty()) {
+        const ir::Node *n = todo.back();
+        todo.pop_back();
+        for (const ir::Node *u : n->users()) {
+            if (!constants[u->id()]) {
+                if (!inModule(u, path))
+                    return false;
+            } else if (seen.insert(u).second) {
+                todo.push_back(u);
+            }
+        }
+    }
+    return true;
+}
+
 NodeCount moduleNodeCount(const ir::Graph &g, const std::string &path)
 {
     const std::vector<uint8_t> constants = constantNodes(g);
@@ -51,7 +72,7 @@ NodeCount moduleNodeCount(const ir::Graph &g, const std::string &path)
         if (!constants[n->id()])
             c.ops += inModule(n, path);
         else if (const ir::Node *r = reader[n->id()])
-            c.weights += inModule(r, path);
+            c.weights += inModule(r, path) && onlyReadIn(n, constants, path);
     }
     return c;
 }

@@ -150,7 +150,8 @@ void nameBoxes(ViewGraph &v, const BoxMembers &members)
 }
 
 /// Hidden parameters and constants go with the op that reads them (constantReaders): selecting
-/// one shows its reader's item; its tooltip lists them; a box counts them as its weights.
+/// one shows its reader's item; its tooltip lists them; a box counts them as its weights when no
+/// op outside its module reads them (onlyReadIn).
 void attachHiddenInputs(ViewGraph &v, const ir::Graph &g, const std::vector<uint8_t> &hidden)
 {
     const std::vector<const ir::Node *> reader = constantReaders(g, hidden);
@@ -160,7 +161,7 @@ void attachHiddenInputs(ViewGraph &v, const ir::Graph &g, const std::vector<uint
             continue;
         v.itemOfNode[n->id()] = v.itemOfNode[r->id()];
         auto &item = v.items[size_t(v.itemOfNode[r->id()])];
-        item.weights += item.kind == ViewItem::Kind::Module;
+        item.weights += item.kind == ViewItem::Kind::Module && onlyReadIn(n, hidden, item.module);
         if (++item.hiddenInputs <= 3) {
             std::string what = n->target().empty() || n->op() != ir::OpKind::GetAttr ? n->name() : n->target();
             if (n->meta().val.kind != ir::ValueMeta::Kind::Unknown)

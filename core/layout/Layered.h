@@ -98,7 +98,8 @@ const std::vector<ir::ModuleFrame> &displayModules(const ir::Node *n);
 /// How many nodes a module (or a graph) holds, as its box, the Inspector and the status bar say:
 /// the ops (what the canvas draws, or draws as the box) and the weights (constantNodes:
 /// parameters, buffers, constants and what is computed from them alone, hidden by default), a
-/// weight counted in the module of the op it goes with (constantReaders).
+/// weight counted in the module of the op it goes with (constantReaders) when every op that reads
+/// it is in that module too (onlyReadIn).
 struct NodeCount {
     size_t ops = 0, weights = 0;
     std::string text() const; ///< "30 ops · 18 weights"; "5 ops" without weights
@@ -110,6 +111,10 @@ std::vector<const ir::Node *> constantReaders(const ir::Graph &g, const std::vec
 /// Whether the node is drawn in module `path` (displayModules), or in one of the modules a range
 /// path ("blocks.0–49") names.
 bool inModule(const ir::Node *n, const std::string &path);
+/// Whether every op that reads `constant` (directly or through constants computed from it) is in
+/// module `path`: a weight is counted in a module only then (BERT's attention mask, read by all
+/// twelve layers, counts in the encoder, not in layer 0 where it is first read).
+bool onlyReadIn(const ir::Node *constant, const std::vector<uint8_t> &constants, const std::string &path);
 /// The nodes module `path` holds, every call of it together.
 NodeCount moduleNodeCount(const ir::Graph &g, const std::string &path);
 /// The nodes of the whole graph (inputs and the output are ops).

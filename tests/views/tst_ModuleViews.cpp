@@ -100,6 +100,34 @@ private Q_SLOTS:
         QVERIFY2(after >= 4, qPrintable(QString::number(after)));
     }
 
+    /// A weight read by several modules counts in the one that holds all its readers: BERT's
+    /// attention mask, first read in layer 0 and read by all twelve layers, counts in the encoder,
+    /// so layer 0 counts the weights every other layer counts (18, not 25), on its box too.
+    void sharedWeightsCountWhereAllTheirReadersAre()
+    {
+        MainWindow w(testServices());
+        QVERIFY(w.openFile(example("bert_base_dynamo.json.gz")));
+        const fxlens::ir::Graph &g = *w.graph();
+        const auto l0 = fxlens::layout::moduleNodeCount(g, "model.encoder.layer.0"),
+                   l1 = fxlens::layout::moduleNodeCount(g, "model.encoder.layer.1");
+        QCOMPARE(l0.ops, l1.ops);
+        QCOMPARE(l0.weights, l1.weights);
+        size_t layers = 0;
+        for (int k = 0; k < 12; ++k)
+            layers += fxlens::layout::moduleNodeCount(g, "model.encoder.layer." + std::to_string(k)).weights;
+        QVERIFY(fxlens::layout::moduleNodeCount(g, "model.encoder").weights > layers); // the mask's nodes
+        w.canvas()->setExpanded(QStringLiteral("model"), true);
+        w.canvas()->setExpanded(QStringLiteral("model.encoder"), true);
+        w.canvas()->setExpanded(QStringLiteral("model.encoder.layer.1"), true); // layer 0 a box of its own
+        bool seen = false;
+        for (const auto &it : w.canvas()->view().items)
+            if (it.module == "model.encoder.layer.0" && it.kind == ViewItem::Kind::Module) {
+                QCOMPARE(it.weights, l1.weights);
+                seen = true;
+            }
+        QVERIFY(seen);
+    }
+
     /// BERT at its fixpoint (87 steps), the encoder open: after 87 → 83 → 87 with layer 3 open, the
     /// other layers are two stacks in program order, "layer.0–2 ×3" above layer 3's frame and
     /// "layer.4–11 ×8" below it (not one range across it and a "(call 2)"); after 87 → 82 → 87 and
