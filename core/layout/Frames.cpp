@@ -121,9 +121,11 @@ std::vector<ModuleFrame> moduleFrames(const ViewGraph &v)
     }
     for (auto &[path, e] : extent)
         e.itemsTop = e.y0;
-    for (const auto &[p, m] : viaIn)
-        if (!m.empty())
-            forEachModule(v, m, [&](const std::string &f) { extent[f].add(p.first - 3, p.second, p.first + 3, p.second); });
+    for (const auto &pm : viaIn) {
+        const auto &[x, y] = pm.first;
+        if (!pm.second.empty()) // (x, y copied: clang-tidy's clang captures no structured binding)
+            forEachModule(v, pm.second, [&, x = x, y = y](const std::string &f) { extent[f].add(x - 3, y, x + 3, y); });
+    }
     // An edge entering a frame from above crosses its title band right of the title.
     for (const auto &e : v.edges) {
         const std::string &to = v.items[e.to].cluster, &from = v.items[e.from].cluster;
