@@ -67,6 +67,15 @@ std::unique_ptr<Shown> expandedOnly(const char *file, const QStringList &modules
     return shown;
 }
 
+/// The view of the current edges_data row (file, modules, whether exactly those are expanded).
+std::unique_ptr<Shown> shownForEdges()
+{
+    QFETCH(QString, file);
+    QFETCH(QStringList, modules);
+    QFETCH(bool, only);
+    return only ? expandedOnly(qPrintable(file), modules) : expanded(qPrintable(file), modules);
+}
+
 /// The length of segment a-b lying within `gap` of the side from p to q (horizontal or vertical).
 double lengthAlong(QPointF a, QPointF b, QPointF p, QPointF q, double gap)
 {
@@ -270,13 +279,9 @@ private Q_SLOTS:
     void edgesApartFromFrames_data() { edges_data(); }
     void edgesApartFromFrames()
     {
-        QFETCH(QString, file);
-        QFETCH(QStringList, modules);
-        QFETCH(bool, only);
-        auto shown = only ? expandedOnly(qPrintable(file), modules) : expanded(qPrintable(file), modules);
-        QVERIFY(shown);
+        auto shown = shownForEdges();
+        QVERIFY(shown && !shown->canvas.frames().empty());
         const views::GraphCanvas &c = shown->canvas;
-        QVERIFY(!c.frames().empty());
         for (size_t e = 0; e < c.view().edges.size(); ++e) {
             const QPolygonF line = lineOf(c, e);
             for (qsizetype k = 1; k < line.size(); ++k)
@@ -300,13 +305,9 @@ private Q_SLOTS:
     void edgesClearOfTitles_data() { edges_data(); }
     void edgesClearOfTitles()
     {
-        QFETCH(QString, file);
-        QFETCH(QStringList, modules);
-        QFETCH(bool, only);
-        auto shown = only ? expandedOnly(qPrintable(file), modules) : expanded(qPrintable(file), modules);
-        QVERIFY(shown);
+        auto shown = shownForEdges();
+        QVERIFY(shown && !shown->canvas.frames().empty());
         const views::GraphCanvas &c = shown->canvas;
-        QVERIFY(!c.frames().empty());
         for (size_t e = 0; e < c.view().edges.size(); ++e) {
             const QPolygonF line = lineOf(c, e);
             for (const auto &f : c.frames())

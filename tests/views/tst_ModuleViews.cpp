@@ -42,6 +42,21 @@ void clickItem(GraphCanvas *c, int i) { Q_EMIT c->moduleSelected(QString::fromSt
 
 /// Every module box of the canvas: its count (the end of its detail) is the Inspector's, its
 /// class the Inspector's. Returns the boxes compared.
+/// BERT run to its fixpoint (preset all, 87 steps) in a shown window, the encoder open.
+bool bertAtFixpointEncoderOpen(MainWindow &w)
+{
+    w.resize(1400, 900);
+    w.show();
+    if (!QTest::qWaitForWindowExposed(&w) || !w.openFile(example("bert_base_dynamo.json.gz")))
+        return false;
+    w.debugger()->setPreset(QStringLiteral("all"));
+    if (w.debugger()->run() != QStringLiteral("fixpoint"))
+        return false;
+    for (const QString &m : {QStringLiteral("model"), QStringLiteral("model.encoder")})
+        w.canvas()->setExpanded(m, true);
+    return true;
+}
+
 int boxesAgreeWithInspector(MainWindow &w)
 {
     GraphCanvas *c = w.canvas();
@@ -135,16 +150,9 @@ private Q_SLOTS:
     void stacksAfterHistoryJumps()
     {
         MainWindow w(testServices());
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(w.openFile(example("bert_base_dynamo.json.gz")));
-        w.debugger()->setPreset(QStringLiteral("all"));
-        QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+        QVERIFY(bertAtFixpointEncoderOpen(w));
         GraphCanvas *c = w.canvas();
         const QString layer3 = QStringLiteral("model.encoder.layer.3");
-        for (const QString &m : {QStringLiteral("model"), QStringLiteral("model.encoder")})
-            c->setExpanded(m, true);
         QVERIFY(w.debugger()->checkout(83));
         c->setExpanded(layer3, true);
         QVERIFY(w.debugger()->checkout(87));
@@ -177,15 +185,8 @@ private Q_SLOTS:
     void ghostsOnlyForRemovedNodes()
     {
         MainWindow w(testServices());
-        w.resize(1400, 900);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(w.openFile(example("bert_base_dynamo.json.gz")));
-        w.debugger()->setPreset(QStringLiteral("all"));
-        QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+        QVERIFY(bertAtFixpointEncoderOpen(w));
         GraphCanvas *c = w.canvas();
-        for (const QString &m : {QStringLiteral("model"), QStringLiteral("model.encoder")})
-            c->setExpanded(m, true);
         QVERIFY(w.debugger()->checkout(82));
         QVERIFY(w.debugger()->checkout(87));
         QCOMPARE(c->ghosts().size(), size_t(0)); // step 87 removes nothing
