@@ -467,6 +467,10 @@ void placeOnRunDevice(const c10::FunctionSchema &s, std::vector<IValue> &stack)
              t->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::DeviceObjType);
         if (device && (!cpu || (stack[k].isDevice() && !stack[k].toDevice().is_cpu())))
             stack[k] = IValue(*t_runDevice);
+        // Tensor arguments PyTorch reads on the host (split points): every input of a run lives
+        // on the run's device, these go back to the CPU.
+        if (!cpu && args[k].name() == "tensor_indices_or_sections" && stack[k].isTensor())
+            stack[k] = IValue(stack[k].toTensor().cpu());
     }
 }
 
