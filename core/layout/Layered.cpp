@@ -109,7 +109,7 @@ void endRuns(const ir::Node *n, const StackIndex &stacks, std::unordered_map<std
             continue;
         const int own = stacks.stackOfBox(f.path);
         for (int s : stacks.stacksIn(ir::moduleParent(f.path)))
-            if (s != own)
+            if (s != own && stacks.range(s) != f.path) // a batched op's range path is that stack's box
                 if (auto c = calls.find(stacks.range(s)); c != calls.end())
                     c->second.over = true;
     }
