@@ -459,6 +459,7 @@ void placeOnRunDevice(const c10::FunctionSchema &s, std::vector<IValue> &stack)
     if (!t_runDevice)
         return;
     const bool cpu = t_runDevice->is_cpu();
+    const bool hostSplits = !cpu && s.name() == "aten::tensor_split"; // checked once a call, not per argument
     const auto &args = s.arguments();
     for (size_t k = 0; k < args.size() && k < stack.size(); ++k) {
         const c10::TypePtr &t = args[k].real_type();
@@ -469,7 +470,7 @@ void placeOnRunDevice(const c10::FunctionSchema &s, std::vector<IValue> &stack)
             stack[k] = IValue(*t_runDevice);
         // Tensor arguments PyTorch reads on the host (split points): every input of a run lives
         // on the run's device, these go back to the CPU.
-        if (!cpu && args[k].name() == "tensor_indices_or_sections" && stack[k].isTensor())
+        if (hostSplits && stack[k].isTensor() && args[k].name() == "tensor_indices_or_sections")
             stack[k] = IValue(stack[k].toTensor().cpu());
     }
 }
