@@ -132,6 +132,21 @@ bool wholeOnScreen(const QWidget *w)
     return w->isVisible();
 }
 
+/// tangle200 and its profile opened in shown `w`, the Profile dock on the timeline in A/B mode
+/// (B: the profile's second version); nullptr when the window or the file does not open.
+views::ProfilePanel *dockedAB(views::MainWindow &w)
+{
+    w.show();
+    if (!QTest::qWaitForWindowExposed(&w) || !w.openFile(QString::fromUtf8(kTangle200)))
+        return nullptr;
+    auto *panel = w.profilePanel();
+    w.showProfileDock();
+    panel->tabs()->setCurrentWidget(panel->timelinePane());
+    panel->compareWith(1);
+    QCoreApplication::processEvents();
+    return panel;
+}
+
 } // namespace
 
 class TestTimeline : public QObject {
@@ -163,14 +178,8 @@ private Q_SLOTS:
         views::MainWindow w(services());
         if (size.isValid())
             w.resize(size);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(w.openFile(QString::fromUtf8(kTangle200)));
-        auto *panel = w.profilePanel();
-        w.showProfileDock();
-        panel->tabs()->setCurrentWidget(panel->timelinePane());
-        panel->compareWith(1);
-        QCoreApplication::processEvents();
+        auto *panel = dockedAB(w);
+        QVERIFY(panel);
         KernelTimeline *t = panel->timeline();
         views::TimelinePane *pane = panel->timelinePane();
         QVERIFY(trackOf(*t, Kind::Device, 1) >= 0);
@@ -447,13 +456,8 @@ private Q_SLOTS:
     {
         views::MainWindow w(services());
         w.resize(1600, 1000);
-        w.show();
-        QVERIFY(w.openFile(QString::fromUtf8(kTangle200)));
-        auto *panel = w.profilePanel();
-        w.showProfileDock();
-        panel->tabs()->setCurrentWidget(panel->timelinePane());
-        panel->compareWith(1);
-        QCoreApplication::processEvents();
+        auto *panel = dockedAB(w);
+        QVERIFY(panel);
         KernelTimeline *t = panel->timeline();
         QVERIFY(trackOf(*t, Kind::Device, 1) >= 0);
         QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
