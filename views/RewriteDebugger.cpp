@@ -595,7 +595,7 @@ void RewriteDebugger::showProgress(const RunProgress &p)
     setStatus(tr("Running… %1").arg(p.text));
 }
 
-QString RewriteDebugger::run()
+QString RewriteDebugger::run(int steps)
 {
     if (m_h.isRunning()) { // the button reads Stop now
         requestStop();
@@ -605,7 +605,7 @@ QString RewriteDebugger::run()
         return {};
     const int before = m_h.version();
     const size_t nodesBefore = m_doc.graph() ? m_doc.graph()->size() : 0;
-    const rewrite::RunResult r = m_h.run();
+    const rewrite::RunResult r = m_h.run(steps >= 0 ? size_t(steps) : SIZE_MAX);
     const QString why = QString::fromLatin1(rewrite::stopReasonName(r.reason));
     QString text = tr("%1 in %2 s; stopped: %3").arg(counted(m_h.version() - before, "step")).arg(r.seconds, 0, 'f', 3).arg(why);
     if (!r.message.empty() && r.reason == rewrite::StopReason::Breakpoint)

@@ -62,8 +62,9 @@ public:
     void showCandidate();
     /// Runs the greedy driver to the next breakpoint (or the fixpoint); returns why it stopped
     /// ("stopped" after requestStop()). It runs in slices, keeping the window live: Run turns into
-    /// Stop, and busyChanged() asks the window to hold the editing actions meanwhile.
-    QString run();
+    /// Stop, and busyChanged() asks the window to hold the editing actions meanwhile. With `steps`
+    /// >= 0 it stops after that many (the first steps Run would take).
+    QString run(int steps = -1);
     /// Asks a run in progress to stop after its current slice (StopReason::Stopped).
     void requestStop();
     bool isRunning() const;

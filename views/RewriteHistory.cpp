@@ -495,7 +495,7 @@ bool RewriteHistory::applyPlan(const rewrite::TunePlan &plan, const std::vector<
     return true;
 }
 
-rewrite::RunResult RewriteHistory::run()
+rewrite::RunResult RewriteHistory::run(size_t limit)
 {
     rewrite::RunResult total;
     if (!m_session || m_running)
@@ -506,10 +506,11 @@ rewrite::RunResult RewriteHistory::run()
     const size_t before = m_session->version();
     // Slices of steps, with the events in between (progress, Stop); verified steps run the graph
     // each, so their slices are short.
-    m_session->setMaxSteps(m_verify ? 5 : 500);
+    const size_t slice = m_verify ? 5 : 500;
     QElapsedTimer clock;
     clock.start();
     for (;;) {
+        m_session->setMaxSteps(std::min(slice, limit - (m_session->version() - before)));
         rewrite::RunResult r = m_session->run();
         total.reason = r.reason;
         total.message = r.message;
@@ -519,7 +520,7 @@ rewrite::RunResult RewriteHistory::run()
         total.rollbacks.insert(total.rollbacks.end(), r.rollbacks.begin(), r.rollbacks.end());
         for (const auto &[p, n] : r.rewritesByPattern)
             total.rewritesByPattern[p] += n;
-        if (r.reason != rewrite::StopReason::StepLimit)
+        if (r.reason != rewrite::StopReason::StepLimit || m_session->version() - before >= limit)
             break;
         // The candidates left are a lower bound of the steps to come (a step may make new ones).
         constexpr size_t kCount = 1000;
@@ -541,6 +542,8 @@ rewrite::RunResult RewriteHistory::run()
     }
     m_session->setMaxSteps(SIZE_MAX);
     total.steps = m_session->version() - before;
+    if (total.reason == rewrite::StopReason::StepLimit && m_session->candidates(1).empty())
+        total.reason = rewrite::StopReason::Fixpoint; // the limit fell on the last step
     m_running = false;
     Q_EMIT busyChanged(false);
     announce();

@@ -142,7 +142,8 @@ public:
     bool applyPlan(const rewrite::TunePlan &plan, const std::vector<const rewrite::Pattern *> &patterns, PlanApplied &out);
     /// The greedy driver to the next breakpoint or the fixpoint, in slices with events between
     /// them (runProgress, Stop); returns the run's result (seconds summed, rollbacks of every slice).
-    rewrite::RunResult run();
+    /// With a limit it stops after that many steps (StopReason::StepLimit): Run's first steps.
+    rewrite::RunResult run(size_t limit = SIZE_MAX);
     void requestStop();
     /// Copies of the graph at each of `versions` (rewrite::copyVersions; the history ends where it
     /// was, so views keep their nodes): what profiling and comparing versions work on. Empty with

@@ -58,11 +58,15 @@ struct Args {
 };
 
 struct Command {
+    /// Where a command runs: fxlens-cli links no LibTorch and hands the commands that run graphs to
+    /// fxlens-cli-exec (NoExec.cpp); optimize only with its options that run graphs.
+    enum class Exec { Never, Always, ForRunOptions };
     const char *name;
     const char *synopsis; ///< the arguments after the name, as --help shows them
     const char *help;     ///< what it does (wrapped by --help)
     std::vector<const char *> options;
     int (*run)(const Args &);
+    Exec exec = Exec::Never;
 };
 
 /// Every command, in the order --help lists them (Commands.cpp).

@@ -34,18 +34,18 @@ const std::vector<Command> &commands()
          "unless --random-weights allows freezing seeded random values (benchmarks)",
          withExec({"-o", "--preset", "--patterns", "--steps", "--trace", "--checked", "--verify", "--verify-each", "--pattern-dir",
                    "--freeze", "--random-weights"}),
-         cmdOptimize},
+         cmdOptimize, Command::Exec::ForRunOptions},
         {"run", "<graph.json>",
          "execute the graph with LibTorch; inputs/weights from safetensors files, else the example inputs saved with the "
          "graph, else seeded random (--random-inputs: always; ids stay below the tables they index); --expect compares "
          "with tensors output:0.. of a file; -o saves the outputs; --repeat runs K times (later runs use the compiled "
          "plan), checks every run gives the first run's outputs, and prints the times; --freeze folds weight-only nodes "
          "once; --cuda-graph captures one run as a CUDA graph and replays it",
-         withExec({"-o", "--expect", "--repeat", "--freeze", "--cuda-graph"}), cmdRun},
+         withExec({"-o", "--expect", "--repeat", "--freeze", "--cuda-graph"}), cmdRun, Command::Exec::Always},
         {"verify", "<a.json> <b.json>",
          "run both on the same inputs and weights, compare outputs; a frozen graph (optimize --freeze) against its "
          "original gets its frozen weights from its fold graph, computed from the original's weights",
-         withExec({}), cmdVerify},
+         withExec({}), cmdVerify, Command::Exec::Always},
         {"profile", "<graph.json|profile.json>",
          "run warm-up + K timed iterations with NVTX ranges per node and kernel capture (Kineto/CUPTI); prints kernels, "
          "GPU busy, wall, CPU launch time, peak memory and the top nodes; --compare profiles a second version (graph or "
@@ -60,7 +60,7 @@ const std::vector<Command> &commands()
          "kernel to the FX nodes it came from; --post-grad runs pattern files inside that compile, on Inductor's post-grad graph",
          withExec({"-o", "--compare", "--compare-output", "--optimize", "--versions", "--iters", "--warmup", "--freeze", "--cuda-graph",
                    "--trace", "--raw-events", "--host-ops", "--compiled", "--post-grad", "--preset", "--patterns", "--pattern-dir"}),
-         cmdProfile},
+         cmdProfile, Command::Exec::Always},
         {"tune", "<graph.json>",
          "choose the patterns, the order of their families and which matches to apply by measured time of the whole "
          "graph: starts from the greedy result, leaves out a pattern or a group of same-structure matches only when that "
@@ -70,11 +70,11 @@ const std::vector<Command> &commands()
          "page; --budget bounds the search; --devices spreads measurements over several devices",
          withExec({"-o", "--preset", "--patterns", "--pattern-dir", "--budget", "--trace", "--report", "--iters", "--warmup", "--freeze",
                    "--devices", "--checked"}),
-         cmdTune},
+         cmdTune, Command::Exec::Always},
         {"measure-worker", "<graph.json>",
          "(used by tune --devices) reads graph file names on standard input, one per line, and prints one JSON line with "
          "each version's measured time",
-         withExec({"--iters", "--warmup", "--freeze"}), cmdMeasureWorker},
+         withExec({"--iters", "--warmup", "--freeze"}), cmdMeasureWorker, Command::Exec::Always},
         {"explain",
          "<graph.json> (--pattern and --node required)",
          "why pattern P (a name or a .fxpat file) does or does not match at NODE: the first failing element or "
@@ -87,7 +87,8 @@ const std::vector<Command> &commands()
          "equivalence check: instantiate the pattern on random shapes, apply the replacement, compare outputs "
          "(counterexamples)",
          {"--trials", "--seed", "--device", "--pattern-dir"},
-         cmdCheckPattern},
+         cmdCheckPattern,
+         Command::Exec::Always},
         {"export-pattern",
          "<NAME|FILE.fxpat>",
          "the pattern as Python pattern/replacement functions for torch.fx.subgraph_rewriter.replace_pattern",
@@ -99,7 +100,7 @@ const std::vector<Command> &commands()
          "is data)",
          {"--pattern-dir"},
          cmdPatterns},
-        {"doctor", "", "what this build can do (Graphviz, LibTorch, CUDA)", {}, cmdDoctor},
+        {"doctor", "", "what this build can do (Graphviz, LibTorch, CUDA)", {}, cmdDoctor, Command::Exec::Always},
     };
     return table;
 }

@@ -6,7 +6,6 @@
 
 #include <filesystem>
 #include <iostream>
-#include <set>
 
 #include <unistd.h>
 
@@ -33,10 +32,11 @@ namespace {
 /// The commands and options that run graphs (or report on the executor, as doctor does).
 bool needsExecutor(const Args &a)
 {
-    static const std::set<std::string> always = {"run", "verify", "check-pattern", "profile", "tune", "measure-worker", "doctor"};
-    if (always.count(a.command))
-        return true;
-    return a.command == "optimize" && (a.verify || a.verifyEach || a.freeze || !a.libraries.empty());
+    const Command *c = findCommand(a.command);
+    if (!c)
+        return false;
+    return c->exec == Command::Exec::Always ||
+        (c->exec == Command::Exec::ForRunOptions && (a.verify || a.verifyEach || a.freeze || !a.libraries.empty()));
 }
 
 } // namespace

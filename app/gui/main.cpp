@@ -10,6 +10,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QStatusBar>
 #include <QTimer>
 
 #include <functional>
@@ -21,9 +22,9 @@ namespace {
 struct Options {
     QCommandLineOption screenshot{QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window after loading and quit."),
                                   QStringLiteral("file.png")};
-    QCommandLineOption applySteps{
-        QStringLiteral("apply-steps"),
-        QStringLiteral("After loading, apply the first N rewrite steps (the debugger's top candidate each time)."), QStringLiteral("N")};
+    QCommandLineOption applySteps{QStringLiteral("apply-steps"),
+                                  QStringLiteral("After loading, apply the first N rewrite steps Run (F5) takes with the preset."),
+                                  QStringLiteral("N")};
     QCommandLineOption exportTo{
         QStringLiteral("export"),
         QStringLiteral("Write the graph as the canvas lays it out (modules collapsed, constants hidden) to an .svg or "
@@ -48,6 +49,28 @@ struct Options {
             parser.addOption(*o);
     }
 };
+
+/// --apply-steps N: Run's first N steps from where the document stands (version 0, or the end of a
+/// recovered history); says so when fewer were taken, and why.
+void applySteps(fxlens::views::MainWindow &w, const QString &value)
+{
+    bool number = false;
+    const int n = value.toInt(&number);
+    if (!number || n < 0) {
+        std::fprintf(stderr, "fxlens: --apply-steps %s: not a number of steps\n", qPrintable(value));
+        return;
+    }
+    auto *d = w.debugger();
+    const int from = d->version();
+    const QString why = d->run(n);
+    const int taken = d->version() - from;
+    if (taken >= n)
+        return;
+    const QString text = QStringLiteral("--apply-steps %1: %2 applied from version %3 (stopped: %4)").arg(n).arg(taken).arg(from).arg(why);
+    std::fprintf(stderr, "fxlens: %s\n", qPrintable(text));
+    const QString before = w.statusBar()->currentMessage();
+    w.statusBar()->showMessage(before.isEmpty() ? text : before + QStringLiteral(" — ") + text);
+}
 
 /// fxlens GRAPH --export out.svg|out.png [--scale S]: the canvas' picture of the graph, headless.
 int exportGraph(const QCommandLineParser &parser, const Options &o)
@@ -160,11 +183,8 @@ int main(int argc, char **argv)
             if (!w.canvas()->selectNode(n))
                 std::fprintf(stderr, "fxlens: --select %s: no such node\n", qPrintable(n));
         });
-    if (ok && parser.isSet(o.applySteps)) {
-        const int n = parser.value(o.applySteps).toInt();
-        for (int i = 0; i < n && w.debugger()->applySelected(); ++i) {
-        }
-    }
+    if (ok && parser.isSet(o.applySteps))
+        applySteps(w, parser.value(o.applySteps));
     if (parser.isSet(o.screenshot))
         afterLayout([&w, out = parser.value(o.screenshot), ok] {
             QTimer::singleShot(0, &w, [&w, out, ok] {

@@ -649,6 +649,36 @@ private Q_SLOTS:
         qputenv("FXLENS_AUTOSAVE_DIR", previousDir);
     }
 
+    /// --apply-steps N takes Run's first N steps; when the run stops sooner (at the fixpoint, or a
+    /// recovered history already at its end) the app says how many it took and why.
+    void applyStepsSaysWhenFewer()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        int fixpoint = 0;
+        {
+            MainWindow w(testServices());
+            QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+            QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+            fixpoint = w.debugger()->historySize();
+        }
+        QProcess app;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        env.insert(QStringLiteral("FXLENS_AUTOSAVE_DIR"), dir.filePath(QStringLiteral("autosave")));
+        env.insert(QStringLiteral("HOME"), dir.path());
+        app.setProcessEnvironment(env);
+        const QString shot = dir.filePath(QStringLiteral("shot.png"));
+        app.start(QStringLiteral(FXLENS_BUILD_DIR "/app/gui/fxlens"),
+                  {QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json"), QStringLiteral("--apply-steps"), QStringLiteral("1000"),
+                   QStringLiteral("--screenshot"), shot});
+        QVERIFY(app.waitForFinished(60000));
+        const QString err = QString::fromLocal8Bit(app.readAllStandardError());
+        QVERIFY2(err.contains(QStringLiteral("--apply-steps 1000: %1 applied from version 0 (stopped: fixpoint)").arg(fixpoint)),
+                 qPrintable(err));
+        QVERIFY(QFileInfo::exists(shot));
+    }
+
     /// Opening another file with unsaved steps asks first: Cancel keeps everything, Discard opens.
     void openAsksAboutUnsavedSteps()
     {

@@ -231,6 +231,38 @@ private Q_SLOTS:
         QCOMPARE(d.candidateCount(), 0);
     }
 
+    /// Run with a step count takes Run's first steps (what --apply-steps N does), stopping at the
+    /// limit; a later Run goes on to the very steps of one uninterrupted run.
+    void runTakesItsFirstSteps()
+    {
+        auto stepsOf = [](const views::GraphDocument &doc) {
+            QStringList out;
+            for (const auto &s : doc.history()->steps())
+                out << QString::fromStdString(s.pattern + " @ " + s.anchor);
+            return out;
+        };
+        Fixture whole;
+        QVERIFY2(whole.error.empty() && whole.graph, whole.error.c_str());
+        RewriteDebugger all(*whole.doc);
+        QCOMPARE(all.run(), QStringLiteral("fixpoint"));
+        const QStringList full = stepsOf(*whole.doc);
+        QVERIFY(full.size() > 4);
+        for (int k : {1, 3, int(full.size()) - 1, int(full.size())}) {
+            Fixture f;
+            RewriteDebugger d(*f.doc);
+            QCOMPARE(d.run(k), k < full.size() ? QStringLiteral("step limit") : QStringLiteral("fixpoint"));
+            QCOMPARE(stepsOf(*f.doc), full.mid(0, k));
+            QCOMPARE(d.run(), QStringLiteral("fixpoint"));
+            QCOMPARE(stepsOf(*f.doc), full);
+        }
+        Fixture f;
+        RewriteDebugger d(*f.doc);
+        QCOMPARE(d.run(int(full.size()) + 5), QStringLiteral("fixpoint"));
+        QCOMPARE(d.historySize(), int(full.size()));
+        d.run(0);
+        QCOMPARE(d.historySize(), int(full.size()));
+    }
+
     /// Without an injected verifier the checkbox is off and says why; with one, every step is checked.
     void verifierIsInjected()
     {
