@@ -150,6 +150,8 @@ CompareView::CompareView(std::unique_ptr<ir::Graph> a, const QString &labelA, st
     m_summary = new QLabel(this);
     m_summary->setObjectName(QStringLiteral("compareSummary"));
     m_summary->setWordWrap(true); // it makes room for the position's note
+    // How the panes move together: the header stays one line, the position's note whole.
+    m_summary->setToolTip(tr("Expanding, zooming and panning one side moves the other."));
     bar->addWidget(m_summary, 1);
     auto button = [&](const QString &text, const QString &name, const QList<QKeySequence> &keys, auto fn) {
         auto *act = new QAction(text, this);
@@ -290,7 +292,7 @@ QString CompareView::summary() const
     auto chip = [dark](GraphCanvas::DiffMark d, const QString &text) {
         return QStringLiteral("<span style=\"background:%1\">&nbsp;%2&nbsp;</span>").arg(GraphCanvas::diffColour(d, dark).name(), text);
     };
-    return tr("%1 · %2 · %3 · %4 → %5 nodes. Expanding, zooming and panning one side moves the other.")
+    return tr("%1 · %2 · %3 · %4 → %5 nodes")
         .arg(chip(GraphCanvas::DiffMark::Removed, tr("%1 removed").arg(m_removed)),
              chip(GraphCanvas::DiffMark::Added, tr("%1 added").arg(m_added)),
              chip(GraphCanvas::DiffMark::Changed, tr("%1 changed").arg(m_changed)))

@@ -16,6 +16,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QLabel>
+#include <QLayout>
 #include <QListView>
 #include <QPointer>
 #include <QTimer>
@@ -612,6 +613,12 @@ private Q_SLOTS:
         QCOMPARE(whole, fits);
         const bool said = positionText(*v).contains(QStringLiteral("more than one screen"));
         QCOMPARE(said, !whole);
+        // The header stays one line, with the position's note whole.
+        const auto *summary = v->findChild<QLabel *>(QStringLiteral("compareSummary"));
+        const auto *position = v->findChild<QLabel *>(QStringLiteral("comparePosition"));
+        v->layout()->activate(); // as the window's event loop does before it paints
+        QVERIFY2(position->width() >= position->sizeHint().width(), qPrintable(QString::number(position->width())));
+        QVERIFY2(summary->heightForWidth(summary->width()) < 2 * summary->fontMetrics().lineSpacing(), qPrintable(summary->text()));
         if (whole)
             return;
         QCOMPARE(v->left()->scale(), CompareView::kReadableScale);
