@@ -512,12 +512,12 @@ void CompareView::fitFrame(Frame &f) const
 void CompareView::widen(Frame &f, const std::vector<const ir::Node *> &inA, const std::vector<const ir::Node *> &inB,
                         const std::vector<std::pair<QRectF, QRectF>> &shared) const
 {
-    const auto grow = [&](const QRectF &a, const QRectF &b) {
+    const auto grow = [&](const QRectF &a, const QRectF &b, double least) {
         Frame g = f;
         g.a = a;
         g.b = b;
         fitFrame(g);
-        if (g.fit < kReadableScale)
+        if (g.fit < least)
             return false;
         f = g;
         return true;
@@ -532,11 +532,11 @@ void CompareView::widen(Frame &f, const std::vector<const ir::Node *> &inA, cons
             a = d == depth && !a.isEmpty() ? a.united(r) : a;
         for (const auto &[d, r] : titlesB)
             b = d == depth && !b.isEmpty() ? b.united(r) : b;
-        if (!grow(a, b))
+        if (!grow(a, b, kReadableScale))
             return;
     }
     // What did not change that one pane shows among the changes, the other shows too (the input
-    // above a rewritten block): the panes read alike.
+    // above a rewritten block), when that costs little zoom: the panes read alike.
     QRectF a = f.a, b = f.b;
     for (const auto &[ra, rb] : shared) {
         if (f.both.contains(ra))
@@ -544,7 +544,7 @@ void CompareView::widen(Frame &f, const std::vector<const ir::Node *> &inA, cons
         if (f.both.contains(rb.translated(-f.shift)))
             a = a.united(ra);
     }
-    grow(a, b);
+    grow(a, b, std::max(kReadableScale, 0.9 * f.fit));
 }
 
 /// Fitted when it fits at kReadableScale. Else a fitted view would be a sliver of unreadable boxes
