@@ -60,6 +60,10 @@ struct Anchor {
 /// a readable zoom (or, when none does, the most compact), the one that lines up the most nodes
 /// of the change's neighbourhood (`near`: theirs is the same shift), then the most compact, then
 /// the nearest to the change.
+/// Nodes whose shifts differ by less (scene pixels) line up to the eye: a node one row moved a
+/// few pixels by the layout (a wider neighbour) still stands where it stood.
+constexpr double kSameShift = 8;
+
 const Anchor *bestAnchor(const std::vector<Anchor> &candidates, const QRectF &near)
 {
     double least = 1e300;
@@ -73,13 +77,64 @@ const Anchor *bestAnchor(const std::vector<Anchor> &candidates, const QRectF &ne
             continue;
         int count = 0;
         for (const Anchor &o : candidates)
-            count += near.contains(o.at) && std::abs(o.shift.x() - c.shift.x()) < 2 && std::abs(o.shift.y() - c.shift.y()) < 2;
+            count +=
+                near.contains(o.at) && std::abs(o.shift.x() - c.shift.x()) < kSameShift && std::abs(o.shift.y() - c.shift.y()) < kSameShift;
         if (!best || count > bestCount ||
             (count == bestCount && (c.cost < best->cost * 0.999 || (c.cost <= best->cost * 1.001 && c.distance < best->distance)))) {
             best = &c;
             bestCount = count;
         }
     }
+    return best;
+}
+
+/// The title plates of the frames around these nodes (scene), by depth, innermost first: what
+/// says which module the nodes are in.
+std::vector<std::pair<int, QRectF>> titlesAround(const GraphCanvas &c, const std::vector<const ir::Node *> &nodes)
+{
+    std::vector<std::pair<int, QRectF>> out;
+    for (const auto &f : c.frames())
+        for (const ir::Node *n : nodes)
+            if (const int i = c.itemOf(n); i >= 0) {
+                const auto &it = c.view().items[size_t(i)];
+                if (f.rect.contains(QRectF(it.x, it.y, it.w, it.h))) {
+                    out.emplace_back(f.depth, f.titlePlate());
+                    break;
+                }
+            }
+    std::sort(out.begin(), out.end(), [](const auto &x, const auto &y) { return x.first > y.first; });
+    return out;
+}
+
+/// Something drawn, along one axis of a pane (widget coordinates), and the pane's edges there.
+struct Span {
+    double lo, hi, e0, e1;
+};
+
+/// The shift along one axis, within [lo, hi], that leaves the fewest spans cut by an edge of their
+/// pane (the least shift of those): a node or title just past the edge comes into view whole.
+double leastCut(const std::vector<Span> &spans, double lo, double hi)
+{
+    if (lo > hi)
+        return 0;
+    const auto cut = [&](double d) {
+        int n = 0;
+        for (const Span &s : spans)
+            n += (s.lo + d < s.e0 && s.hi + d > s.e0) || (s.lo + d < s.e1 && s.hi + d > s.e1);
+        return n;
+    };
+    std::vector<double> tries{0, lo, hi};
+    for (const Span &s : spans)
+        for (const double d : {s.e0 + 2 - s.lo, s.e0 - 2 - s.hi, s.e1 - 2 - s.hi, s.e1 + 2 - s.lo})
+            if (d >= lo && d <= hi)
+                tries.push_back(d);
+    double best = 0;
+    int fewest = cut(0);
+    for (const double d : tries)
+        if (const int n = cut(d); n < fewest || (n == fewest && std::abs(d) < std::abs(best))) {
+            best = d;
+            fewest = n;
+        }
     return best;
 }
 
@@ -95,6 +150,8 @@ CompareView::CompareView(std::unique_ptr<ir::Graph> a, const QString &labelA, st
     m_summary = new QLabel(this);
     m_summary->setObjectName(QStringLiteral("compareSummary"));
     m_summary->setWordWrap(true); // it makes room for the position's note
+    // How the panes move together: the header stays one line, the position's note whole.
+    m_summary->setToolTip(tr("Expanding, zooming and panning one side moves the other."));
     bar->addWidget(m_summary, 1);
     auto button = [&](const QString &text, const QString &name, const QList<QKeySequence> &keys, auto fn) {
         auto *act = new QAction(text, this);
@@ -235,7 +292,7 @@ QString CompareView::summary() const
     auto chip = [dark](GraphCanvas::DiffMark d, const QString &text) {
         return QStringLiteral("<span style=\"background:%1\">&nbsp;%2&nbsp;</span>").arg(GraphCanvas::diffColour(d, dark).name(), text);
     };
-    return tr("%1 · %2 · %3 · %4 → %5 nodes. Expanding, zooming and panning one side moves the other.")
+    return tr("%1 · %2 · %3 · %4 → %5 nodes")
         .arg(chip(GraphCanvas::DiffMark::Removed, tr("%1 removed").arg(m_removed)),
              chip(GraphCanvas::DiffMark::Added, tr("%1 added").arg(m_added)),
              chip(GraphCanvas::DiffMark::Changed, tr("%1 changed").arg(m_changed)))
@@ -412,6 +469,7 @@ CompareView::Frame CompareView::frame(int k) const
     f.b = m_right->nodesRect(nodes(false));
     f.anchor = f.a.isEmpty() ? f.b.center() : f.a.center();
     const QSizeF pane(std::max(1, std::min(m_left->width(), m_right->width())), std::max(1, std::min(m_left->height(), m_right->height())));
+    std::vector<std::pair<QRectF, QRectF>> shared; // a node both panes draw: where, in each scene
     if (!f.a.isEmpty() && !f.b.isEmpty()) {
         f.shift = QPointF(f.b.center().x() - f.a.center().x(), f.b.top() - f.a.top());
         const auto inB = byName(*m_b);
@@ -424,6 +482,7 @@ CompareView::Frame CompareView::frame(int k) const
             if (j < 0 || vb.items[size_t(j)].node != m)
                 continue;
             const auto &x = va.items[size_t(i)], &y = vb.items[size_t(j)];
+            shared.emplace_back(QRectF(x.x, x.y, x.w, x.h), QRectF(y.x, y.y, y.w, y.h));
             Anchor c{QPointF(x.x + x.w / 2, x.y + x.h / 2), QPointF(y.x + y.w / 2 - x.x - x.w / 2, y.y - x.y)};
             const QRectF both = f.a.united(f.b.translated(-c.shift));
             c.cost = std::max(both.width() / pane.width(), both.height() / pane.height());
@@ -435,13 +494,57 @@ CompareView::Frame CompareView::frame(int k) const
             f.anchor = a->at;
         }
     }
-    f.both = f.a.united(f.b.translated(-f.shift));
-    if (f.both.isEmpty())
-        return f;
+    fitFrame(f);
+    if (!f.both.isEmpty())
+        widen(f, nodes(true), nodes(false), shared);
+    return f;
+}
+
+void CompareView::fitFrame(Frame &f) const
+{
     // One fitted area for both panes (the smaller pane, clear of either legend).
+    const QSizeF pane(std::max(1, std::min(m_left->width(), m_right->width())), std::max(1, std::min(m_left->height(), m_right->height())));
+    f.both = f.a.united(f.b.translated(-f.shift));
     f.area = GraphCanvas::fitArea(pane, m_left->legendRect().united(m_right->legendRect()), f.both.size());
     f.fit = std::min({1.0, f.area.width() / std::max(f.both.width(), 1.0), f.area.height() / std::max(f.both.height(), 1.0)});
-    return f;
+}
+
+void CompareView::widen(Frame &f, const std::vector<const ir::Node *> &inA, const std::vector<const ir::Node *> &inB,
+                        const std::vector<std::pair<QRectF, QRectF>> &shared) const
+{
+    const auto grow = [&](const QRectF &a, const QRectF &b, double least) {
+        Frame g = f;
+        g.a = a;
+        g.b = b;
+        fitFrame(g);
+        if (g.fit < least)
+            return false;
+        f = g;
+        return true;
+    };
+    // The titles of the frames around the nodes, innermost first: the user sees which module a
+    // change is in.
+    const auto titlesA = titlesAround(*m_left, inA), titlesB = titlesAround(*m_right, inB);
+    const int deepest = std::max(titlesA.empty() ? -1 : titlesA.front().first, titlesB.empty() ? -1 : titlesB.front().first);
+    for (int depth = deepest; depth >= 0 && f.fit >= kReadableScale; --depth) {
+        QRectF a = f.a, b = f.b;
+        for (const auto &[d, r] : titlesA)
+            a = d == depth && !a.isEmpty() ? a.united(r) : a;
+        for (const auto &[d, r] : titlesB)
+            b = d == depth && !b.isEmpty() ? b.united(r) : b;
+        if (!grow(a, b, kReadableScale))
+            return;
+    }
+    // What did not change that one pane shows among the changes, the other shows too (the input
+    // above a rewritten block), when that costs little zoom: the panes read alike.
+    QRectF a = f.a, b = f.b;
+    for (const auto &[ra, rb] : shared) {
+        if (f.both.contains(ra))
+            b = b.united(rb);
+        if (f.both.contains(rb.translated(-f.shift)))
+            a = a.united(ra);
+    }
+    grow(a, b, std::max(kReadableScale, 0.9 * f.fit));
 }
 
 /// Fitted when it fits at kReadableScale. Else a fitted view would be a sliver of unreadable boxes
@@ -465,12 +568,44 @@ void CompareView::placeCurrent()
         const auto within = [](double v, double lo, double hi) { return lo > hi ? (lo + hi) / 2 : std::clamp(v, lo, hi); };
         centre = QPointF(within(f.anchor.x(), f.both.left() + halfW, f.both.right() - halfW), f.both.top() + halfH);
     }
+    if (!m_tooLarge)
+        centre -= slack(f, scale, centre) / scale;
     m_syncing = true;
     for (GraphCanvas *c : {m_left, m_right})
         c->setView(scale,
                    (c == m_left ? centre : centre + f.shift) + (QPointF(c->width() / 2.0, c->height() / 2.0) - f.area.center()) / scale);
     m_syncing = false;
     updatePosition();
+}
+
+/// Where the fitted nodes leave room in the area, both panes move together (staying aligned) so
+/// that the fewest nodes and frame titles are cut at a pane's edges: across first, then down.
+QPointF CompareView::slack(const Frame &f, double scale, QPointF centre) const
+{
+    const QRectF shown((f.both.topLeft() - centre) * scale + f.area.center(), f.both.size() * scale);
+    const auto spans = [&](bool across, QPointF moved) {
+        std::vector<Span> out;
+        for (const GraphCanvas *c : {m_left, m_right}) {
+            const QRect legend = c->legendRect();
+            const double bottom = legend.isEmpty() || legend.width() < c->width() / 2 ? c->height() : legend.top();
+            const QPointF at = (c == m_left ? centre : centre + f.shift) - f.area.center() / scale - moved / scale;
+            std::vector<QRectF> drawn;
+            for (const auto &it : c->view().items)
+                drawn.emplace_back((QPointF(it.x, it.y) - at) * scale, QSizeF(it.w, it.h) * scale);
+            for (const auto &fr : c->frames())
+                drawn.emplace_back((fr.titlePlate().topLeft() - at) * scale, fr.titlePlate().size() * scale);
+            for (const QRectF &r : drawn) {
+                if (across && r.bottom() > 0 && r.top() < bottom) // beside the pane's drawing area
+                    out.push_back({r.left(), r.right(), 0, double(c->width())});
+                else if (!across && r.right() > 0 && r.left() < c->width())
+                    out.push_back({r.top(), r.bottom(), 0, bottom});
+            }
+        }
+        return out;
+    };
+    const double dx = leastCut(spans(true, {}), f.area.left() - shown.left(), f.area.right() - shown.right());
+    const double dy = leastCut(spans(false, {dx, 0}), f.area.top() - shown.top(), f.area.bottom() - shown.bottom());
+    return {dx, dy};
 }
 
 void CompareView::mirrorExpansion(GraphCanvas *to, const QString &module, bool expanded)

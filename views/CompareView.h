@@ -10,9 +10,11 @@
 // Shift+F8); "All changes" (A) shows all of them. Whatever is shown is fitted in both panes at one
 // zoom, never below kReadableScale, clear of the legends, and one node the two versions share (the
 // one that lets both sides be shown largest) at the same place in both panes, so what did not change
-// lines up. What does not fit at kReadableScale is shown from its start (for "All changes": the
-// first change, with a note that N / Shift+N step through the rest). The minimaps are off (M shows
-// them). The panes stay in step: expanding or folding a module in one does it in the other (and
+// lines up; while it stays readable, with the titles of the frames around it, and the unchanged
+// nodes one pane shows among it shown by the other too (for a tenth of the zoom at most); both panes then move together, within the
+// room left, to cut the fewest nodes and titles at their edges. What does not fit at
+// kReadableScale is shown from its start (for "All changes": the first change, with a note that
+// N / Shift+N step through the rest). The minimaps are off (M shows them). The panes stay in step: expanding or folding a module in one does it in the other (and
 // both are fitted to the change again, until the user zooms or pans), and zooming or panning one
 // shows the same node (the one at its centre, or its nearest common neighbour) at the same zoom in
 // the other. Esc closes.
@@ -29,6 +31,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 class QLabel;
@@ -121,9 +124,19 @@ private:
         double fit = 1;
     };
     Frame frame(int k) const;
+    /// f.both, f.area and f.fit for f.a and f.b (B's at f.shift).
+    void fitFrame(Frame &f) const;
+    /// f.a and f.b grown, while the fit stays readable, by the titles of the frames around the
+    /// nodes shown (`inA`, `inB`), innermost first, then by the nodes both draw (`shared`: their
+    /// rectangles in A's and B's scene) that one side has among what is fitted (at 0.9 of the zoom).
+    void widen(Frame &f, const std::vector<const ir::Node *> &inA, const std::vector<const ir::Node *> &inB,
+               const std::vector<std::pair<QRectF, QRectF>> &shared) const;
     /// Fits both panes to the nodes shown (frame(m_current)) at one zoom, never below kReadableScale (then
     /// from the start of what is shown).
     void placeCurrent();
+    /// How far both panes move (screen pixels) within the room the fit leaves, so that the fewest
+    /// nodes and frame titles are cut at the panes' edges.
+    QPointF slack(const Frame &f, double scale, QPointF centre) const;
     void updatePosition();
 
     std::unique_ptr<ir::Graph> m_a, m_b;

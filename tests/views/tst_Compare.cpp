@@ -16,6 +16,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QLabel>
+#include <QLayout>
 #include <QListView>
 #include <QPointer>
 #include <QTimer>
@@ -48,6 +49,20 @@ struct Rewritten {
             doc.history()->setPreset(preset);
         doc.history()->run();
         return doc.history()->historySize() > 1;
+    }
+    /// An example with its first candidate applied `steps` times, as `fxlens FILE --apply-steps N`
+    /// does (the Rewrite panel's Apply on the candidate listed first, the stable order).
+    bool applyFirst(const QString &file, int steps)
+    {
+        if (!doc.open(QStringLiteral(FXLENS_EXAMPLES "/") + file, &error))
+            return false;
+        auto *h = doc.history();
+        for (int i = 0; i < steps; ++i) {
+            const auto next = h->stableCandidates(1);
+            if (next.empty() || !h->apply(next.front()))
+                return false;
+        }
+        return h->historySize() == steps;
     }
     /// Original vs version `b` (-1: the last), shown and active.
     std::unique_ptr<CompareView> compare(int b = -1)
@@ -118,6 +133,26 @@ std::pair<int, int> centrePair(const GraphCanvas *from, const GraphCanvas *to)
         }
     }
     return best;
+}
+
+/// A scene rectangle of a pane where the pane draws it (widget coordinates).
+QRectF onScreen(const GraphCanvas *c, const QRectF &scene)
+{
+    return QRectF((scene.topLeft() - c->viewCentre()) * c->scale() + QPointF(c->width() / 2.0, c->height() / 2.0),
+                  scene.size() * c->scale());
+}
+
+/// The frames of a pane around any of these nodes (an expanded module holding one).
+std::vector<const GraphCanvas::Frame *> framesAround(const GraphCanvas *c, const std::vector<const ir::Node *> &nodes)
+{
+    std::vector<const GraphCanvas::Frame *> out;
+    for (const auto &f : c->frames())
+        if (std::any_of(nodes.begin(), nodes.end(), [&](const ir::Node *n) {
+                const auto &it = c->view().items[size_t(c->itemOf(n))];
+                return f.rect.contains(QRectF(it.x, it.y, it.w, it.h));
+            }))
+            out.push_back(&f);
+    return out;
 }
 
 /// Where a pane shows what it is fitted to (widget coordinates).
@@ -239,10 +274,45 @@ bool aligned(const CompareView &v, bool fitted, QString *why)
             *why += QStringLiteral("; ") + detail;
             return false;
         }
+    // What is fitted: the nodes and, when readable with them, the titles of the frames around them.
+    QRectF ta = a, tb = b;
+    for (const GraphCanvas *c : {v.left(), v.right()})
+        for (const GraphCanvas::Frame *f : framesAround(c, v.shownNodes(c == v.left())))
+            (c == v.left() ? ta : tb) |= onScreen(c, f->titlePlate());
     const QSizeF pane = v.left()->size();
-    const QRectF both = a.united(b.translated((v.left()->width() - v.right()->width()) / 2.0, 0));
+    const QRectF both = ta.united(tb.translated((v.left()->width() - v.right()->width()) / 2.0, 0));
     return v.left()->scale() > 0.999 || std::abs(v.left()->scale() - CompareView::kReadableScale) < 1e-9 ||
         both.width() >= 0.6 * pane.width() || both.height() >= 0.6 * pane.height();
+}
+
+/// Every node a pane is fitted to whole inside it (clear of its legend and minimap), and the title
+/// of every frame around one of them readable on screen.
+bool changesWhole(const CompareView &v, QString *why)
+{
+    for (const GraphCanvas *c : {v.left(), v.right()}) {
+        const auto nodes = v.shownNodes(c == v.left());
+        QString detail;
+        if (!inView(c, nodes, &detail)) {
+            *why = QStringLiteral("%1: %2").arg(c == v.left() ? "A" : "B", detail);
+            return false;
+        }
+        const QRectF pane = QRectF(c->rect()).adjusted(0, 0, 0, -std::max(0, c->height() - c->legendRect().top()));
+        for (const GraphCanvas::Frame *f : framesAround(c, nodes)) {
+            const QRectF title = onScreen(c, f->titlePlate());
+            if (!pane.contains(title)) {
+                *why = QStringLiteral("%1: the title of %2 at %3,%4 %5×%6 in a %7×%8 pane")
+                           .arg(c == v.left() ? "A" : "B", QString::fromStdString(f->path))
+                           .arg(title.x())
+                           .arg(title.y())
+                           .arg(title.width())
+                           .arg(title.height())
+                           .arg(c->width())
+                           .arg(c->height());
+                return false;
+            }
+        }
+    }
+    return true;
 }
 
 QString positionText(const CompareView &v) { return v.findChild<QLabel *>(QStringLiteral("comparePosition"))->text(); }
@@ -543,6 +613,12 @@ private Q_SLOTS:
         QCOMPARE(whole, fits);
         const bool said = positionText(*v).contains(QStringLiteral("more than one screen"));
         QCOMPARE(said, !whole);
+        // The header stays one line, with the position's note whole.
+        const auto *summary = v->findChild<QLabel *>(QStringLiteral("compareSummary"));
+        const auto *position = v->findChild<QLabel *>(QStringLiteral("comparePosition"));
+        v->layout()->activate(); // as the window's event loop does before it paints
+        QVERIFY2(position->width() >= position->sizeHint().width(), qPrintable(QString::number(position->width())));
+        QVERIFY2(summary->heightForWidth(summary->width()) < 2 * summary->fontMetrics().lineSpacing(), qPrintable(summary->text()));
         if (whole)
             return;
         QCOMPARE(v->left()->scale(), CompareView::kReadableScale);
@@ -553,6 +629,52 @@ private Q_SLOTS:
                     first.push_back(n);
             QVERIFY2(wholeOrStart(*v, c, first, &why), qPrintable(why));
         }
+    }
+
+    void stepsByHandShowChangesWhole_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("steps"); // the first candidate applied that many times (-1: preset "all" to its fixpoint)
+        QTest::addColumn<bool>("all");  // "All changes", else the first change as the window opens
+        QTest::newRow("tangle50_0v3_all") << QStringLiteral("tangle50_torch.json") << 3 << true;
+        QTest::newRow("tangle50_0v3_open") << QStringLiteral("tangle50_torch.json") << 3 << false;
+        QTest::newRow("tangle4_0v3_open") << QStringLiteral("tangle4_fx.json") << 3 << false;
+        QTest::newRow("tangle4_0v3_all") << QStringLiteral("tangle4_fx.json") << 3 << true;
+        QTest::newRow("tangle50_0vlast_open") << QStringLiteral("tangle50_torch.json") << -1 << false;
+        QTest::newRow("bert_0vlast_open") << QStringLiteral("bert_base_dynamo.json.gz") << -1 << false;
+    }
+
+    /// Versions reached as the user reaches them (`--apply-steps N`, or F5), compared: every changed
+    /// node shown whole in both panes, clear of the legends, the frames around them with their
+    /// titles on screen, no node both versions draw whole in one pane and cut in the other, and
+    /// nothing cut at the panes' top; or, when "All changes" does not fit at the readable zoom,
+    /// the note that says so.
+    void stepsByHandShowChangesWhole()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, steps);
+        QFETCH(bool, all);
+        Rewritten r;
+        QVERIFY2(steps < 0 ? r.open(file, QStringLiteral("all")) : r.applyFirst(file, steps), qPrintable(r.error));
+        auto v = r.compare();
+        QVERIFY2(v, qPrintable(r.error));
+        if (all)
+            QTest::keyClick(v->left(), Qt::Key_A);
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_%1.png").arg(QString::fromLatin1(QTest::currentDataTag()))));
+        QString why;
+        QVERIFY2(v->left()->scale() >= CompareView::kReadableScale - 1e-9, qPrintable(QString::number(v->left()->scale())));
+        QVERIFY2(aligned(*v, false, &why), qPrintable(why));
+        if (all && positionText(*v).contains(QStringLiteral("more than one screen")))
+            return;
+        QVERIFY2(changesWhole(*v, &why), qPrintable(why));
+        for (const GraphCanvas *c : {v->left(), v->right()})
+            for (size_t i = 0; i < c->view().items.size(); ++i) {
+                const QRectF rc = c->itemRect(int(i));
+                QVERIFY2(!(rc.top() < 0 && rc.bottom() > 0) || c->view().items[i].kind == layout::ViewItem::Kind::Module,
+                         qPrintable(QStringLiteral("%1 cut at the top")
+                                        .arg(QString::fromStdString(c->view().items[i].node ? c->view().items[i].node->name()
+                                                                                            : c->view().items[i].module))));
+            }
     }
 
     /// N / F8 visit every change in order, each on screen in both panes, fitted and aligned; Shift+N
