@@ -174,9 +174,9 @@ constexpr double kFramePad = 6, kFrameTitle = 16;
 /// Edges keep this far from a frame's sides (routeEdges).
 constexpr double kFrameClearance = 5;
 /// The room a frame's title takes at the left of its band (its path in the canvas' 11 px bold
-/// font, at most 6.5 px a character): an edge entering the frame from above crosses the band
+/// font, at most 7 px a character): an edge entering the frame from above crosses the band
 /// kFrameClearance right of it, so frames reach that far left of their entries.
-inline double frameTitleWidth(const std::string &path) { return double(path.size()) * 6.5 + 4; }
+inline double frameTitleWidth(const std::string &path) { return double(path.size()) * 7 + 4; }
 struct ModuleFrame {
     std::string path;
     double x0 = 0, y0 = 0, x1 = 0, y1 = 0; ///< outline, title band included

@@ -269,7 +269,9 @@ private Q_SLOTS:
 
     /// The views of the edge tests: ResNet-50's layer1 and BERT's layer 0 opened down to its
     /// self-attention, laid out afresh and opened in place from the canvas (as --expand and
-    /// double-clicks open them), tangle50 and the two models wholly expanded.
+    /// double-clicks open them), ResNet-50's layer2.0.downsample opened in place (a frame opened
+    /// beside the row's other items, its long title above its entry), tangle50 and the two models
+    /// wholly expanded.
     void edges_data()
     {
         QTest::addColumn<QString>("file");
@@ -280,6 +282,10 @@ private Q_SLOTS:
                                          << int(Opened::Inside);
         QTest::newRow("resnet50 layer1.0 in place") << QStringLiteral("resnet50_fx.json.gz") << layer10 << int(Opened::InPlace);
         QTest::newRow("resnet50 layer1.0") << QStringLiteral("resnet50_fx.json.gz") << layer10 << int(Opened::Fresh);
+        QTest::newRow("resnet50 layer2.0.downsample in place")
+            << QStringLiteral("resnet50_fx.json.gz")
+            << QStringList{QStringLiteral("layer2"), QStringLiteral("layer2.0"), QStringLiteral("layer2.0.downsample")}
+            << int(Opened::InPlace);
         QTest::newRow("bert layer0") << QStringLiteral("bert_base_dynamo.json.gz") << kBertLayer0 << int(Opened::Fresh);
         QTest::newRow("bert layer0 in place") << QStringLiteral("bert_base_dynamo.json.gz") << kBertLayer0 << int(Opened::InPlace);
         QTest::newRow("tangle50 all") << QStringLiteral("tangle50_torch.json") << QStringList{} << int(Opened::Inside);
