@@ -52,6 +52,8 @@ public:
         std::vector<uint32_t> opened, closed;
         if (!splitItems(newOf, oldOf, opened) || !splitItems(oldOf, newOf, closed))
             return false;
+        if (!opened.empty() || !closed.empty())
+            previousFrames = moduleFrames(previous);
         keepItems(opened);
         openBoxes(opened);
         closeBoxes(closed);
@@ -137,14 +139,15 @@ private:
         box[oi].valid = false;
         const auto &members = newOf[oi];
         const ViewGraph sub = boxContents(oi);
-        // The contents with the frames they open (the box's module and those inside it) take the
-        // box's place: the frames' title bands start at the box's top, clear of the row above.
-        const std::string &module = previous.items[oi].module;
+        // The contents with the frames they open take the box's place: the box's module and those
+        // inside it, and those around it that framed the box alone (a frame is drawn around two
+        // items or more), or the stack it was one box of. Their title bands start at the box's
+        // top, with the room the layout leaves above frames for edges to turn (Coordinates).
         double x0 = std::numeric_limits<double>::max(), y0 = x0, x1 = -x0, y1 = -x0;
         for (const auto &it : sub.items)
             x0 = std::min(x0, it.x), y0 = std::min(y0, it.y), x1 = std::max(x1, it.x + it.w), y1 = std::max(y1, it.y + it.h);
         for (const auto &f : moduleFrames(sub))
-            if (f.path == module || f.path.rfind(module + ".", 0) == 0)
+            if (std::none_of(previousFrames.begin(), previousFrames.end(), [&](const ModuleFrame &p) { return p.path == f.path; }))
                 x0 = std::min(x0, f.x0), y0 = std::min(y0, f.y0), x1 = std::max(x1, f.x1), y1 = std::max(y1, f.y1);
         const double w = x1 - x0, h = y1 - y0;
         const double gap = o.itemGap;
@@ -175,8 +178,6 @@ private:
                 yb = std::min(yb, previous.items[oi].y);
             return ya > yb;
         });
-        if (!closed.empty())
-            previousFrames = moduleFrames(previous);
         for (uint32_t ni : closed)
             closeBox(ni);
     }
@@ -238,7 +239,7 @@ private:
     const size_t n;
     Matches newOf, oldOf;
     std::vector<Rect> at, box;
-    std::vector<ModuleFrame> previousFrames; ///< of the view before (closeBoxes)
+    std::vector<ModuleFrame> previousFrames; ///< of the view before
 };
 
 } // namespace

@@ -174,9 +174,9 @@ constexpr double kFramePad = 6, kFrameTitle = 16;
 /// Edges keep this far from a frame's sides (routeEdges).
 constexpr double kFrameClearance = 5;
 /// The room a frame's title takes at the left of its band (its path in the canvas' 11 px bold
-/// font, at most 6.5 px a character): an edge entering the frame from above crosses the band
+/// font, at most 7 px a character): an edge entering the frame from above crosses the band
 /// kFrameClearance right of it, so frames reach that far left of their entries.
-inline double frameTitleWidth(const std::string &path) { return double(path.size()) * 6.5 + 4; }
+inline double frameTitleWidth(const std::string &path) { return double(path.size()) * 7 + 4; }
 struct ModuleFrame {
     std::string path;
     double x0 = 0, y0 = 0, x1 = 0, y1 = 0; ///< outline, title band included
@@ -205,8 +205,10 @@ StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewS
 
 /// Lays `v` out where `previous` was (the same graph with modules expanded or collapsed): every
 /// other item keeps its position; an expanded box's contents are laid out on their own and take
-/// its place (centred under its top, the top of the frames it opens, title bands included; what
-/// lies below moves down, what shares its row moves aside); a collapsed module's box takes the top
+/// its place (centred under its top, the top of the frames it opens, title bands included: its
+/// module's and those around it that now frame more than the box, so that the row above keeps
+/// its distance and edges turn above the frames, as in layeredLayout; what lies below moves
+/// down, what shares its row moves aside); a collapsed module's box takes the top
 /// of what it stood for (what lies below moves up). False, leaving `v` unplaced, when the views
 /// differ otherwise or its frames would not be true (framesTrue): then use layeredLayout.
 bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &o = {});

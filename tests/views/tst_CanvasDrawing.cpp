@@ -55,25 +55,32 @@ std::unique_ptr<Shown> expanded(const char *file, const QStringList &modules = {
     return shown;
 }
 
-/// An example on a shown canvas with exactly `modules` expanded, laid out afresh.
-std::unique_ptr<Shown> expandedOnly(const char *file, const QStringList &modules)
+/// An example on a shown canvas with exactly `modules` expanded, one by one from the canvas (each
+/// opened in place, as a double-click and --expand open it), then laid out afresh when `fresh`.
+std::unique_ptr<Shown> expandedOnly(const char *file, const QStringList &modules, bool fresh = true)
 {
     auto shown = opened(file);
     if (!shown)
         return nullptr;
     for (const QString &m : modules)
         shown->canvas.setExpanded(m, true);
-    shown->canvas.relayoutFresh();
+    if (fresh)
+        shown->canvas.relayoutFresh();
     return shown;
 }
 
-/// The view of the current edges_data row (file, modules, whether exactly those are expanded).
+/// How an edges_data row's modules are opened.
+enum class Opened { Inside, Fresh, InPlace };
+
+/// The view of the current edges_data row (file, modules, how they are opened).
 std::unique_ptr<Shown> shownForEdges()
 {
     QFETCH(QString, file);
     QFETCH(QStringList, modules);
-    QFETCH(bool, only);
-    return only ? expandedOnly(qPrintable(file), modules) : expanded(qPrintable(file), modules);
+    QFETCH(int, how);
+    if (Opened(how) == Opened::Inside)
+        return expanded(qPrintable(file), modules);
+    return expandedOnly(qPrintable(file), modules, Opened(how) == Opened::Fresh);
 }
 
 /// The length of segment a-b lying within `gap` of the side from p to q (horizontal or vertical).
@@ -261,17 +268,29 @@ private Q_SLOTS:
     }
 
     /// The views of the edge tests: ResNet-50's layer1 and BERT's layer 0 opened down to its
-    /// self-attention (as --expand shows them), tangle50 and the two models wholly expanded.
+    /// self-attention, laid out afresh and opened in place from the canvas (as --expand and
+    /// double-clicks open them), ResNet-50's layer2.0.downsample opened in place (a frame opened
+    /// beside the row's other items, its long title above its entry), tangle50 and the two models
+    /// wholly expanded.
     void edges_data()
     {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QStringList>("modules");
-        QTest::addColumn<bool>("only"); // exactly these modules, else these with everything inside
-        QTest::newRow("resnet50 layer1") << QStringLiteral("resnet50_fx.json.gz") << QStringList{QStringLiteral("layer1")} << false;
-        QTest::newRow("bert layer0") << QStringLiteral("bert_base_dynamo.json.gz") << kBertLayer0 << true;
-        QTest::newRow("tangle50 all") << QStringLiteral("tangle50_torch.json") << QStringList{} << false;
-        QTest::newRow("resnet50 all") << QStringLiteral("resnet50_fx.json.gz") << QStringList{} << false;
-        QTest::newRow("bert all") << QStringLiteral("bert_base_dynamo.json.gz") << QStringList{} << false;
+        QTest::addColumn<int>("how"); // Opened
+        const QStringList layer10 = {QStringLiteral("layer1"), QStringLiteral("layer1.0")};
+        QTest::newRow("resnet50 layer1") << QStringLiteral("resnet50_fx.json.gz") << QStringList{QStringLiteral("layer1")}
+                                         << int(Opened::Inside);
+        QTest::newRow("resnet50 layer1.0 in place") << QStringLiteral("resnet50_fx.json.gz") << layer10 << int(Opened::InPlace);
+        QTest::newRow("resnet50 layer1.0") << QStringLiteral("resnet50_fx.json.gz") << layer10 << int(Opened::Fresh);
+        QTest::newRow("resnet50 layer2.0.downsample in place")
+            << QStringLiteral("resnet50_fx.json.gz")
+            << QStringList{QStringLiteral("layer2"), QStringLiteral("layer2.0"), QStringLiteral("layer2.0.downsample")}
+            << int(Opened::InPlace);
+        QTest::newRow("bert layer0") << QStringLiteral("bert_base_dynamo.json.gz") << kBertLayer0 << int(Opened::Fresh);
+        QTest::newRow("bert layer0 in place") << QStringLiteral("bert_base_dynamo.json.gz") << kBertLayer0 << int(Opened::InPlace);
+        QTest::newRow("tangle50 all") << QStringLiteral("tangle50_torch.json") << QStringList{} << int(Opened::Inside);
+        QTest::newRow("resnet50 all") << QStringLiteral("resnet50_fx.json.gz") << QStringList{} << int(Opened::Inside);
+        QTest::newRow("bert all") << QStringLiteral("bert_base_dynamo.json.gz") << QStringList{} << int(Opened::Inside);
     }
 
     /// No stretch of an edge runs along a frame's side: it is within kBorderGap pixels of one for
@@ -317,6 +336,28 @@ private Q_SLOTS:
                                             .arg(QString::fromStdString(c.view().items[c.view().edges[e].from].label),
                                                  QString::fromStdString(c.view().items[c.view().edges[e].to].label),
                                                  QString::fromStdString(f.path))));
+        }
+    }
+
+    /// Edges cross a frame's title band straight down, beside its title: none runs slanting or
+    /// sideways within the band.
+    void edgesStraightThroughTitleBands_data() { edges_data(); }
+    void edgesStraightThroughTitleBands()
+    {
+        auto shown = shownForEdges();
+        QVERIFY(shown && !shown->canvas.frames().empty());
+        const views::GraphCanvas &c = shown->canvas;
+        for (size_t e = 0; e < c.view().edges.size(); ++e) {
+            const QPolygonF line = lineOf(c, e);
+            for (const auto &f : c.frames()) {
+                const QRectF band(f.rect.left(), f.rect.top(), f.rect.width(), layout::kFrameTitle);
+                for (qsizetype k = 1; k < line.size(); ++k)
+                    QVERIFY2(std::abs(line[k].x() - line[k - 1].x()) < 0.5 || !meets(line[k - 1], line[k], band),
+                             qPrintable(QStringLiteral("%1 -> %2 slants through the title band of %3 %4")
+                                            .arg(QString::fromStdString(c.view().items[c.view().edges[e].from].label),
+                                                 QString::fromStdString(c.view().items[c.view().edges[e].to].label),
+                                                 QString::fromStdString(f.path), describe(QRectF(line[k - 1], line[k])))));
+            }
         }
     }
 
@@ -449,6 +490,20 @@ private Q_SLOTS:
                                         [](const auto &f) { return f.path == "model.encoder.layer.0"; });
         self->canvas.setView(1.0, top.rect.topLeft() + QPointF(650, 400));
         QVERIFY(self->canvas.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/bert_layer0_self_fresh.png")));
+        // The same views opened in place, one module after another (as --expand opens them).
+        auto shootFrame = [](Shown &shown, const std::string &frame, const char *name) {
+            const auto &frames = shown.canvas.frames();
+            auto f = std::find_if(frames.begin(), frames.end(), [&](const auto &x) { return x.path == frame; });
+            QVERIFY(f != frames.end());
+            shown.canvas.setView(1.0, f->rect.topLeft() + QPointF(650, 400));
+            QVERIFY(shown.canvas.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/") + QLatin1String(name)));
+        };
+        auto selfInPlace = expandedOnly("bert_base_dynamo.json.gz", kBertLayer0, false);
+        QVERIFY(selfInPlace);
+        shootFrame(*selfInPlace, "model.encoder.layer.0", "bert_layer0_self_in_place.png");
+        auto layer10 = expandedOnly("resnet50_fx.json.gz", {QStringLiteral("layer1"), QStringLiteral("layer1.0")}, false);
+        QVERIFY(layer10);
+        shootFrame(*layer10, "layer1", "resnet50_layer1.0_in_place.png");
     }
 };
 
