@@ -243,6 +243,7 @@ private Q_SLOTS:
             QVERIFY2(low.isEmpty() == high.isEmpty(),
                      qPrintable(low.join(QLatin1Char(' ')) + QStringLiteral(" | ") + high.join(QLatin1Char(' '))));
         }
+        QVERIFY2(cutAtEdges(*c).isEmpty(), qPrintable(cutAtEdges(*c).join(QLatin1Char(' ')))); // nor a frame title
         QVERIFY(c->grab().save(shots() + QStringLiteral("bert_after_run.png")));
     }
 };
