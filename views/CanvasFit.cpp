@@ -6,6 +6,7 @@
 #include <QFontMetricsF>
 
 #include <algorithm>
+#include <climits>
 
 namespace fxlens::views {
 
@@ -181,10 +182,14 @@ void GraphCanvas::settle(const QRectF &focus, Settle how)
         if (const QRectF r = onScreen(QRectF(g.x, g.y, g.w, g.h)); r.intersects(near))
             marks.push_back({r, 1});
     for (const Frame &f : m_frames) {
-        if (const QRectF r = onScreen(f.rect); r.intersects(near) && r.width() <= vp.width() && r.height() <= vp.height())
+        const QRectF r = onScreen(f.rect);
+        const bool around = !focus.isNull() && f.rect.contains(focus);
+        if (!around && !r.intersects(near))
+            continue;
+        if (r.width() <= vp.width() && r.height() <= vp.height())
             marks.push_back({r, 1});
-        if (const QRectF r = onScreen(f.titlePlate()); r.intersects(near) || (!focus.isNull() && f.rect.contains(focus)))
-            marks.push_back({r, !focus.isNull() && f.rect.contains(focus) ? 8 : 1});
+        if (const QRectF title = onScreen(f.titlePlate()); around || title.intersects(near))
+            marks.push_back({title, around ? 8 : 1});
     }
     const QRectF keep = focus.isNull() ? QRectF() : onScreen(focus);
     const QRectF whole = onScreen(QRectF(0, 0, m_view.width, m_view.height));
@@ -195,19 +200,42 @@ void GraphCanvas::settle(const QRectF &focus, Settle how)
         const QPointF unit = across ? QPointF(1, 0) : QPointF(0, 1);
         // The cost of panning by `shift` more: the marks it leaves cut (or, around the focus, not
         // in view), then, when landing on a focus, whether the drawing's start (its inputs) is out
-        // of view.
-        const auto cost = [&](double shift) {
-            int cuts = 0;
-            for (const Mark &m : marks) {
-                const QRectF r = m.r.translated(moved + unit * shift);
-                const auto [oa, ob] = span(QRectF(r.y(), r.x(), r.height(), r.width())); // the other axis
-                const auto [va, vb] = span(QRectF(vp.y(), vp.x(), vp.height(), vp.width()));
-                const auto [a, b] = span(r);
-                if (m.weight > 1 && oa >= va && ob <= vb && (a < lo || b > hi))
-                    cuts += m.weight;
-                else if (ob > va && oa < vb && ((a < lo && b > lo) || (a < hi && b > hi)))
-                    cuts += m.weight;
+        // of view. Each mark costs its weight over open intervals of the shift (cut) or outside a
+        // closed one (not in view): summed over sorted interval ends, not mark by mark.
+        std::vector<std::pair<double, int>> opens, opensEnd, closed, closedEnd;
+        int base = 0;
+        const auto [va, vb] = span(QRectF(vp.y(), vp.x(), vp.height(), vp.width())); // the other axis
+        for (const Mark &m : marks) {
+            const QRectF r = m.r.translated(moved);
+            const auto [oa, ob] = span(QRectF(r.y(), r.x(), r.height(), r.width()));
+            const auto [a, b] = span(r);
+            if (m.weight > 1 && oa >= va && ob <= vb) { // to be in view: costs outside [lo - a, hi - b]
+                base += m.weight;
+                if (lo - a <= hi - b)
+                    closed.push_back({lo - a, m.weight}), closedEnd.push_back({hi - b, m.weight});
+            } else if (ob > va && oa < vb) { // cut at lo over (lo - b, lo - a), at hi over (hi - b, hi - a)
+                if (b - a >= hi - lo)
+                    opens.push_back({lo - b, m.weight}), opensEnd.push_back({hi - a, m.weight});
+                else
+                    for (const double edge : {lo, hi})
+                        opens.push_back({edge - b, m.weight}), opensEnd.push_back({edge - a, m.weight});
             }
+        }
+        const auto prefix = [](std::vector<std::pair<double, int>> &v) {
+            std::sort(v.begin(), v.end());
+            for (size_t i = 1; i < v.size(); ++i)
+                v[i].second += v[i - 1].second;
+        };
+        for (auto *v : {&opens, &opensEnd, &closed, &closedEnd})
+            prefix(*v);
+        const auto below = [](const std::vector<std::pair<double, int>> &v, double x, bool orEqual) { // weight of ends < x (or <= x)
+            const auto it = orEqual ? std::upper_bound(v.begin(), v.end(), std::pair{x, INT_MAX})
+                                    : std::lower_bound(v.begin(), v.end(), std::pair{x, INT_MIN});
+            return it == v.begin() ? 0 : std::prev(it)->second;
+        };
+        const auto cost = [&](double shift) {
+            const int cuts = base + below(opens, shift, false) - below(opensEnd, shift, true) - below(closed, shift, true) +
+                below(closedEnd, shift, false);
             const auto [wa, wb] = span(whole.translated(moved + unit * shift));
             return std::pair{cuts, how == Settle::Context && wa < lo - 1 && wb > lo};
         };
