@@ -6,6 +6,7 @@
 #include <QFontMetricsF>
 
 #include <algorithm>
+#include <climits>
 
 namespace fxlens::views {
 
@@ -44,6 +45,7 @@ void GraphCanvas::fitToView()
         m_scale = std::max(m_scale, std::min({kMinFitScale, std::max(across, down), 2.0}));
         m_offset.setX(area.center().x() - m_view.width * m_scale / 2);
         m_offset.setY(m_view.height * m_scale <= area.height() ? area.center().y() - m_view.height * m_scale / 2 : area.top());
+        settle(QRectF(), Settle::Hold);
     }
     update();
     Q_EMIT viewChanged();
@@ -74,10 +76,23 @@ bool GraphCanvas::showModule(const QString &module)
     m_scale = std::clamp(std::min(area.width() / r.width(), area.height() / r.height()), kMinFitScale, 1.0);
     const double top = r.height() * m_scale <= area.height() ? area.center().y() - r.height() * m_scale / 2 : area.top();
     m_offset = QPointF(area.center().x() - r.center().x() * m_scale, top - r.top() * m_scale);
+    settle(focusOf(m), Settle::Context);
     m_untouched = false;
     update();
     Q_EMIT viewChanged();
     return true;
+}
+
+QRectF GraphCanvas::focusOf(const std::string &module) const
+{
+    const QRect vp = sceneViewport();
+    for (const Frame &f : m_frames)
+        if (f.path == module) // the frame when it fits in view, else its title
+            return f.rect.width() * m_scale <= vp.width() && f.rect.height() * m_scale <= vp.height() ? f.rect : f.titlePlate();
+    for (const auto &it : m_view.items)
+        if (it.module == module) // its box
+            return QRectF(it.x, it.y, it.w, it.h);
+    return {};
 }
 
 void GraphCanvas::refit()
@@ -90,7 +105,7 @@ void GraphCanvas::refit()
     Q_EMIT viewChanged();
 }
 
-void GraphCanvas::landOn(int item)
+void GraphCanvas::landOn(int item, bool fromHere)
 {
     const QRect vp = sceneViewport();
     constexpr double kMargin = 16;
@@ -130,8 +145,11 @@ void GraphCanvas::landOn(int item)
             keep.setTop(both.top()), keep.setBottom(both.bottom());
     }
     // The node in the centre, then panned as little as brings what to keep inside the margin.
+    if (fromHere) // the view as it is, zoomed about the middle of its top edge
+        m_offset = QPointF(vp.center().x(), vp.top()) - (QPointF(vp.center().x(), vp.top()) - m_offset) * (scale / m_scale);
+    else
+        m_offset = QRectF(vp).center() - node.center() * scale;
     m_scale = scale;
-    m_offset = QRectF(vp).center() - node.center() * m_scale;
     const QRectF on(keep.topLeft() * m_scale + m_offset, keep.size() * m_scale);
     const QRectF inner = QRectF(vp).adjusted(kMargin, kMargin, -kMargin, -kMargin);
     m_offset += QPointF(on.left() < inner.left()         ? inner.left() - on.left()
@@ -140,39 +158,107 @@ void GraphCanvas::landOn(int item)
                         on.top() < inner.top()             ? inner.top() - on.top()
                             : on.bottom() > inner.bottom() ? inner.bottom() - on.bottom()
                                                            : 0);
-    uncutItems(keep);
+    settle(keep, Settle::Context);
 }
 
-void GraphCanvas::uncutItems(const QRectF &keep)
+void GraphCanvas::settle(const QRectF &focus, Settle how)
 {
     const QRectF vp = sceneViewport();
-    for (const bool across : {true, false}) {
-        const auto span = [across](const QRectF &r) { return across ? std::pair{r.left(), r.right()} : std::pair{r.top(), r.bottom()}; };
-        const QPointF unit = across ? QPointF(1, 0) : QPointF(0, 1);
-        const auto [lo, hi] = span(vp);
-        // After panning by `shift` along the axis: how far the items cut at the low edge need the
-        // view panned forward to be whole, and those cut at the high edge backward.
-        const auto needs = [&](double shift) {
-            double low = 0, high = 0;
-            for (int i : itemsIn(QRectF(toScene(vp.topLeft() - unit * shift), vp.size() / m_scale))) {
-                const QRectF r = itemRect(i).translated(unit * shift);
-                if (!r.intersects(vp))
-                    continue;
-                if (const auto [a, b] = span(r); a < lo && b > lo)
-                    low = std::max(low, lo - a + 4);
-                else if (a < hi && b > hi)
-                    high = std::max(high, b - hi + 4);
-            }
-            return std::pair{low, high};
-        };
-        const auto [low, high] = needs(0);
-        if ((low > 0) == (high > 0))
-            continue; // none cut, or both edges: panning cannot help
-        const double shift = low > 0 ? low : -high;
-        const auto [ka, kb] = span(QRectF(keep.topLeft() * m_scale + m_offset, keep.size() * m_scale).translated(unit * shift));
-        if (const auto after = needs(shift); after.first == 0 && after.second == 0 && (keep.isNull() || (ka >= lo && kb <= hi)))
-            m_offset += unit * shift;
+    if (m_view.items.empty() || vp.isEmpty())
+        return;
+    const auto onScreen = [&](const QRectF &r) { return QRectF(r.topLeft() * m_scale + m_offset, r.size() * m_scale); };
+    // What is to be whole or out of view, never cut by an edge: the items and ghosts near the
+    // viewport, the frames' titles, and the frames small enough to be seen whole. The titles of
+    // the frames around the focus are to be in view (weight 8).
+    struct Mark {
+        QRectF r;
+        int weight;
+    };
+    std::vector<Mark> marks;
+    const QRectF near = vp.adjusted(-vp.width() / 2, -vp.height() / 2, vp.width() / 2, vp.height() / 2);
+    for (int i : itemsIn(QRectF(toScene(near.topLeft()), near.size() / m_scale)))
+        marks.push_back({itemRect(i), 1});
+    for (const auto &g : m_ghosts)
+        if (const QRectF r = onScreen(QRectF(g.x, g.y, g.w, g.h)); r.intersects(near))
+            marks.push_back({r, 1});
+    for (const Frame &f : m_frames) {
+        const QRectF r = onScreen(f.rect);
+        const bool around = !focus.isNull() && f.rect.contains(focus);
+        if (!around && !r.intersects(near))
+            continue;
+        if (r.width() <= vp.width() && r.height() <= vp.height())
+            marks.push_back({r, 1});
+        if (const QRectF title = onScreen(f.titlePlate()); around || title.intersects(near))
+            marks.push_back({title, around ? 8 : 1});
     }
+    const QRectF keep = focus.isNull() ? QRectF() : onScreen(focus);
+    const QRectF whole = onScreen(QRectF(0, 0, m_view.width, m_view.height));
+    QPointF moved;
+    for (const bool across : {true, false, true}) {
+        const auto span = [across](const QRectF &r) { return across ? std::pair{r.left(), r.right()} : std::pair{r.top(), r.bottom()}; };
+        const auto [lo, hi] = span(vp);
+        const QPointF unit = across ? QPointF(1, 0) : QPointF(0, 1);
+        // The cost of panning by `shift` more: the marks it leaves cut (or, around the focus, not
+        // in view), then, when landing on a focus, whether the drawing's start (its inputs) is out
+        // of view. Each mark costs its weight over open intervals of the shift (cut) or outside a
+        // closed one (not in view): summed over sorted interval ends, not mark by mark.
+        std::vector<std::pair<double, int>> opens, opensEnd, closed, closedEnd;
+        int base = 0;
+        const auto [va, vb] = span(QRectF(vp.y(), vp.x(), vp.height(), vp.width())); // the other axis
+        for (const Mark &m : marks) {
+            const QRectF r = m.r.translated(moved);
+            const auto [oa, ob] = span(QRectF(r.y(), r.x(), r.height(), r.width()));
+            const auto [a, b] = span(r);
+            if (m.weight > 1 && oa >= va && ob <= vb) { // to be in view: costs outside [lo - a, hi - b]
+                base += m.weight;
+                if (lo - a <= hi - b)
+                    closed.push_back({lo - a, m.weight}), closedEnd.push_back({hi - b, m.weight});
+            } else if (ob > va && oa < vb) { // cut at lo over (lo - b, lo - a), at hi over (hi - b, hi - a)
+                if (b - a >= hi - lo)
+                    opens.push_back({lo - b, m.weight}), opensEnd.push_back({hi - a, m.weight});
+                else
+                    for (const double edge : {lo, hi})
+                        opens.push_back({edge - b, m.weight}), opensEnd.push_back({edge - a, m.weight});
+            }
+        }
+        const auto prefix = [](std::vector<std::pair<double, int>> &v) {
+            std::sort(v.begin(), v.end());
+            for (size_t i = 1; i < v.size(); ++i)
+                v[i].second += v[i - 1].second;
+        };
+        for (auto *v : {&opens, &opensEnd, &closed, &closedEnd})
+            prefix(*v);
+        const auto below = [](const std::vector<std::pair<double, int>> &v, double x, bool orEqual) { // weight of ends < x (or <= x)
+            const auto it = orEqual ? std::upper_bound(v.begin(), v.end(), std::pair{x, INT_MAX})
+                                    : std::lower_bound(v.begin(), v.end(), std::pair{x, INT_MIN});
+            return it == v.begin() ? 0 : std::prev(it)->second;
+        };
+        const auto cost = [&](double shift) {
+            const int cuts = base + below(opens, shift, false) - below(opensEnd, shift, true) - below(closed, shift, true) +
+                below(closedEnd, shift, false);
+            const auto [wa, wb] = span(whole.translated(moved + unit * shift));
+            return std::pair{cuts, how == Settle::Context && wa < lo - 1 && wb > lo};
+        };
+        std::vector<double> shifts{0};
+        for (const Mark &m : marks) {
+            const auto [a, b] = span(m.r.translated(moved));
+            for (const double s : {lo + 4 - a, hi - 4 - b, lo - b, hi - a})
+                if (std::abs(s) <= (hi - lo) / 2)
+                    shifts.push_back(s);
+        }
+        const auto [ka, kb] = span(keep.translated(moved));
+        double best = 0;
+        auto bestCost = cost(0);
+        for (const double s : shifts) {
+            if (!keep.isNull() && s != 0 && (ka + s < lo || kb + s > hi))
+                continue; // the focus stays whole in view
+            const auto c = cost(s);
+            if (c < bestCost || (c == bestCost && std::abs(s) < std::abs(best)))
+                best = s, bestCost = c;
+        }
+        moved += unit * best;
+    }
+    m_offset += moved;
 }
 
 void GraphCanvas::zoomBy(double factor, QPointF around)

@@ -91,6 +91,7 @@ void GraphCanvas::readableView()
         m_scale = std::clamp((vp.height() - 2 * margin) / std::max(m_view.height, 1.0), m_scale, 1.0);
         m_offset = QPointF(margin, (vp.height() - m_view.height * m_scale) / 2);
     }
+    settle(QRectF(), Settle::Hold);
     update();
     Q_EMIT viewChanged();
 }
@@ -105,7 +106,8 @@ void GraphCanvas::graphEdited()
         // A step: what stayed stays where it was, what it made is green, what it removed a red
         // ghost (View ▸ Re-layout starts afresh).
         relayout(true, Placement::StableStep);
-        uncutItems(QRectF()); // what the step moved is not left cut at an edge
+        settle(QRectF(), Settle::Hold); // what the step moved (or left a ghost) is not cut at an edge
+        update();
         return;
     }
     relayout(true);
@@ -114,6 +116,8 @@ void GraphCanvas::graphEdited()
     if (center.x() > m_view.width || center.y() > m_view.height ||
         (m_view.width * m_scale <= sceneViewport().width() && m_view.height * m_scale <= sceneViewport().height()))
         fitToView();
+    else
+        settle(QRectF(), Settle::Hold);
 }
 
 void GraphCanvas::relayoutFresh()
@@ -281,6 +285,7 @@ void GraphCanvas::setExpanded(const QString &module, bool expanded)
         }
     if (const auto after = topOf(); !held && before && after)
         m_offset = onScreen - *after * m_scale;
+    settle(focusOf(m), Settle::Hold); // nothing cut at an edge, the module and the titles around it in view
     update();
     Q_EMIT viewChanged();
     Q_EMIT moduleToggled(module, expanded);
@@ -319,7 +324,7 @@ bool GraphCanvas::selectNode(const QString &name)
         // with when legible, else the box that holds the node centred; it is outlined.
         m_selected = itemOf(node);
         if (!revealInOverview(m_selected))
-            landOn(m_selected);
+            landOn(m_selected, true); // from the view it opened with (its inputs), panned the least
         update();
         Q_EMIT viewChanged();
         return true;

@@ -312,13 +312,20 @@ private:
     /// Brings `item` into view after an action (a selection, a candidate, a run), at 0.8 zoom or
     /// more (text legible): its innermost frame whole (and its enclosing frames that also fit at
     /// that zoom) when it fits there or at a zoom still readable (kLandScale), else the item with
-    /// its frame's title where both fit, all inside a margin; then no item is left cut at an edge
-    /// of the viewport when panning can show it whole without cutting the others.
-    void landOn(int item);
-    /// Pans by `shift` (widget pixels) more, along x or y, so that the items cut at one edge of the
-    /// viewport are whole, when that cuts none at the other edge nor leaves `keep` (scene; null:
-    /// nothing) out.
-    void uncutItems(const QRectF &keep);
+    /// its frame's title where both fit, all inside a margin: centred, or `fromHere` panned the
+    /// least from the view as it is; then settled (settle()).
+    void landOn(int item, bool fromHere = false);
+    /// How a landing settles: holding the view still as far as it can (an expand, a step), or
+    /// showing also where the drawing starts or ends when the focus allows it (a selection).
+    enum class Settle { Hold, Context };
+    /// The one last pan of every landing: along x, then y (then x again), the least pan that
+    /// leaves the fewest items, ghosts, frame titles and frames that fit whole cut by an edge of
+    /// the viewport, and the titles of the frames around `focus` (scene; null: none) in view,
+    /// never moving `focus` out of view.
+    void settle(const QRectF &focus, Settle how);
+    /// What a landing on `module` keeps in view (scene): its frame when it fits, else the frame's
+    /// title; its box when collapsed.
+    QRectF focusOf(const std::string &module) const;
     void renderMinimap();
 
     const ir::Graph *m_graph = nullptr;

@@ -49,6 +49,29 @@ QRectF onScreen(const GraphCanvas &c, const QRectF &scene)
     return QRectF(scene.topLeft() * c.scale() + offset, scene.size() * c.scale());
 }
 
+/// What the user sees cut by an edge of the canvas' scene viewport: the items (by label) and the
+/// frame titles (by path) that lie partly inside it and partly outside.
+QStringList cutAtEdges(const GraphCanvas &c)
+{
+    const QRectF vp = c.sceneViewport();
+    const auto cut = [&](const QRectF &r) { return r.intersects(vp) && !vp.contains(r); };
+    QStringList out;
+    for (size_t i = 0; i < c.view().items.size(); ++i)
+        if (cut(c.itemRect(int(i))))
+            out << QString::fromStdString(c.view().items[i].label);
+    for (const auto &f : c.frames())
+        if (cut(onScreen(c, f.titlePlate())))
+            out << QStringLiteral("title ") + QString::fromStdString(f.path);
+    return out;
+}
+
+/// The title of frame `path` whole in the viewport.
+bool titleShown(const GraphCanvas &c, const std::string &path)
+{
+    const auto f = std::find_if(c.frames().begin(), c.frames().end(), [&](const auto &fr) { return fr.path == path; });
+    return f != c.frames().end() && QRectF(c.sceneViewport()).contains(onScreen(c, f->titlePlate()));
+}
+
 } // namespace
 
 class TestViewLanding : public QObject {
@@ -108,6 +131,88 @@ private Q_SLOTS:
         QVERIFY(c.grab().save(shots() + QStringLiteral("bert_expand_landing.png")));
     }
 
+    /// BERT with its layers unstacked, the view at the `model` frame's left edge: double-clicking
+    /// layer 3 opens it where its box stood, widening the frames around it to the left; the titles
+    /// of the opened frame and of the frames around it are then whole in view, and no item is cut.
+    void expandKeepsTheTitlesAround()
+    {
+        auto s = show(example("bert_base_dynamo.json.gz"), 1000, 800);
+        QVERIFY(s);
+        GraphCanvas &c = s->canvas;
+        c.setExpanded(QStringLiteral("model"), true);
+        c.setExpanded(QStringLiteral("model.encoder"), true);
+        while (!c.stacks().empty())
+            c.unstack(0);
+        const auto model = std::find_if(c.frames().begin(), c.frames().end(), [](const auto &f) { return f.path == "model"; });
+        QVERIFY(model != c.frames().end());
+        int box = -1; // layer 3's box
+        for (size_t i = 0; i < c.view().items.size() && box < 0; ++i)
+            if (c.view().items[i].module == "model.encoder.layer.3")
+                box = int(i);
+        QVERIFY(box >= 0);
+        const auto &it = c.view().items[size_t(box)];
+        c.setView(1.0, QPointF(model->rect.left() + c.width() / 2.0, it.y + it.h / 2)); // the frame's left edge at the left
+        QVERIFY(titleShown(c, "model"));
+        QTest::mouseDClick(&c, Qt::LeftButton, {}, c.itemRect(box).center().toPoint());
+        QVERIFY(c.isExpanded(QStringLiteral("model.encoder.layer.3")));
+        for (const char *path : {"model.encoder.layer.3", "model.encoder", "model"})
+            QVERIFY2(titleShown(c, path), path);
+        QVERIFY2(cutAtEdges(c).isEmpty(), qPrintable(cutAtEdges(c).join(QLatin1Char(' '))));
+        QVERIFY(c.grab().save(shots() + QStringLiteral("bert_expand_layer3_titles.png")));
+    }
+
+    /// Landing on a module (--expand: ResNet-50's layer1.0, BERT's layer 3) leaves no item and no
+    /// frame title cut at an edge: what does not fit is out of view, not half in it.
+    void expandLandsOnWholeThings_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("module");
+        QTest::addColumn<QSize>("size");
+        for (const QSize size : {QSize(480, 700), QSize(470, 730), QSize(900, 650), QSize(700, 600), QSize(1300, 880)}) {
+            QTest::addRow("resnet50 layer1.0 %dx%d", size.width(), size.height())
+                << QStringLiteral("resnet50_fx.json.gz") << QStringLiteral("layer1.0") << size;
+            QTest::addRow("bert layer.3 %dx%d", size.width(), size.height())
+                << QStringLiteral("bert_base_dynamo.json.gz") << QStringLiteral("model.encoder.layer.3") << size;
+        }
+    }
+    void expandLandsOnWholeThings()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, module);
+        QFETCH(QSize, size);
+        auto s = show(example(file.toLatin1().constData()), size.width(), size.height());
+        QVERIFY(s);
+        GraphCanvas &c = s->canvas;
+        const QStringList parts = module.split(QLatin1Char('.'));
+        for (int i = 1; i <= parts.size(); ++i)
+            c.setExpanded(parts.mid(0, i).join(QLatin1Char('.')), true);
+        QVERIFY(c.showModule(module));
+        QVERIFY(titleShown(c, module.toStdString()));
+        QVERIFY2(cutAtEdges(c).isEmpty(), qPrintable(cutAtEdges(c).join(QLatin1Char(' '))));
+        QVERIFY(c.grab().save(shots() + QStringLiteral("expand_landing_%1.png").arg(parts.constFirst())));
+    }
+
+    /// A file's first candidate deep in a tall graph (transformer_dynamo's `h`): the view it opened
+    /// with (the inputs at the top) panned the least that shows the candidate, so what leads to it
+    /// is above it in view, and nothing is cut at the top edge.
+    void firstCandidateWithWhatLeadsToIt()
+    {
+        auto s = show(example("transformer_dynamo.json"), 480, 700);
+        QVERIFY(s);
+        GraphCanvas &c = s->canvas;
+        const fxlens::ir::Node *h = s->graph->find("h");
+        QVERIFY(h);
+        QVERIFY(c.selectNode(QStringLiteral("h")));
+        const QRectF vp = c.sceneViewport(), box = c.itemRect(c.itemOf(h));
+        QVERIFY(vp.contains(box));
+        QVERIFY2(box.bottom() > vp.bottom() - 80, qPrintable(QStringLiteral("h at %1 of %2").arg(box.bottom()).arg(vp.bottom())));
+        for (size_t i = 0; i < c.view().items.size(); ++i) {
+            const QRectF r = c.itemRect(int(i));
+            QVERIFY2(!(r.top() < vp.top() && r.bottom() > vp.top()), c.view().items[i].label.c_str());
+        }
+        QVERIFY(c.grab().save(shots() + QStringLiteral("transformer_first_candidate.png")));
+    }
+
     /// After Run (F5) to the fixpoint no node is left cut at one edge of the view, where panning
     /// shows it whole.
     void runEndsOnAWholeNode()
@@ -138,6 +243,7 @@ private Q_SLOTS:
             QVERIFY2(low.isEmpty() == high.isEmpty(),
                      qPrintable(low.join(QLatin1Char(' ')) + QStringLiteral(" | ") + high.join(QLatin1Char(' '))));
         }
+        QVERIFY2(cutAtEdges(*c).isEmpty(), qPrintable(cutAtEdges(*c).join(QLatin1Char(' ')))); // nor a frame title
         QVERIFY(c->grab().save(shots() + QStringLiteral("bert_after_run.png")));
     }
 };
