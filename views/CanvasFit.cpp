@@ -6,6 +6,7 @@
 #include <QFontMetricsF>
 
 #include <algorithm>
+#include <cmath>
 
 namespace fxlens::views {
 
@@ -140,39 +141,102 @@ void GraphCanvas::landOn(int item)
                         on.top() < inner.top()             ? inner.top() - on.top()
                             : on.bottom() > inner.bottom() ? inner.bottom() - on.bottom()
                                                            : 0);
-    uncutItems(keep);
+    uncutItems(keep, std::min(m_scale, kLandScale));
 }
 
-void GraphCanvas::uncutItems(const QRectF &keep)
+std::vector<double> GraphCanvas::wholeShifts(bool across, const QRectF &keep, size_t count) const
 {
+    constexpr double kGap = 4; // what a rectangle moved clear of an edge keeps from it
     const QRectF vp = sceneViewport();
-    for (const bool across : {true, false}) {
-        const auto span = [across](const QRectF &r) { return across ? std::pair{r.left(), r.right()} : std::pair{r.top(), r.bottom()}; };
-        const QPointF unit = across ? QPointF(1, 0) : QPointF(0, 1);
-        const auto [lo, hi] = span(vp);
-        // After panning by `shift` along the axis: how far the items cut at the low edge need the
-        // view panned forward to be whole, and those cut at the high edge backward.
-        const auto needs = [&](double shift) {
-            double low = 0, high = 0;
-            for (int i : itemsIn(QRectF(toScene(vp.topLeft() - unit * shift), vp.size() / m_scale))) {
-                const QRectF r = itemRect(i).translated(unit * shift);
-                if (!r.intersects(vp))
-                    continue;
-                if (const auto [a, b] = span(r); a < lo && b > lo)
-                    low = std::max(low, lo - a + 4);
-                else if (a < hi && b > hi)
-                    high = std::max(high, b - hi + 4);
-            }
-            return std::pair{low, high};
-        };
-        const auto [low, high] = needs(0);
-        if ((low > 0) == (high > 0))
-            continue; // none cut, or both edges: panning cannot help
-        const double shift = low > 0 ? low : -high;
-        const auto [ka, kb] = span(QRectF(keep.topLeft() * m_scale + m_offset, keep.size() * m_scale).translated(unit * shift));
-        if (const auto after = needs(shift); after.first == 0 && after.second == 0 && (keep.isNull() || (ka >= lo && kb <= hi)))
-            m_offset += unit * shift;
+    const auto span = [across](const QRectF &r) { return across ? std::pair{r.left(), r.right()} : std::pair{r.top(), r.bottom()}; };
+    const auto [lo, hi] = span(vp);
+    const double most = (hi - lo) / 2;
+    // What a pan along this axis can bring into view: the items, and the kernel labels once drawn.
+    const QRectF reach = across ? vp.adjusted(-most, 0, most, 0) : vp.adjusted(0, -most, 0, most);
+    std::vector<std::pair<double, double>> spans;
+    for (const int i : itemsIn(QRectF(toScene(reach.topLeft()), reach.size() / m_scale)))
+        if (const QRectF r = itemRect(i); r.intersects(reach))
+            spans.push_back(span(r));
+    if (kernelLabelsDrawn())
+        for (const auto &o : m_kernelOutlines)
+            if (const QRectF r(o.label.topLeft() * m_scale + m_offset, o.label.size() * m_scale); !o.label.isEmpty() && r.intersects(reach))
+                spans.push_back(span(r));
+    // The least pans first: none, else those that put a rectangle's end just inside or outside an edge.
+    std::vector<double> shifts{0};
+    for (const auto &[a, b] : spans)
+        shifts.insert(shifts.end(), {lo + kGap - a, lo - kGap - b, hi - kGap - b, hi + kGap - a});
+    std::sort(shifts.begin(), shifts.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
+    // A point is inside a rectangle when it is inside their union's (open) intervals.
+    std::sort(spans.begin(), spans.end());
+    std::vector<std::pair<double, double>> merged;
+    for (const auto &ab : spans)
+        if (!merged.empty() && ab.first < merged.back().second)
+            merged.back().second = std::max(merged.back().second, ab.second);
+        else
+            merged.push_back(ab);
+    const auto cuts = [&](double at) {
+        const auto it = std::lower_bound(merged.begin(), merged.end(), at, [](const auto &ab, double x) { return ab.first < x; });
+        return it != merged.begin() && std::prev(it)->second > at;
+    };
+    const auto [ka, kb] = span(QRectF(keep.topLeft() * m_scale + m_offset, keep.size() * m_scale));
+    std::vector<double> out;
+    for (const double s : shifts) {
+        if (std::abs(s) > most || out.size() >= count)
+            break;
+        if ((keep.isNull() || (ka + s >= lo && kb + s <= hi)) && !cuts(lo - s) && !cuts(hi - s) &&
+            std::find(out.begin(), out.end(), s) == out.end())
+            out.push_back(s);
     }
+    return out;
+}
+
+void GraphCanvas::uncutItems(const QRectF &keep, double least)
+{
+    const double scale = m_scale;
+    const QPointF offset = m_offset;
+    // Zoomed out around what to keep (else the viewport's centre), a few percent a step; at each
+    // zoom the least pans down (a few tried), each with the least pan across that leaves all whole.
+    const QPointF anchor = keep.isNull() ? viewportCentre() : QRectF(keep.topLeft() * m_scale + m_offset, keep.size() * m_scale).center();
+    const QPointF at = toScene(anchor);
+    for (double s = scale;; s *= 0.97) {
+        m_scale = s;
+        const QPointF base = anchor - at * s;
+        for (const double down : wholeShifts(false, keep, 12)) {
+            m_offset = base + QPointF(0, down);
+            if (const auto across = wholeShifts(true, keep, 1); !across.empty()) {
+                m_offset.rx() += across.front();
+                if (const auto again = wholeShifts(false, keep, 1); !again.empty() && again.front() == 0)
+                    return;
+            }
+        }
+        if (s * 0.97 < least)
+            break;
+    }
+    // No zoom that readable leaves everything whole: at the zoom it had, each axis panned where
+    // that leaves it whole.
+    m_scale = scale;
+    m_offset = offset;
+    if (const auto across = wholeShifts(true, keep, 1); !across.empty())
+        m_offset.rx() += across.front();
+    if (const auto down = wholeShifts(false, keep, 1); !down.empty())
+        m_offset.ry() += down.front();
+}
+
+void GraphCanvas::showNodes(const std::vector<const ir::Node *> &nodes, double least)
+{
+    const QRect vp = sceneViewport();
+    const QRectF r = nodes.empty() ? QRectF(0, 0, m_view.width, m_view.height) : nodesRect(nodes);
+    if (r.isEmpty() || vp.width() <= 0 || vp.height() <= 0)
+        return;
+    constexpr double kMargin = 30;
+    const QSizeF room(std::max(vp.width() - 2 * kMargin, 1.0), std::max(vp.height() - 2 * kMargin, 1.0));
+    m_scale = std::clamp(std::min(room.width() / std::max(r.width(), 1.0), room.height() / std::max(r.height(), 1.0)), least, 1.0);
+    // Along an axis where it does not fit at that zoom: its start (left end, top) in view.
+    const QRectF keep(r.topLeft(), QSizeF(std::min(r.width(), room.width() / m_scale), std::min(r.height(), room.height() / m_scale)));
+    m_offset = QRectF(vp).center() - keep.center() * m_scale;
+    uncutItems(keep, least);
+    update();
+    Q_EMIT viewChanged();
 }
 
 void GraphCanvas::zoomBy(double factor, QPointF around)

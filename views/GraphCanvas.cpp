@@ -105,7 +105,7 @@ void GraphCanvas::graphEdited()
         // A step: what stayed stays where it was, what it made is green, what it removed a red
         // ghost (View ▸ Re-layout starts afresh).
         relayout(true, Placement::StableStep);
-        uncutItems(QRectF()); // what the step moved is not left cut at an edge
+        uncutItems(QRectF(), m_scale); // what the step moved is not left cut at an edge
         return;
     }
     relayout(true);

@@ -16,6 +16,7 @@
 #include <QLineF>
 #include <QPainterPath>
 #include <QPolygonF>
+#include <QStringList>
 #include <QWidget>
 
 #include <set>
@@ -101,6 +102,10 @@ public:
     void refit();
     /// The scene rectangle of the items showing these nodes (empty when none has one).
     QRectF nodesRect(const std::vector<const ir::Node *> &nodes) const;
+    /// These nodes' items (none: the whole drawing) in view at the zoom that fits them, between
+    /// `least` and 1:1, centred; along an axis where they do not fit, their start (left end, top).
+    /// Then no item or kernel label is left cut at an edge (uncutItems).
+    void showNodes(const std::vector<const ir::Node *> &nodes, double least);
     /// The items of `module` (its nodes and boxes, at any depth) fitted in the widget, at most 1:1
     /// and never below kMinFitScale (centred on their top); false when nothing of it is drawn.
     bool showModule(const QString &module);
@@ -235,6 +240,10 @@ public:
     /// Where group `g`'s label is drawn (scene coordinates); empty when it has none (no room that
     /// overprints no item and no other label: its tooltip names it).
     QRectF kernelLabelRect(int g) const;
+    /// The lines of group `g`'s label as drawn (empty: it has no place).
+    QStringList kernelLabelLines(int g) const;
+    /// The kernel labels are drawn at this zoom (legible).
+    bool kernelLabelsDrawn() const;
     /// The group whose label or outline is at a widget position (the innermost), -1 for none.
     int kernelGroupAt(QPointF pos) const;
 
@@ -289,6 +298,8 @@ private:
     void paintLegend(QPainter &p);
     /// The kernel outlines' rectangles and labels for the view on screen (m_kernelOutlines).
     void placeKernelGroups();
+    /// Each outline's label placed (m_kernelOutlines' label and lines), once the outlines are.
+    void placeKernelLabels();
     void paintKernelGroups(QPainter &p, double scale) const;
     QString kernelToolTip(int g) const;
     /// The frames of the expanded modules (m_frames); the scene grows to hold them.
@@ -313,12 +324,17 @@ private:
     /// more (text legible): its innermost frame whole (and its enclosing frames that also fit at
     /// that zoom) when it fits there or at a zoom still readable (kLandScale), else the item with
     /// its frame's title where both fit, all inside a margin; then no item is left cut at an edge
-    /// of the viewport when panning can show it whole without cutting the others.
+    /// of the viewport (uncutItems, zooming out to kLandScale at most).
     void landOn(int item);
-    /// Pans by `shift` (widget pixels) more, along x or y, so that the items cut at one edge of the
-    /// viewport are whole, when that cuts none at the other edge nor leaves `keep` (scene; null:
-    /// nothing) out.
-    void uncutItems(const QRectF &keep);
+    /// No item (nor kernel label) cut at an edge of the viewport, with `keep` (scene; null:
+    /// nothing) inside it: panned as little as that takes, else zoomed out a few percent a step
+    /// (down to `least`) and panned; when no zoom down to `least` does it, each axis panned where
+    /// that leaves it whole.
+    void uncutItems(const QRectF &keep, double least);
+    /// Along x (`across`) or y: the `count` least pans (widget pixels, at most half the viewport)
+    /// after which nothing in view is cut at an edge along that axis and `keep` is inside.
+    std::vector<double> wholeShifts(bool across, const QRectF &keep, size_t count) const;
+
     void renderMinimap();
 
     const ir::Graph *m_graph = nullptr;
@@ -341,6 +357,7 @@ private:
     struct KernelOutline {
         QRectF rect, label; ///< rect: the outline (scattered: around all its rings)
         QString text;
+        QStringList lines; ///< the label as drawn: the text broken after '_' where it is too wide, else elided
         std::vector<int> items;
         std::vector<QRectF> rings; ///< scattered over the drawing (a box around them would cover other items): one ring per item
     };
