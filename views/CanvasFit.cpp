@@ -141,7 +141,7 @@ void GraphCanvas::landOn(int item)
                         on.top() < inner.top()             ? inner.top() - on.top()
                             : on.bottom() > inner.bottom() ? inner.bottom() - on.bottom()
                                                            : 0);
-    uncutItems(keep, std::min(m_scale, kLandScale));
+    uncutItems(keep, m_scale); // panned only: the zoom chosen above stays
 }
 
 std::vector<double> GraphCanvas::wholeShifts(bool across, const QRectF &keep, size_t count) const

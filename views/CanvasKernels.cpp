@@ -137,8 +137,8 @@ void GraphCanvas::placeKernelLabels()
 {
     // Labels: on the outline's top edge near its left corner (as a titled border), else further
     // along it, else on its bottom edge, else just above or below the outline. The text whole on one
-    // line within the outline's sides, else on one line running on past its right side (inside the
-    // drawing), else broken after a '_' onto two or three lines within its sides, else shortened
+    // line within the outline's sides, else on one line running on past its right side (not past the
+    // nodes' right end), else broken after a '_' onto two or three lines within its sides, else shortened
     // (elided) to its width. Never over an item, an edge's label or another kernel's label.
     QFont f = font();
     f.setPixelSize(kLabelPixels);
@@ -147,6 +147,9 @@ void GraphCanvas::placeKernelLabels()
     for (const auto &e : m_edgeLabels)
         taken.push_back(e.rect);
     const QRectF drawing(0, 0, m_view.width, m_view.height);
+    double nodesRight = 0; // a label running on past its outline ends by the nodes' right end (a fit shows them)
+    for (const auto &it : m_view.items)
+        nodesRight = std::max(nodesRight, it.x + it.w);
     const auto isFree = [&](const QRectF &r) {
         if (!drawing.contains(r) || std::any_of(taken.begin(), taken.end(), [&](const QRectF &t) { return t.intersects(r); }))
             return false;
@@ -165,7 +168,7 @@ void GraphCanvas::placeKernelLabels()
             QStringList lines;
             double reach; ///< how far right of the outline's left side (and its 8-pixel inset) it may end
         };
-        const double sides = box.width() - 16, past = m_view.width - box.left() - 8;
+        const double sides = box.width() - 16, past = nodesRight - box.left() - 8;
         std::vector<Way> ways{{{o.text}, sides}, {{o.text}, past}}; // most readable first
         for (const int n : {2, 3})
             if (const QStringList lines = wrapped(o.text, fm, room - 6, n); !lines.isEmpty()) {

@@ -324,7 +324,7 @@ private:
     /// more (text legible): its innermost frame whole (and its enclosing frames that also fit at
     /// that zoom) when it fits there or at a zoom still readable (kLandScale), else the item with
     /// its frame's title where both fit, all inside a margin; then no item is left cut at an edge
-    /// of the viewport (uncutItems, zooming out to kLandScale at most).
+    /// of the viewport where panning can show all whole (uncutItems, at that zoom).
     void landOn(int item);
     /// No item (nor kernel label) cut at an edge of the viewport, with `keep` (scene; null:
     /// nothing) inside it: panned as little as that takes, else zoomed out a few percent a step
