@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 namespace fxlens::views {
 
@@ -163,6 +164,21 @@ void GraphCanvas::landOn(int item, bool fromHere)
 
 void GraphCanvas::settle(const QRectF &focus, Settle how)
 {
+    // The least pans; where they leave something cut at an edge, pans that also move what one axis
+    // cuts out of view along the other, kept when they leave nothing cut.
+    const QPointF from = m_offset;
+    settlePan(focus, how, false);
+    if (cutAtEdges() == 0)
+        return;
+    const QPointF least = m_offset;
+    m_offset = from;
+    settlePan(focus, how, true);
+    if (cutAtEdges() != 0)
+        m_offset = least;
+}
+
+void GraphCanvas::settlePan(const QRectF &focus, Settle how, bool hideCut)
+{
     const QRectF vp = sceneViewport();
     if (m_view.items.empty() || vp.isEmpty())
         return;
@@ -181,6 +197,8 @@ void GraphCanvas::settle(const QRectF &focus, Settle how)
     for (const auto &g : m_ghosts)
         if (const QRectF r = onScreen(QRectF(g.x, g.y, g.w, g.h)); r.intersects(near))
             marks.push_back({r, 1});
+    for (const QRectF &r : kernelLabelsIn(near))
+        marks.push_back({r, 1});
     for (const Frame &f : m_frames) {
         const QRectF r = onScreen(f.rect);
         const bool around = !focus.isNull() && f.rect.contains(focus);
@@ -213,8 +231,8 @@ void GraphCanvas::settle(const QRectF &focus, Settle how)
                 base += m.weight;
                 if (lo - a <= hi - b)
                     closed.push_back({lo - a, m.weight}), closedEnd.push_back({hi - b, m.weight});
-            } else if (ob > va && oa < vb) { // cut at lo over (lo - b, lo - a), at hi over (hi - b, hi - a)
-                if (b - a >= hi - lo)
+            } else if (ob > va && oa < vb) {                               // cut at lo over (lo - b, lo - a), at hi over (hi - b, hi - a)
+                if (b - a >= hi - lo || (hideCut && (oa < va || ob > vb))) // or cut across: whenever in view
                     opens.push_back({lo - b, m.weight}), opensEnd.push_back({hi - a, m.weight});
                 else
                     for (const double edge : {lo, hi})
@@ -242,7 +260,7 @@ void GraphCanvas::settle(const QRectF &focus, Settle how)
         std::vector<double> shifts{0};
         for (const Mark &m : marks) {
             const auto [a, b] = span(m.r.translated(moved));
-            for (const double s : {lo + 4 - a, hi - 4 - b, lo - b, hi - a})
+            for (const double s : {lo + 4 - a, hi - 4 - b, lo - 4 - b, hi + 4 - a}) // whole, 4 px clear of an edge
                 if (std::abs(s) <= (hi - lo) / 2)
                     shifts.push_back(s);
         }
@@ -259,6 +277,55 @@ void GraphCanvas::settle(const QRectF &focus, Settle how)
         moved += unit * best;
     }
     m_offset += moved;
+}
+
+std::vector<QRectF> GraphCanvas::kernelLabelsIn(const QRectF &area) const
+{
+    std::vector<QRectF> out;
+    if (kernelLabelsDrawn())
+        for (const auto &o : m_kernelOutlines)
+            if (const QRectF r(o.label.topLeft() * m_scale + m_offset, o.label.size() * m_scale); !o.label.isEmpty() && r.intersects(area))
+                out.push_back(r);
+    return out;
+}
+
+int GraphCanvas::cutAtEdges() const
+{
+    const QRectF vp = sceneViewport();
+    std::vector<QRectF> rects = kernelLabelsIn(vp);
+    for (const int i : itemsIn(QRectF(toScene(vp.topLeft()), vp.size() / m_scale)))
+        rects.push_back(itemRect(i));
+    return static_cast<int>(
+        std::count_if(rects.begin(), rects.end(), [&](const QRectF &r) { return r.intersects(vp) && !vp.contains(r); }));
+}
+
+void GraphCanvas::showNodes(const std::vector<const ir::Node *> &nodes, double least)
+{
+    const QRect vp = sceneViewport();
+    const QRectF r = nodes.empty() ? QRectF(0, 0, m_view.width, m_view.height) : nodesRect(nodes);
+    if (r.isEmpty() || vp.width() <= 0 || vp.height() <= 0)
+        return;
+    constexpr double kMargin = 30;
+    const QSizeF room(std::max(vp.width() - 2 * kMargin, 1.0), std::max(vp.height() - 2 * kMargin, 1.0));
+    const double fit = std::clamp(std::min(room.width() / std::max(r.width(), 1.0), room.height() / std::max(r.height(), 1.0)), least, 1.0);
+    // Along an axis where it does not fit at that zoom: its start (left end, top) in view. Then
+    // settled; where that leaves something cut at an edge, zoomed out a few percent a step (down
+    // to `least`) while that helps, else the first zoom's settled view.
+    const auto place = [&](double scale) {
+        m_scale = scale;
+        const QRectF keep(r.topLeft(), QSizeF(std::min(r.width(), room.width() / m_scale), std::min(r.height(), room.height() / m_scale)));
+        m_offset = QRectF(vp).center() - keep.center() * m_scale;
+        settle(keep, Settle::Hold);
+        return cutAtEdges();
+    };
+    double best = fit;
+    int fewest = place(fit);
+    for (double s = fit * 0.97; fewest > 0 && s >= least; s *= 0.97)
+        if (const int cuts = place(s); cuts < fewest)
+            fewest = cuts, best = s;
+    place(best);
+    update();
+    Q_EMIT viewChanged();
 }
 
 void GraphCanvas::zoomBy(double factor, QPointF around)

@@ -16,11 +16,29 @@ namespace {
 
 constexpr double kMargin = 9, kStep = 6; ///< an outline's margin around its items; per outline inside it
 constexpr int kMaxNesting = 4;           ///< outlines inside one that widen it (more share its margin)
-constexpr int kLabelPixels = 10;
+constexpr int kLabelPixels = 11;
+constexpr double kLegible = 6.5; ///< a label's least size on screen (pixels): a node's op line at the readable zoom
 
 QColor outlineColour(bool dark) { return dark ? QColor(190, 150, 255) : QColor(120, 60, 190); }
 
 bool inside(const QRectF &a, const QRectF &b) { return b.contains(a); }
+
+/// `text` on `lines` lines at most `width` pixels wide, broken after a '_' (a kernel name's
+/// words, each line as full as it goes); empty when it does not fit so.
+QStringList wrapped(const QString &text, const QFontMetricsF &fm, double width, int lines)
+{
+    QStringList out{QString()};
+    for (qsizetype from = 0; from < text.size();) {
+        const qsizetype cut = text.indexOf(QLatin1Char('_'), from);
+        const QString word = text.mid(from, cut < 0 ? -1 : cut - from + 1);
+        if (!out.back().isEmpty() && fm.horizontalAdvance(out.back() + word) > width)
+            out << QString();
+        out.back() += word;
+        from += word.size();
+    }
+    const bool fits = std::all_of(out.begin(), out.end(), [&](const QString &l) { return fm.horizontalAdvance(l) <= width; });
+    return fits && out.size() <= lines ? out : QStringList();
+}
 
 } // namespace
 
@@ -112,18 +130,28 @@ void GraphCanvas::placeKernelGroups()
         const double m = kMargin + kStep * std::min(within, kMaxNesting);
         m_kernelOutlines[g].rect = raw[g].adjusted(-m, -m, m, m);
     }
+    placeKernelLabels();
+}
+
+void GraphCanvas::placeKernelLabels()
+{
     // Labels: on the outline's top edge near its left corner (as a titled border), else further
-    // along it, else on its bottom edge, shortened (elided) to the outline's width when it does not
-    // fit whole: always within the outline's sides, so that it is cut by no canvas edge the outline
-    // is not cut by; never over an item, an edge's label or another kernel's label.
+    // along it, else on its bottom edge, else just above or below the outline. The text whole on one
+    // line within the outline's sides, else on one line running on past its right side (not past the
+    // nodes' right end), else broken after a '_' onto two or three lines within its sides, else shortened
+    // (elided) to its width. Never over an item, an edge's label or another kernel's label.
     QFont f = font();
     f.setPixelSize(kLabelPixels);
     const QFontMetricsF fm(f);
     std::vector<QRectF> taken; // edge labels and the labels placed so far
     for (const auto &e : m_edgeLabels)
         taken.push_back(e.rect);
+    const QRectF drawing(0, 0, m_view.width, m_view.height);
+    double nodesRight = 0; // a label running on past its outline ends by the nodes' right end (a fit shows them)
+    for (const auto &it : m_view.items)
+        nodesRight = std::max(nodesRight, it.x + it.w);
     const auto isFree = [&](const QRectF &r) {
-        if (std::any_of(taken.begin(), taken.end(), [&](const QRectF &t) { return t.intersects(r); }))
+        if (!drawing.contains(r) || std::any_of(taken.begin(), taken.end(), [&](const QRectF &t) { return t.intersects(r); }))
             return false;
         const auto items = itemsIn(r);
         return std::none_of(items.begin(), items.end(), [&](int i) {
@@ -135,18 +163,43 @@ void GraphCanvas::placeKernelGroups()
         if (o.rect.isEmpty())
             continue;
         const QRectF box = o.rings.empty() ? o.rect : o.rings.front(); // a scattered kernel's label: on its first ring
-        const double whole = std::min(fm.horizontalAdvance(o.text) + 6, 320.0), room = box.width() - 16, h = fm.height() + 2;
-        for (const double w : {std::min(whole, room), std::min({whole, room, 90.0})}) {
-            for (const double y : {box.top() - h / 2, box.bottom() - h / 2})
-                for (double x = box.left() + 8; x <= box.right() - 8 - w && o.label.isEmpty(); x += 6)
+        const double room = std::min(box.width() - 16, 320.0);
+        struct Way {
+            QStringList lines;
+            double reach; ///< how far right of the outline's left side (and its 8-pixel inset) it may end
+        };
+        const double sides = box.width() - 16, past = nodesRight - box.left() - 8;
+        std::vector<Way> ways{{{o.text}, sides}, {{o.text}, past}}; // most readable first
+        for (const int n : {2, 3})
+            if (const QStringList lines = wrapped(o.text, fm, room - 6, n); !lines.isEmpty()) {
+                ways.push_back({lines, sides});
+                break;
+            }
+        ways.push_back({{fm.elidedText(o.text, Qt::ElideMiddle, room - 6)}, sides});
+        ways.push_back({{fm.elidedText(o.text, Qt::ElideMiddle, std::min(room, 90.0) - 6)}, sides});
+        for (const Way &way : ways) {
+            double w = 0;
+            for (const QString &l : way.lines)
+                w = std::max(w, fm.horizontalAdvance(l) + 6);
+            const double h = fm.height() + fm.lineSpacing() * double(way.lines.size() - 1) + 2;
+            for (const double y : {box.top() - h / 2, box.bottom() - h / 2, box.top() - h - 1, box.bottom() + 1})
+                for (double x = box.left() + 8; x + w <= box.left() + 8 + way.reach && x <= box.right() - 48 && o.label.isEmpty(); x += 6)
                     if (const QRectF r(x, y, w, h); w >= 40 && isFree(r))
                         o.label = r;
             if (!o.label.isEmpty()) {
+                o.lines = way.lines;
                 taken.push_back(o.label);
                 break;
             }
         }
     }
+}
+
+bool GraphCanvas::kernelLabelsDrawn() const { return kLabelPixels * m_scale >= kLegible; }
+
+QStringList GraphCanvas::kernelLabelLines(int g) const
+{
+    return g >= 0 && size_t(g) < m_kernelOutlines.size() ? m_kernelOutlines[size_t(g)].lines : QStringList();
 }
 
 void GraphCanvas::paintKernelGroups(QPainter &p, double scale) const
@@ -179,7 +232,7 @@ void GraphCanvas::paintKernelGroups(QPainter &p, double scale) const
             p.drawRoundedRect(QRectF(it.x, it.y, it.w, it.h).adjusted(-2, -2, 2, 2), 7, 7);
         }
     }
-    if (kLabelPixels * scale >= 7) { // labels once legible
+    if (kLabelPixels * scale >= kLegible) { // labels once legible (kernelLabelsDrawn)
         QFont f = font();
         f.setPixelSize(kLabelPixels);
         p.setFont(f);
@@ -193,8 +246,7 @@ void GraphCanvas::paintKernelGroups(QPainter &p, double scale) const
             p.setBrush(base);
             p.drawRect(o.label);
             p.setPen(selected ? strong : ink);
-            p.drawText(o.label.adjusted(3, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter,
-                       QFontMetricsF(f).elidedText(o.text, Qt::ElideMiddle, o.label.width() - 6));
+            p.drawText(o.label.adjusted(3, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter, o.lines.join(QLatin1Char('\n')));
         }
     }
     p.restore();

@@ -16,6 +16,7 @@
 #include <QLineF>
 #include <QPainterPath>
 #include <QPolygonF>
+#include <QStringList>
 #include <QWidget>
 
 #include <set>
@@ -101,6 +102,11 @@ public:
     void refit();
     /// The scene rectangle of the items showing these nodes (empty when none has one).
     QRectF nodesRect(const std::vector<const ir::Node *> &nodes) const;
+    /// These nodes' items (none: the whole drawing) in view at the zoom that fits them, between
+    /// `least` and 1:1, centred; along an axis where they do not fit, their start (left end, top).
+    /// Then settled (settle()); where an item or kernel label is still cut at an edge, zoomed out
+    /// a few percent a step, down to `least`, to the zoom that cuts the fewest.
+    void showNodes(const std::vector<const ir::Node *> &nodes, double least);
     /// The items of `module` (its nodes and boxes, at any depth) fitted in the widget, at most 1:1
     /// and never below kMinFitScale (centred on their top); false when nothing of it is drawn.
     bool showModule(const QString &module);
@@ -235,6 +241,10 @@ public:
     /// Where group `g`'s label is drawn (scene coordinates); empty when it has none (no room that
     /// overprints no item and no other label: its tooltip names it).
     QRectF kernelLabelRect(int g) const;
+    /// The lines of group `g`'s label as drawn (empty: it has no place).
+    QStringList kernelLabelLines(int g) const;
+    /// The kernel labels are drawn at this zoom (legible).
+    bool kernelLabelsDrawn() const;
     /// The group whose label or outline is at a widget position (the innermost), -1 for none.
     int kernelGroupAt(QPointF pos) const;
 
@@ -289,6 +299,8 @@ private:
     void paintLegend(QPainter &p);
     /// The kernel outlines' rectangles and labels for the view on screen (m_kernelOutlines).
     void placeKernelGroups();
+    /// Each outline's label placed (m_kernelOutlines' label and lines), once the outlines are.
+    void placeKernelLabels();
     void paintKernelGroups(QPainter &p, double scale) const;
     QString kernelToolTip(int g) const;
     /// The frames of the expanded modules (m_frames); the scene grows to hold them.
@@ -319,13 +331,20 @@ private:
     /// showing also where the drawing starts or ends when the focus allows it (a selection).
     enum class Settle { Hold, Context };
     /// The one last pan of every landing: along x, then y (then x again), the least pan that
-    /// leaves the fewest items, ghosts, frame titles and frames that fit whole cut by an edge of
-    /// the viewport, and the titles of the frames around `focus` (scene; null: none) in view,
+    /// leaves the fewest items, ghosts, kernel labels, frame titles and frames that fit whole cut
+    /// by an edge of the viewport, and the titles of the frames around `focus` (scene; null: none) in view,
     /// never moving `focus` out of view.
+    /// Where the least pans leave an item or kernel label cut, the pans that leave none cut when
+    /// there are (settlePan with `hideCut`: what one axis cuts is moved out of view along the other).
     void settle(const QRectF &focus, Settle how);
+    void settlePan(const QRectF &focus, Settle how, bool hideCut);
     /// What a landing on `module` keeps in view (scene): its frame when it fits, else the frame's
     /// title; its box when collapsed.
     QRectF focusOf(const std::string &module) const;
+    /// The kernel labels drawn (viewport rectangles) that meet `area` (viewport).
+    std::vector<QRectF> kernelLabelsIn(const QRectF &area) const;
+    /// How many items and kernel labels an edge of the viewport cuts.
+    int cutAtEdges() const;
     void renderMinimap();
 
     const ir::Graph *m_graph = nullptr;
@@ -348,6 +367,7 @@ private:
     struct KernelOutline {
         QRectF rect, label; ///< rect: the outline (scattered: around all its rings)
         QString text;
+        QStringList lines; ///< the label as drawn: the text broken after '_' where it is too wide, else elided
         std::vector<int> items;
         std::vector<QRectF> rings; ///< scattered over the drawing (a box around them would cover other items): one ring per item
     };

@@ -630,8 +630,10 @@ bool MainWindow::openPostGrad()
     m_postGradDock->setWindowTitle(tr("Post-grad Graph (%1)").arg(QFileInfo(QString::fromStdString(p.postGradGraph)).fileName()));
     m_postGradOf = &p;
     m_postGradDock->show();
-    // Room for both graphs: the view takes a third, the inspector's side gives up some of its.
-    resizeDocks({m_postGradDock, m_inspectorDock}, {width() * 3 / 10, width() / 4}, Qt::Horizontal);
+    // Room for both graphs: the view takes what shows its graph's breadth at a readable zoom (3/10
+    // of the window at least, 2/5 at most), the inspector's side gives up some of its.
+    const int room = std::clamp(view->readableWidth(), width() * 3 / 10, width() * 2 / 5);
+    resizeDocks({m_postGradDock, m_inspectorDock}, {room, width() / 4}, Qt::Horizontal);
     // The FX canvas lost room to the dock: fitted again once the docks have their sizes, not left
     // cut at its right edge.
     QTimer::singleShot(0, m_canvas, &GraphCanvas::refit);

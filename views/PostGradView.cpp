@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 
 namespace fxlens::views {
 
@@ -119,6 +120,17 @@ QStringList PostGradView::fxOf(const QString &name) const
     return out;
 }
 
+int PostGradView::readableWidth() const
+{
+    double left = 0, right = 0;
+    for (const auto &it : m_canvas->view().items) {
+        left = &it == &m_canvas->view().items.front() ? it.x : std::min(left, it.x);
+        right = std::max(right, it.x + it.w);
+    }
+    const QMargins m = layout()->contentsMargins();
+    return int(std::ceil((right - left) * kReadable)) + 2 * 16 + m.left() + m.right(); // (and the canvas' margin for an edge)
+}
+
 QString PostGradView::caption() const { return m_caption->text(); }
 
 void PostGradView::followWindow(const std::vector<std::string> &fx, const QString &what)
@@ -188,29 +200,11 @@ void PostGradView::showKernel(int kernel)
 void PostGradView::showLinked()
 {
     m_syncing = true;
-    if (m_linked.empty()) {
-        // Fitted, but never below a readable zoom: a graph too tall for that shows its start.
-        m_canvas->fitToView();
-        if (m_canvas->scale() < kReadable) {
-            const QRect vp = m_canvas->sceneViewport();
-            const double w = m_canvas->view().width, kMargin = 20;
-            const double scale = std::clamp((vp.width() - 2 * kMargin) / std::max(w, 1.0), kReadable, 1.0);
-            const double x = w * scale <= vp.width() - 2 * kMargin ? w / 2 : (vp.width() / 2.0 - kMargin) / scale;
-            m_canvas->setView(scale, QPointF(x, (vp.height() / 2.0 - kMargin) / scale));
-        }
-    } else {
+    if (!m_linked.empty())
         m_canvas->revealNodes(m_linked);
-        const QRectF r = m_canvas->nodesRect(m_linked);
-        constexpr double kMargin = 30;
-        const double scale = std::clamp(std::min((m_canvas->width() - 2 * kMargin) / std::max(r.width(), 1.0),
-                                                 (m_canvas->height() - 2 * kMargin) / std::max(r.height(), 1.0)),
-                                        kReadable, 1.0);
-        // At a readable zoom: the whole group when it fits, else its start (program order) in view.
-        const QPointF at = r.height() * scale <= m_canvas->height() - 2 * kMargin
-            ? r.center()
-            : QPointF(r.center().x(), r.top() + (m_canvas->height() / 2.0 - kMargin) / scale);
-        m_canvas->setView(scale, at);
-    }
+    // The linked nodes (none: the whole graph) fitted at a readable zoom, else their start, with
+    // no node cut at the canvas' edges.
+    m_canvas->showNodes(m_linked, kReadable);
     m_syncing = false;
 }
 

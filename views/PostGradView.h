@@ -45,6 +45,8 @@ public:
     QStringList fxOf(const QString &name) const;
     /// The post-grad nodes outlined for the window's selection (empty: none came from it).
     const std::vector<const ir::Node *> &linked() const { return m_linked; }
+    /// The width (pixels) that shows the breadth of the graph's nodes at the readable zoom.
+    int readableWidth() const;
     /// The line above the canvas: what the selection maps to.
     QString caption() const;
     /// What a click on post-grad node `name` does: it is selected here and its FX nodes in the window.
@@ -69,7 +71,7 @@ private:
     /// The window's nodes in module `path` (and the modules inside it).
     std::vector<std::string> nodesOfModule(const QString &path) const;
     /// The linked nodes in view (readable zoom), or when there are none the whole graph fitted,
-    /// at kReadable at least (then the graph's start: its inputs).
+    /// at kReadable at least (then the graph's start: its inputs); no node cut at an edge.
     void showLinked();
     /// The least zoom this view shows at: node names legible.
     static constexpr double kReadable = 0.6;

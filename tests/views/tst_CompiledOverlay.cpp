@@ -9,7 +9,7 @@
 #include "MainWindow.h"
 #include "ProfileChart.h"
 #include "ProfilePanel.h"
-#include "TestServices.h"
+#include "SourceServices.h"
 #include "TimelinePane.h"
 
 #include <QDir>
@@ -21,15 +21,7 @@ using namespace fxlens;
 
 namespace {
 
-const char *kGraph = FXLENS_EXAMPLES "/transformer_dynamo.json";
 const char *kCompiled = FXLENS_TEST_DATA "/profile/compiled_transformer_cpu.json";
-
-views::Services services()
-{
-    views::Services s;
-    s.patternDir = FXLENS_PATTERN_SOURCE_DIR;
-    return s;
-}
 
 QStringList names(const views::KernelGroup &g)
 {
@@ -48,15 +40,8 @@ int groupNamed(const std::vector<views::KernelGroup> &groups, const QString &ker
 }
 
 /// The window with the transformer and its compiled profile open.
-struct Opened {
-    views::MainWindow w{services()};
-    Opened()
-    {
-        w.resize(1400, 900);
-        w.show();
-        if (!w.openFile(QString::fromUtf8(kGraph)) || !w.openProfile(QString::fromUtf8(kCompiled)))
-            qFatal("the transformer or its compiled profile did not open");
-    }
+struct Opened : test::CompiledTransformer {
+    Opened() : CompiledTransformer(QString::fromUtf8(kCompiled)) {}
 };
 
 } // namespace
@@ -94,13 +79,17 @@ private Q_SLOTS:
             QVERIFY2(outline.contains(items.isEmpty() ? boxes : items), qPrintable(groups[g].name));
             QVERIFY(outline.width() - (items | boxes).width() < 80); // around its items, not the graph
         }
-        // Labels name the kernel and its time, and never overprint an item or each other.
+        // Labels name the kernel and its time whole (a long name broken after a '_' onto lines
+        // where the outline is narrow, not elided), and never overprint an item or each other.
         int labelled = 0;
         for (size_t g = 0; g < groups.size(); ++g) {
             const QRectF label = canvas->kernelLabelRect(int(g));
             if (label.isEmpty())
                 continue;
             ++labelled;
+            const QStringList lines = canvas->kernelLabelLines(int(g));
+            QVERIFY2(lines.join(QString()) == views::groupLabel(groups[g]), qPrintable(lines.join(QLatin1Char('|'))));
+            QVERIFY2(label.height() >= 10 * lines.size(), qPrintable(lines.join(QLatin1Char('|')))); // room for each line
             for (const auto &it : canvas->view().items)
                 QVERIFY(!label.intersects(QRectF(it.x, it.y, it.w, it.h)));
             for (const auto &e : canvas->edgeLabels())

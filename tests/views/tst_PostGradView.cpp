@@ -8,7 +8,7 @@
 #include "PostGradView.h"
 #include "ProfilePanel.h"
 #include "Selection.h"
-#include "TestServices.h"
+#include "SourceServices.h"
 
 #include <QAction>
 #include <QDir>
@@ -26,13 +26,6 @@ namespace {
 
 const char *kGraph = FXLENS_EXAMPLES "/transformer_dynamo.json";
 const char *kCompiled = FXLENS_TEST_DATA "/profile/compiled_post_grad_cpu.json";
-
-views::Services services()
-{
-    views::Services s;
-    s.patternDir = FXLENS_PATTERN_SOURCE_DIR;
-    return s;
-}
 
 QAction *postGradAction(views::MainWindow &w) { return w.findChild<QAction *>(QStringLiteral("postGradGraph")); }
 
@@ -55,15 +48,44 @@ bool allInView(const views::GraphCanvas &c, const std::vector<const ir::Node *> 
     return !nodes.empty();
 }
 
+/// A scene rectangle where the canvas draws it (widget coordinates), by way of item 0.
+QRectF onScreen(const views::GraphCanvas &c, const QRectF &scene)
+{
+    const auto &it = c.view().items.front();
+    const QPointF offset = c.itemRect(0).topLeft() - QPointF(it.x, it.y) * c.scale();
+    return QRectF(scene.topLeft() * c.scale() + offset, scene.size() * c.scale());
+}
+
+/// What the canvas shows cut by an edge of its drawing area: node items (their labels) and the
+/// kernel labels it draws (their text).
+QStringList cutAtEdges(const views::GraphCanvas &c)
+{
+    const QRectF vp = c.sceneViewport();
+    QStringList cut;
+    for (size_t i = 0; i < c.view().items.size(); ++i)
+        if (const QRectF r = c.itemRect(int(i)); r.intersects(vp) && !vp.contains(r))
+            cut << QString::fromStdString(c.view().items[i].label);
+    for (size_t g = 0; g < c.kernelGroups().size() && c.kernelLabelsDrawn(); ++g)
+        if (const QRectF r = onScreen(c, c.kernelLabelRect(int(g))); !r.isEmpty() && r.intersects(vp) && !vp.contains(r))
+            cut << c.kernelLabelLines(int(g)).join(QString());
+    return cut;
+}
+
+/// The kernel groups whose label does not name the kernel whole (elided, or with no place).
+QStringList unnamedKernels(const views::GraphCanvas &c)
+{
+    QStringList out;
+    for (size_t g = 0; g < c.kernelGroups().size(); ++g)
+        if (!c.kernelGroupRect(int(g)).isEmpty() && c.kernelLabelLines(int(g)).join(QString()) != views::groupLabel(c.kernelGroups()[g]))
+            out << c.kernelGroups()[g].name + QStringLiteral(": ") + c.kernelLabelLines(int(g)).join(QLatin1Char('|'));
+    return out;
+}
+
 /// The window with the transformer and a compiled profile of it open.
-struct Opened {
-    views::MainWindow w{services()};
-    explicit Opened(const QString &profile = QString::fromUtf8(kCompiled))
+struct Opened : test::CompiledTransformer {
+    explicit Opened(const QString &profile = QString::fromUtf8(kCompiled), QSize size = QSize(1400, 900))
+        : CompiledTransformer(profile, size)
     {
-        w.resize(1400, 900);
-        w.show();
-        if (!w.openFile(QString::fromUtf8(kGraph)) || !w.openProfile(profile))
-            qFatal("the transformer or its compiled profile did not open");
     }
 };
 
@@ -76,7 +98,7 @@ private Q_SLOTS:
     /// the selection, at a readable zoom, its kernels outlined on their post-grad nodes.
     void opensFitted()
     {
-        views::MainWindow bare{services()};
+        views::MainWindow bare{test::sourceServices()};
         QVERIFY(bare.openFile(QString::fromUtf8(kGraph)));
         QVERIFY(!postGradAction(bare)->isEnabled()); // no compiled profile yet
         QVERIFY2(postGradAction(bare)->toolTip().contains(QStringLiteral("compiled profile")), qPrintable(postGradAction(bare)->toolTip()));
@@ -137,12 +159,40 @@ private Q_SLOTS:
             if (canvas->view().items[i].y == top && r.left() < canvas->width()) // the first row
                 QVERIFY2(r.top() >= 0 && r.bottom() <= canvas->height(), canvas->view().items[i].label.c_str());
         }
+        QVERIFY2(cutAtEdges(*canvas).isEmpty(), qPrintable(cutAtEdges(*canvas).join(QStringLiteral(", "))));
         // The FX canvas, narrower now, shows its selected node whole again (it was centred in the
         // wider canvas, now past its right edge).
         QCOMPARE(main->selectedLabel(), QStringLiteral("h"));
         const QRectF h = main->itemRect(main->itemOf(o.w.selection()->find(QStringLiteral("h"))));
         QVERIFY2(QRectF(main->sceneViewport()).contains(h),
                  qPrintable(QStringLiteral("%1,%2 in %3").arg(h.left()).arg(h.right()).arg(main->width())));
+    }
+
+    /// The dock opened at the window's size with the first candidate (h) selected: at first sight
+    /// neither the dock's canvas nor the FX canvas beside it cuts a node or a kernel label at an
+    /// edge, both at a readable zoom with the selection (and its post-grad nodes) whole, and the
+    /// kernel labels name their kernels whole (broken onto lines where the outline is narrow).
+    void firstSightCutsNothing()
+    {
+        Opened o(QString::fromUtf8(kCompiled), QSize(1600, 1000));
+        QCOMPARE(o.w.selection()->currentNode(), QStringLiteral("h"));
+        QVERIFY(o.w.openPostGrad());
+        QCoreApplication::processEvents(); // the docks laid out at their sizes, the FX canvas refitted
+        auto *view = o.w.postGradView();
+        auto *canvas = view->canvas(), *main = o.w.canvas();
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        QVERIFY(o.w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/compiled_post_grad_open.png")));
+        QCOMPARE(names(view->linked()), (std::set<QString>{"permute_5", "view_11"}));
+        QVERIFY(allInView(*canvas, view->linked()));
+        QVERIFY2(canvas->scale() >= 0.6, qPrintable(QString::number(canvas->scale())));
+        QVERIFY2(cutAtEdges(*canvas).isEmpty(), qPrintable(cutAtEdges(*canvas).join(QStringLiteral(", "))));
+        QVERIFY(QRectF(main->sceneViewport()).contains(main->itemRect(main->itemOf(o.w.selection()->find(QStringLiteral("h"))))));
+        QVERIFY2(main->scale() >= views::GraphCanvas::kLandScale, qPrintable(QString::number(main->scale())));
+        QVERIFY2(cutAtEdges(*main).isEmpty(), qPrintable(cutAtEdges(*main).join(QStringLiteral(", "))));
+        for (const views::GraphCanvas *c : {canvas, main}) {
+            QVERIFY(c->kernelLabelsDrawn());
+            QVERIFY2(unnamedKernels(*c).isEmpty(), qPrintable(unnamedKernels(*c).join(QStringLiteral("; "))));
+        }
     }
 
     /// An FX node selected in the window outlines the post-grad nodes that came from it and brings
