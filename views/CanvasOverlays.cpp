@@ -5,6 +5,8 @@
 #include "GraphCanvas.h"
 #include "Selection.h"
 
+#include <QFontMetricsF>
+
 #include <algorithm>
 
 namespace fxlens::views {
@@ -100,7 +102,31 @@ void GraphCanvas::setHighlight(const std::vector<const ir::Node *> &nodes, const
     if (anchor)
         values.push_back({anchor, 2.0});
     m_overlays.set(Layer::Highlight, std::move(values), m_view);
+    m_anchorName = anchor ? anchor->name() : std::string();
+    m_anchorModule = anchor && !layout::displayModules(anchor).empty() ? layout::displayModules(anchor).back().path : std::string();
     update();
+}
+
+std::pair<QString, QRectF> GraphCanvas::anchorNote(int item) const
+{
+    if (item < 0 || size_t(item) >= m_view.items.size() || m_anchorName.empty() || highlightOf(item) != 2)
+        return {};
+    const ViewItem &it = m_view.items[size_t(item)];
+    if (it.kind != ViewItem::Kind::Module)
+        return {};
+    const QString name = QString::fromStdString(m_anchorName);
+    const QString text = it.stacked > 0 && !m_anchorModule.empty()
+        ? QStringLiteral("%1 in %2").arg(name, QString::fromStdString(m_anchorModule))
+        : QStringLiteral("contains %1").arg(name);
+    QFont title = font(), small = font();
+    title.setPixelSize(12); // as paintScene draws them
+    small.setPixelSize(10);
+    const double titleEnd = it.x + 6 + QFontMetricsF(title).horizontalAdvance(QString::fromStdString(it.label));
+    const QFontMetricsF fm(small);
+    const QRectF r(it.x + it.w - 6 - fm.horizontalAdvance(text), it.y + 3, fm.horizontalAdvance(text), fm.height());
+    if (r.left() < titleEnd + 10)
+        return {};
+    return {text, r};
 }
 
 void GraphCanvas::setMarked(const std::vector<const ir::Node *> &nodes)

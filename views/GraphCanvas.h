@@ -78,6 +78,10 @@ public:
     QString selectedLabel() const;
     /// 0 none, 1 part of the highlighted match, 2 its anchor.
     int highlightOf(int item) const { return int(m_overlays.of(Layer::Highlight, item)); }
+    /// On a collapsed box that holds the candidate's anchor: the note drawn at its top right that
+    /// names it ("contains r_49"; on a stack, "r_49 in blocks.49") and where (scene); empty when
+    /// the item is no such box or the note has no room beside the box's title.
+    std::pair<QString, QRectF> anchorNote(int item) const;
     bool isMarked(int item) const { return m_overlays.of(Layer::Marked, item) != 0; }
 
     /// After a step (graphEdited), what stayed keeps its place, new nodes are marked green and the
@@ -364,6 +368,7 @@ private:
     bool m_dragging = false;
     int m_selected = -1;
     CanvasOverlays m_overlays;
+    std::string m_anchorName, m_anchorModule; ///< the candidate's anchor (setHighlight), for anchorNote
     struct KernelOutline {
         QRectF rect, label; ///< rect: the outline (scattered: around all its rings)
         QString text;

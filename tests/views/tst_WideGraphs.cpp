@@ -8,6 +8,7 @@
 
 #include "GraphCanvas.h"
 #include "RewriteDebugger.h"
+#include "Selection.h"
 #include "io/GraphJson.h"
 #include "layout/Layered.h"
 
@@ -86,6 +87,15 @@ private Q_SLOTS:
             blocks += c->frames().size();
             QCOMPARE(blocks, size_t(50));
             QVERIFY(c->rect().contains(c->itemRect(anchor).toAlignedRect()));
+            // The anchor hidden in the stack is named on it, beside the box's title, inside the box.
+            const auto &box = c->view().items[size_t(anchor)];
+            const QString name = w.selection()->currentNode();
+            QVERIFY(box.kind == Kind::Module && !name.isEmpty());
+            const auto [note, at] = c->anchorNote(anchor);
+            QCOMPARE(note,
+                     QStringLiteral("%1 in %2")
+                         .arg(name, QString::fromStdString(fxlens::layout::displayModules(w.selection()->find(name)).back().path)));
+            QVERIFY(QRectF(box.x, box.y, box.w, box.h).contains(at));
         }
     }
 
