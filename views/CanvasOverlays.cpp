@@ -129,6 +129,14 @@ std::pair<QString, QRectF> GraphCanvas::anchorNote(int item) const
     return {text, r};
 }
 
+void GraphCanvas::paintAnchorNote(QPainter &p, int item) const
+{
+    if (const auto [note, at] = anchorNote(item); !note.isEmpty()) {
+        p.setPen(QColor(220, 40, 40));
+        p.drawText(at, Qt::AlignRight | Qt::AlignTop, note);
+    }
+}
+
 void GraphCanvas::setMarked(const std::vector<const ir::Node *> &nodes)
 {
     m_overlays.setNodes(Layer::Marked, nodes, m_view);

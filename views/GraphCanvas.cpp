@@ -448,10 +448,7 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
             p.drawText(inner, Qt::AlignLeft | Qt::AlignBottom,
                        it.kind == ViewItem::Kind::Module ? elideDetail(detail, QFontMetrics(small), int(inner.width()))
                                                          : QFontMetrics(small).elidedText(detail, Qt::ElideMiddle, int(inner.width())));
-            if (const auto [note, at] = anchorNote(i); !note.isEmpty()) { // the anchor hidden in this box, named
-                p.setPen(QColor(220, 40, 40));
-                p.drawText(at, Qt::AlignRight | Qt::AlignTop, note);
-            }
+            paintAnchorNote(p, i);
             p.setFont(f);
         }
     }

@@ -82,6 +82,7 @@ public:
     /// names it ("contains r_49"; on a stack, "r_49 in blocks.49") and where (scene); empty when
     /// the item is no such box or the note has no room beside the box's title.
     std::pair<QString, QRectF> anchorNote(int item) const;
+    void paintAnchorNote(QPainter &p, int item) const; ///< anchorNote, in the anchor's red (small font set)
     bool isMarked(int item) const { return m_overlays.of(Layer::Marked, item) != 0; }
 
     /// After a step (graphEdited), what stayed keeps its place, new nodes are marked green and the
