@@ -480,9 +480,15 @@ private Q_SLOTS:
         QVERIFY(resnet->canvas.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/resnet50_layer1_expanded.png")));
         auto bert = expanded("bert_base_dynamo.json.gz", {QStringLiteral("model.encoder.layer.0")});
         QVERIFY(bert);
+        for (const char *around : {"model", "model.encoder"}) // the layer's frame drawn, not its collapsed parent
+            bert->canvas.setExpanded(QString::fromLatin1(around), true);
         bert->canvas.relayoutFresh();
         QVERIFY(bert->canvas.selectNode(QStringLiteral("matmul")));
         bert->canvas.zoomBy(0.9 / bert->canvas.scale(), QPointF(700, 450));
+        const auto layer = std::find_if(bert->canvas.frames().begin(), bert->canvas.frames().end(),
+                                        [](const auto &f) { return f.path == "model.encoder.layer.0.attention.self"; });
+        QVERIFY(layer != bert->canvas.frames().end());
+        QVERIFY(QRectF(bert->canvas.rect()).intersects(bert->canvas.itemRect(bert->canvas.itemOf(bert->graph->find("matmul")))));
         QVERIFY(bert->canvas.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/bert_encoder_layer.png")));
         auto self = expandedOnly("bert_base_dynamo.json.gz", kBertLayer0); // as --expand ...attention.self shows it, laid out afresh
         QVERIFY(self);
