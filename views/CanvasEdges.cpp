@@ -55,6 +55,16 @@ QPolygonF GraphCanvas::edgeLine(size_t e) const
     return line;
 }
 
+QRectF GraphCanvas::edgeBounds(size_t e) const
+{
+    const auto &edge = m_view.edges[e];
+    const auto &a = m_view.items[edge.from], &b = m_view.items[edge.to];
+    QRectF r = QRectF(a.x, a.y, a.w, a.h).united(QRectF(b.x, b.y, b.w, b.h));
+    for (const auto &p : edge.route)
+        r = r.united(QRectF(p.x, p.y, 0, 0));
+    return r;
+}
+
 namespace {
 
 double lengthOf(const QPolygonF &l)
@@ -113,8 +123,14 @@ std::vector<size_t> GraphCanvas::edgesToDraw(const std::vector<int> &items, cons
     // the zoom (a fifth of it at 0.2).
     const double budget = kEdgePixelBudget * std::clamp(scale, 0.2, 1.0);
     // A hub (an input read by thousands of nodes, a cat of thousands) keeps only the edges whose
-    // other end is in view: the rest would cross the screen as a solid fan.
-    for (int i : items) {
+    // other end is in view: the rest would cross the screen as a solid fan. Zoomed in, an edge
+    // with both ends off screen that crosses it (a long skip edge) is drawn too.
+    std::vector<int> ends = items;
+    if (!everything && scale >= 0.25 && m_view.edges.size() <= kCrossingEdgeLimit)
+        for (size_t e = 0; e < m_view.edges.size(); ++e)
+            if (const auto &edge = m_view.edges[e]; edgeBounds(e).intersects(sceneRect))
+                ends.push_back(int(edge.from));
+    for (int i : ends) {
         const bool hub = !everything && m_edgesOf[size_t(i)].size() > 16;
         for (uint32_t e : m_edgesOf[size_t(i)]) {
             if (drawn[e])

@@ -367,8 +367,7 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
     } else {
         items = itemsIn(sceneRect);
     }
-    // Edges of visible items (an edge whose both ends are off screen but crosses it is rare in a
-    // layered layout and not worth a second index).
+    // Edges of visible items, and those crossing the view (edgesToDraw).
     // With thousands of items in view, edges are a grey wash that costs most of the frame.
     paintFrames(p, sceneRect, scale, everything);
     // What the last step removed: red ghosts where the nodes were.

@@ -132,6 +132,8 @@ public:
     /// Item under a widget position, -1 for none.
     int itemAt(QPointF pos) const;
     QRectF itemRect(int item) const; ///< in widget coordinates
+    /// What edge `e` covers (scene): its ends' items and its route.
+    QRectF edgeBounds(size_t e) const;
 
     enum class Engine { Layered, Graphviz };
     /// Graphviz `dot` runs off the GUI thread for views up to kGraphvizLimit items (the layered
@@ -141,6 +143,8 @@ public:
     static constexpr size_t kGraphvizLimit = 1500;
     /// Edges are drawn while at most this many items are in view.
     static constexpr size_t kEdgeItemLimit = 6000;
+    /// Up to this many edges, those that cross the view with both ends off it are drawn too.
+    static constexpr size_t kCrossingEdgeLimit = 60000;
     /// Screen pixels of edges one frame draws at most (long strokes are what frames cost).
     static constexpr double kEdgePixelBudget = 6e5;
     /// The height of edge labels' text in scene pixels.

@@ -370,7 +370,7 @@ void ProfilePanel::fill()
     m_bound = shown && ps[size_t(m_shown)].versionId != 0 && ps[size_t(m_shown)].versionId == m_doc.history()->currentId();
     if (!shown) {
         m_model->clearRows();
-        m_summaryText = tr("No profile. Profile ▸ Profile This Version runs it on the local GPU; File ▸ Open Profile… reads one "
+        m_summaryText = tr("No profile. Profile ▸ Profile This Version runs it on the local GPU; Profile ▸ Open Profile… reads one "
                            "that `fxlens-cli profile -o p.json` saved.");
         m_summaryBrief.clear();
         showSummary();

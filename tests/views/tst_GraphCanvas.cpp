@@ -59,6 +59,45 @@ std::unique_ptr<ShownGraph> showExample(const std::string &file, int width, int 
 class TestGraphCanvas : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    /// Zoomed in on the middle of the longest edge (transformer's skip edge around attention), with
+    /// both its ends off screen: the edge is still drawn across the view.
+    void longEdgeCrossingTheView()
+    {
+        auto s = showExample(FXLENS_EXAMPLES "/transformer_dynamo.json", 400, 300);
+        QVERIFY(s);
+        views::GraphCanvas &c = s->canvas;
+        size_t longest = 0;
+        double span = 0;
+        for (size_t e = 0; e < c.view().edges.size(); ++e)
+            if (const QRectF r = c.edgeBounds(e); r.height() > span)
+                span = r.height(), longest = e;
+        const auto &route = c.view().edges[longest].route;
+        QVERIFY(route.size() >= 2);
+        // Viewed at the middle of its route (halfway down the segment that crosses its middle height).
+        QVERIFY2(span > 400, qPrintable(QString::number(span)));
+        const double half = (route.front().y + route.back().y) / 2;
+        QPointF mid;
+        for (size_t k = 1; k < route.size(); ++k)
+            if ((route[k - 1].y - half) * (route[k].y - half) <= 0) {
+                const double t = route[k].y == route[k - 1].y ? 0.5 : (half - route[k - 1].y) / (route[k].y - route[k - 1].y);
+                mid = QPointF(route[k - 1].x + t * (route[k].x - route[k - 1].x), half);
+                break;
+            }
+        c.setView(1.0, mid);
+        const auto &edge = c.view().edges[longest];
+        for (const uint32_t end : {edge.from, edge.to})
+            QVERIFY(!c.itemRect(int(end)).intersects(QRectF(c.rect())));
+        const QImage img = c.grab().toImage();
+        const QPoint at = (QPointF(mid.x(), mid.y()) * c.scale() +
+                           (c.itemRect(0).topLeft() - QPointF(c.view().items[0].x, c.view().items[0].y) * c.scale()))
+                              .toPoint();
+        bool inked = false;
+        for (int dx = -2; dx <= 2; ++dx)
+            for (int dy = -2; dy <= 2; ++dy)
+                inked = inked || qGray(img.pixel(at + QPoint(dx, dy))) < 200;
+        QVERIFY2(inked, qPrintable(QStringLiteral("no edge at %1,%2").arg(at.x()).arg(at.y())));
+    }
+
     void everyExampleOpens_data()
     {
         QTest::addColumn<QString>("file");
