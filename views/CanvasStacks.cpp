@@ -43,6 +43,17 @@ void GraphCanvas::unstack(int index)
     m_untouched = false;
     update();
     Q_EMIT viewChanged();
+    Q_EMIT stackUnstacked(QString::fromStdString(first));
+}
+
+bool GraphCanvas::unstackMembersOf(const QString &firstMember)
+{
+    for (size_t i = 0; i < m_viewOptions.stacks.size(); ++i)
+        if (m_viewOptions.stacks[i].members.front() == firstMember.toStdString()) {
+            unstack(int(i));
+            return true;
+        }
+    return false;
 }
 
 void GraphCanvas::contextMenuEvent(QContextMenuEvent *e)

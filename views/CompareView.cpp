@@ -212,6 +212,8 @@ CompareView::CompareView(std::unique_ptr<ir::Graph> a, const QString &labelA, st
     connect(m_right, &GraphCanvas::viewChanged, this, [this] { follow(m_right, m_left, *m_a); });
     connect(m_left, &GraphCanvas::moduleToggled, this, [this](const QString &m, bool on) { mirrorExpansion(m_right, m, on); });
     connect(m_right, &GraphCanvas::moduleToggled, this, [this](const QString &m, bool on) { mirrorExpansion(m_left, m, on); });
+    connect(m_left, &GraphCanvas::stackUnstacked, this, [this](const QString &first) { mirrorUnstack(m_right, first); });
+    connect(m_right, &GraphCanvas::stackUnstacked, this, [this](const QString &first) { mirrorUnstack(m_left, first); });
 }
 
 CompareView::~CompareView()
@@ -615,6 +617,21 @@ void CompareView::mirrorExpansion(GraphCanvas *to, const QString &module, bool e
     m_syncing = true;
     to->setExpanded(module, expanded);
     m_syncing = false;
+    afterMirror(to);
+}
+
+void CompareView::mirrorUnstack(GraphCanvas *to, const QString &firstMember)
+{
+    if (m_syncing)
+        return;
+    m_syncing = true;
+    to->unstackMembersOf(firstMember);
+    m_syncing = false;
+    afterMirror(to);
+}
+
+void CompareView::afterMirror(GraphCanvas *to)
+{
     // Panes showing a change (nobody moved them since) show it again, fitted; else the other pane
     // follows the one the user clicked.
     if (m_autoFit)

@@ -103,6 +103,10 @@ private:
     void markDifference();
     void follow(GraphCanvas *from, GraphCanvas *to, const ir::Graph &toGraph);
     void mirrorExpansion(GraphCanvas *to, const QString &module, bool expanded);
+    /// A stack unstacked in one pane is unstacked in `to` too; then as mirrorExpansion.
+    void mirrorUnstack(GraphCanvas *to, const QString &firstMember);
+    /// After a pane mirrored the other: the change placed again, or `to` following the other pane.
+    void afterMirror(GraphCanvas *to);
     /// The first view: the first change (its modules expanded), fitted.
     void openView();
     /// What change `k` shows in pane A or B (see shownNodes).

@@ -124,6 +124,8 @@ public:
     const std::vector<layout::ModuleStack> &stacks() const { return m_viewOptions.stacks; }
     /// Draws the members of stack `index` (of stacks()) as their own boxes again.
     void unstack(int index);
+    /// Unstacks the stack whose first member is `firstMember`; false when none is drawn.
+    bool unstackMembersOf(const QString &firstMember);
     /// The initial view: fitted, or for a tall graph too small to read whole, fitted to its width
     /// at the top.
     void readableView();
@@ -262,6 +264,8 @@ Q_SIGNALS:
     /// A collapsed module's box was clicked (its qualified path).
     void moduleSelected(const QString &path);
     void moduleToggled(const QString &module, bool expanded);
+    /// A stack was unstacked (its first member's path).
+    void stackUnstacked(const QString &firstMember);
     void layoutStarted();
     /// `applied` is false when the layout was cancelled or superseded.
     void layoutFinished(bool applied, const QString &error);

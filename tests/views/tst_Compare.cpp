@@ -438,6 +438,40 @@ private Q_SLOTS:
         QVERIFY(v->grab().save(shots() + QStringLiteral("compare_tangle4_open.png")));
     }
 
+    /// Unstacking a stack in one pane (tangle50 0 ↔ 3: blocks.0–… in both) unstacks it in the other.
+    void unstackSynced()
+    {
+        Rewritten r;
+        QVERIFY2(r.applyFirst(QStringLiteral("tangle50_torch.json"), 3), qPrintable(r.error));
+        auto v = r.compare();
+        QVERIFY2(v, qPrintable(r.error));
+        GraphCanvas *a = v->left(), *b = v->right();
+        const auto heads = [](const GraphCanvas *c) {
+            std::set<std::string> out;
+            for (const auto &st : c->stacks())
+                out.insert(st.members.front());
+            return out;
+        };
+        std::string first;
+        for (const std::string &h : heads(a))
+            if (heads(b).count(h))
+                first = h;
+        QVERIFY(!first.empty());
+        for (const auto &[from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+            if (!heads(from).count(first))
+                continue; // unstacked in both already
+            for (size_t i = 0; i < from->stacks().size(); ++i)
+                if (from->stacks()[i].members.front() == first)
+                    from->unstack(int(i));
+            QVERIFY(!heads(from).count(first) && !heads(to).count(first));
+            const auto boxOf = [&](const GraphCanvas *c) {
+                return std::any_of(c->view().items.begin(), c->view().items.end(),
+                                   [&](const auto &it) { return it.module == first && !it.stacked; });
+            };
+            QVERIFY(boxOf(from) && boxOf(to));
+        }
+    }
+
     /// Expanding a module in A expands it in B; on every change (no one change to keep aligned),
     /// zooming and panning A shows the node at A's centre at B's centre, at the same zoom, and the
     /// other way round.
