@@ -50,19 +50,15 @@ struct Rewritten {
         doc.history()->run();
         return doc.history()->historySize() > 1;
     }
-    /// An example with its first candidate applied `steps` times, as `fxlens FILE --apply-steps N`
-    /// does (the Rewrite panel's Apply on the candidate listed first, the stable order).
+    /// An example with Run's first `steps` steps (preset "all"), as `fxlens FILE --apply-steps N`
+    /// takes them.
     bool applyFirst(const QString &file, int steps)
     {
         if (!doc.open(QStringLiteral(FXLENS_EXAMPLES "/") + file, &error))
             return false;
-        auto *h = doc.history();
-        for (int i = 0; i < steps; ++i) {
-            const auto next = h->stableCandidates(1);
-            if (next.empty() || !h->apply(next.front()))
-                return false;
-        }
-        return h->historySize() == steps;
+        doc.history()->setPreset(QStringLiteral("all"));
+        doc.history()->run(size_t(steps));
+        return doc.history()->historySize() == steps;
     }
     /// Original vs version `b` (-1: the last), shown and active.
     std::unique_ptr<CompareView> compare(int b = -1)
@@ -670,12 +666,13 @@ private Q_SLOTS:
         QTest::addColumn<QString>("file");
         QTest::addColumn<int>("steps"); // the first candidate applied that many times (-1: preset "all" to its fixpoint)
         QTest::addColumn<bool>("all");  // "All changes", else the first change as the window opens
-        QTest::newRow("tangle50_0v3_all") << QStringLiteral("tangle50_torch.json") << 3 << true;
-        QTest::newRow("tangle50_0v3_open") << QStringLiteral("tangle50_torch.json") << 3 << false;
-        QTest::newRow("tangle4_0v3_open") << QStringLiteral("tangle4_fx.json") << 3 << false;
-        QTest::newRow("tangle4_0v3_all") << QStringLiteral("tangle4_fx.json") << 3 << true;
-        QTest::newRow("tangle50_0vlast_open") << QStringLiteral("tangle50_torch.json") << -1 << false;
-        QTest::newRow("bert_0vlast_open") << QStringLiteral("bert_base_dynamo.json.gz") << -1 << false;
+        QTest::addColumn<int>("next");  // then "Next change" pressed that many times
+        QTest::newRow("tangle50_0v3_all") << QStringLiteral("tangle50_torch.json") << 3 << true << 0;
+        QTest::newRow("tangle50_0v3_open") << QStringLiteral("tangle50_torch.json") << 3 << false << 0;
+        QTest::newRow("tangle4_0v3_open") << QStringLiteral("tangle4_fx.json") << 3 << false << 0;
+        QTest::newRow("tangle4_0v3_all") << QStringLiteral("tangle4_fx.json") << 3 << true << 0;
+        QTest::newRow("tangle50_0vlast_open") << QStringLiteral("tangle50_torch.json") << -1 << false << 0;
+        QTest::newRow("bert_0vlast_open") << QStringLiteral("bert_base_dynamo.json.gz") << -1 << false << 0;
     }
 
     /// Versions reached as the user reaches them (`--apply-steps N`, or F5), compared: every changed
@@ -688,12 +685,15 @@ private Q_SLOTS:
         QFETCH(QString, file);
         QFETCH(int, steps);
         QFETCH(bool, all);
+        QFETCH(int, next);
         Rewritten r;
         QVERIFY2(steps < 0 ? r.open(file, QStringLiteral("all")) : r.applyFirst(file, steps), qPrintable(r.error));
         auto v = r.compare();
         QVERIFY2(v, qPrintable(r.error));
         if (all)
             QTest::keyClick(v->left(), Qt::Key_A);
+        for (int k = 0; k < next; ++k)
+            QTest::keyClick(v->left(), Qt::Key_N);
         QVERIFY(v->grab().save(shots() + QStringLiteral("compare_%1.png").arg(QString::fromLatin1(QTest::currentDataTag()))));
         QString why;
         QVERIFY2(v->left()->scale() >= CompareView::kReadableScale - 1e-9, qPrintable(QString::number(v->left()->scale())));
