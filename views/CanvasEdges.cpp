@@ -55,14 +55,22 @@ QPolygonF GraphCanvas::edgeLine(size_t e) const
     return line;
 }
 
-QRectF GraphCanvas::edgeBounds(size_t e) const
+QRectF GraphCanvas::edgeBounds(size_t e) const { return e < m_edgeBounds.size() ? m_edgeBounds[e] : QRectF(); }
+
+void GraphCanvas::indexEdges()
 {
-    const auto &edge = m_view.edges[e];
-    const auto &a = m_view.items[edge.from], &b = m_view.items[edge.to];
-    QRectF r = QRectF(a.x, a.y, a.w, a.h).united(QRectF(b.x, b.y, b.w, b.h));
-    for (const auto &p : edge.route)
-        r = r.united(QRectF(p.x, p.y, 0, 0));
-    return r;
+    m_edgesOf.assign(m_view.items.size(), {});
+    m_edgeBounds.resize(m_view.edges.size());
+    for (size_t e = 0; e < m_view.edges.size(); ++e) {
+        const auto &edge = m_view.edges[e];
+        m_edgesOf[edge.from].push_back(uint32_t(e));
+        m_edgesOf[edge.to].push_back(uint32_t(e));
+        const auto &a = m_view.items[edge.from], &b = m_view.items[edge.to];
+        QRectF r = QRectF(a.x, a.y, a.w, a.h).united(QRectF(b.x, b.y, b.w, b.h));
+        for (const auto &p : edge.route)
+            r = r.united(QRectF(p.x, p.y, 0, 0));
+        m_edgeBounds[e] = r;
+    }
 }
 
 namespace {
@@ -122,15 +130,26 @@ std::vector<size_t> GraphCanvas::edgesToDraw(const std::vector<int> &items, cons
     // Zoomed out, edges are thin grey strokes that cost most of a frame: the budget shrinks with
     // the zoom (a fifth of it at 0.2).
     const double budget = kEdgePixelBudget * std::clamp(scale, 0.2, 1.0);
+    // Draws edge `e`; false once over the budget.
+    const auto take = [&](size_t e) {
+        drawn[e] = 1;
+        const QPolygonF line = edgeLine(e);
+        if (!everything) {
+            const bool bothInView = sceneRect.contains(line.front()) && sceneRect.contains(line.back());
+            if (scale < 0.25 && !bothInView)
+                return true;
+            edgePixels += lengthOf(line) * scale;
+            if (edgePixels > budget)
+                return false; // over the budget: what is drawn so far
+        }
+        for (qsizetype k = 1; k < line.size(); ++k)
+            lines.push_back(QLineF(line[k - 1], line[k]));
+        shown.push_back(e);
+        return true;
+    };
     // A hub (an input read by thousands of nodes, a cat of thousands) keeps only the edges whose
-    // other end is in view: the rest would cross the screen as a solid fan. Zoomed in, an edge
-    // with both ends off screen that crosses it (a long skip edge) is drawn too.
-    std::vector<int> ends = items;
-    if (!everything && scale >= 0.25 && m_view.edges.size() <= kCrossingEdgeLimit)
-        for (size_t e = 0; e < m_view.edges.size(); ++e)
-            if (const auto &edge = m_view.edges[e]; edgeBounds(e).intersects(sceneRect))
-                ends.push_back(int(edge.from));
-    for (int i : ends) {
+    // other end is in view: the rest would cross the screen as a solid fan.
+    for (int i : items) {
         const bool hub = !everything && m_edgesOf[size_t(i)].size() > 16;
         for (uint32_t e : m_edgesOf[size_t(i)]) {
             if (drawn[e])
@@ -141,21 +160,15 @@ std::vector<size_t> GraphCanvas::edgesToDraw(const std::vector<int> &items, cons
                 if (!sceneRect.intersects(QRectF(other.x, other.y, other.w, other.h)))
                     continue;
             }
-            drawn[e] = 1;
-            const QPolygonF line = edgeLine(e);
-            if (!everything) {
-                const bool bothInView = sceneRect.contains(line.front()) && sceneRect.contains(line.back());
-                if (scale < 0.25 && !bothInView)
-                    continue;
-                edgePixels += lengthOf(line) * scale;
-                if (edgePixels > budget)
-                    return shown; // over the budget: what is drawn so far
-            }
-            for (qsizetype k = 1; k < line.size(); ++k)
-                lines.push_back(QLineF(line[k - 1], line[k]));
-            shown.push_back(e);
+            if (!take(e))
+                return shown;
         }
     }
+    // Zoomed in, an edge with both ends off screen that crosses it (a long skip edge) too.
+    if (!everything && scale >= 0.25 && m_edgeBounds.size() <= kCrossingEdgeLimit)
+        for (size_t e = 0; e < m_edgeBounds.size(); ++e)
+            if (!drawn[e] && m_edgeBounds[e].intersects(sceneRect) && !take(e))
+                break;
     return shown;
 }
 

@@ -148,11 +148,7 @@ bool GraphCanvas::relayout(bool keepCenter, Placement placement)
     const bool inPlace = placement == Placement::InPlace && layout::placeInPlace(m_view, previous);
     if (placement == Placement::Fresh || (placement == Placement::InPlace && !inPlace))
         layout::layeredLayout(m_view);
-    m_edgesOf.assign(m_view.items.size(), {});
-    for (size_t e = 0; e < m_view.edges.size(); ++e) {
-        m_edgesOf[m_view.edges[e].from].push_back(uint32_t(e));
-        m_edgesOf[m_view.edges[e].to].push_back(uint32_t(e));
-    }
+    indexEdges();
     m_selected = -1;
     for (size_t i = 0; i < m_view.items.size(); ++i)
         if (!selectedName.empty() && m_view.items[i].label == selectedName)
@@ -635,6 +631,7 @@ void GraphCanvas::startGraphviz()
             return;
         }
         m_view = std::move(*input);
+        indexEdges(); // the routes Graphviz drew
         computeFrames();
         placeEdgeLabels();
         rebuildIndex();

@@ -299,8 +299,11 @@ private:
     std::vector<int> itemsIn(const QRectF &sceneRect) const;
     void paintScene(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
     void paintEdges(QPainter &p, const std::vector<int> &items, const QRectF &sceneRect, double scale, bool everything, const QColor &edge);
+    /// m_edgesOf and m_edgeBounds for the view as laid out.
+    void indexEdges();
     /// The edges of `items` to draw (each once, within the zoom's budget of edge pixels unless
-    /// `everything`), their segments appended to `lines`.
+    /// `everything`), then the edges that cross the view with both ends off it, their segments
+    /// appended to `lines`.
     std::vector<size_t> edgesToDraw(const std::vector<int> &items, const QRectF &sceneRect, double scale, bool everything,
                                     QVector<QLineF> &lines) const;
     void paintArrowheads(QPainter &p, const std::vector<size_t> &shown, const QRectF &sceneRect, bool everything, const QColor &edge) const;
@@ -364,6 +367,7 @@ private:
     std::set<std::string> m_expanded;
     layout::ViewGraph m_view;
     std::vector<std::vector<uint32_t>> m_edgesOf; ///< per item: edges touching it
+    std::vector<QRectF> m_edgeBounds;             ///< per edge: its ends' items and its route (scene)
     // Grid index over scene coordinates.
     double m_cell = 512;
     int m_cols = 0, m_rows = 0;
