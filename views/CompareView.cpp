@@ -106,23 +106,29 @@ std::vector<std::pair<int, QRectF>> titlesAround(const GraphCanvas &c, const std
     return out;
 }
 
-/// Something drawn, along one axis of a pane (widget coordinates), and the pane's edges there.
+/// What cutting a frame's title and a node in a diff colour at a pane's edge costs (a plain node: 1).
+constexpr int kTitleCut = 10, kChangeCut = 100;
+
+/// Something drawn, along one axis of a pane (widget coordinates), the pane's edges there, and what
+/// cutting it costs.
 struct Span {
     double lo, hi, e0, e1;
+    int weight = 1;
 };
 
-/// The shift along one axis, within [lo, hi], that leaves the fewest spans cut by an edge of their
-/// pane (the least shift of those): a node or title just past the edge comes into view whole.
-double leastCut(const std::vector<Span> &spans, double lo, double hi)
+/// The shift along one axis, within [lo, hi], that leaves the least weight of spans cut by an edge
+/// of their pane (the least shift of those), and that weight: a node or title just past the edge
+/// comes into view whole.
+std::pair<double, int> leastCut(const std::vector<Span> &spans, double lo, double hi)
 {
-    if (lo > hi)
-        return 0;
     const auto cut = [&](double d) {
         int n = 0;
         for (const Span &s : spans)
-            n += (s.lo + d < s.e0 && s.hi + d > s.e0) || (s.lo + d < s.e1 && s.hi + d > s.e1);
+            n += ((s.lo + d < s.e0 && s.hi + d > s.e0) || (s.lo + d < s.e1 && s.hi + d > s.e1)) ? s.weight : 0;
         return n;
     };
+    if (lo > hi)
+        return {0, cut(0)};
     std::vector<double> tries{0, lo, hi};
     for (const Span &s : spans)
         for (const double d : {s.e0 + 2 - s.lo, s.e0 - 2 - s.hi, s.e1 - 2 - s.hi, s.e1 + 2 - s.lo})
@@ -135,7 +141,7 @@ double leastCut(const std::vector<Span> &spans, double lo, double hi)
             best = d;
             fewest = n;
         }
-    return best;
+    return {best, fewest};
 }
 
 } // namespace
@@ -563,15 +569,24 @@ void CompareView::placeCurrent()
     if (m_tooLarge && m_current < 0 && !m_changes.empty())
         f = frame(0);
     m_shift = f.shift;
-    const double scale = m_tooLarge ? kReadableScale : f.fit;
+    double scale = m_tooLarge ? kReadableScale : f.fit;
     QPointF centre = f.both.center(); // of A's scene, at the area's centre
     if (m_tooLarge) {                 // the start: the top, across at the shared node, within the change
         const double halfW = f.area.width() / 2 / scale, halfH = f.area.height() / 2 / scale;
         const auto within = [](double v, double lo, double hi) { return lo > hi ? (lo + hi) / 2 : std::clamp(v, lo, hi); };
         centre = QPointF(within(f.anchor.x(), f.both.left() + halfW, f.both.right() - halfW), f.both.top() + halfH);
     }
-    if (!m_tooLarge)
-        centre -= slack(f, scale, centre) / scale;
+    if (!m_tooLarge) {
+        // Fitted to the changes, what lies just past them may still be cut at an edge: zoomed
+        // out a few percent a step while that leaves fewer frame titles or other changes' nodes
+        // cut (to 60% of the fit), or further (to the readable zoom) where that leaves no other
+        // change's node cut, then moved by the slack.
+        auto [best, least] = slack(f, scale, centre);
+        for (double s = scale * 0.97; s >= kReadableScale && least >= kTitleCut; s *= 0.97)
+            if (const auto [move, cut] = slack(f, s, centre); s >= 0.6 * f.fit ? cut / kTitleCut < least / kTitleCut : cut < kChangeCut)
+                scale = s, best = move, least = cut;
+        centre -= best / scale;
+    }
     m_syncing = true;
     for (GraphCanvas *c : {m_left, m_right})
         c->setView(scale,
@@ -582,7 +597,7 @@ void CompareView::placeCurrent()
 
 /// Where the fitted nodes leave room in the area, both panes move together (staying aligned) so
 /// that the fewest nodes and frame titles are cut at a pane's edges: across first, then down.
-QPointF CompareView::slack(const Frame &f, double scale, QPointF centre) const
+std::pair<QPointF, int> CompareView::slack(const Frame &f, double scale, QPointF centre) const
 {
     const QRectF shown((f.both.topLeft() - centre) * scale + f.area.center(), f.both.size() * scale);
     const auto spans = [&](bool across, QPointF moved) {
@@ -591,23 +606,27 @@ QPointF CompareView::slack(const Frame &f, double scale, QPointF centre) const
             const QRect legend = c->legendRect();
             const double bottom = legend.isEmpty() || legend.width() < c->width() / 2 ? c->height() : legend.top();
             const QPointF at = (c == m_left ? centre : centre + f.shift) - f.area.center() / scale - moved / scale;
-            std::vector<QRectF> drawn;
-            for (const auto &it : c->view().items)
-                drawn.emplace_back((QPointF(it.x, it.y) - at) * scale, QSizeF(it.w, it.h) * scale);
+            // A node of a change (its diff colour) cut reads as the change cut: it weighs most,
+            // then a frame's title.
+            std::vector<std::pair<QRectF, int>> drawn;
+            const auto &items = c->view().items;
+            for (size_t i = 0; i < items.size(); ++i)
+                drawn.emplace_back(QRectF((QPointF(items[i].x, items[i].y) - at) * scale, QSizeF(items[i].w, items[i].h) * scale),
+                                   c->diffOf(int(i)) == GraphCanvas::DiffMark::None ? 1 : kChangeCut);
             for (const auto &fr : c->frames())
-                drawn.emplace_back((fr.titlePlate().topLeft() - at) * scale, fr.titlePlate().size() * scale);
-            for (const QRectF &r : drawn) {
+                drawn.emplace_back(QRectF((fr.titlePlate().topLeft() - at) * scale, fr.titlePlate().size() * scale), kTitleCut);
+            for (const auto &[r, weight] : drawn) {
                 if (across && r.bottom() > 0 && r.top() < bottom) // beside the pane's drawing area
-                    out.push_back({r.left(), r.right(), 0, double(c->width())});
+                    out.push_back({r.left(), r.right(), 0, double(c->width()), weight});
                 else if (!across && r.right() > 0 && r.left() < c->width())
-                    out.push_back({r.top(), r.bottom(), 0, bottom});
+                    out.push_back({r.top(), r.bottom(), 0, bottom, weight});
             }
         }
         return out;
     };
-    const double dx = leastCut(spans(true, {}), f.area.left() - shown.left(), f.area.right() - shown.right());
-    const double dy = leastCut(spans(false, {dx, 0}), f.area.top() - shown.top(), f.area.bottom() - shown.bottom());
-    return {dx, dy};
+    const auto [dx, acrossCut] = leastCut(spans(true, {}), f.area.left() - shown.left(), f.area.right() - shown.right());
+    const auto [dy, downCut] = leastCut(spans(false, {dx, 0}), f.area.top() - shown.top(), f.area.bottom() - shown.bottom());
+    return {{dx, dy}, acrossCut + downCut};
 }
 
 void CompareView::mirrorExpansion(GraphCanvas *to, const QString &module, bool expanded)

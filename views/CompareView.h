@@ -140,7 +140,7 @@ private:
     void placeCurrent();
     /// How far both panes move (screen pixels) within the room the fit leaves, so that the fewest
     /// nodes and frame titles are cut at the panes' edges.
-    QPointF slack(const Frame &f, double scale, QPointF centre) const;
+    std::pair<QPointF, int> slack(const Frame &f, double scale, QPointF centre) const;
     void updatePosition();
 
     std::unique_ptr<ir::Graph> m_a, m_b;

@@ -666,12 +666,16 @@ private Q_SLOTS:
         QTest::addColumn<QString>("file");
         QTest::addColumn<int>("steps"); // the first candidate applied that many times (-1: preset "all" to its fixpoint)
         QTest::addColumn<bool>("all");  // "All changes", else the first change as the window opens
-        QTest::newRow("tangle50_0v3_all") << QStringLiteral("tangle50_torch.json") << 3 << true;
-        QTest::newRow("tangle50_0v3_open") << QStringLiteral("tangle50_torch.json") << 3 << false;
-        QTest::newRow("tangle4_0v3_open") << QStringLiteral("tangle4_fx.json") << 3 << false;
-        QTest::newRow("tangle4_0v3_all") << QStringLiteral("tangle4_fx.json") << 3 << true;
-        QTest::newRow("tangle50_0vlast_open") << QStringLiteral("tangle50_torch.json") << -1 << false;
-        QTest::newRow("bert_0vlast_open") << QStringLiteral("bert_base_dynamo.json.gz") << -1 << false;
+        QTest::addColumn<int>("next");  // then "Next change" pressed that many times
+        QTest::newRow("tangle50_0v3_all") << QStringLiteral("tangle50_torch.json") << 3 << true << 0;
+        QTest::newRow("tangle50_0v3_open") << QStringLiteral("tangle50_torch.json") << 3 << false << 0;
+        QTest::newRow("tangle4_0v3_open") << QStringLiteral("tangle4_fx.json") << 3 << false << 0;
+        QTest::newRow("tangle4_0v3_change2") << QStringLiteral("tangle4_fx.json") << 3 << false << 1;
+        QTest::newRow("tangle4_0v3_change3") << QStringLiteral("tangle4_fx.json") << 3 << false << 2;
+        QTest::newRow("tangle4_0v3_change4") << QStringLiteral("tangle4_fx.json") << 3 << false << 3;
+        QTest::newRow("tangle4_0v3_all") << QStringLiteral("tangle4_fx.json") << 3 << true << 0;
+        QTest::newRow("tangle50_0vlast_open") << QStringLiteral("tangle50_torch.json") << -1 << false << 0;
+        QTest::newRow("bert_0vlast_open") << QStringLiteral("bert_base_dynamo.json.gz") << -1 << false << 0;
     }
 
     /// Versions reached as the user reaches them (`--apply-steps N`, or F5), compared: every changed
@@ -684,12 +688,15 @@ private Q_SLOTS:
         QFETCH(QString, file);
         QFETCH(int, steps);
         QFETCH(bool, all);
+        QFETCH(int, next);
         Rewritten r;
         QVERIFY2(steps < 0 ? r.open(file, QStringLiteral("all")) : r.applyFirst(file, steps), qPrintable(r.error));
         auto v = r.compare();
         QVERIFY2(v, qPrintable(r.error));
         if (all)
             QTest::keyClick(v->left(), Qt::Key_A);
+        for (int k = 0; k < next; ++k)
+            QTest::keyClick(v->left(), Qt::Key_N);
         QVERIFY(v->grab().save(shots() + QStringLiteral("compare_%1.png").arg(QString::fromLatin1(QTest::currentDataTag()))));
         QString why;
         QVERIFY2(v->left()->scale() >= CompareView::kReadableScale - 1e-9, qPrintable(QString::number(v->left()->scale())));
@@ -697,13 +704,21 @@ private Q_SLOTS:
         if (all && positionText(*v).contains(QStringLiteral("more than one screen")))
             return;
         QVERIFY2(changesWhole(*v, &why), qPrintable(why));
+        // Nothing cut at the top; at the sides, no node in a diff colour (of any change: cut, it
+        // reads as the change cut).
         for (const GraphCanvas *c : {v->left(), v->right()})
             for (size_t i = 0; i < c->view().items.size(); ++i) {
                 const QRectF rc = c->itemRect(int(i));
-                QVERIFY2(!(rc.top() < 0 && rc.bottom() > 0) || c->view().items[i].kind == layout::ViewItem::Kind::Module,
-                         qPrintable(QStringLiteral("%1 cut at the top")
-                                        .arg(QString::fromStdString(c->view().items[i].node ? c->view().items[i].node->name()
-                                                                                            : c->view().items[i].module))));
+                const auto &it = c->view().items[i];
+                const QString name = QString::fromStdString(it.node ? it.node->name() : it.module);
+                const bool module = it.kind == layout::ViewItem::Kind::Module;
+                QVERIFY2(!(rc.top() < 0 && rc.bottom() > 0) || module, qPrintable(name + QStringLiteral(" cut at the top")));
+                const QRect legend = c->legendRect();
+                const int bottom = legend.isEmpty() || legend.width() < c->width() / 2 ? c->height() : legend.top();
+                if (rc.bottom() <= 0 || rc.top() >= bottom || c->diffOf(int(i)) == GraphCanvas::DiffMark::None)
+                    continue;
+                QVERIFY2(!(rc.left() < 0 && rc.right() > 0) && !(rc.left() < c->width() && rc.right() > c->width()),
+                         qPrintable(QStringLiteral("%1 cut at a side of %2").arg(name, c == v->left() ? "A" : "B")));
             }
     }
 
