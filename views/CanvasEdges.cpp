@@ -116,7 +116,7 @@ void GraphCanvas::paintEdges(QPainter &p, const std::vector<int> &items, const Q
     if (everything || scale >= 0.3)
         paintArrowheads(p, shown, sceneRect, everything, edge);
     paintSelectedEdges(p, scale);
-    if (everything || scale >= 0.7)
+    if (everything || scale >= kEdgeLabelScale)
         paintEdgeLabels(p, shown, sceneRect, everything);
     p.setRenderHint(QPainter::Antialiasing, aa);
 }

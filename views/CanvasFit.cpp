@@ -166,15 +166,64 @@ void GraphCanvas::settle(const QRectF &focus, Settle how)
 {
     // The least pans; where they leave something cut at an edge, pans that also move what one axis
     // cuts out of view along the other, kept when they leave nothing cut.
+    bringIn(focus);
     const QPointF from = m_offset;
     settlePan(focus, how, false);
-    if (cutAtEdges() == 0)
+    const int cut = cutAtEdges();
+    if (cut == 0)
         return;
     const QPointF least = m_offset;
     m_offset = from;
     settlePan(focus, how, true);
-    if (cutAtEdges() != 0)
+    if (cutAtEdges(false) != 0 || cutAtEdges() >= cut) // kept when it cuts no item, and fewer labels
         m_offset = least;
+}
+
+void GraphCanvas::bringIn(const QRectF &focus)
+{
+    // Along each axis, the least pan that brings it whole into view (12 px clear of the edges), or,
+    // where it does not fit, that leaves no part of the view beside it: its start (left end, top)
+    // to the view's start when it starts within the view, else its end to the view's end.
+    const QRectF vp = QRectF(sceneViewport()).adjusted(12, 12, -12, -12);
+    if (focus.isNull() || vp.isEmpty())
+        return;
+    const QRectF on(focus.topLeft() * m_scale + m_offset, focus.size() * m_scale);
+    const auto pan = [](double a, double b, double lo, double hi) {
+        if (b - a > hi - lo)
+            return a > lo ? lo - a : b < hi ? hi - b : 0.0;
+        return a < lo ? lo - a : b > hi ? hi - b : 0.0;
+    };
+    m_offset += QPointF(pan(on.left(), on.right(), vp.left(), vp.right()), pan(on.top(), on.bottom(), vp.top(), vp.bottom()));
+}
+
+std::vector<GraphCanvas::SettleMark> GraphCanvas::settleMarks(const QRectF &focus) const
+{
+    // What is to be whole or out of view, never cut by an edge: the items, ghosts and labels near
+    // the viewport, the frames' titles, and the frames small enough to be seen whole. The titles of
+    // the frames around the focus are to be in view (weight 24, where a node or title cut weighs 3
+    // and a label 1).
+    const QRectF vp = sceneViewport();
+    const auto onScreen = [&](const QRectF &r) { return QRectF(r.topLeft() * m_scale + m_offset, r.size() * m_scale); };
+    std::vector<SettleMark> marks;
+    const QRectF near = vp.adjusted(-vp.width() / 2, -vp.height() / 2, vp.width() / 2, vp.height() / 2);
+    for (int i : itemsIn(QRectF(toScene(near.topLeft()), near.size() / m_scale)))
+        marks.push_back({itemRect(i), 3});
+    for (const auto &g : m_ghosts)
+        if (const QRectF r = onScreen(QRectF(g.x, g.y, g.w, g.h)); r.intersects(near))
+            marks.push_back({r, 3});
+    for (const QRectF &r : labelsIn(near))
+        marks.push_back({r, 1});
+    for (const Frame &f : m_frames) {
+        const QRectF r = onScreen(f.rect);
+        const bool around = !focus.isNull() && f.rect.contains(focus);
+        if (!around && !r.intersects(near))
+            continue;
+        if (r.width() <= vp.width() && r.height() <= vp.height())
+            marks.push_back({r, 3});
+        if (const QRectF title = onScreen(f.titlePlate()); around || title.intersects(near))
+            marks.push_back({title, around ? 24 : 3, around});
+    }
+    return marks;
 }
 
 void GraphCanvas::settlePan(const QRectF &focus, Settle how, bool hideCut)
@@ -183,34 +232,10 @@ void GraphCanvas::settlePan(const QRectF &focus, Settle how, bool hideCut)
     if (m_view.items.empty() || vp.isEmpty())
         return;
     const auto onScreen = [&](const QRectF &r) { return QRectF(r.topLeft() * m_scale + m_offset, r.size() * m_scale); };
-    // What is to be whole or out of view, never cut by an edge: the items and ghosts near the
-    // viewport, the frames' titles, and the frames small enough to be seen whole. The titles of
-    // the frames around the focus are to be in view (weight 8).
-    struct Mark {
-        QRectF r;
-        int weight;
-    };
-    std::vector<Mark> marks;
-    const QRectF near = vp.adjusted(-vp.width() / 2, -vp.height() / 2, vp.width() / 2, vp.height() / 2);
-    for (int i : itemsIn(QRectF(toScene(near.topLeft()), near.size() / m_scale)))
-        marks.push_back({itemRect(i), 1});
-    for (const auto &g : m_ghosts)
-        if (const QRectF r = onScreen(QRectF(g.x, g.y, g.w, g.h)); r.intersects(near))
-            marks.push_back({r, 1});
-    for (const QRectF &r : kernelLabelsIn(near))
-        marks.push_back({r, 1});
-    for (const Frame &f : m_frames) {
-        const QRectF r = onScreen(f.rect);
-        const bool around = !focus.isNull() && f.rect.contains(focus);
-        if (!around && !r.intersects(near))
-            continue;
-        if (r.width() <= vp.width() && r.height() <= vp.height())
-            marks.push_back({r, 1});
-        if (const QRectF title = onScreen(f.titlePlate()); around || title.intersects(near))
-            marks.push_back({title, around ? 8 : 1});
-    }
+    const std::vector<SettleMark> marks = settleMarks(focus);
     const QRectF keep = focus.isNull() ? QRectF() : onScreen(focus);
     const QRectF whole = onScreen(QRectF(0, 0, m_view.width, m_view.height));
+    const QRectF minimap = minimapCover();
     QPointF moved;
     for (const bool across : {true, false, true}) {
         const auto span = [across](const QRectF &r) { return across ? std::pair{r.left(), r.right()} : std::pair{r.top(), r.bottom()}; };
@@ -223,11 +248,11 @@ void GraphCanvas::settlePan(const QRectF &focus, Settle how, bool hideCut)
         std::vector<std::pair<double, int>> opens, opensEnd, closed, closedEnd;
         int base = 0;
         const auto [va, vb] = span(QRectF(vp.y(), vp.x(), vp.height(), vp.width())); // the other axis
-        for (const Mark &m : marks) {
+        for (const SettleMark &m : marks) {
             const QRectF r = m.r.translated(moved);
             const auto [oa, ob] = span(QRectF(r.y(), r.x(), r.height(), r.width()));
             const auto [a, b] = span(r);
-            if (m.weight > 1 && oa >= va && ob <= vb) { // to be in view: costs outside [lo - a, hi - b]
+            if (m.inView && oa >= va && ob <= vb) { // to be in view: costs outside [lo - a, hi - b]
                 base += m.weight;
                 if (lo - a <= hi - b)
                     closed.push_back({lo - a, m.weight}), closedEnd.push_back({hi - b, m.weight});
@@ -237,6 +262,13 @@ void GraphCanvas::settlePan(const QRectF &focus, Settle how, bool hideCut)
                 else
                     for (const double edge : {lo, hi})
                         opens.push_back({edge - b, m.weight}), opensEnd.push_back({edge - a, m.weight});
+            }
+            // Under the minimap over (its lo - b, its hi - a): cleared by panning across only (a pan
+            // down for it would take the drawing's start out of view).
+            if (const auto [ma, mb] = span(QRectF(minimap.y(), minimap.x(), minimap.height(), minimap.width()));
+                across && !minimap.isEmpty() && ob > ma && oa < mb) {
+                const auto [na, nb] = span(minimap);
+                opens.push_back({na - b, m.weight}), opensEnd.push_back({nb - a, m.weight});
             }
         }
         const auto prefix = [](std::vector<std::pair<double, int>> &v) {
@@ -258,7 +290,7 @@ void GraphCanvas::settlePan(const QRectF &focus, Settle how, bool hideCut)
             return std::pair{cuts, how == Settle::Context && wa < lo - 1 && wb > lo};
         };
         std::vector<double> shifts{0};
-        for (const Mark &m : marks) {
+        for (const SettleMark &m : marks) {
             const auto [a, b] = span(m.r.translated(moved));
             for (const double s : {lo + 4 - a, hi - 4 - b, lo - 4 - b, hi + 4 - a}) // whole, 4 px clear of an edge
                 if (std::abs(s) <= (hi - lo) / 2)
@@ -279,24 +311,37 @@ void GraphCanvas::settlePan(const QRectF &focus, Settle how, bool hideCut)
     m_offset += moved;
 }
 
-std::vector<QRectF> GraphCanvas::kernelLabelsIn(const QRectF &area) const
+std::vector<QRectF> GraphCanvas::labelsIn(const QRectF &area) const
 {
     std::vector<QRectF> out;
+    const auto add = [&](const QRectF &scene) {
+        if (const QRectF r(scene.topLeft() * m_scale + m_offset, scene.size() * m_scale); !scene.isEmpty() && r.intersects(area))
+            out.push_back(r);
+    };
     if (kernelLabelsDrawn())
         for (const auto &o : m_kernelOutlines)
-            if (const QRectF r(o.label.topLeft() * m_scale + m_offset, o.label.size() * m_scale); !o.label.isEmpty() && r.intersects(area))
-                out.push_back(r);
+            add(o.label);
+    if (m_scale >= kEdgeLabelScale) // as paintEdges draws them
+        for (const auto &l : m_edgeLabels)
+            add(l.rect);
     return out;
 }
 
-int GraphCanvas::cutAtEdges() const
+int GraphCanvas::cutAtEdges(bool labels) const
 {
-    const QRectF vp = sceneViewport();
-    std::vector<QRectF> rects = kernelLabelsIn(vp);
+    const QRectF vp = sceneViewport(), minimap = minimapCover();
+    const auto cut = [&](const QRectF &r) { return (r.intersects(vp) && !vp.contains(r)) || r.intersects(minimap); };
+    const auto drawn = labels ? labelsIn(vp) : std::vector<QRectF>();
+    int n = int(std::count_if(drawn.begin(), drawn.end(), cut));
     for (const int i : itemsIn(QRectF(toScene(vp.topLeft()), vp.size() / m_scale)))
-        rects.push_back(itemRect(i));
-    return static_cast<int>(
-        std::count_if(rects.begin(), rects.end(), [&](const QRectF &r) { return r.intersects(vp) && !vp.contains(r); }));
+        n += cut(itemRect(i)) ? 3 : 0; // as settlePan weighs them
+    return n;
+}
+
+QRectF GraphCanvas::minimapCover() const
+{
+    const QRect r = minimapRect();
+    return r.isEmpty() ? QRectF() : QRectF(r).adjusted(-4, -4, 4, 4);
 }
 
 void GraphCanvas::showNodes(const std::vector<const ir::Node *> &nodes, double least)

@@ -281,6 +281,9 @@ void GraphCanvas::setExpanded(const QString &module, bool expanded)
         }
     if (const auto after = topOf(); !held && before && after)
         m_offset = onScreen - *after * m_scale;
+    for (const Frame &f : m_frames)
+        if (expanded && f.path == m)
+            bringIn(f.rect);          // opened past an edge: what it holds comes into view
     settle(focusOf(m), Settle::Hold); // nothing cut at an edge, the module and the titles around it in view
     update();
     Q_EMIT viewChanged();

@@ -151,6 +151,8 @@ public:
     static constexpr double kEdgePixelBudget = 6e5;
     /// The height of edge labels' text in scene pixels.
     static constexpr int kEdgeLabelPixels = 9;
+    /// The least zoom at which edge labels are drawn.
+    static constexpr double kEdgeLabelScale = 0.7;
     bool layoutRunning() const { return m_job != 0; }
     /// Drops the running Graphviz layout (its result is discarded when it arrives).
     void cancelLayout();
@@ -354,13 +356,25 @@ private:
     /// there are (settlePan with `hideCut`: what one axis cuts is moved out of view along the other).
     void settle(const QRectF &focus, Settle how);
     void settlePan(const QRectF &focus, Settle how, bool hideCut);
+    /// What settlePan keeps whole (viewport rectangles), with what cutting each costs.
+    struct SettleMark {
+        QRectF r;
+        int weight;
+        bool inView = false; ///< to be in view, else whole or out of view
+    };
+    std::vector<SettleMark> settleMarks(const QRectF &focus) const;
     /// What a landing on `module` keeps in view (scene): its frame when it fits, else the frame's
     /// title; its box when collapsed.
     QRectF focusOf(const std::string &module) const;
-    /// The kernel labels drawn (viewport rectangles) that meet `area` (viewport).
-    std::vector<QRectF> kernelLabelsIn(const QRectF &area) const;
-    /// How many items and kernel labels an edge of the viewport cuts.
-    int cutAtEdges() const;
+    /// The kernel and edge labels drawn (viewport rectangles) that meet `area` (viewport).
+    std::vector<QRectF> labelsIn(const QRectF &area) const;
+    /// Pans the least that brings `focus` (scene) whole into view, or its start where it does not fit.
+    void bringIn(const QRectF &focus);
+    /// What the minimap covers, with its frame (viewport; empty while it is hidden).
+    QRectF minimapCover() const;
+    /// The items (3 each) and labels (1, unless `labels` is false) an edge of the viewport cuts or
+    /// the minimap covers.
+    int cutAtEdges(bool labels = true) const;
     void renderMinimap();
 
     const ir::Graph *m_graph = nullptr;

@@ -192,6 +192,49 @@ private Q_SLOTS:
         QVERIFY(c.grab().save(shots() + QStringLiteral("expand_landing_%1.png").arg(parts.constFirst())));
     }
 
+    /// A module box half past the bottom edge (ResNet-50's layer1.2 below an expanded layer1.0),
+    /// double-clicked: the view moves to show its frame whole (its title and its nodes), with
+    /// nothing cut at an edge; the same for a box half past the right edge.
+    void expandAtTheEdgeBringsTheFrameIn_data()
+    {
+        QTest::addColumn<bool>("right");
+        QTest::newRow("bottom") << false;
+        QTest::newRow("right") << true;
+    }
+    void expandAtTheEdgeBringsTheFrameIn()
+    {
+        QFETCH(bool, right);
+        auto s = show(example("resnet50_fx.json.gz"), 640, 760);
+        QVERIFY(s);
+        GraphCanvas &c = s->canvas;
+        c.setExpanded(QStringLiteral("layer1"), true);
+        c.setExpanded(QStringLiteral("layer1.0"), true);
+        int box = -1;
+        for (size_t i = 0; i < c.view().items.size() && box < 0; ++i)
+            if (c.view().items[i].module == "layer1.2")
+                box = int(i);
+        QVERIFY(box >= 0);
+        const auto &it = c.view().items[size_t(box)];
+        const QRectF vp = c.sceneViewport();
+        // The box's top 12 px in view at the bottom edge (or its left 30 px at the right edge).
+        const QPointF at =
+            right ? QPointF(it.x + 30 - vp.width() / 2, it.y + it.h / 2) : QPointF(it.x + it.w / 2, it.y + 12 - vp.height() / 2);
+        c.setView(1.0, at + (QPointF(c.width() / 2.0, c.height() / 2.0) - vp.center()));
+        const QRectF visible = c.itemRect(box).intersected(vp);
+        QVERIFY2(!visible.isEmpty() && !vp.contains(c.itemRect(box)), "the box is half in view");
+        QTest::mouseDClick(&c, Qt::LeftButton, {}, visible.center().toPoint());
+        QVERIFY(c.isExpanded(QStringLiteral("layer1.2")));
+        QVERIFY(c.grab().save(shots() + QStringLiteral("expand_at_edge_%1.png").arg(QString::fromLatin1(QTest::currentDataTag()))));
+        QVERIFY(titleShown(c, "layer1.2"));
+        const auto frame = std::find_if(c.frames().begin(), c.frames().end(), [](const auto &f) { return f.path == "layer1.2"; });
+        QVERIFY(frame != c.frames().end());
+        const QRectF r = onScreen(c, frame->rect);
+        if (r.height() <= vp.height() && r.width() <= vp.width())
+            QVERIFY2(vp.contains(r),
+                     qPrintable(QStringLiteral("frame at %1,%2 %3x%4").arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height())));
+        QVERIFY2(cutAtEdges(c).isEmpty(), qPrintable(cutAtEdges(c).join(QLatin1Char(' '))));
+    }
+
     /// A file's first candidate deep in a tall graph (transformer_dynamo's `h`): the view it opened
     /// with (the inputs at the top) panned to show the candidate with what leads to it above it in
     /// view, and nothing cut at an edge (the three-wide rows above it out of view, not cut).
