@@ -10,6 +10,7 @@
 #include <QEvent>
 #include <QFileInfo>
 #include <QLabel>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -210,8 +211,16 @@ void PostGradView::showLinked()
 
 bool PostGradView::eventFilter(QObject *watched, QEvent *e)
 {
-    if (watched == m_canvas && e->type() == QEvent::Resize && m_autoFit)
-        showLinked();
+    // A dock being dragged resizes the canvas many times a second: one refit for the events
+    // queued together (showNodes tries several zooms, each settled).
+    if (watched == m_canvas && e->type() == QEvent::Resize && m_autoFit && !m_refitQueued) {
+        m_refitQueued = true;
+        QTimer::singleShot(0, this, [this] {
+            m_refitQueued = false;
+            if (m_autoFit)
+                showLinked();
+        });
+    }
     return QWidget::eventFilter(watched, e);
 }
 

@@ -86,6 +86,7 @@ private:
     std::vector<const ir::Node *> m_pushed; ///< what this view highlighted in the window (to drop it later)
     bool m_syncing = false;
     bool m_autoFit = true;
+    bool m_refitQueued = false; ///< a resize's showLinked waits for the events queued with it
 };
 
 /// Why profile `p` has no post-grad graph to open ("" when it has one): no compiled profile, none
