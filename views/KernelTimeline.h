@@ -74,6 +74,9 @@ public:
     void clearRange();
     bool hasRange() const { return m_rangeTo > m_rangeFrom; }
     std::pair<double, double> range() const { return {m_rangeFrom, m_rangeTo}; }
+    /// Where the range's banner is drawn on the ruler (within the range's span) and its text; empty
+    /// where the text does not fit there.
+    std::pair<QRectF, QString> rangeBanner(const QFontMetrics &fm) const;
     /// Device busy time (union over the streams) of group `group` in [fromUs, toUs).
     double busyIn(int group, double fromUs, double toUs) const;
     /// Kernels of group `group` that overlap [fromUs, toUs), by start.

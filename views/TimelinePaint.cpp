@@ -74,6 +74,7 @@ void KernelTimeline::paintRuler(QPainter &p) const
         step /= 2;
     p.setPen(grid);
     const double first = std::ceil(m_t0 / step) * step;
+    const QRectF banner = rangeBanner(p.fontMetrics()).first;
     for (double t = first; xOf(t) < right; t += step) {
         const double x = xOf(t);
         if (x < kLabelWidth)
@@ -84,7 +85,8 @@ void KernelTimeline::paintRuler(QPainter &p) const
         p.drawLine(QPointF(x, kRulerHeight), QPointF(x, height()));
         const QString label = tickLabel(t, step, std::max(std::fabs(m_t0), std::fabs(viewEnd())));
         p.setPen(text);
-        if (x + 2 + p.fontMetrics().horizontalAdvance(label) <= right) // a label cut at the edge would misread
+        const QRectF at(x + 2, 0, p.fontMetrics().horizontalAdvance(label), kRulerHeight);
+        if (at.right() <= right && !at.intersects(banner)) // a label cut at the edge (or the banner) would misread
             p.drawText(QPointF(x + 2, kRulerHeight - 5), label);
     }
 }
@@ -282,15 +284,27 @@ void KernelTimeline::paintRange(QPainter &p, const QFontMetrics &fm) const
     p.setPen(QPen(hl, 1));
     p.drawLine(QPointF(x0, 0), QPointF(x0, height()));
     p.drawLine(QPointF(x1, 0), QPointF(x1, height()));
-    const double len = m_rangeTo - m_rangeFrom, busy = busyIn(0, m_rangeFrom, m_rangeTo);
-    const QString text = tr("%1 · busy %2 (%3 %)").arg(formatUs(len), formatUs(busy)).arg(100.0 * busy / len, 0, 'f', 1);
-    const int w = fm.horizontalAdvance(text) + 8;
-    const double mid = std::clamp((x0 + x1) / 2 - w / 2.0, double(kLabelWidth), double(width() - w));
-    const QRectF box(mid, 0, w, kRulerHeight);
-    p.fillRect(box, hl);
-    p.setPen(palette().color(QPalette::HighlightedText));
-    p.drawText(box, Qt::AlignCenter, text);
+    if (const auto [box, text] = rangeBanner(fm); !box.isEmpty()) {
+        p.fillRect(box, hl);
+        p.setPen(palette().color(QPalette::HighlightedText));
+        p.drawText(box, Qt::AlignCenter, text);
+    }
     p.setClipping(false);
+}
+
+std::pair<QRectF, QString> KernelTimeline::rangeBanner(const QFontMetrics &fm) const
+{
+    // On the ruler over the range's own span (in view), so the ticks beside it keep their labels:
+    // its duration and A's busy share where they fit, else the duration, else none (the pane's
+    // caption says it all).
+    if (!hasRange())
+        return {};
+    const double x0 = std::max(xOf(m_rangeFrom), double(kLabelWidth)), x1 = std::min(xOf(m_rangeTo), double(width()));
+    const double len = m_rangeTo - m_rangeFrom, busy = busyIn(0, m_rangeFrom, m_rangeTo);
+    for (const QString &text : {tr("%1 · busy %2 %").arg(formatUs(len)).arg(100.0 * busy / len, 0, 'f', 1), formatUs(len)})
+        if (fm.horizontalAdvance(text) + 8 <= x1 - x0)
+            return {QRectF(x0, 0, x1 - x0, kRulerHeight), text};
+    return {};
 }
 
 } // namespace fxlens::views

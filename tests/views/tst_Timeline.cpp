@@ -404,7 +404,22 @@ private Q_SLOTS:
         // The kernels in it: two per 10 µs (each with its overlapping half-length twin).
         QVERIFY(std::abs(pane.filterModel()->rowCount() - int(len / 10 * 2)) <= 4);
         QVERIFY(pane.caption().contains(QStringLiteral("in the measured range")));
+        // Its banner on the ruler lies over the range only: the ticks beside it keep their labels
+        // (ink in the ruler left of the range, where the banner used to spread).
+        const auto [banner, said] = t->rangeBanner(t->fontMetrics());
+        QVERIFY2(!banner.isEmpty() && banner.left() >= x0 - 1.5 && banner.right() <= x1 + 1.5, qPrintable(said));
+        const QImage ruler = t->grab(QRect(x0 - 250, 0, 248, 14)).toImage();
+        int ink = 0;
+        for (int yy = 0; yy < ruler.height(); ++yy)
+            for (int xx = 0; xx < ruler.width(); ++xx)
+                ink += qGray(ruler.pixel(xx, yy)) < 128;
+        QVERIFY2(ink > 20, qPrintable(QString::number(ink)));
         QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        QVERIFY(pane.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/timeline_range.png")));
+        // A range narrower than the text: a shorter banner or none, never one past the range.
+        t->setRange(from, from + 40 * t->usPerPixel());
+        const QRectF narrow = t->rangeBanner(t->fontMetrics()).first;
+        QVERIFY(narrow.isEmpty() || (narrow.left() >= x0 - 1.5 && narrow.right() <= x0 + 41.5));
         QTest::keyClick(t, Qt::Key_Escape);
         QVERIFY(!t->hasRange());
         QCOMPARE(pane.filterModel()->rowCount(), 0);
