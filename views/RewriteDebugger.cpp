@@ -23,9 +23,11 @@
 #include <QListView>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -115,6 +117,8 @@ RewriteDebugger::RewriteDebugger(GraphDocument &doc, QWidget *parent) : QWidget(
     m_diff = new QTextBrowser(split);
     m_diff->setObjectName(QStringLiteral("diff"));
     m_diff->setLineWrapMode(QTextEdit::WidgetWidth); // long diff lines wrap (pre-wrap below), never cut
+    m_history->viewport()->installEventFilter(this);
+    connect(m_history->verticalScrollBar(), &QScrollBar::actionTriggered, this, [this] { m_historyFollows = false; });
     split->addWidget(m_candidates);
     split->addWidget(m_history);
     split->addWidget(m_diff);
@@ -406,7 +410,26 @@ void RewriteDebugger::fillHistory()
     }
     m_historyModel->setHistory(m_h.steps(), m_h.branches(), m_h.version(), std::move(skips), std::move(notes));
     m_history->setCurrentIndex(m_historyModel->index(m_h.version()));
-    m_history->scrollTo(m_history->currentIndex()); // the version on screen is in view (a run or a tune ends far down)
+    m_historyFollows = true; // the version on screen is in view (a run or a tune ends far down)
+    keepCurrentVersionInView();
+}
+
+void RewriteDebugger::keepCurrentVersionInView()
+{
+    m_history->scrollTo(m_history->currentIndex());
+    // Wrapped rows are laid out later (and again when the list's height changes, as the status
+    // text below grows after a run): scrolled again then.
+    QTimer::singleShot(0, m_history, [this] {
+        if (m_historyFollows)
+            m_history->scrollTo(m_history->currentIndex());
+    });
+}
+
+bool RewriteDebugger::eventFilter(QObject *watched, QEvent *e)
+{
+    if (watched == m_history->viewport() && e->type() == QEvent::Resize && m_historyFollows)
+        keepCurrentVersionInView();
+    return QWidget::eventFilter(watched, e);
 }
 
 void RewriteDebugger::showStep(int step)

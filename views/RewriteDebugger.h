@@ -116,7 +116,14 @@ Q_SIGNALS:
     /// version of branch `branch`, side by side with the version on screen.
     void compareRequested(int version, int branch);
 
+protected:
+    bool eventFilter(QObject *watched, QEvent *e) override;
+
 private:
+    /// Scrolls the history to the version on screen once its rows are laid out at the list's size.
+    void keepCurrentVersionInView();
+    bool m_historyFollows = true; ///< the history keeps the version on screen in view until the user scrolls it
+
     void connectControls();
     void connectSession();
     void fillPresets();

@@ -535,6 +535,37 @@ private Q_SLOTS:
         QVERIFY(undo->isEnabled() && !redo->isEnabled());
     }
 
+    /// After a run the history shows its last version whole, and still does when the list then
+    /// gets shorter (the status text below it grows; the window is made smaller); once the user
+    /// scrolls the list, it stays where the user left it.
+    void historyKeepsTheCurrentVersionInView()
+    {
+        MainWindow w(testServices());
+        QVERIFY(showWith(w, example("tangle50_torch.json")));
+        auto *d = w.debugger();
+        d->setPreset(QStringLiteral("all"));
+        QCOMPARE(d->run(), QStringLiteral("fixpoint"));
+        QListView *h = d->historyList();
+        const auto whole = [h] { return h->viewport()->rect().contains(h->visualRect(h->currentIndex())); };
+        QCoreApplication::processEvents();
+        QVERIFY(h->currentIndex().row() == d->version() && whole());
+        for (const int height : {760, 640, 560}) {
+            w.resize(w.width(), height);
+            QCoreApplication::processEvents();
+            QCoreApplication::processEvents();
+            QVERIFY2(whole(),
+                     qPrintable(QStringLiteral("window %1 px high: row at %2 in %3 px")
+                                    .arg(height)
+                                    .arg(h->visualRect(h->currentIndex()).top())
+                                    .arg(h->viewport()->height())));
+        }
+        h->verticalScrollBar()->triggerAction(QAbstractSlider::SliderToMinimum);
+        w.resize(w.width(), 700);
+        QCoreApplication::processEvents();
+        QCoreApplication::processEvents();
+        QCOMPARE(h->verticalScrollBar()->value(), 0);
+    }
+
     /// On BERT, after Apply and after Undo then Redo, the canvas shows the step's new node (selected,
     /// outlined, in view), not the next candidate; the next candidate is selected in the list and
     /// named in the status, and Ctrl+G goes to it.
