@@ -138,13 +138,21 @@ QStringList Autosave::restore(const AutosaveState &s, GraphDocument &doc, Rewrit
     return problems;
 }
 
-bool Autosave::askToRecover(QWidget *parent, const AutosaveState &s)
+QString Autosave::recoverQuestion(const AutosaveState &s, const QString &then)
 {
-    return QMessageBox::question(parent, QObject::tr("Recover unsaved work"),
-                                 QObject::tr("%1 has unsaved work from %2 (%3) that was not saved when fxlens last closed. Recover it?")
-                                     .arg(QFileInfo(s.file).fileName(), QLocale().toString(s.savedAt.toLocalTime(), QLocale::ShortFormat),
-                                          counted(s.steps.size(), "rewrite step")),
-                                 QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes) == QMessageBox::Yes;
+    QString text = QObject::tr("%1 has unsaved work from %2 (%3) that was not saved when fxlens last closed. Recover it?")
+                       .arg(QFileInfo(s.file).fileName(), QLocale().toString(s.savedAt.toLocalTime(), QLocale::ShortFormat),
+                            counted(s.steps.size(), "rewrite step"));
+    if (!then.isEmpty())
+        text += QObject::tr("\n\n%1 then runs on the recovered version (after its %2), or on the original if you answer No.")
+                    .arg(then, counted(s.steps.size(), "step"));
+    return text;
+}
+
+bool Autosave::askToRecover(QWidget *parent, const AutosaveState &s, const QString &then)
+{
+    return QMessageBox::question(parent, QObject::tr("Recover unsaved work"), recoverQuestion(s, then), QMessageBox::Yes | QMessageBox::No,
+                                 QMessageBox::Yes) == QMessageBox::Yes;
 }
 
 } // namespace fxlens::views

@@ -51,8 +51,11 @@ public:
     /// again (history and all), or, when the file changed so that they no longer apply, the saved
     /// version's graph. Returns what could not be restored (a pattern that no longer compiles).
     static QStringList restore(const AutosaveState &s, GraphDocument &doc, RewriteDebugger &debugger);
-    /// Asks the user whether to recover `s` (Yes / No).
-    static bool askToRecover(QWidget *parent, const AutosaveState &s);
+    /// Asks the user whether to recover `s` (Yes / No), saying what runs next (`then`: what the
+    /// command line asked for, on the recovered version), if anything.
+    static bool askToRecover(QWidget *parent, const AutosaveState &s, const QString &then = {});
+    /// The question askToRecover asks.
+    static QString recoverQuestion(const AutosaveState &s, const QString &then = {});
 };
 
 } // namespace fxlens::views

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // fxlens: the desktop app.
 #include "AppServices.h"
+#include "Autosave.h"
 #include "GraphCanvas.h"
 #include "MainWindow.h"
 #include "PatternDir.h"
@@ -151,6 +152,9 @@ int main(int argc, char **argv)
         return exportGraph(parser, o);
 
     fxlens::views::MainWindow w(fxlens::app::appServices(fxlens::app::defaultPatternDir()));
+    if (parser.isSet(o.applySteps)) // the recovery prompt says where the steps will run
+        w.setRecoveryPrompt([&w, then = QStringLiteral("--apply-steps ") + parser.value(o.applySteps)](
+                                const fxlens::views::AutosaveState &s) { return fxlens::views::Autosave::askToRecover(&w, s, then); });
     w.show();
     const QStringList files = parser.positionalArguments();
     bool ok = true;

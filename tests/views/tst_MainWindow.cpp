@@ -618,6 +618,12 @@ private Q_SLOTS:
 
         auto savedGraph = fxlens::io::parseGraphJson(saved->graph, "autosave");
         QVERIFY(savedGraph.ok());
+        // Started with --apply-steps, the app's question says where those steps will run.
+        const QString question = fxlens::views::Autosave::recoverQuestion(*saved, QStringLiteral("--apply-steps 3"));
+        QVERIFY2(question.contains(QStringLiteral("3 rewrite steps")) &&
+                     question.contains(QStringLiteral("--apply-steps 3 then runs on the recovered version (after its 3 steps)")),
+                 qPrintable(question));
+        QVERIFY(!fxlens::views::Autosave::recoverQuestion(*saved).contains(QStringLiteral("--apply-steps")));
         {
             MainWindow w(testServices());
             int asked = 0;
