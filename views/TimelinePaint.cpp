@@ -196,8 +196,12 @@ void KernelTimeline::paintEvents(QPainter &p, const Track &t, int top, const QFo
             p.drawRect(r.adjusted(1, 1, -1, -1));
         }
         if (r.width() > 30) {
+            // An iteration too narrow for "iteration 3" is "3", never "iterat…".
+            const double shown = std::min(r.right(), double(width())) - r.left(); // what the widget's edge leaves of it
+            const bool number = t.kind == Track::Kind::Iterations && fm.horizontalAdvance(label) > shown - 5;
             p.setPen(Qt::black);
-            p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(label, Qt::ElideRight, int(r.width() - 5)));
+            p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                       fm.elidedText(number ? label.section(QLatin1Char(' '), -1) : label, Qt::ElideRight, int(r.width() - 5)));
         }
     }
 }
