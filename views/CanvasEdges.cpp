@@ -258,6 +258,67 @@ private:
     std::unordered_map<int64_t, std::vector<size_t>> m_cells;
 };
 
+/// Edge segments and outline sides by the cells of a coarse grid: what a label's text may not be
+/// crossed by.
+class Lines {
+public:
+    void add(QPointF a, QPointF b)
+    {
+        const size_t k = m_lines.size();
+        m_lines.emplace_back(a, b);
+        forCells(QRectF(a, b).normalized(), [&](int64_t c) { m_cells[c].push_back(k); });
+    }
+    void addOutline(const QRectF &r)
+    {
+        add(r.topLeft(), r.topRight());
+        add(r.topRight(), r.bottomRight());
+        add(r.bottomRight(), r.bottomLeft());
+        add(r.bottomLeft(), r.topLeft());
+    }
+    bool hits(const QRectF &r) const
+    {
+        bool hit = false;
+        forCells(r, [&](int64_t c) {
+            if (auto it = m_cells.find(c); !hit && it != m_cells.end())
+                hit = std::any_of(it->second.begin(), it->second.end(), [&](size_t k) { return crosses(m_lines[k], r); });
+        });
+        return hit;
+    }
+
+private:
+    static constexpr double kCell = 96;
+    /// Whether the segment meets the rectangle (Liang–Barsky clipping).
+    static bool crosses(const QLineF &l, const QRectF &r)
+    {
+        double t0 = 0, t1 = 1;
+        const double dx = l.dx(), dy = l.dy();
+        const double p[4] = {-dx, dx, -dy, dy}, q[4] = {l.x1() - r.left(), r.right() - l.x1(), l.y1() - r.top(), r.bottom() - l.y1()};
+        for (int i = 0; i < 4; ++i) {
+            if (p[i] == 0) {
+                if (q[i] < 0)
+                    return false;
+                continue;
+            }
+            const double t = q[i] / p[i];
+            if (p[i] < 0)
+                t0 = std::max(t0, t);
+            else
+                t1 = std::min(t1, t);
+            if (t0 > t1)
+                return false;
+        }
+        return true;
+    }
+    template <typename F> static void forCells(const QRectF &r, F &&f)
+    {
+        for (int64_t y = int64_t(std::floor(r.top() / kCell)); y <= int64_t(std::floor(r.bottom() / kCell)); ++y)
+            for (int64_t x = int64_t(std::floor(r.left() / kCell)); x <= int64_t(std::floor(r.right() / kCell)); ++x)
+                f(y * (int64_t(1) << 32) + x);
+    }
+    std::vector<QLineF> m_lines;
+    std::unordered_map<int64_t, std::vector<size_t>> m_cells;
+};
+
 /// Where a label may go beside an edge, best first: beside the middle of its last stretch (into
 /// the target), then of its first, then further along either, right of the line before left.
 std::vector<QRectF> labelPlaces(const QPolygonF &line, QSizeF size)
@@ -287,7 +348,7 @@ void GraphCanvas::clearGhosts()
     if (m_ghosts.empty())
         return;
     m_ghosts.clear();
-    placeEdgeLabels(); // labels may take the places the ghosts held
+    placeLabels(); // labels may take the places the ghosts held
     update();
 }
 
@@ -307,10 +368,19 @@ void GraphCanvas::placeEdgeLabels()
         taken.add(QRectF(g.x - 1, g.y - 1, g.w + 2, g.h + 2));
     for (const auto &fr : m_frames)
         taken.add(fr.titleRect());
-    for (const auto &e : m_view.edges) { // the arrowheads
-        const QPointF tip = edgeLine(size_t(&e - m_view.edges.data())).back();
-        taken.add(QRectF(tip.x() - 5, tip.y() - 10, 10, 10));
+    // What a label's text may not be crossed by: the edges (the arrowheads, and every segment
+    // but the last few pixels into a target, beside which the arrowhead lies) and the kernel
+    // outlines.
+    Lines lines;
+    for (size_t e = 0; e < m_view.edges.size(); ++e) {
+        const QPolygonF line = edgeLine(e);
+        taken.add(QRectF(line.back().x() - 5, line.back().y() - 10, 10, 10));
+        for (qsizetype k = 1; k < line.size(); ++k)
+            lines.add(line[k - 1], line[k]);
     }
+    for (size_t g = 0; g < m_kernelOutlines.size(); ++g)
+        for (const QRectF &r : kernelOutlineRects(int(g)))
+            lines.addOutline(r);
     // A label lies inside a frame or outside it, never across its outline.
     auto acrossFrame = [&](const QRectF &r) {
         return std::any_of(m_frames.begin(), m_frames.end(),
@@ -335,7 +405,7 @@ void GraphCanvas::placeEdgeLabels()
         const QSizeF size(fm.horizontalAdvance(text) + 1, fm.height());
         auto &same = labelled[m_view.edges[e].value];
         for (const QRectF &r : labelPlaces(edgeLine(e), size)) {
-            if (taken.hits(r) || acrossFrame(r))
+            if (taken.hits(r) || acrossFrame(r) || lines.hits(r.adjusted(-1, -1, 1, 1)))
                 continue;
             if (std::any_of(same.begin(), same.end(), [&](const QPointF &q) { return QLineF(q, r.center()).length() < 150; }))
                 break;

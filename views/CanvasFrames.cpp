@@ -114,7 +114,7 @@ void GraphCanvas::paintFrames(QPainter &p, const QRectF &sceneRect, double scale
         if (!everything && !sceneRect.intersects(fr.rect))
             continue;
         const auto [tint, fill] = frameColors(fr, dark);
-        p.setPen(QPen(tint.darker(dark ? 70 : 140), 1.0 / std::max(scale, 0.05)));
+        p.setPen(QPen(dark ? QColor(255, 255, 255, 40) : QColor(0, 0, 0, 36), 1.0 / std::max(scale, 0.05)));
         p.setBrush(fill);
         p.drawPath(fr.shape);
     }

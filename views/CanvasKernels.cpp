@@ -47,6 +47,7 @@ void GraphCanvas::setKernelGroups(std::vector<KernelGroup> groups)
     m_kernelGroups = std::move(groups);
     m_kernelGroup = -1;
     placeKernelGroups();
+    placeLabels();
     update();
 }
 
@@ -59,6 +60,14 @@ void GraphCanvas::setSelectedKernelGroup(int g)
 QRectF GraphCanvas::kernelGroupRect(int g) const
 {
     return g >= 0 && size_t(g) < m_kernelOutlines.size() ? m_kernelOutlines[size_t(g)].rect : QRectF();
+}
+
+std::vector<QRectF> GraphCanvas::kernelOutlineRects(int g) const
+{
+    if (g < 0 || size_t(g) >= m_kernelOutlines.size() || m_kernelOutlines[size_t(g)].rect.isEmpty())
+        return {};
+    const auto &o = m_kernelOutlines[size_t(g)];
+    return o.rings.empty() ? std::vector<QRectF>{o.rect} : o.rings;
 }
 
 QRectF GraphCanvas::kernelLabelRect(int g) const
@@ -130,6 +139,11 @@ void GraphCanvas::placeKernelGroups()
         const double m = kMargin + kStep * std::min(within, kMaxNesting);
         m_kernelOutlines[g].rect = raw[g].adjusted(-m, -m, m, m);
     }
+}
+
+void GraphCanvas::placeLabels()
+{
+    placeEdgeLabels();
     placeKernelLabels();
 }
 

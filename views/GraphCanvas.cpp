@@ -155,9 +155,9 @@ bool GraphCanvas::relayout(bool keepCenter, Placement placement)
             m_selected = int(i);
     m_overlays.remap(m_view);
     computeFrames();
-    placeEdgeLabels();
     rebuildIndex();
     placeKernelGroups();
+    placeLabels();
     m_pixelColor.clear();
     renderMinimap();
     m_job = 0; // a running Graphviz job is for the previous view
@@ -636,8 +636,9 @@ void GraphCanvas::startGraphviz()
         m_view = std::move(*input);
         indexEdges(); // the routes Graphviz drew
         computeFrames();
-        placeEdgeLabels();
         rebuildIndex();
+        placeKernelGroups();
+        placeLabels();
         renderMinimap();
         fitToView();
         Q_EMIT layoutFinished(true, QString());

@@ -216,7 +216,8 @@ public:
     const std::vector<Frame> &frames() const { return m_frames; }
     /// An edge's value label where it is drawn (scene coordinates): placed edge by edge, top to
     /// bottom, beside the edge's last or first stretch where it overlaps no item, frame title or
-    /// other label, nor a frame's side; an edge with no such place has none (its tooltip says it).
+    /// other label, nor a frame's side, and no edge or kernel outline runs through it; an edge
+    /// with no such place has none (its tooltip says it).
     struct EdgeLabel {
         size_t edge = 0;
         QRectF rect;
@@ -251,6 +252,8 @@ public:
     int selectedKernelGroup() const { return m_kernelGroup; }
     /// Where group `g`'s outline is drawn (scene coordinates); empty when no node of it has an item.
     QRectF kernelGroupRect(int g) const;
+    /// The rectangles drawn as group `g`'s outline: its outline, or a scattered group's rings.
+    std::vector<QRectF> kernelOutlineRects(int g) const;
     /// Where group `g`'s label is drawn (scene coordinates); empty when it has none (no room that
     /// overprints no item and no other label: its tooltip names it).
     QRectF kernelLabelRect(int g) const;
@@ -315,10 +318,13 @@ private:
     QString edgeLabel(size_t e) const;
     void paintPixels(QImage &image, const QTransform &t, const std::vector<int> &items, bool dark);
     void paintLegend(QPainter &p);
-    /// The kernel outlines' rectangles and labels for the view on screen (m_kernelOutlines).
+    /// The kernel outlines' rectangles for the view on screen (m_kernelOutlines; placeLabels places
+    /// their labels).
     void placeKernelGroups();
     /// Each outline's label placed (m_kernelOutlines' label and lines), once the outlines are.
     void placeKernelLabels();
+    /// The edge labels placed, then the kernel labels (once the frames and kernel outlines are).
+    void placeLabels();
     void paintKernelGroups(QPainter &p, double scale) const;
     QString kernelToolTip(int g) const;
     /// The frames of the expanded modules (m_frames); the scene grows to hold them.
@@ -327,7 +333,8 @@ private:
     /// The frames' titles, painted over the edges (each on a plate of its frame's colour).
     void paintFrameTitles(QPainter &p, const QRectF &sceneRect, double scale, bool everything);
     static std::pair<QColor, QColor> frameColors(const Frame &fr, bool dark);
-    /// m_edgeLabels for the laid-out view and its frames.
+    /// m_edgeLabels for the laid-out view, its frames and kernel outlines: no label crossed by an
+    /// edge or an outline.
     void placeEdgeLabels();
     /// An edge's polyline (its route, or the straight line when it has none).
     QPolygonF edgeLine(size_t e) const;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Edge routing through the gaps of a laid-out view, and layout quality figures (see Layered.h).
+// Edge routing through the gaps of a laid-out view (see Layered.h: routeEdges).
 #include "layout/Layered.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <tuple>
+#include <unordered_map>
 
 namespace fxlens::layout {
 
@@ -17,6 +17,9 @@ struct Rows {
     std::vector<std::vector<uint32_t>> items;                 ///< per row, by x
     std::vector<std::vector<std::pair<double, double>>> gaps; ///< per row, the free x intervals (between items, and either end)
     std::vector<int> rowOf;                                   ///< per item
+    /// Per row, (frame, gap index) of the gaps with room for an edge (ownGaps), sorted: the gaps of
+    /// each frame (the innermost around them; -1: none) in order.
+    std::vector<std::vector<std::pair<int32_t, uint32_t>>> inFrame;
 };
 
 Rows makeRows(const ViewGraph &v, double gap)
@@ -142,97 +145,325 @@ void avoidFrames(Rows &r, const std::vector<ModuleFrame> &frames)
     }
 }
 
-/// The x nearest `want` in a free interval, kept kPassageMargin from the items on either side (its
-/// middle where it is narrower): an edge beside a box reads as its outline when nearer.
+constexpr double kPassageMargin = 8; ///< an edge's least distance from the items beside it, where there is room
+
+/// Each free interval's frame: the innermost frame around it (the intervals are cut at every side
+/// of the frames a row crosses, so each lies wholly in or out of each frame), and per row the
+/// intervals with room for an edge's margins on both sides by frame (Rows::inFrame).
+void ownGaps(Rows &r, const std::vector<ModuleFrame> &frames)
+{
+    std::vector<std::vector<int32_t>> owner(r.gaps.size());
+    for (size_t k = 0; k < r.gaps.size(); ++k)
+        owner[k].assign(r.gaps[k].size(), -1);
+    for (size_t fi = 0; fi < frames.size(); ++fi) { // outermost first: an inner frame overwrites its parent
+        const ModuleFrame &f = frames[fi];
+        for (size_t k = size_t(std::upper_bound(r.bottom.begin(), r.bottom.end(), f.y0) - r.bottom.begin());
+             k < r.top.size() && r.top[k] < f.y1; ++k) {
+            const auto &g = r.gaps[k];
+            auto it = std::lower_bound(g.begin(), g.end(), f.x0, [](const std::pair<double, double> &p, double x) { return p.second < x; });
+            for (; it != g.end() && it->first < f.x1; ++it)
+                if (const double mid = (it->first + it->second) / 2; mid > f.x0 && mid < f.x1)
+                    owner[k][size_t(it - g.begin())] = int32_t(fi);
+        }
+    }
+    r.inFrame.resize(r.gaps.size());
+    for (size_t k = 0; k < r.gaps.size(); ++k) {
+        auto &in = r.inFrame[k];
+        in.clear();
+        for (size_t j = 0; j < r.gaps[k].size(); ++j)
+            if (r.gaps[k][j].second - r.gaps[k][j].first >= 2 * kPassageMargin)
+                in.emplace_back(owner[k][j], uint32_t(j));
+        std::sort(in.begin(), in.end());
+    }
+}
+
+/// The x nearest `want` in a free interval `g`, kept kPassageMargin from the items on either side
+/// (its middle where it is narrower): an edge beside a box reads as its outline when nearer.
+double inside(const std::pair<double, double> &g, double want)
+{
+    const double l = g.first + kPassageMargin, r = g.second - kPassageMargin;
+    return l > r ? (g.first + g.second) / 2 : std::clamp(want, l, r);
+}
+
+/// The first interval that ends at or right of x.
+size_t gapAt(const std::vector<std::pair<double, double>> &gaps, double x)
+{
+    return size_t(std::lower_bound(gaps.begin(), gaps.end(), x, [](const std::pair<double, double> &g, double v) { return g.second < v; }) -
+                  gaps.begin());
+}
+
+/// The x nearest `want` in the free intervals (inside): of the one before it, the one holding it
+/// and the next (a narrow one's middle may be further than the next).
 double passage(const std::vector<std::pair<double, double>> &gaps, double want)
 {
-    constexpr double kPassageMargin = 8;
-    auto inside = [](const std::pair<double, double> &g, double x) {
-        const double l = g.first + kPassageMargin, r = g.second - kPassageMargin;
-        return l > r ? (g.first + g.second) / 2 : std::clamp(x, l, r);
-    };
-    auto it = std::lower_bound(gaps.begin(), gaps.end(), want, [](const std::pair<double, double> &g, double x) { return g.second < x; });
-    double best = 0, bestDist = 1e300;
-    for (auto k = it == gaps.begin() ? it : it - 1; k != gaps.end() && k <= it + 1; ++k) {
-        const double x = inside(*k, want), d = std::fabs(x - want);
-        if (d < bestDist)
+    const size_t at = gapAt(gaps, want);
+    double best = want, bestDist = 1e300;
+    for (size_t k = at == 0 ? 0 : at - 1; k < gaps.size() && k <= at + 1; ++k)
+        if (const double x = inside(gaps[k], want), d = std::fabs(x - want); d < bestDist)
             bestDist = d, best = x;
-    }
     return best;
 }
 
+/// As passage, in the intervals of row k that lie in frame `frame` (-1: in none) with room for the
+/// margins (else a lane beside the frame's contents is better: Router::lane); `found` false when
+/// there is none.
+double passageIn(const Rows &r, size_t k, int32_t frame, double want, bool &found)
+{
+    const auto &gaps = r.gaps[k];
+    const auto &in = r.inFrame[k];
+    const auto lo = std::lower_bound(in.begin(), in.end(), std::make_pair(frame, uint32_t(0)));
+    const auto hi = std::lower_bound(lo, in.end(), std::make_pair(frame + 1, uint32_t(0)));
+    const uint32_t at = uint32_t(gapAt(gaps, want));
+    const size_t first = size_t(lo - in.begin()), end = size_t(hi - in.begin());
+    const size_t mid = size_t(std::lower_bound(lo, hi, std::make_pair(frame, at)) - in.begin());
+    double best = want, bestDist = 1e300;
+    for (size_t j = mid > first ? mid - 1 : first; j < end && j <= mid + 1; ++j)
+        if (const double x = inside(gaps[in[j].second], want), d = std::fabs(x - want); d < bestDist)
+            bestDist = d, best = x;
+    found = bestDist < 1e300;
+    return best;
+}
+
+/// The frame an edge's route keeps to at each row it passes: the innermost frame around one end
+/// only whose items reach the row (the target's from its first item's row, the source's down to
+/// its last item's row; the deeper one, else the target's), else the innermost frame around both
+/// ends (-1: none). So the layered layout places a long edge's dummies (Dummies.cpp, dummyCluster)
+/// and moduleFrames counts its via points: an edge crosses a frame's border once, through its top
+/// or bottom, and never leaves a frame that holds both its ends.
+class EdgeFrames {
+public:
+    /// (`use` false: for a view whose edges do not keep to frames, nothing to set up.)
+    EdgeFrames(const ViewGraph &v, const std::vector<ModuleFrame> &frames, bool use)
+        : m_v(v), m_firstTop(frames.size(), 1e300), m_lastTop(frames.size(), -1e300)
+    {
+        if (!use)
+            return;
+        for (size_t i = 0; i < frames.size(); ++i)
+            m_index.emplace(frames[i].path, int32_t(i));
+        for (const auto &it : v.items)
+            for (int32_t f : chain(it.cluster))
+                m_firstTop[size_t(f)] = std::min(m_firstTop[size_t(f)], it.y), m_lastTop[size_t(f)] = std::max(m_lastTop[size_t(f)], it.y);
+    }
+
+    void setEdge(const ViewEdge &e)
+    {
+        m_from = &chain(m_v.items[e.from].cluster);
+        m_to = &chain(m_v.items[e.to].cluster);
+        m_common = 0;
+        while (m_common < m_from->size() && m_common < m_to->size() && (*m_from)[m_common] == (*m_to)[m_common])
+            ++m_common;
+    }
+
+    /// The frame at the row whose top is `y`.
+    int32_t at(double y) const
+    {
+        int32_t target = -1, source = -1;
+        size_t targetDepth = 0, sourceDepth = 0;
+        for (size_t k = m_common; k < m_to->size(); ++k)
+            if (m_firstTop[size_t((*m_to)[k])] <= y + 0.5)
+                target = (*m_to)[k], targetDepth = k;
+        for (size_t k = m_common; k < m_from->size(); ++k)
+            if (m_lastTop[size_t((*m_from)[k])] >= y - 0.5)
+                source = (*m_from)[k], sourceDepth = k;
+        if (target >= 0 && (source < 0 || targetDepth >= sourceDepth))
+            return target;
+        if (source >= 0)
+            return source;
+        return m_common ? (*m_from)[m_common - 1] : -1;
+    }
+
+private:
+    /// The frames around a cluster, outermost first.
+    const std::vector<int32_t> &chain(const std::string &cluster)
+    {
+        auto [it, fresh] = m_chains.try_emplace(cluster);
+        if (fresh && !cluster.empty())
+            for (size_t k = cluster.find('.');; k = cluster.find('.', k + 1)) {
+                if (auto f = m_index.find(cluster.substr(0, k)); f != m_index.end())
+                    it->second.push_back(f->second);
+                if (k == std::string::npos)
+                    break;
+            }
+        return it->second;
+    }
+
+    const ViewGraph &m_v;
+    std::unordered_map<std::string, int32_t> m_index;
+    std::unordered_map<std::string, std::vector<int32_t>> m_chains;
+    std::vector<double> m_firstTop, m_lastTop; ///< per frame: the top of its highest and of its lowest item
+    const std::vector<int32_t> *m_from = nullptr, *m_to = nullptr;
+    size_t m_common = 0;
+};
+
+/// The lanes given to edges beside frames' contents, over the passes of routeEdges.
+struct Lanes {
+    std::vector<std::vector<Point>> of;    ///< per edge: its lanes' via points (also in its via), by y
+    std::unordered_map<size_t, int> count; ///< per frame side (frame * 2 + right): the lanes given
+};
+
+/// One routing of every edge over the view's rows, gaps and frames as they are (see routeEdges).
+class Router {
+public:
+    Router(ViewGraph &v, double gap, Lanes *lanes)
+        : m_v(v), m_gap(gap), m_lanes(lanes), m_rows(makeRows(v, gap)), m_frames(moduleFrames(v)),
+          m_keepToFrames(!m_frames.empty() && v.items.size() <= kFramedRouteItems), m_edgeFrames(v, m_frames, m_keepToFrames)
+    {
+        avoidFrames(m_rows, m_frames);
+        if (m_keepToFrames)
+            ownGaps(m_rows, m_frames);
+        m_ends = frameEnds(m_rows, m_frames);
+        for (const auto &it : v.items)
+            m_right = std::max(m_right, it.x + it.w);
+    }
+
+    /// Routes every edge; true when some edge was given a lane beside a frame (a via point that
+    /// widens the frame: the view is routed again).
+    bool run()
+    {
+        for (size_t e = 0; e < m_v.edges.size(); ++e)
+            route(e);
+        m_v.width = std::max(m_v.width, m_right + m_gap * 10);
+        return m_widened;
+    }
+
+private:
+    void route(size_t ei)
+    {
+        ViewEdge &e = m_v.edges[ei];
+        const auto &a = m_v.items[e.from], &b = m_v.items[e.to];
+        const double ax = a.x + a.w / 2, bx = b.x + b.w / 2;
+        const size_t ra = size_t(m_rows.rowOf[e.from]), rb = size_t(m_rows.rowOf[e.to]);
+        auto &pts = e.route;
+        pts.clear();
+        pts.push_back({ax, a.y + a.h});
+        if (a.y + a.h < m_rows.bottom[ra])
+            pts.push_back({ax, m_rows.bottom[ra]});
+        if (rb > ra) {
+            down(ei, ra, rb, ax, bx);
+            enter(pts, rb, bx);
+        } else {
+            // Upwards or within a row (a cycle between boxes): around the right of the scene.
+            const size_t nrows = m_rows.top.size();
+            const double below = ra + 1 < nrows ? (m_rows.bottom[ra] + m_rows.top[ra + 1]) / 2 : m_rows.bottom[ra] + m_gap;
+            const double above = rb > 0 ? (m_rows.bottom[rb - 1] + m_rows.top[rb]) / 2 : m_rows.top[rb] - m_gap;
+            const double x = m_right + m_gap * (1.5 + double(m_around++ % 16) * 0.5);
+            pts.insert(pts.end(), {{ax, below}, {x, below}, {x, above}, {bx, above}, {bx, m_rows.top[rb]}});
+        }
+        if (b.y > m_rows.top[rb])
+            pts.push_back({bx, b.y});
+    }
+
+    /// Down through each row between ra and rb, where the layout left room for the edge (its via
+    /// points), else by the passage nearest the way to the target (the remaining sideways distance
+    /// spread over the rows left; the edge's next lane, when it has one ahead), in the frame the
+    /// edge keeps to there (EdgeFrames). Where that frame has no room in a row, a lane beside its
+    /// contents (lane), the same for the rows after it.
+    void down(size_t ei, size_t ra, size_t rb, double x, double bx)
+    {
+        ViewEdge &e = m_v.edges[ei];
+        m_edgeFrames.setEdge(e);
+        std::vector<std::pair<int32_t, double>> byFrame; // this edge's lanes in this pass
+        const std::vector<Point> *lanes = m_lanes && ei < m_lanes->of.size() ? &m_lanes->of[ei] : nullptr;
+        size_t via = 0, ahead = 0;
+        for (size_t r = ra + 1; r < rb; ++r) {
+            while (via < e.via.size() && e.via[via].y < m_rows.top[r] - 1e-6)
+                ++via;
+            while (lanes && ahead < lanes->size() && (*lanes)[ahead].y < m_rows.top[r] - 1e-6)
+                ++ahead;
+            const bool here = via < e.via.size() && e.via[via].y <= m_rows.bottom[r] + 1e-6;
+            const double want = here             ? e.via[via].x
+                : lanes && ahead < lanes->size() ? (*lanes)[ahead].x
+                                                 : x + (bx - x) / double(rb - r + 1);
+            // Where the layout left room (a via point here), that room; else in the edge's frame.
+            const bool keep = m_keepToFrames && !here;
+            const int32_t in = keep ? m_edgeFrames.at(m_rows.top[r]) : -1;
+            const auto &gaps = m_rows.gaps[r];
+            bool found = true;
+            // Straight on where that is free and near the place left for the edge.
+            const double on = keep ? passageIn(m_rows, r, in, x, found) : passage(gaps, x);
+            double g = on;
+            if (!found || std::fabs(on - x) >= 1e-6 || std::fabs(x - want) > 2 * m_gap)
+                g = keep ? passageIn(m_rows, r, in, want, found) : passage(gaps, want);
+            if (!found && m_lanes && in >= 0) {
+                g = lane(byFrame, in, want);
+                const Point p{g, m_rows.top[r]};
+                e.via.insert(e.via.begin() + std::ptrdiff_t(via), p);
+                ++via;
+                m_lanes->of.resize(m_v.edges.size());
+                auto &mine = m_lanes->of[ei];
+                mine.insert(std::upper_bound(mine.begin(), mine.end(), p.y, [](double y, const Point &q) { return y < q.y; }), p);
+                lanes = &mine;
+                m_widened = true;
+            } else if (!found) {
+                g = passage(gaps, want); // (no room in its frame even so: the nearest passage)
+            }
+            enter(e.route, r, g);
+            e.route.push_back({g, m_rows.bottom[r]});
+            x = g;
+        }
+    }
+
+    /// The x of the edge's lane beside frame `f`'s contents, on the side nearer `want`: far
+    /// enough out that, once the frame is widened to hold it (moduleFrames), the edge keeps a
+    /// passage's margin from the contents and kFrameClearance from the side; a further lane of
+    /// the same side (another edge) lies further out.
+    double lane(std::vector<std::pair<int32_t, double>> &byFrame, int32_t f, double want)
+    {
+        for (const auto &[frame, x] : byFrame)
+            if (frame == f)
+                return x;
+        constexpr double kLaneOut = 14, kLaneStep = 12;
+        const ModuleFrame &fr = m_frames[size_t(f)];
+        const bool right = want >= (fr.x0 + fr.x1) / 2;
+        const double out = kLaneOut + kLaneStep * double(m_lanes->count[size_t(f) * 2 + right]++);
+        const double x = right ? fr.x1 - kFramePad + out : fr.x0 + kFramePad - out;
+        byFrame.emplace_back(f, x);
+        return x;
+    }
+
+    /// Into row r at x: straight down out of the frames closing above, sideways between the frame
+    /// borders, straight down through the title bands above the row.
+    void enter(std::vector<Point> &pts, size_t r, double x) const
+    {
+        const Point from = pts.back();
+        if (std::fabs(from.x - x) > 1e-6) {
+            const auto [y0, y1] = turnBand(m_rows, m_ends, r, from.x, x);
+            if (y0 > from.y && y0 < m_rows.top[r])
+                pts.push_back({from.x, y0});
+            if (y1 < m_rows.top[r] && y1 > from.y)
+                pts.push_back({x, y1});
+        }
+        pts.push_back({x, m_rows.top[r]});
+    }
+
+    ViewGraph &m_v;
+    const double m_gap;
+    Lanes *m_lanes; ///< null: no lanes given (the last pass)
+    /// Views of more items wrap their layers and leave frames no room (Coordinates.cpp): their
+    /// edges take the nearest passages, in whatever frame.
+    static constexpr size_t kFramedRouteItems = 2000;
+    Rows m_rows;
+    const std::vector<ModuleFrame> m_frames;
+    const bool m_keepToFrames;
+    EdgeFrames m_edgeFrames;
+    FrameEnds m_ends;
+    double m_right = 0;
+    size_t m_around = 0;
+    bool m_widened = false;
+};
+
 } // namespace
 
+// Edges keep to their frames (EdgeFrames); one that finds no room in its frame in some row gets a
+// lane beside the frame's contents, and the view is routed again with the frames widened to hold
+// the lanes (twice at most).
 void routeEdges(ViewGraph &v, double gap)
 {
     if (v.items.empty())
         return;
-    Rows rows = makeRows(v, gap);
-    const std::vector<ModuleFrame> frames = moduleFrames(v);
-    avoidFrames(rows, frames);
-    const FrameEnds ends = frameEnds(rows, frames);
-    // Into row r at x: straight down out of the frames closing above, sideways between the frame
-    // borders, straight down through the title bands above the row.
-    auto enter = [&](std::vector<Point> &pts, size_t r, double x) {
-        const Point from = pts.back();
-        if (std::fabs(from.x - x) > 1e-6) {
-            const auto [y0, y1] = turnBand(rows, ends, r, from.x, x);
-            if (y0 > from.y && y0 < rows.top[r])
-                pts.push_back({from.x, y0});
-            if (y1 < rows.top[r] && y1 > from.y)
-                pts.push_back({x, y1});
-        }
-        pts.push_back({x, rows.top[r]});
-    };
-    const size_t nrows = rows.top.size();
-    double right = 0;
-    for (const auto &it : v.items)
-        right = std::max(right, it.x + it.w);
-    // The free band just below / above a row (halfway to the next one).
-    auto below = [&](size_t r) { return r + 1 < nrows ? (rows.bottom[r] + rows.top[r + 1]) / 2 : rows.bottom[r] + gap; };
-    auto above = [&](size_t r) { return r > 0 ? (rows.bottom[r - 1] + rows.top[r]) / 2 : rows.top[r] - gap; };
-    size_t around = 0;
-    for (auto &e : v.edges) {
-        const auto &a = v.items[e.from], &b = v.items[e.to];
-        const double ax = a.x + a.w / 2, bx = b.x + b.w / 2;
-        const size_t ra = size_t(rows.rowOf[e.from]), rb = size_t(rows.rowOf[e.to]);
-        auto &pts = e.route;
-        pts.clear();
-        pts.push_back({ax, a.y + a.h});
-        if (a.y + a.h < rows.bottom[ra])
-            pts.push_back({ax, rows.bottom[ra]});
-        if (rb > ra) {
-            // Down through each row in between, where the layout left room for the edge (its via
-            // points), else by the passage nearest the way to the target (the remaining sideways
-            // distance spread over the rows left).
-            double x = ax;
-            size_t via = 0;
-            for (size_t r = ra + 1; r < rb; ++r) {
-                while (via < e.via.size() && e.via[via].y < rows.top[r] - 1e-6)
-                    ++via;
-                const bool here = via < e.via.size() && e.via[via].y <= rows.bottom[r] + 1e-6;
-                const double want = here ? e.via[via].x : x + (bx - x) / double(rb - r + 1);
-                // Straight on where that is free and near the place left for the edge.
-                const double on = passage(rows.gaps[r], x);
-                const double g = std::fabs(on - x) < 1e-6 && std::fabs(x - want) <= 2 * gap ? x : passage(rows.gaps[r], want);
-                enter(pts, r, g);
-                pts.push_back({g, rows.bottom[r]});
-                x = g;
-            }
-            enter(pts, rb, bx);
-        } else {
-            // Upwards or within a row (a cycle between boxes): around the right of the scene.
-            const double x = right + gap * (1.5 + double(around++ % 16) * 0.5);
-            pts.push_back({ax, below(ra)});
-            pts.push_back({x, below(ra)});
-            pts.push_back({x, above(rb)});
-            pts.push_back({bx, above(rb)});
-            pts.push_back({bx, rows.top[rb]});
-        }
-        if (b.y > rows.top[rb])
-            pts.push_back({bx, b.y});
+    Lanes lanes;
+    for (int pass = 0; pass < 3 && Router(v, gap, pass < 2 ? &lanes : nullptr).run(); ++pass) {
     }
-    v.width = std::max(v.width, right + gap * 10);
 }
 
 void routePlacedEdges(ViewGraph &v, double gap)
@@ -242,115 +473,6 @@ void routePlacedEdges(ViewGraph &v, double gap)
         e.back = v.items[e.to].y < v.items[e.from].y + v.items[e.from].h;
     }
     routeEdges(v, gap);
-}
-
-namespace {
-
-struct Seg {
-    Point a, b;
-    uint32_t edge;
-};
-
-double cross(const Point &o, const Point &a, const Point &b) { return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x); }
-
-bool near(const Point &p, const Point &q) { return std::fabs(p.x - q.x) < 1e-6 && std::fabs(p.y - q.y) < 1e-6; }
-
-/// Proper crossing (the segments intersect at one point inside both, not at shared ends).
-bool crosses(const Seg &s, const Seg &t)
-{
-    if (near(s.a, t.a) || near(s.a, t.b) || near(s.b, t.a) || near(s.b, t.b))
-        return false;
-    const double d1 = cross(t.a, t.b, s.a), d2 = cross(t.a, t.b, s.b), d3 = cross(s.a, s.b, t.a), d4 = cross(s.a, s.b, t.b);
-    return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
-}
-
-/// The segment enters the rectangle's interior (shrunk by a pixel).
-bool hitsRect(const Point &p, const Point &q, double x0, double y0, double x1, double y1)
-{
-    x0 += 1, y0 += 1, x1 -= 1, y1 -= 1;
-    // Liang–Barsky clipping.
-    double t0 = 0, t1 = 1;
-    const double dx = q.x - p.x, dy = q.y - p.y;
-    const double pp[4] = {-dx, dx, -dy, dy}, qq[4] = {p.x - x0, x1 - p.x, p.y - y0, y1 - p.y};
-    for (int i = 0; i < 4; ++i) {
-        if (pp[i] == 0) {
-            if (qq[i] < 0)
-                return false;
-            continue;
-        }
-        const double t = qq[i] / pp[i];
-        if (pp[i] < 0)
-            t0 = std::max(t0, t);
-        else
-            t1 = std::min(t1, t);
-        if (t0 > t1)
-            return false;
-    }
-    return true;
-}
-
-} // namespace
-
-LayoutQuality measureLayout(const ViewGraph &v, size_t maxSegments)
-{
-    LayoutQuality q;
-    std::vector<Seg> segs;
-    for (uint32_t e = 0; e < v.edges.size(); ++e) {
-        const auto &edge = v.edges[e];
-        q.backEdges += edge.back;
-        std::vector<Point> pts = edge.route;
-        if (pts.size() < 2) { // not routed: the straight line the canvas draws
-            const auto &a = v.items[edge.from], &b = v.items[edge.to];
-            pts = {{a.x + a.w / 2, a.y + a.h}, {b.x + b.w / 2, b.y}};
-        }
-        for (size_t k = 1; k < pts.size(); ++k)
-            segs.push_back({pts[k - 1], pts[k], e});
-    }
-    // Edges through items: items by x, each segment checked against those in its x range.
-    std::vector<uint32_t> byX(v.items.size());
-    std::iota(byX.begin(), byX.end(), 0u);
-    std::sort(byX.begin(), byX.end(), [&](uint32_t a, uint32_t b) { return v.items[a].x < v.items[b].x; });
-    double widest = 0;
-    for (const auto &it : v.items)
-        widest = std::max(widest, it.w);
-    std::vector<uint8_t> through(v.edges.size(), 0);
-    for (const Seg &s : segs) {
-        if (through[s.edge])
-            continue;
-        const double lo = std::min(s.a.x, s.b.x) - widest, hi = std::max(s.a.x, s.b.x);
-        auto it = std::lower_bound(byX.begin(), byX.end(), lo, [&](uint32_t i, double x) { return v.items[i].x < x; });
-        const double ylo = std::min(s.a.y, s.b.y), yhi = std::max(s.a.y, s.b.y);
-        for (; it != byX.end() && v.items[*it].x <= hi; ++it) {
-            const auto &r = v.items[*it];
-            if (*it == v.edges[s.edge].from || *it == v.edges[s.edge].to || r.y > yhi || r.y + r.h < ylo)
-                continue;
-            if (hitsRect(s.a, s.b, r.x, r.y, r.x + r.w, r.y + r.h)) {
-                through[s.edge] = 1;
-                break;
-            }
-        }
-    }
-    q.edgesThroughItems = size_t(std::count(through.begin(), through.end(), 1));
-    // Crossings: segments by their top; each compared with those whose vertical span overlaps.
-    // Edges drawn along the same line (a bundle's shared trunk) are one stroke: a segment drawn
-    // twice is counted once.
-    auto key = [](const Seg &s) { return std::make_tuple(s.a.x, s.a.y, s.b.x, s.b.y); };
-    std::sort(segs.begin(), segs.end(), [&](const Seg &s, const Seg &t) { return key(s) < key(t); });
-    segs.erase(std::unique(segs.begin(), segs.end(), [&](const Seg &s, const Seg &t) { return near(s.a, t.a) && near(s.b, t.b); }),
-               segs.end());
-    if (segs.size() <= maxSegments) {
-        std::sort(segs.begin(), segs.end(), [](const Seg &s, const Seg &t) { return std::min(s.a.y, s.b.y) < std::min(t.a.y, t.b.y); });
-        for (size_t i = 0; i < segs.size(); ++i) {
-            const double bottom = std::max(segs[i].a.y, segs[i].b.y);
-            const double l = std::min(segs[i].a.x, segs[i].b.x), r = std::max(segs[i].a.x, segs[i].b.x);
-            for (size_t j = i + 1; j < segs.size() && std::min(segs[j].a.y, segs[j].b.y) <= bottom; ++j) {
-                if (segs[j].edge == segs[i].edge || std::max(segs[j].a.x, segs[j].b.x) < l || std::min(segs[j].a.x, segs[j].b.x) > r)
-                    continue;
-                q.crossings += crosses(segs[i], segs[j]);
-            }
-        }
-    }
-    return q;
 }
 
 } // namespace fxlens::layout

@@ -205,18 +205,18 @@ StableResult placeStable(ViewGraph &v, const ViewGraph &previous, double maxNewS
         taken.push_back({g.x, g.y, g.x + g.w, g.y + g.h});
     NewPlaces places{v, r, o, std::move(taken), keptFrames(v, kept), kept};
     places.placeAll();
-    // Frames that would hold another module's items or a hole: the step is laid out afresh.
-    // (A view whose frames were not true before, a layout's limit, is not laid out afresh for that.)
-    if ((!framesTrue(v) && framesTrue(previous)) || !noHoles(v, places.frames)) {
-        r = {};
-        layeredLayout(v, o);
-        return r;
-    }
     v.width = v.height = 0;
     for (const auto &b : places.taken)
         v.width = std::max(v.width, b.x1), v.height = std::max(v.height, b.y1);
     v.height += o.layerGap;
     routePlacedEdges(v, o.itemGap);
+    // Frames that would hold another module's items or a hole (with the lanes the routes widened
+    // them by): the step is laid out afresh. (A view whose frames were not true before, a
+    // layout's limit, is not laid out afresh for that.)
+    if ((!framesTrue(v) && framesTrue(previous)) || !noHoles(v, places.frames)) {
+        r = {};
+        layeredLayout(v, o);
+    }
     return r;
 }
 
