@@ -4,6 +4,8 @@
 #include "GraphCanvas.h"
 
 #include <QFontMetricsF>
+#include <QResizeEvent>
+#include <QTimer>
 
 #include <algorithm>
 #include <climits>
@@ -381,6 +383,37 @@ void GraphCanvas::zoomBy(double factor, QPointF around)
     m_offset = around - s * m_scale;
     update();
     Q_EMIT viewChanged();
+}
+
+void GraphCanvas::resizeEvent(QResizeEvent *e)
+{
+    QWidget::resizeEvent(e);
+    if (!m_followResize || m_view.items.empty() || !e->oldSize().isValid() || e->oldSize().isEmpty() || m_beforeResize)
+        return;
+    // What the user saw, in the viewport before this batch of resizes (a dock dragged resizes many
+    // times a second): placed again once, when the batch is over.
+    const QRect old(0, 0, e->oldSize().width(), e->oldSize().height() - legendRect().height());
+    const QRectF seen(toScene(old.topLeft()), toScene(QPointF(old.right() + 1, old.bottom() + 1)));
+    QRectF selected;
+    if (m_selected >= 0 && size_t(m_selected) < m_view.items.size()) {
+        const auto &it = m_view.items[size_t(m_selected)];
+        if (seen.contains(QRectF(it.x, it.y, it.w, it.h)))
+            selected = QRectF(it.x, it.y, it.w, it.h);
+    }
+    m_beforeResize = BeforeResize{seen.contains(QRectF(0, 0, m_view.width, m_view.height)), seen.center(), selected, m_offset, m_scale};
+    QTimer::singleShot(0, this, [this] {
+        const auto before = std::exchange(m_beforeResize, std::nullopt);
+        if (!before || m_view.items.empty() || before->offset != m_offset || before->scale != m_scale)
+            return; // placed since (a refit, a landing, a new file)
+        if (before->whole) {
+            fitToView();
+            return;
+        }
+        m_offset = QRectF(sceneViewport()).center() - before->centre * m_scale;
+        settle(before->selected, Settle::Hold);
+        update();
+        Q_EMIT viewChanged();
+    });
 }
 
 } // namespace fxlens::views

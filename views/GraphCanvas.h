@@ -19,6 +19,7 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -156,6 +157,11 @@ public:
     bool layoutRunning() const { return m_job != 0; }
     /// Drops the running Graphviz layout (its result is discarded when it arrives).
     void cancelLayout();
+    /// Keeps the view true across resizes (the window or a dock beside it resized): a drawing shown
+    /// whole is fitted again, else the scene point at the centre stays at the centre, settled so that
+    /// nothing is left cut at the new edges. Off by default: hosts that place their canvases on a
+    /// resize themselves (compare, post-grad) leave it off.
+    void setFollowResize(bool on) { m_followResize = on; }
     void setMinimapVisible(bool on);
     /// Where the minimap is drawn (widget coordinates); empty while it is hidden or the whole scene
     /// is in view (nothing to find: it would only cover the drawing).
@@ -293,6 +299,7 @@ protected:
     /// A palette change (the dark theme) repaints in the new colours and keeps the layout, the
     /// expanded modules, the selection and the highlights.
     void changeEvent(QEvent *e) override;
+    void resizeEvent(QResizeEvent *e) override;
 
 private:
     /// How relayout() places the new view: afresh, where the previous version of the graph was
@@ -427,6 +434,15 @@ private:
     std::vector<layout::ViewItem> m_ghosts;
     std::set<std::string> m_unstacked; ///< first members of the stacks the user unstacked
     bool m_untouched = false;          ///< the view is as it opened: no selection, zoom or pan since
+    bool m_followResize = false;       ///< see setFollowResize
+    struct BeforeResize {
+        bool whole;      ///< the drawing was whole in view
+        QPointF centre;  ///< the scene point at the viewport's centre
+        QRectF selected; ///< the selected item (scene) where it was in view, else null
+        QPointF offset;  ///< the view then: when it has been placed since, it stays as placed
+        double scale;
+    };
+    std::optional<BeforeResize> m_beforeResize; ///< set by the first of a batch of resize events
 };
 
 } // namespace fxlens::views

@@ -119,6 +119,7 @@ void MainWindow::createPanels()
     m_text->setFont(QFont(QStringLiteral("monospace")));
     m_canvas = new GraphCanvas(this);
     m_canvas->setObjectName(QStringLiteral("graphCanvas"));
+    m_canvas->setFollowResize(true);
     m_views = new QTabWidget(this);
     m_views->setObjectName(QStringLiteral("graphViews"));
     m_views->addTab(m_canvas, tr("Graph"));

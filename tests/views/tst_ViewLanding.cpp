@@ -260,6 +260,52 @@ private Q_SLOTS:
         QVERIFY(c.grab().save(shots() + QStringLiteral("transformer_first_candidate.png")));
     }
 
+    /// The window narrowed (or a dock opened beside the canvas): a drawing shown whole stays whole
+    /// (fitted again), and a view on a tall graph keeps its selected node in view with no node cut
+    /// at the new edges, rather than staying pinned at its top-left corner.
+    void resizeKeepsTheViewTrue_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<bool>("whole");
+        QTest::addColumn<QSize>("from");
+        QTest::addColumn<QSize>("to");
+        QTest::newRow("tangle4 whole") << QStringLiteral("tangle4_fx.json") << true << QSize(1500, 900) << QSize(1000, 700);
+        QTest::newRow("transformer at h") << QStringLiteral("transformer_dynamo.json") << false << QSize(1200, 700) << QSize(900, 520);
+    }
+    void resizeKeepsTheViewTrue()
+    {
+        QFETCH(QString, file);
+        QFETCH(bool, whole);
+        QFETCH(QSize, from);
+        QFETCH(QSize, to);
+        fxlens::views::MainWindow w{testServices()};
+        w.resize(from);
+        w.show();
+        QVERIFY(w.openFile(example(file.toUtf8().constData())));
+        QCoreApplication::processEvents();
+        GraphCanvas *c = w.canvas();
+        const auto allIn = [c] {
+            for (size_t i = 0; i < c->view().items.size(); ++i)
+                if (!QRectF(c->sceneViewport()).contains(c->itemRect(int(i))))
+                    return false;
+            return true;
+        };
+        QCOMPARE(allIn(), whole);
+        const int selected = c->itemOf(whole ? nullptr : w.graph()->find("h"));
+        if (!whole)
+            c->selectNode(QStringLiteral("h"));
+        const int before = c->width();
+        w.resize(to);
+        QTRY_VERIFY(c->width() < before - 100);
+        QTest::qWait(50); // the queued placement
+        QCoreApplication::processEvents();
+        if (whole)
+            QVERIFY(allIn());
+        else
+            QVERIFY(QRectF(c->sceneViewport()).contains(c->itemRect(selected)));
+        QVERIFY2(cutAtEdges(*c).isEmpty(), qPrintable(cutAtEdges(*c).join(QLatin1Char(' '))));
+    }
+
     /// After Run (F5) to the fixpoint no node is left cut at one edge of the view, where panning
     /// shows it whole.
     void runEndsOnAWholeNode()
