@@ -661,6 +661,7 @@ void GraphCanvas::mousePressEvent(QMouseEvent *e)
 {
     if (e->button() != Qt::LeftButton)
         return;
+    m_afterDoubleClick = false;
     if (minimapRect().contains(e->pos())) {
         // Centre the view on the scene point under the click.
         const QRect mr = minimapRect();
@@ -693,7 +694,9 @@ void GraphCanvas::mouseMoveEvent(QMouseEvent *e)
 
 void GraphCanvas::mouseReleaseEvent(QMouseEvent *e)
 {
-    if (e->button() != Qt::LeftButton || m_dragging) {
+    if (e->button() != Qt::LeftButton || m_dragging || std::exchange(m_afterDoubleClick, false)) {
+        // A drag pans; the release of a double-click selects nothing: the layout has moved
+        // another item under the pointer (what was double-clicked was selected by its first click).
         m_dragging = false;
         return;
     }
@@ -714,6 +717,7 @@ void GraphCanvas::mouseReleaseEvent(QMouseEvent *e)
 
 void GraphCanvas::mouseDoubleClickEvent(QMouseEvent *e)
 {
+    m_afterDoubleClick = e->button() == Qt::LeftButton;
     const int i = itemAt(e->position());
     if (i < 0) { // on a frame: fold its module
         if (const int f = frameAt(e->position()); f >= 0 && !QRectF(legendRect()).contains(e->position()))

@@ -407,6 +407,7 @@ private:
     QPointF m_offset;
     QPoint m_dragFrom;
     bool m_dragging = false;
+    bool m_afterDoubleClick = false; ///< the next left release ends a double-click
     int m_selected = -1;
     CanvasOverlays m_overlays;
     std::string m_anchorName, m_anchorModule; ///< the candidate's anchor (setHighlight), for anchorNote

@@ -115,6 +115,42 @@ private Q_SLOTS:
         QVERIFY2(after >= 4, qPrintable(QString::number(after)));
     }
 
+    /// Double-clicking a module box opens it and leaves it what the Inspector describes: the
+    /// release that ends the double-click selects nothing, though the new layout has put another
+    /// box or node under the pointer (ResNet-50: layer1, then layer1.0 inside it).
+    void doubleClickOpensWithoutSelectingAnother()
+    {
+        MainWindow w(testServices());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(example("resnet50_fx.json.gz")));
+        GraphCanvas *c = w.canvas();
+        QSignalSpy nodes(c, &GraphCanvas::nodeSelected), modules(c, &GraphCanvas::moduleSelected);
+        for (const std::string module : {"layer1", "layer1.0"}) {
+            int box = -1;
+            for (size_t i = 0; i < c->view().items.size(); ++i)
+                if (c->view().items[i].kind == ViewItem::Kind::Module && c->view().items[i].module == module)
+                    box = int(i);
+            QVERIFY2(box >= 0, module.c_str());
+            QVERIFY(QRectF(c->sceneViewport()).contains(c->itemRect(box).center()));
+            // As a mouse does it: press, release, double-click, release (mouseDClick sends only the third).
+            const QPoint at = c->itemRect(box).center().toPoint();
+            QTest::mouseClick(c, Qt::LeftButton, {}, at);
+            QTest::mouseDClick(c, Qt::LeftButton, {}, at);
+            QTest::mouseRelease(c, Qt::LeftButton, {}, at);
+            QCoreApplication::processEvents();
+            QVERIFY(c->isExpanded(QString::fromStdString(module)));
+            QVERIFY2(!modules.isEmpty() && modules.last().first().toString() == QString::fromStdString(module),
+                     qPrintable(modules.isEmpty() ? QString() : modules.last().first().toString()));
+            QVERIFY2(nodes.isEmpty(), qPrintable(nodes.isEmpty() ? QString() : nodes.last().first().toString()));
+            QCOMPARE(c->selectedLabel(), QString());
+            auto *inspector = w.findChild<fxlens::views::Inspector *>(QStringLiteral("inspector"));
+            QVERIFY(inspector);
+            QCOMPARE(inspector->toPlainText().section(QLatin1Char('\n'), 0, 0).trimmed(), QString::fromStdString(module)); // its heading
+        }
+    }
+
     /// A weight read by several modules counts in the one that holds all its readers: BERT's
     /// attention mask, first read in layer 0 and read by all twelve layers, counts in the encoder,
     /// so layer 0 counts the weights every other layer counts (18, not 25), on its box too.
