@@ -145,12 +145,23 @@ QString RewriteHistory::noCandidatesReason()
         for (const auto &k : p->anchors)
             anchors.insert(k.target.empty() ? std::string(ir::opKindName(k.op)) : k.target);
     }
-    for (const ir::Node *n = m_graph->first(); n; n = n->next())
+    // The anchors this graph has, with how many of its nodes each covers (an op kind covers every
+    // node of that kind): the reason names what is here, not every anchor of the preset.
+    const auto anchorName = [](const rewrite::AnchorKey &k) {
+        return k.target.empty() ? "any " + std::string(ir::opKindName(k.op)) : k.target;
+    };
+    std::map<std::string, size_t> here;
+    for (const ir::Node *n = m_graph->first(); n; n = n->next()) {
+        std::set<std::string> covers;
         for (const rewrite::Pattern *p : patterns)
-            if (rewrite::runsOn(*p, *m_graph) && p->anchoredAt(*n)) {
-                ++anchorNodes;
-                break;
-            }
+            if (rewrite::runsOn(*p, *m_graph))
+                for (const auto &k : p->anchors)
+                    if (k.covers(*n))
+                        covers.insert(anchorName(k));
+        anchorNodes += covers.empty() ? 0 : 1;
+        for (const auto &c : covers)
+            ++here[c];
+    }
     const QString preset = tr("Preset '%1'").arg(m_preset);
     const QString ir = QString::fromStdString(m_graph->irLevel);
     if (running == 0)
@@ -172,10 +183,21 @@ QString RewriteHistory::noCandidatesReason()
     const QString where = version() == 0 ? tr("in this graph") : tr("at version %1").arg(version());
     if (anchorNodes == 0)
         return tr("%1: no candidates %2 — its patterns anchor on %3, and no node here is one of those.%4").arg(preset, where, on, other);
+    std::vector<std::pair<size_t, std::string>> byCount; // most nodes first
+    for (const auto &[name, count] : here)
+        byCount.emplace_back(count, name);
+    std::sort(byCount.begin(), byCount.end(),
+              [](const auto &a, const auto &b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+    QStringList found;
+    for (size_t i = 0; i < byCount.size() && i < size_t(kNamed); ++i)
+        found << QStringLiteral("%1 ×%2").arg(QString::fromStdString(byCount[i].second)).arg(byCount[i].first);
+    if (byCount.size() > size_t(kNamed))
+        found << tr("%1 more").arg(byCount.size() - kNamed);
     const size_t skips = skipped().size();
     return tr("%1: no candidates %2 — %3 here %4 anchors of its patterns (%5), but none matches.%6%7")
-        .arg(preset, where, counted(qint64(anchorNodes), "node"), anchorNodes == 1 ? tr("is one of the") : tr("are"), on,
-             skips ? QStringLiteral(" %1 skipped.").arg(counted(qint64(skips), "candidate")) : QString(), other);
+        .arg(preset, where, counted(qint64(anchorNodes), "node"), anchorNodes == 1 ? tr("is one of the") : tr("are"),
+             found.join(QStringLiteral(", ")), skips ? QStringLiteral(" %1 skipped.").arg(counted(qint64(skips), "candidate")) : QString(),
+             other);
 }
 
 bool RewriteHistory::setVerify(bool on, QString *error)

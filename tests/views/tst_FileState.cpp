@@ -9,6 +9,7 @@
 #include "GraphDocument.h"
 #include "PatternEditor.h"
 #include "RewriteDebugger.h"
+#include "ir/Graph.h"
 
 #include <QDockWidget>
 #include <QFile>
@@ -137,6 +138,41 @@ private Q_SLOTS:
         d->setPreset(QStringLiteral("all"));
         QVERIFY(d->candidateCount() > 0);
         QVERIFY(!why->isVisible());
+    }
+
+    /// At the fixpoint the line says why nothing is left, naming the anchors this graph has and
+    /// how many nodes each covers ("torch.cat ×4"), not anchors of the preset that no node here
+    /// has (tangle50 is torch IR: no aten.* target may be named).
+    void noCandidatesNamesWhatIsHere()
+    {
+        MainWindow w(testServices());
+        QVERIFY(showWith(w, "tangle50_torch.json", "rewriteDock"));
+        auto *d = w.debugger();
+        d->setPreset(QStringLiteral("all"));
+        QCOMPARE(d->run(), QStringLiteral("fixpoint"));
+        QCoreApplication::processEvents();
+        auto *why = d->findChild<QLabel *>(QStringLiteral("noCandidates"));
+        QVERIFY(why && why->isVisible());
+        const QRegularExpression list(QStringLiteral("anchors of its patterns \\((.*)\\), but none matches"));
+        const auto m = list.match(why->text());
+        QVERIFY2(m.hasMatch(), qPrintable(why->text()));
+        int named = 0;
+        for (const QString &entry : m.captured(1).split(QStringLiteral(", "))) {
+            if (entry.endsWith(QStringLiteral(" more")))
+                continue;
+            const qsizetype times = entry.lastIndexOf(QStringLiteral(" ×"));
+            QVERIFY2(times > 0, qPrintable(entry));
+            const QString anchor = entry.left(times);
+            const int claimed = entry.mid(times + 2).toInt();
+            int count = 0;
+            for (const fxlens::ir::Node *n = w.graph()->first(); n; n = n->next())
+                count += anchor.startsWith(QStringLiteral("any "))
+                    ? QString::fromStdString(std::string(fxlens::ir::opKindName(n->op()))) == anchor.mid(4)
+                    : QString::fromStdString(n->target()) == anchor;
+            QVERIFY2(count > 0 && count == claimed, qPrintable(QStringLiteral("%1: %2 nodes here").arg(entry).arg(count)));
+            ++named;
+        }
+        QVERIFY(named > 0);
     }
 
     /// Issue #31, point 5: Add to engine keeps the history (its length, the version shown, the
