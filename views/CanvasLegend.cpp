@@ -3,6 +3,7 @@
 // over it): the op categories in view, then the diff colours while items are marked.
 #include "GraphCanvas.h"
 
+#include <QLinearGradient>
 #include <QPainter>
 
 #include <array>
@@ -25,6 +26,12 @@ std::vector<GraphCanvas::LegendRow> GraphCanvas::legendRows() const
         for (const auto &[d, name] :
              {std::pair{DiffMark::Removed, tr("removed")}, {DiffMark::Added, tr("added")}, {DiffMark::Changed, tr("changed")}})
             rows.push_back({name, diffColour(d, dark)});
+    // A profile's tint reddens boxes by their device time: without an entry a red box reads as
+    // "removed".
+    if (!m_overlays.source(Layer::Heat).empty()) {
+        const QColor base = dark ? QColor(80, 80, 90) : QColor(244, 239, 238);
+        rows.push_back({tr("device time (tint: 0 → most)"), heatTint(base, 0), heatTint(base, 1)});
+    }
     return rows;
 }
 
@@ -79,9 +86,17 @@ void GraphCanvas::paintLegend(QPainter &p)
     const auto cells = legendCells(rows, QFontMetrics(f), width(), &h);
     for (size_t k = 0; k < rows.size(); ++k) {
         const QRect c = cells[k].translated(0, bar.top());
-        p.fillRect(QRect(c.left(), c.top() + 3, 16, c.height() - 6), rows[k].colour);
+        const QRect swatch(c.left(), c.top() + 3, 16, c.height() - 6);
+        if (rows[k].to.isValid()) {
+            QLinearGradient ramp(swatch.topLeft(), swatch.topRight());
+            ramp.setColorAt(0, rows[k].colour);
+            ramp.setColorAt(1, rows[k].to);
+            p.fillRect(swatch, ramp);
+        } else {
+            p.fillRect(swatch, rows[k].colour);
+        }
         p.setPen(palette().color(QPalette::Mid));
-        p.drawRect(QRect(c.left(), c.top() + 3, 16, c.height() - 6));
+        p.drawRect(swatch);
         p.setPen(palette().color(QPalette::WindowText));
         p.drawText(c.adjusted(22, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, rows[k].name);
     }

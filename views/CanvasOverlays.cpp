@@ -123,7 +123,8 @@ std::pair<QString, QRectF> GraphCanvas::anchorNote(int item) const
     small.setPixelSize(10);
     const double titleEnd = it.x + 6 + QFontMetricsF(title).horizontalAdvance(QString::fromStdString(it.label));
     const QFontMetricsF fm(small);
-    const QRectF r(it.x + it.w - 6 - fm.horizontalAdvance(text), it.y + 3, fm.horizontalAdvance(text), fm.height());
+    const double right = it.x + it.w - (isMarked(item) ? 14 : 6); // clear of the mark's dot
+    const QRectF r(right - fm.horizontalAdvance(text), it.y + 3, fm.horizontalAdvance(text), fm.height());
     if (r.left() < titleEnd + 10)
         return {};
     return {text, r};
@@ -132,6 +133,10 @@ std::pair<QString, QRectF> GraphCanvas::anchorNote(int item) const
 void GraphCanvas::paintAnchorNote(QPainter &p, int item) const
 {
     if (const auto [note, at] = anchorNote(item); !note.isEmpty()) {
+        // On a plate of the canvas' base colour: red text on a box the profile tints red is lost.
+        p.setPen(Qt::NoPen);
+        p.setBrush(palette().color(QPalette::Base));
+        p.drawRoundedRect(at.adjusted(-3, -1, 3, 1), 3, 3);
         p.setPen(QColor(220, 40, 40));
         p.drawText(at, Qt::AlignRight | Qt::AlignTop, note);
     }

@@ -32,18 +32,17 @@ using layout::ViewItem;
 
 namespace {
 
-/// A fill tinted towards red by a 0..1 cost share.
-QColor heatTint(QColor fill, double h)
+QColor categoryFill(const ViewItem &i, bool dark) { return GraphCanvas::categoryColour(i.category, dark); }
+
+} // namespace
+
+QColor GraphCanvas::heatTint(QColor fill, double h)
 {
     if (h <= 0)
         return fill;
     const double a = 0.2 + 0.7 * h;
     return QColor(int(fill.red() * (1 - a) + 230 * a), int(fill.green() * (1 - a) + 60 * a), int(fill.blue() * (1 - a) + 40 * a));
 }
-
-QColor categoryFill(const ViewItem &i, bool dark) { return GraphCanvas::categoryColour(i.category, dark); }
-
-} // namespace
 
 GraphCanvas::GraphCanvas(QWidget *parent) : QWidget(parent)
 {

@@ -181,9 +181,12 @@ public:
     /// the drawing (sceneViewport()), so that it never covers a node.
     void setLegendVisible(bool on);
     bool legendVisible() const { return m_legend; }
+    /// A box's fill reddened by `h` (0..1, its share of the hottest node's device time).
+    static QColor heatTint(QColor fill, double h);
     struct LegendRow {
         QString name;
         QColor colour;
+        QColor to = {}; ///< valid: the swatch is a ramp from colour to it (the profile's tint)
     };
     /// What the legend lists: the op categories in the view, then the diff colours (removed, added,
     /// changed) while items are marked or ghosts drawn.

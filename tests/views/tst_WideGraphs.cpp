@@ -99,6 +99,43 @@ private Q_SLOTS:
         }
     }
 
+    /// tangle200's ATen export opens with its profile, which tints the stack box red by its device
+    /// time: the candidate's note on it stays readable (on a light plate, clear of the mark's dot),
+    /// and the legend says what the red tint means.
+    void candidateNoteReadableOnTint()
+    {
+        MainWindow w(testServices());
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(example("tangle200_aten.json.gz")));
+        GraphCanvas *c = w.canvas();
+        int anchor = -1;
+        QTRY_VERIFY([&] {
+            for (size_t i = 0; i < c->view().items.size(); ++i)
+                if (c->highlightOf(int(i)) == 2)
+                    anchor = int(i);
+            return anchor >= 0;
+        }());
+        QVERIFY2(c->heatOf(anchor) > 0.5, qPrintable(QString::number(c->heatOf(anchor)))); // tinted red
+        const auto rows = c->legendRows();
+        QVERIFY(std::any_of(rows.begin(), rows.end(), [](const auto &r) { return r.name.startsWith(QStringLiteral("device time")); }));
+        const auto &box = c->view().items[size_t(anchor)];
+        const auto [note, at] = c->anchorNote(anchor);
+        QVERIFY(!note.isEmpty());
+        if (c->isMarked(anchor))
+            QVERIFY(!at.adjusted(-4, -4, 4, 4).contains(QPointF(box.x + box.w - 6, box.y + 6)));
+        const QRectF onScreen(c->itemRect(anchor).topLeft() + (at.topLeft() - QPointF(box.x, box.y)) * c->scale(), at.size() * c->scale());
+        const QImage image = c->grab().toImage();
+        int light = 0, all = 0;
+        for (int y = int(onScreen.top()) + 1; y < int(onScreen.bottom()) - 1; ++y)
+            for (int x = int(onScreen.left()) + 1; x < int(onScreen.right()) - 1; ++x, ++all)
+                light += QColor(image.pixel(x, y)).lightness() > 200;
+        QVERIFY(all > 50);
+        QVERIFY2(light * 2 > all, qPrintable(QStringLiteral("%1 of %2 pixels light under \"%3\"").arg(light).arg(all).arg(note)));
+        QVERIFY(w.grab().save(shots() + QStringLiteral("tangle200_candidate_on_tint.png")));
+    }
+
     /// The stack box reads "blocks.0–49 ×50" and its edges stand for 50 each; a double-click
     /// unstacks it into 50 boxes; Fit then shows them at a readable minimum, not a one-pixel strip; so for a flat
     /// graph with no modules to stack (tangle200's ATen export).
