@@ -37,17 +37,19 @@ void GraphCanvas::fitToView()
         update();
         return;
     }
-    const QRectF area = fitArea(sceneViewport().size(), {}, QSizeF(m_view.width, m_view.height));
-    const double across = area.width() / std::max(m_view.width, 1.0), down = area.height() / std::max(m_view.height, 1.0);
+    const QRectF c = m_content.isEmpty() ? QRectF(0, 0, m_view.width, m_view.height) : m_content;
+    const QRectF area = fitArea(sceneViewport().size(), {}, c.size());
+    const double across = area.width() / std::max(c.width(), 1.0), down = area.height() / std::max(c.height(), 1.0);
     m_scale = std::clamp(std::min(across, down), 1e-5, 2.0); // a small graph is enlarged, up to twice its size
-    m_offset = QPointF(area.center().x() - m_view.width * m_scale / 2, area.center().y() - m_view.height * m_scale / 2);
+    m_offset = area.center() - c.center() * m_scale;
     if (m_scale < kMinFitScale) {
         // Too wide (or tall) to show whole: its short side fitted, at least the readable minimum,
         // a wide one centred (where a layered layout has its inputs and outputs), a tall one from
         // its top (the inputs); the minimap shows the rest.
         m_scale = std::max(m_scale, std::min({kMinFitScale, std::max(across, down), 2.0}));
-        m_offset.setX(area.center().x() - m_view.width * m_scale / 2);
-        m_offset.setY(m_view.height * m_scale <= area.height() ? area.center().y() - m_view.height * m_scale / 2 : area.top());
+        m_offset.setX(area.center().x() - c.center().x() * m_scale);
+        m_offset.setY(c.height() * m_scale <= area.height() ? area.center().y() - c.center().y() * m_scale
+                                                            : area.top() - c.top() * m_scale);
         settle(QRectF(), Settle::Hold);
     }
     update();
@@ -236,7 +238,7 @@ void GraphCanvas::settlePan(const QRectF &focus, Settle how, bool hideCut)
     const auto onScreen = [&](const QRectF &r) { return QRectF(r.topLeft() * m_scale + m_offset, r.size() * m_scale); };
     const std::vector<SettleMark> marks = settleMarks(focus);
     const QRectF keep = focus.isNull() ? QRectF() : onScreen(focus);
-    const QRectF whole = onScreen(QRectF(0, 0, m_view.width, m_view.height));
+    const QRectF whole = onScreen(m_content);
     const QRectF minimap = minimapCover();
     QPointF moved;
     for (const bool across : {true, false, true}) {
@@ -349,7 +351,7 @@ QRectF GraphCanvas::minimapCover() const
 void GraphCanvas::showNodes(const std::vector<const ir::Node *> &nodes, double least)
 {
     const QRect vp = sceneViewport();
-    const QRectF r = nodes.empty() ? QRectF(0, 0, m_view.width, m_view.height) : nodesRect(nodes);
+    const QRectF r = nodes.empty() ? m_content : nodesRect(nodes);
     if (r.isEmpty() || vp.width() <= 0 || vp.height() <= 0)
         return;
     constexpr double kMargin = 30;
@@ -400,7 +402,7 @@ void GraphCanvas::resizeEvent(QResizeEvent *e)
         if (seen.contains(QRectF(it.x, it.y, it.w, it.h)))
             selected = QRectF(it.x, it.y, it.w, it.h);
     }
-    m_beforeResize = BeforeResize{seen.contains(QRectF(0, 0, m_view.width, m_view.height)), seen.center(), selected, m_offset, m_scale};
+    m_beforeResize = BeforeResize{seen.contains(m_content), seen.center(), selected, m_offset, m_scale};
     QTimer::singleShot(0, this, [this] {
         const auto before = std::exchange(m_beforeResize, std::nullopt);
         if (!before || m_view.items.empty() || before->offset != m_offset || before->scale != m_scale)

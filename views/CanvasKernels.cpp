@@ -145,6 +145,19 @@ void GraphCanvas::placeLabels()
 {
     placeEdgeLabels();
     placeKernelLabels();
+    // What is drawn, labels included (a layout leaves room around it for labels it may not need).
+    QRectF r;
+    for (const auto &it : m_view.items)
+        r |= QRectF(it.x, it.y, it.w, it.h);
+    for (const auto &g : m_ghosts)
+        r |= QRectF(g.x, g.y, g.w, g.h);
+    for (const auto &f : m_frames)
+        r |= f.rect;
+    for (const auto &l : m_edgeLabels)
+        r |= l.rect;
+    for (const auto &k : m_kernelOutlines)
+        r |= k.rect | k.label;
+    m_content = r.isEmpty() ? QRectF(0, 0, m_view.width, m_view.height) : r.intersected(QRectF(0, 0, m_view.width, m_view.height));
 }
 
 void GraphCanvas::placeKernelLabels()

@@ -103,9 +103,18 @@ void GraphCanvas::graphEdited()
     findStacks(); // a step may make a block differ from its siblings, or alike again
     if (m_stable && !m_view.items.empty() && m_engine == Engine::Layered) {
         // A step: what stayed stays where it was, what it made is green, what it removed a red
-        // ghost (View ▸ Re-layout starts afresh).
+        // ghost (View ▸ Re-layout starts afresh). A drawing a run has shrunk (by a quarter or
+        // more along a side) to what the widget shows whole at a legible zoom is shown whole, not
+        // left small or cut in a corner of the view it had.
+        const QSizeF before(m_view.width, m_view.height);
         relayout(true, Placement::StableStep);
-        settle(QRectF(), Settle::Hold); // what the step moved (or left a ghost) is not cut at an edge
+        const QRectF vp = sceneViewport();
+        const bool legibleWhole =
+            std::min(vp.width() / std::max(m_content.width(), 1.0), vp.height() / std::max(m_content.height(), 1.0)) >= kLandScale;
+        if (legibleWhole && (m_view.width < 0.75 * before.width() || m_view.height < 0.75 * before.height()))
+            fitToView();
+        else
+            settle(QRectF(), Settle::Hold); // what the step moved (or left a ghost) is not cut at an edge
         update();
         return;
     }
@@ -550,7 +559,7 @@ QRect GraphCanvas::minimapRect() const
 {
     const QRect vp = sceneViewport();
     const QRectF visible(toScene(vp.topLeft()), toScene(QPointF(vp.right() + 1, vp.bottom() + 1)));
-    if (!m_minimap || m_minimapImage.isNull() || visible.contains(QRectF(0, 0, m_view.width, m_view.height)))
+    if (!m_minimap || m_minimapImage.isNull() || visible.contains(m_content))
         return {};
     return QRect(QPoint(vp.right() + 1 - m_minimapImage.width() - 12, vp.bottom() + 1 - m_minimapImage.height() - 12),
                  m_minimapImage.size());

@@ -433,6 +433,7 @@ private:
     layout::ViewOptions m_viewOptions;
     bool m_legend = true;
     std::vector<Frame> m_frames; ///< outermost first
+    QRectF m_content;            ///< what is drawn (scene): a fit shows it whole and centred
     std::vector<EdgeLabel> m_edgeLabels;
     bool m_stable = true;
     std::vector<layout::ViewItem> m_ghosts;

@@ -5,6 +5,7 @@
 #include "GraphCanvas.h"
 #include "MainWindow.h"
 #include "RewriteDebugger.h"
+#include "Selection.h"
 #include "TestServices.h"
 #include "io/GraphJson.h"
 
@@ -304,6 +305,37 @@ private Q_SLOTS:
         else
             QVERIFY(QRectF(c->sceneViewport()).contains(c->itemRect(selected)));
         QVERIFY2(cutAtEdges(*c).isEmpty(), qPrintable(cutAtEdges(*c).join(QLatin1Char(' '))));
+    }
+
+    /// A run that shrinks the drawing to what fits the canvas at its zoom shows it whole and
+    /// centred (tangle50, landed on the first candidate in its block, run to its fixpoint: five boxes), not
+    /// small in the corner of the view it had.
+    void runThatShrinksShowsTheResultWhole()
+    {
+        fxlens::views::MainWindow w{testServices()};
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(w.openFile(example("tangle50_torch.json")));
+        GraphCanvas *c = w.canvas();
+        w.debugger()->setPreset(QStringLiteral("all"));
+        QTRY_VERIFY(!w.selection()->currentNode().isEmpty()); // the first candidate
+        c->zoomBy(1.0, QPointF());                            // as Ctrl+G: its block opened, landed on
+        QVERIFY(c->selectNode(w.selection()->currentNode()));
+        QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+        QCoreApplication::processEvents();
+        const QRectF vp = c->sceneViewport();
+        QRectF drawn;
+        for (size_t i = 0; i < c->view().items.size(); ++i) {
+            QVERIFY2(vp.contains(c->itemRect(int(i))), c->view().items[i].label.c_str());
+            drawn |= c->itemRect(int(i));
+        }
+        QVERIFY2(std::abs(drawn.center().x() - vp.center().x()) < 30 && std::abs(drawn.center().y() - vp.center().y()) < 30,
+                 qPrintable(QStringLiteral("drawing centred at %1,%2 in a view centred at %3,%4")
+                                .arg(drawn.center().x())
+                                .arg(drawn.center().y())
+                                .arg(vp.center().x())
+                                .arg(vp.center().y())));
+        QVERIFY(c->grab().save(shots() + QStringLiteral("tangle50_after_run_whole.png")));
     }
 
     /// After Run (F5) to the fixpoint no node is left cut at one edge of the view, where panning
