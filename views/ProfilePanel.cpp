@@ -387,6 +387,7 @@ void ProfilePanel::fill()
     if (b)
         for (size_t i = 0; i < b->nodes.size(); ++i)
             m_bIndex.emplace(b->nodes[i].name, i);
+    selectNode(m_selectedNode); // selected before this profile was shown: its kernels listed now
     m_caption->setText(tr("Per iteration (medians over the timed iterations); %: share of the busy iteration%1")
                            .arg(b ? tr("; B and Δ: version B's time and the change") : QString()));
     double top = 0;
@@ -544,6 +545,7 @@ void ProfilePanel::setSelection(Selection *selection)
 
 void ProfilePanel::selectNode(const QString &name)
 {
+    m_selectedNode = name;
     const auto it = m_index.find(name.toStdString());
     m_timelinePane->selectNode(it == m_index.end() ? -1 : int(it->second));
 }

@@ -136,6 +136,7 @@ private:
     bool m_bound = false;
     std::vector<KernelGroup> m_groups;                         ///< kernelGroups()
     std::unordered_map<std::string, size_t> m_index, m_bIndex; ///< profile node by name (A, B)
+    QString m_selectedNode;                                    ///< the selection's node (its kernels are listed)
     QString m_status;
     QString m_summaryText, m_summaryBrief; ///< summary(); its B against A line (A/B only)
     QLabel *m_summary = nullptr, *m_caption = nullptr, *m_scale = nullptr;

@@ -322,6 +322,38 @@ private Q_SLOTS:
         QCOMPARE(trackOf(*t, Kind::Device, 1), -1);
     }
 
+    /// A node selected before the profile is shown (a file's first candidate, its profile loading
+    /// with it): the kernel table lists that node's kernels once the profile is there.
+    void kernelTableForNodeSelectedBefore()
+    {
+        QString name;
+        int node = -1;
+        {
+            views::GraphDocument doc(services());
+            views::ProfilePanel first(doc);
+            QVERIFY(first.openProfile(QString::fromUtf8(kRecording)));
+            first.showProfile(0);
+            const prof::Profile *p = first.timelinePane()->timeline()->profile();
+            QVERIFY(p);
+            for (const auto &k : p->kernels)
+                if (k.node >= 0 && node < 0)
+                    node = k.node;
+            QVERIFY(node >= 0);
+            name = QString::fromStdString(p->nodes[size_t(node)].name);
+        }
+        views::GraphDocument doc(services());
+        views::ProfilePanel panel(doc);
+        panel.selectNode(name); // no profile yet
+        QVERIFY(panel.openProfile(QString::fromUtf8(kRecording)));
+        panel.showProfile(0);
+        views::TimelinePane *pane = panel.timelinePane();
+        const prof::Profile &p = *pane->timeline()->profile();
+        const auto ofNode = size_t(std::count_if(p.kernels.begin(), p.kernels.end(), [&](const auto &k) { return prof::covers(k, node); }));
+        QVERIFY(ofNode > 0);
+        QCOMPARE(size_t(pane->filterModel()->rowCount()), ofNode);
+        QVERIFY2(pane->caption().contains(name), qPrintable(pane->caption()));
+    }
+
     /// The kernel table lists the selected node's kernels, or those of a measured range; the name
     /// filter keeps the matching ones (case-insensitive); a row selects its kernel.
     void kernelTableForNodeAndRange()
