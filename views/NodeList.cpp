@@ -74,8 +74,10 @@ NodeList::NodeList(QWidget *parent) : QWidget(parent)
             Q_EMIT nodeActivated(select(m_proxy->index(0, 0).data().toString()));
     });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &cur) {
+        const ir::Node *n = cur.isValid() ? m_model->nodeAt(m_proxy->mapToSource(cur).row()) : nullptr;
+        m_current = n ? QString::fromStdString(n->name()) : QString();
         if (!m_following)
-            Q_EMIT nodeActivated(m_model->nodeAt(m_proxy->mapToSource(cur).row()));
+            Q_EMIT nodeActivated(n);
     });
 }
 
@@ -97,7 +99,16 @@ void NodeList::setDocument(GraphDocument *doc)
         m_table->scrollToTop(); // a new file opens at its first node, not where the last one was left
         m_table->horizontalScrollBar()->setValue(0);
     });
-    connect(doc, &GraphDocument::changed, this, &NodeList::setGraph);
+    connect(doc, &GraphDocument::changed, this, [this](const ir::Graph *g) {
+        // An edit: the current row again where its node is still there, else the table's top (not
+        // a row in the middle with nothing selected).
+        const QString current = m_current;
+        setGraph(g);
+        if (current.isEmpty() || !follow(current)) {
+            m_current.clear();
+            m_table->scrollToTop();
+        }
+    });
 }
 
 void NodeList::setShowConstants(bool on)
@@ -155,6 +166,7 @@ void NodeList::clearSelection()
 {
     const QScopedValueRollback following(m_following, true);
     m_table->selectionModel()->clear();
+    m_current.clear();
 }
 
 const ir::Node *NodeList::follow(const QString &name)

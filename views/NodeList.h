@@ -56,6 +56,7 @@ private:
     /// Set while the table follows a selection made elsewhere: its row change is not announced
     /// back (the selection model's signals still reach the view, which repaints the old row).
     bool m_following = false;
+    QString m_current; ///< the current row's node (kept across edits, which reset the model)
 };
 
 } // namespace fxlens::views

@@ -175,6 +175,27 @@ private Q_SLOTS:
         QVERIFY(named > 0);
     }
 
+    /// After steps the node table shows its current row (its node still there) or starts at its
+    /// top: never a row in the middle with nothing selected (BERT: the table follows the first
+    /// candidate, deep in the table; a run to the fixpoint removes it).
+    void nodeTableAfterStepsShowsItsCurrentRow()
+    {
+        MainWindow w(testServices());
+        QVERIFY(showWith(w, "bert_base_dynamo.json.gz", "rewriteDock"));
+        auto *table = w.findChild<QTableView *>(QStringLiteral("nodeTable"));
+        QVERIFY(table);
+        QTRY_VERIFY(table->verticalScrollBar()->value() > 0); // at the first candidate's row
+        QVERIFY(table->currentIndex().isValid());
+        w.debugger()->setPreset(QStringLiteral("all"));
+        QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+        QCoreApplication::processEvents();
+        const QModelIndex current = table->currentIndex();
+        if (current.isValid())
+            QVERIFY(table->viewport()->rect().intersects(table->visualRect(current)));
+        else
+            QCOMPARE(table->verticalScrollBar()->value(), 0);
+    }
+
     /// Issue #31, point 5: Add to engine keeps the history (its length, the version shown, the
     /// branches) and plans the candidates again, the new pattern's included.
     void addToEngineKeepsHistory()
