@@ -118,8 +118,11 @@ private:
         m_right.assign(m_members.size(), -1e300);
         for (uint32_t i = 0; i < m_s.slots(); ++i) {
             const auto &c = chain(i);
+            // A long edge's dummy is its lane: the frames around it keep kEdgeFrameGap from it
+            // (its via point, the dummy's middle), as moduleFrames draws them.
+            const double lane = i >= m_s.n ? kEdgeFrameGap - kFramePad - m_s.widthOf[i] / 2 : 0;
             for (size_t k = 0; k < c.size(); ++k) {
-                const double pad = kFramePad * double(c.size() - k);
+                const double pad = kFramePad * double(c.size() - k) + lane;
                 m_left[c[k]] = std::min(m_left[c[k]], m_x[i] - pad);
                 m_right[c[k]] = std::max(m_right[c[k]], m_x[i] + m_s.widthOf[i] + pad);
             }
@@ -283,7 +286,8 @@ void placeSlots(LayeredState &s, const LayoutOptions &o)
         e.via.clear();
     for (const auto &c : s.chains)
         for (int k = 0; k < c.count; ++k)
-            v.edges[c.edge].via.push_back({at[c.first + uint32_t(k)].x + 3, at[c.first + uint32_t(k)].y});
+            v.edges[c.edge].via.push_back(
+                {at[c.first + uint32_t(k)].x + s.widthOf[c.first + uint32_t(k)] / 2, at[c.first + uint32_t(k)].y});
 }
 
 } // namespace fxlens::layout::layered

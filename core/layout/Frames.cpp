@@ -9,6 +9,10 @@ namespace fxlens::layout {
 
 namespace {
 
+/// How far a frame's contents reach either side of a long edge's via point (its lane): with the
+/// frame's pad, kEdgeFrameGap.
+constexpr double kViaReach = kEdgeFrameGap - kFramePad;
+
 struct Extent {
     double x0 = 1e300, y0 = 1e300, x1 = -1e300, y1 = -1e300;
     size_t members = 0;
@@ -124,7 +128,9 @@ std::vector<ModuleFrame> moduleFrames(const ViewGraph &v)
     for (const auto &pm : viaIn) {
         const auto &[x, y] = pm.first;
         if (!pm.second.empty()) // (x, y copied: clang-tidy's clang captures no structured binding)
-            forEachModule(v, pm.second, [&, x = x, y = y](const std::string &f) { extent[f].add(x - 3, y, x + 3, y); });
+            forEachModule(v, pm.second, [&, x = x, y = y](const std::string &f) {
+                extent[f].add(x - kViaReach, y, x + kViaReach, y); // kEdgeFrameGap from the frame's sides
+            });
     }
     // An edge entering a frame from above crosses its title band right of the title.
     for (const auto &e : v.edges) {

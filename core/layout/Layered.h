@@ -171,8 +171,13 @@ struct StableResult {
 /// leaves room for them: frames nest with a margin, and siblings and other items stay outside.
 /// A module of one item gets no frame.
 constexpr double kFramePad = 6, kFrameTitle = 16;
-/// Edges keep this far from a frame's sides (routeEdges).
+/// Edges keep this far from a frame's top and bottom where they turn, and from the side of a
+/// frame they cross (routeEdges).
 constexpr double kFrameClearance = 5;
+/// An edge that runs beside a frame's side keeps this far from it, and from each side of the frames
+/// nested there: the frames are widened for its lane (a long edge's dummy, Coordinates.cpp, or a
+/// lane routeEdges gives it).
+constexpr double kEdgeFrameGap = 12;
 /// The room a frame's title takes at the left of its band (its path in the canvas' 11 px bold
 /// font, at most 7 px a character): an edge entering the frame from above crosses the band
 /// kFrameClearance right of it, so frames reach that far left of their entries.

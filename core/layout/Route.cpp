@@ -19,7 +19,10 @@ struct Rows {
     std::vector<int> rowOf;                                   ///< per item
     /// Per row, (frame, gap index) of the gaps with room for an edge (ownGaps), sorted: the gaps of
     /// each frame (the innermost around them; -1: none) in order.
-    std::vector<std::vector<std::pair<int32_t, uint32_t>>> inFrame;
+    using ByFrame = std::vector<std::vector<std::pair<int32_t, uint32_t>>>;
+    ByFrame inFrame;
+    /// The same with the narrow gaps too: the item gap between two neighbours in a row.
+    ByFrame narrowInFrame;
 };
 
 Rows makeRows(const ViewGraph &v, double gap)
@@ -103,7 +106,7 @@ std::pair<double, double> turnBand(const Rows &r, const FrameEnds &ends, size_t 
 }
 
 /// Frame borders are no passage: an edge drawn along one could not be told from it. Each row's
-/// free intervals lose kFrameClearance either side of the side borders of the frames it crosses,
+/// free intervals lose kEdgeFrameGap either side of the side borders of the frames it crosses,
 /// and the x span of the titles of the frames opening at it (edges enter a frame right of its title).
 void avoidFrames(Rows &r, const std::vector<ModuleFrame> &frames)
 {
@@ -113,8 +116,7 @@ void avoidFrames(Rows &r, const std::vector<ModuleFrame> &frames)
         std::vector<std::pair<double, double>> closed; // x spans no edge passes through
         for (const auto &f : frames) {
             if (f.y0 < r.bottom[k] && f.y1 > r.top[k])
-                closed.insert(closed.end(),
-                              {{f.x0 - kFrameClearance, f.x0 + kFrameClearance}, {f.x1 - kFrameClearance, f.x1 + kFrameClearance}});
+                closed.insert(closed.end(), {{f.x0 - kEdgeFrameGap, f.x0 + kEdgeFrameGap}, {f.x1 - kEdgeFrameGap, f.x1 + kEdgeFrameGap}});
             if (opensAt(r, k, f)) // its title, in the band above the row
                 closed.emplace_back(f.x0, f.x0 + kFramePad + frameTitleWidth(f.path) + kFrameClearance);
         }
@@ -146,6 +148,9 @@ void avoidFrames(Rows &r, const std::vector<ModuleFrame> &frames)
 }
 
 constexpr double kPassageMargin = 8; ///< an edge's least distance from the items beside it, where there is room
+/// The narrowest gap between two items of a row an edge passes through (its middle): short of
+/// going around the row's end (Router::down).
+constexpr double kNarrowPassage = 10;
 
 /// Each free interval's frame: the innermost frame around it (the intervals are cut at every side
 /// of the frames a row crosses, so each lies wholly in or out of each frame), and per row the
@@ -167,13 +172,16 @@ void ownGaps(Rows &r, const std::vector<ModuleFrame> &frames)
         }
     }
     r.inFrame.resize(r.gaps.size());
+    r.narrowInFrame.resize(r.gaps.size());
     for (size_t k = 0; k < r.gaps.size(); ++k) {
-        auto &in = r.inFrame[k];
-        in.clear();
-        for (size_t j = 0; j < r.gaps[k].size(); ++j)
-            if (r.gaps[k][j].second - r.gaps[k][j].first >= 2 * kPassageMargin)
-                in.emplace_back(owner[k][j], uint32_t(j));
-        std::sort(in.begin(), in.end());
+        for (auto *list : {&r.inFrame[k], &r.narrowInFrame[k]}) {
+            const double least = list == &r.inFrame[k] ? 2 * kPassageMargin : kNarrowPassage;
+            list->clear();
+            for (size_t j = 0; j < r.gaps[k].size(); ++j)
+                if (r.gaps[k][j].second - r.gaps[k][j].first >= least)
+                    list->emplace_back(owner[k][j], uint32_t(j));
+            std::sort(list->begin(), list->end());
+        }
     }
 }
 
@@ -205,12 +213,12 @@ double passage(const std::vector<std::pair<double, double>> &gaps, double want)
 }
 
 /// As passage, in the intervals of row k that lie in frame `frame` (-1: in none) with room for the
-/// margins (else a lane beside the frame's contents is better: Router::lane); `found` false when
-/// there is none.
-double passageIn(const Rows &r, size_t k, int32_t frame, double want, bool &found)
+/// margins (else a lane beside the frame's contents is better: Router::lane), or `narrow` too;
+/// `found` false when there is none.
+double passageIn(const Rows &r, size_t k, int32_t frame, double want, bool &found, bool narrow = false)
 {
     const auto &gaps = r.gaps[k];
-    const auto &in = r.inFrame[k];
+    const auto &in = narrow ? r.narrowInFrame[k] : r.inFrame[k];
     const auto lo = std::lower_bound(in.begin(), in.end(), std::make_pair(frame, uint32_t(0)));
     const auto hi = std::lower_bound(lo, in.end(), std::make_pair(frame + 1, uint32_t(0)));
     const uint32_t at = uint32_t(gapAt(gaps, want));
@@ -295,6 +303,107 @@ private:
     size_t m_common = 0;
 };
 
+/// Runs of a route's points that nothing forces to bend, drawn as one straight line: a long
+/// edge's passages through the rows between its ends, a few pixels apart from row to row, made
+/// a staircase of short slants and drops. A line replaces points where it keeps kLineMargin from
+/// every item (its ends' aside) and crosses no frame's border: both its ends lie in the same
+/// frames, and it keeps clear of the others and of the title bands of those it lies in (it keeps
+/// from their sides what its ends keep).
+class Straighten {
+public:
+    Straighten(const ViewGraph &v, const Rows &rows, const std::vector<ModuleFrame> &frames) : m_v(v), m_rows(rows), m_frames(frames) {}
+
+    void run(ViewEdge &e) const
+    {
+        auto &pts = e.route;
+        if (pts.size() < 4)
+            return;
+        // Lines between the route's points stay in its bounding box: the frames that reach it.
+        double x0 = pts.front().x, x1 = x0, y0 = pts.front().y, y1 = y0;
+        for (const Point &p : pts)
+            x0 = std::min(x0, p.x), x1 = std::max(x1, p.x), y0 = std::min(y0, p.y), y1 = std::max(y1, p.y);
+        m_near.clear();
+        for (const auto &f : m_frames)
+            if (f.x0 - kFrameClearance < x1 && f.x1 + kFrameClearance > x0 && f.y0 - kFrameClearance < y1 && f.y1 + kFrameClearance > y0)
+                m_near.push_back(&f);
+        std::vector<Point> out{pts.front()};
+        for (size_t i = 0; i + 1 < pts.size();) {
+            size_t j = i + 1;
+            while (j + 1 < pts.size() && j + 1 - i <= kReach && clear(e, pts[i], pts[j + 1]))
+                ++j;
+            out.push_back(pts[j]);
+            i = j;
+        }
+        pts = std::move(out);
+    }
+
+private:
+    static constexpr double kLineMargin = 4;
+    /// The most route points one line replaces (a few rows: each check looks at the rows it spans).
+    static constexpr size_t kReach = 24;
+
+    bool clear(const ViewEdge &e, const Point &p, const Point &q) const
+    {
+        return q.y > p.y && clearOfItems(e, p, q) && clearOfFrames(p, q); // (routes around a cycle's ends stay)
+    }
+
+    /// The x range of segment p-q (p above q) over y0..y1.
+    static std::pair<double, double> xOver(const Point &p, const Point &q, double y0, double y1)
+    {
+        const double t0 = std::clamp((y0 - p.y) / (q.y - p.y), 0.0, 1.0), t1 = std::clamp((y1 - p.y) / (q.y - p.y), 0.0, 1.0);
+        const double a = p.x + (q.x - p.x) * t0, b = p.x + (q.x - p.x) * t1;
+        return {std::min(a, b), std::max(a, b)};
+    }
+
+    bool clearOfItems(const ViewEdge &e, const Point &p, const Point &q) const
+    {
+        const size_t first = size_t(std::upper_bound(m_rows.bottom.begin(), m_rows.bottom.end(), p.y) - m_rows.bottom.begin());
+        for (size_t k = first; k < m_rows.top.size() && m_rows.top[k] < q.y; ++k) {
+            const auto &row = m_rows.items[k];
+            const auto [l, r] = xOver(p, q, m_rows.top[k] - kLineMargin, m_rows.bottom[k] + kLineMargin);
+            auto it = std::lower_bound(row.begin(), row.end(), l - kLineMargin,
+                                       [&](uint32_t i, double x) { return m_v.items[i].x + m_v.items[i].w < x; });
+            for (; it != row.end() && m_v.items[*it].x <= r + kLineMargin; ++it) {
+                if (*it == e.from || *it == e.to)
+                    continue;
+                const auto &b = m_v.items[*it];
+                const auto [bl, br] = xOver(p, q, b.y - kLineMargin, b.y + b.h + kLineMargin);
+                if (b.y - kLineMargin < q.y && b.y + b.h + kLineMargin > p.y && br > b.x - kLineMargin && bl < b.x + b.w + kLineMargin)
+                    return false;
+            }
+        }
+        return true;
+    }
+
+    bool clearOfFrames(const Point &p, const Point &q) const
+    {
+        const auto in = [](const ModuleFrame &f, const Point &a) { return a.x > f.x0 && a.x < f.x1 && a.y > f.y0 && a.y < f.y1; };
+        for (const ModuleFrame *fp : m_near) {
+            const ModuleFrame &f = *fp;
+            if (f.y0 - kFrameClearance > q.y || f.y1 + kFrameClearance < p.y)
+                continue;
+            const bool inP = in(f, p);
+            if (inP != in(f, q))
+                return false;
+            // Outside: clear of the whole frame; inside: of its title band.
+            const double x0 = inP ? f.x0 : f.x0 - kFrameClearance,
+                         x1 = inP ? f.x0 + kFramePad + frameTitleWidth(f.path) + kFrameClearance : f.x1 + kFrameClearance;
+            const double y0 = f.y0 - kFrameClearance, y1 = inP ? f.y0 + kFrameTitle + kFrameClearance : f.y1 + kFrameClearance;
+            if (y0 < q.y && y1 > p.y) {
+                const auto [l, r] = xOver(p, q, y0, y1);
+                if (r > x0 && l < x1)
+                    return false;
+            }
+        }
+        return true;
+    }
+
+    const ViewGraph &m_v;
+    const Rows &m_rows;
+    const std::vector<ModuleFrame> &m_frames;
+    mutable std::vector<const ModuleFrame *> m_near; ///< the frames that reach the edge's route (run)
+};
+
 /// The lanes given to edges beside frames' contents, over the passes of routeEdges.
 struct Lanes {
     std::vector<std::vector<Point>> of;    ///< per edge: its lanes' via points (also in its via), by y
@@ -305,7 +414,7 @@ struct Lanes {
 class Router {
 public:
     Router(ViewGraph &v, double gap, Lanes *lanes)
-        : m_v(v), m_gap(gap), m_lanes(lanes), m_rows(makeRows(v, gap)), m_frames(moduleFrames(v)),
+        : m_v(v), m_gap(gap), m_lanes(lanes), m_rows(makeRows(v, gap)), m_taken(m_rows.top.size()), m_frames(moduleFrames(v)),
           m_keepToFrames(!m_frames.empty() && v.items.size() <= kFramedRouteItems), m_edgeFrames(v, m_frames, m_keepToFrames)
     {
         avoidFrames(m_rows, m_frames);
@@ -322,6 +431,11 @@ public:
     {
         for (size_t e = 0; e < m_v.edges.size(); ++e)
             route(e);
+        if (m_v.items.size() <= kStraightenItems) {
+            const Straighten straight(m_v, m_rows, m_frames);
+            for (auto &e : m_v.edges)
+                straight.run(e);
+        }
         m_v.width = std::max(m_v.width, m_right + m_gap * 10);
         return m_widened;
     }
@@ -384,6 +498,8 @@ private:
             double g = on;
             if (!found || std::fabs(on - x) >= 1e-6 || std::fabs(x - want) > 2 * m_gap)
                 g = keep ? passageIn(m_rows, r, in, want, found) : passage(gaps, want);
+            if (keep)
+                narrowPassage(r, in, want, g, found);
             if (!found && m_lanes && in >= 0) {
                 g = lane(byFrame, in, want);
                 const Point p{g, m_rows.top[r]};
@@ -397,22 +513,71 @@ private:
             } else if (!found) {
                 g = passage(gaps, want); // (no room in its frame even so: the nearest passage)
             }
+            if (m_v.items.size() <= kStraightenItems)
+                g = ownLine(r, g, want, e.from);
             enter(e.route, r, g);
             e.route.push_back({g, m_rows.bottom[r]});
             x = g;
         }
     }
 
+    /// Through a narrow gap of the edge's frame in row r (the middle of two neighbours' item gap)
+    /// where the wide passage `g` (if `found`) lies far further from `want`: an edge that went
+    /// around a row's end instead runs along the row's top and bottom, and the edges of one item
+    /// fanning out past a row drew a box around it. None further than three gaps from `want`
+    /// (a lane beside the frame's contents is straighter then).
+    void narrowPassage(size_t r, int32_t in, double want, double &g, bool &found) const
+    {
+        bool any = false;
+        const double n = passageIn(m_rows, r, in, want, any, true);
+        const double dn = std::fabs(n - want);
+        if (any && (found ? dn + 3 * m_gap < std::fabs(g - want) : dn <= 3 * m_gap))
+            g = n, found = true;
+    }
+
+    /// `g` in row r, or the x nearest it in the same free interval that no other edge's line
+    /// passes within kOwnLine of (but those of the same source: one value, drawn as one trunk),
+    /// stepping first towards `want`: two edges drawn on one line could not be told apart.
+    double ownLine(size_t r, double g, double want, uint32_t from)
+    {
+        constexpr double kOwnLine = 8;
+        auto &taken = m_taken[r]; // by x
+        const auto free = [&](double x) {
+            for (auto it = std::lower_bound(taken.begin(), taken.end(), std::make_pair(x - kOwnLine + 1e-9, uint32_t(0)));
+                 it != taken.end() && it->first < x + kOwnLine; ++it)
+                if (it->second != from)
+                    return false;
+            return true;
+        };
+        double best = g;
+        if (!free(g)) {
+            const auto &gaps = m_rows.gaps[r];
+            const size_t at = gapAt(gaps, g);
+            const double lo = at < gaps.size() ? std::max(gaps[at].first + 3, std::min(g, gaps[at].first + kPassageMargin)) : g;
+            const double hi = at < gaps.size() ? std::min(gaps[at].second - 3, std::max(g, gaps[at].second - kPassageMargin)) : g;
+            const double toward = want >= g ? 1 : -1;
+            for (int k = 1; k <= 24; ++k) {
+                const double x = g + toward * (k % 2 ? 1 : -1) * kOwnLine * double((k + 1) / 2);
+                if (x >= lo && x <= hi && free(x)) {
+                    best = x;
+                    break;
+                }
+            }
+        }
+        taken.insert(std::upper_bound(taken.begin(), taken.end(), std::make_pair(best, from)), {best, from});
+        return best;
+    }
+
     /// The x of the edge's lane beside frame `f`'s contents, on the side nearer `want`: far
-    /// enough out that, once the frame is widened to hold it (moduleFrames), the edge keeps a
-    /// passage's margin from the contents and kFrameClearance from the side; a further lane of
-    /// the same side (another edge) lies further out.
+    /// enough out that, once the frame is widened to hold it (moduleFrames), the edge keeps
+    /// kEdgeFrameGap from the contents (and the frames nested there) and from the side; a further
+    /// lane of the same side (another edge) lies further out.
     double lane(std::vector<std::pair<int32_t, double>> &byFrame, int32_t f, double want)
     {
         for (const auto &[frame, x] : byFrame)
             if (frame == f)
                 return x;
-        constexpr double kLaneOut = 14, kLaneStep = 12;
+        constexpr double kLaneOut = kEdgeFrameGap + 2, kLaneStep = 12;
         const ModuleFrame &fr = m_frames[size_t(f)];
         const bool right = want >= (fr.x0 + fr.x1) / 2;
         const double out = kLaneOut + kLaneStep * double(m_lanes->count[size_t(f) * 2 + right]++);
@@ -442,7 +607,11 @@ private:
     /// Views of more items wrap their layers and leave frames no room (Coordinates.cpp): their
     /// edges take the nearest passages, in whatever frame.
     static constexpr size_t kFramedRouteItems = 2000;
+    /// Views of more items (hundreds of blocks side by side) keep their edges' runs as routed,
+    /// without lines of their own (ownLine) or straightening: they would cost more than the layout.
+    static constexpr size_t kStraightenItems = 1000;
     Rows m_rows;
+    std::vector<std::vector<std::pair<double, uint32_t>>> m_taken; ///< per row: the x of each edge's line through it, and its source
     const std::vector<ModuleFrame> m_frames;
     const bool m_keepToFrames;
     EdgeFrames m_edgeFrames;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What lines run through on the canvas, measured on the views a person reaches: expanded modules
 // after rewrite steps and history jumps, opened in place one by one. An edge keeps
-// kFrameClearance from a frame's sides and never leaves a frame that holds both its ends; no edge
+// kEdgeFrameGap from a frame's sides and never leaves a frame that holds both its ends; no edge
 // and no kernel outline runs through an edge's value label.
 #include "GraphCanvas.h"
 #include "MainWindow.h"
@@ -11,14 +11,19 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <map>
+#include <numeric>
 
 using namespace fxlens;
 
 namespace {
 
-/// How far along a frame's side an edge may run within kFrameClearance of it (an edge that
+/// How far along a frame's side an edge may run within kEdgeFrameGap of it (an edge that
 /// crosses a side at a right angle is near it for no length along it).
 constexpr double kAlongSide = 3;
+
+/// The least gap an edge keeps from a frame's side it runs beside (kEdgeFrameGap), in the scene.
+constexpr double kSideGap = layout::kEdgeFrameGap;
 
 struct Window {
     views::MainWindow w{testServices()};
@@ -88,7 +93,7 @@ double alongSide(QPointF a, QPointF b, double side, double y0, double y1, double
 }
 
 /// What is wrong with the edges beside the frames ("" when nothing): an edge that runs along a
-/// frame's side within kFrameClearance of it, or that leaves a frame holding both its ends.
+/// frame's side within kEdgeFrameGap of it, or that leaves a frame holding both its ends.
 QString edgesBesideFrames(const views::GraphCanvas &c)
 {
     const auto &v = c.view();
@@ -107,12 +112,62 @@ QString edgesBesideFrames(const views::GraphCanvas &c)
                                 .arg(p.y());
             for (qsizetype k = 1; k < line.size(); ++k)
                 for (const double side : {r.left(), r.right()})
-                    if (const double along = alongSide(line[k - 1], line[k], side, r.top(), r.bottom(), layout::kFrameClearance);
-                        along > kAlongSide)
+                    if (const double along = alongSide(line[k - 1], line[k], side, r.top(), r.bottom(), kSideGap); along > kAlongSide)
                         return edgeName(c, e) +
                             QStringLiteral(" runs %1 px along a side of %2 %3: %4")
                                 .arg(along)
                                 .arg(QString::fromStdString(f.path), describe(r), describe(QRectF(line[k - 1], line[k])));
+        }
+    }
+    return {};
+}
+
+/// How far two edges may run along one line (a pixel or two where they meet at an item's middle).
+constexpr double kSharedLength = 3;
+
+/// The length two segments run along one line (0 when they are not collinear, or do not overlap).
+double collinearOverlap(QPointF a, QPointF b, QPointF c, QPointF d)
+{
+    const QPointF u = b - a;
+    const double len = std::hypot(u.x(), u.y());
+    if (len < 1e-6)
+        return 0;
+    const QPointF n = u / len;
+    const auto off = [&](QPointF p) { return std::abs((p.x() - a.x()) * n.y() - (p.y() - a.y()) * n.x()); };
+    if (off(c) > 0.5 || off(d) > 0.5)
+        return 0;
+    const auto along = [&](QPointF p) { return (p.x() - a.x()) * n.x() + (p.y() - a.y()) * n.y(); };
+    const double lo = std::max(0.0, std::min(along(c), along(d))), hi = std::min(len, std::max(along(c), along(d)));
+    return std::max(0.0, hi - lo);
+}
+
+/// Two edges drawn along one line for more than kSharedLength ("" when none). Edges out of one
+/// item carry its value and are drawn as one trunk that branches; edges into one item meet at its
+/// arrowhead: those may share their lines.
+QString sharedSegments(const views::GraphCanvas &c)
+{
+    const auto &v = c.view();
+    struct Seg {
+        QPointF a, b;
+        size_t edge;
+    };
+    std::vector<Seg> segs;
+    for (size_t e = 0; e < v.edges.size(); ++e) {
+        const QPolygonF line = lineOf(c, e);
+        for (qsizetype k = 1; k < line.size(); ++k)
+            segs.push_back({line[k - 1], line[k], e});
+    }
+    for (size_t i = 0; i < segs.size(); ++i) {
+        const QRectF ri = QRectF(segs[i].a, segs[i].b).normalized().adjusted(-1, -1, 1, 1);
+        for (size_t j = i + 1; j < segs.size(); ++j) {
+            const auto &ei = v.edges[segs[i].edge], &ej = v.edges[segs[j].edge];
+            if (ei.from == ej.from || ei.to == ej.to || !ri.intersects(QRectF(segs[j].a, segs[j].b).normalized().adjusted(-1, -1, 1, 1)))
+                continue;
+            if (const double len = collinearOverlap(segs[i].a, segs[i].b, segs[j].a, segs[j].b); len > kSharedLength)
+                return edgeName(c, segs[i].edge) + QStringLiteral(" and ") + edgeName(c, segs[j].edge) +
+                    QStringLiteral(" share %1 px: %2 and %3")
+                        .arg(len)
+                        .arg(describe(QRectF(segs[i].a, segs[i].b)), describe(QRectF(segs[j].a, segs[j].b)));
         }
     }
     return {};
@@ -126,6 +181,99 @@ bool meets(QPointF a, QPointF b, const QRectF &r)
         if (const QPointF p = a + (b - a) * (double(k) / steps); r.contains(p) && p.x() > r.left() && p.x() < r.right())
             return true;
     return false;
+}
+
+/// Whether one straight line from p to q (of edge e) would do: it passes no item but e's ends
+/// (by 2 px), and crosses no frame's border (both ends in the same frames, clear of the others).
+bool straightWouldDo(const views::GraphCanvas &c, size_t e, QPointF p, QPointF q)
+{
+    const auto &v = c.view();
+    for (size_t i = 0; i < v.items.size(); ++i)
+        if (i != v.edges[e].from && i != v.edges[e].to &&
+            meets(p, q, QRectF(v.items[i].x, v.items[i].y, v.items[i].w, v.items[i].h).adjusted(-2, -2, 2, 2)))
+            return false;
+    for (const auto &f : c.frames())
+        if (f.rect.contains(p) != f.rect.contains(q) || (!f.rect.contains(p) && meets(p, q, f.rect)))
+            return false;
+    return true;
+}
+
+/// The edge drawn as a staircase ("" when none): three sideways jogs or more in one direction,
+/// with only straight-down pieces between them, where one straight line would do
+/// (straightWouldDo). `bends` counts every bend of every edge.
+QString staircases(const views::GraphCanvas &c, int *bends = nullptr)
+{
+    QString found;
+    for (size_t e = 0; e < c.view().edges.size(); ++e) {
+        const QPolygonF line = lineOf(c, e);
+        int run = 0, dir = 0;
+        qsizetype runStart = 0;
+        for (qsizetype k = 1; k < line.size(); ++k) {
+            const double dx = line[k].x() - line[k - 1].x();
+            if (bends && k + 1 < line.size()) {
+                const QPointF u = line[k] - line[k - 1], w = line[k + 1] - line[k];
+                *bends += std::abs(u.x() * w.y() - u.y() * w.x()) > 1e-3 * std::hypot(u.x(), u.y()) * std::hypot(w.x(), w.y());
+            }
+            if (std::abs(dx) < 0.5)
+                continue;
+            const int d = dx > 0 ? 1 : -1;
+            if (d != dir)
+                runStart = k - 1, run = 0;
+            ++run;
+            dir = d;
+            if (run >= 3 && found.isEmpty() && straightWouldDo(c, e, line[runStart], line[k]))
+                found = edgeName(c, e) +
+                    QStringLiteral(" steps %1 times sideways from %2,%3 to %4,%5 where a line would do")
+                        .arg(run)
+                        .arg(line[runStart].x())
+                        .arg(line[runStart].y())
+                        .arg(line[k].x())
+                        .arg(line[k].y());
+        }
+    }
+    return found;
+}
+
+/// Edges of one source that pass a row of items around both of its ends, drawing a box around
+/// the row ("" when none).
+QString rowsBoxed(const views::GraphCanvas &c)
+{
+    const auto &v = c.view();
+    // Rows: items whose vertical extents overlap.
+    std::vector<size_t> byY(v.items.size());
+    std::iota(byY.begin(), byY.end(), size_t(0));
+    std::sort(byY.begin(), byY.end(), [&](size_t a, size_t b) { return v.items[a].y < v.items[b].y; });
+    struct Row {
+        double top, bottom, left = 1e300, right = -1e300;
+        size_t items = 0;
+    };
+    std::vector<Row> rows;
+    for (size_t i : byY) {
+        const auto &it = v.items[i];
+        if (rows.empty() || it.y >= rows.back().bottom)
+            rows.push_back({it.y, it.y + it.h});
+        auto &r = rows.back();
+        r.bottom = std::max(r.bottom, it.y + it.h), r.left = std::min(r.left, it.x), r.right = std::max(r.right, it.x + it.w);
+        ++r.items;
+    }
+    std::map<std::pair<uint32_t, size_t>, int> sides; // (source, row) -> bit 1: passes left of it, 2: right
+    for (size_t e = 0; e < v.edges.size(); ++e) {
+        const QPolygonF line = lineOf(c, e);
+        for (qsizetype k = 1; k < line.size(); ++k)
+            for (size_t r = 0; r < rows.size(); ++r) {
+                const Row &row = rows[r];
+                const double y0 = std::min(line[k - 1].y(), line[k].y()), y1 = std::max(line[k - 1].y(), line[k].y());
+                if (row.items < 3 || y0 > row.top + 1 || y1 < row.bottom - 1)
+                    continue;
+                const double x = (line[k - 1].x() + line[k].x()) / 2;
+                sides[{v.edges[e].from, r}] |= x < row.left ? 1 : x > row.right ? 2 : 0;
+            }
+    }
+    for (const auto &[key, s] : sides)
+        if (s == 3)
+            return QString::fromStdString(v.items[key.first].label) +
+                QStringLiteral("'s edges pass around both ends of the row at y %1").arg(rows[key.second].top);
+    return {};
 }
 
 /// The edge that runs through an edge label ("" when none): a segment of an edge (its own edge's
@@ -236,7 +384,7 @@ private Q_SLOTS:
         return win;
     }
 
-    /// No edge runs along a frame's side within kFrameClearance of it, and none leaves a frame
+    /// No edge runs along a frame's side within kEdgeFrameGap of it, and none leaves a frame
     /// that holds both its ends.
     void edgesClearOfFrameSides_data() { views_data(); }
     void edgesClearOfFrameSides()
@@ -281,6 +429,53 @@ private Q_SLOTS:
                     contrast * 2 <= edge && contrast >= 8,
                     qPrintable(QStringLiteral("a side of %1: %2 (edges %3)").arg(QString::fromStdString(f.path)).arg(contrast).arg(edge)));
             }
+    }
+
+    /// The views above and more: the transformer, tangle4 as it opens and with a block open.
+    void moreViews_data()
+    {
+        views_data();
+        QTest::newRow("transformer") << QStringLiteral("transformer_dynamo.json") << QStringList() << 0 << -1;
+        QTest::newRow("tangle4") << QStringLiteral("tangle4_fx.json") << QStringList() << 0 << -1;
+        QTest::newRow("tangle4 blocks.3") << QStringLiteral("tangle4_fx.json") << QStringList{QStringLiteral("blocks.3")} << 0 << -1;
+        QTest::newRow("tangle4 blocks.0") << QStringLiteral("tangle4_fx.json") << QStringList{QStringLiteral("blocks.0")} << 0 << -1;
+        QTest::newRow("resnet50 layer1") << QStringLiteral("resnet50_fx.json.gz") << QStringList{QStringLiteral("layer1")} << 0 << -1;
+    }
+
+    /// Every edge has a line of its own: no two edges (but those out of one item, one value
+    /// drawn as a trunk that branches, or into one item, meeting at its arrowhead) run along one
+    /// line for more than a few pixels, where one could not tell which goes where.
+    void edgesShareNoSegment_data() { moreViews_data(); }
+    void edgesShareNoSegment()
+    {
+        auto win = shown();
+        QVERIFY(win);
+        const QString wrong = sharedSegments(*win->canvas());
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
+    }
+
+    /// No edge is drawn as a staircase of short jogs (three sideways in one direction): where
+    /// nothing is in the way, it runs straight.
+    void edgesNotStairs_data() { moreViews_data(); }
+    void edgesNotStairs()
+    {
+        auto win = shown();
+        QVERIFY(win);
+        int bends = 0;
+        const QString wrong = staircases(*win->canvas(), &bends);
+        qInfo("%d bends over %zu edges", bends, win->canvas()->view().edges.size());
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
+    }
+
+    /// The edges of one item that fan out past a row do not pass it around both ends: they
+    /// would draw a box around the row that reads as a module's frame.
+    void rowsNotBoxed_data() { moreViews_data(); }
+    void rowsNotBoxed()
+    {
+        auto win = shown();
+        QVERIFY(win);
+        const QString wrong = rowsBoxed(*win->canvas());
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
     }
 
     /// No edge runs through an edge's value label (its own included).
