@@ -305,7 +305,9 @@ void layOutBestLayering(ViewGraph &v, const LayoutOptions &o)
         return;
     }
     ViewGraph best;
+    Layering chosen = Layering::LongestPath;
     size_t fewest = SIZE_MAX;
+    each.refineRoutes = false;
     for (const Layering l : {Layering::LongestPath, Layering::NetworkSimplex, Layering::NetworkSimplexBalanced}) {
         ViewGraph candidate = v;
         each.layering = l;
@@ -314,11 +316,18 @@ void layOutBestLayering(ViewGraph &v, const LayoutOptions &o)
         if (crossings < fewest) {
             fewest = crossings;
             best = std::move(candidate);
+            chosen = l;
         }
         if (fewest == 0)
             break;
     }
-    v = std::move(best);
+    if (!o.refineRoutes) {
+        v = std::move(best);
+        return;
+    }
+    each.layering = chosen; // laid out again, its routes refined
+    each.refineRoutes = true;
+    layeredLayout(v, each);
 }
 
 } // namespace
@@ -341,7 +350,7 @@ void layeredLayout(ViewGraph &v, const LayoutOptions &o)
     layered::findClusters(s);
     layered::orderLayers(s, o);
     layered::placeSlots(s, o);
-    routeEdges(v, o.itemGap);
+    routeEdges(v, o.itemGap, o.refineRoutes);
 }
 
 } // namespace fxlens::layout

@@ -152,6 +152,10 @@ struct LayoutOptions {
     enum class Layering { Auto, LongestPath, NetworkSimplex, NetworkSimplexBalanced };
     Layering layering = Layering::Auto;
     size_t tryLayeringsItems = 2000; // (larger views wrap their layers: the tries gain little there and cost seconds)
+    /// Edges get lines of their own and straightened runs (routeEdges). Auto compares layerings
+    /// on their plain routes and refines the one it keeps: a refinement that removes a crossing
+    /// does not make a layering win whose picture is otherwise worse.
+    bool refineRoutes = true;
 };
 using Layering = LayoutOptions::Layering;
 
@@ -224,7 +228,8 @@ bool placeInPlace(ViewGraph &v, const ViewGraph &previous, const LayoutOptions &
 /// (a cycle) runs around the right side. No route crosses an item. Passages keep off frame sides
 /// and the titles of frames opening at a row; an edge drops into a row straight down through the
 /// title bands above it.
-void routeEdges(ViewGraph &v, double gap = 14);
+/// `refine`: lines of their own and straightened runs (LayoutOptions::refineRoutes).
+void routeEdges(ViewGraph &v, double gap = 14, bool refine = true);
 /// Routes the edges of a view whose items were placed freely (placeStable, placeInPlace): edges
 /// that end above where they start are marked back edges, no via points are followed.
 void routePlacedEdges(ViewGraph &v, double gap = 14);

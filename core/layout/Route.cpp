@@ -413,9 +413,10 @@ struct Lanes {
 /// One routing of every edge over the view's rows, gaps and frames as they are (see routeEdges).
 class Router {
 public:
-    Router(ViewGraph &v, double gap, Lanes *lanes)
-        : m_v(v), m_gap(gap), m_lanes(lanes), m_rows(makeRows(v, gap)), m_taken(m_rows.top.size()), m_frames(moduleFrames(v)),
-          m_keepToFrames(!m_frames.empty() && v.items.size() <= kFramedRouteItems), m_edgeFrames(v, m_frames, m_keepToFrames)
+    Router(ViewGraph &v, double gap, Lanes *lanes, bool refine)
+        : m_v(v), m_gap(gap), m_lanes(lanes), m_refine(refine && v.items.size() <= kStraightenItems), m_rows(makeRows(v, gap)),
+          m_taken(m_rows.top.size()), m_frames(moduleFrames(v)), m_keepToFrames(!m_frames.empty() && v.items.size() <= kFramedRouteItems),
+          m_edgeFrames(v, m_frames, m_keepToFrames)
     {
         avoidFrames(m_rows, m_frames);
         if (m_keepToFrames)
@@ -431,7 +432,7 @@ public:
     {
         for (size_t e = 0; e < m_v.edges.size(); ++e)
             route(e);
-        if (m_v.items.size() <= kStraightenItems) {
+        if (m_refine) {
             const Straighten straight(m_v, m_rows, m_frames);
             for (auto &e : m_v.edges)
                 straight.run(e);
@@ -513,7 +514,7 @@ private:
             } else if (!found) {
                 g = passage(gaps, want); // (no room in its frame even so: the nearest passage)
             }
-            if (m_v.items.size() <= kStraightenItems)
+            if (m_refine)
                 g = ownLine(r, g, want, e.from);
             enter(e.route, r, g);
             e.route.push_back({g, m_rows.bottom[r]});
@@ -603,7 +604,8 @@ private:
 
     ViewGraph &m_v;
     const double m_gap;
-    Lanes *m_lanes; ///< null: no lanes given (the last pass)
+    Lanes *m_lanes;      ///< null: no lanes given (the last pass)
+    const bool m_refine; ///< lines of their own and straightened runs (LayoutOptions::refineRoutes)
     /// Views of more items wrap their layers and leave frames no room (Coordinates.cpp): their
     /// edges take the nearest passages, in whatever frame.
     static constexpr size_t kFramedRouteItems = 2000;
@@ -626,12 +628,12 @@ private:
 // Edges keep to their frames (EdgeFrames); one that finds no room in its frame in some row gets a
 // lane beside the frame's contents, and the view is routed again with the frames widened to hold
 // the lanes (twice at most).
-void routeEdges(ViewGraph &v, double gap)
+void routeEdges(ViewGraph &v, double gap, bool refine)
 {
     if (v.items.empty())
         return;
     Lanes lanes;
-    for (int pass = 0; pass < 3 && Router(v, gap, pass < 2 ? &lanes : nullptr).run(); ++pass) {
+    for (int pass = 0; pass < 3 && Router(v, gap, pass < 2 ? &lanes : nullptr, refine).run(); ++pass) {
     }
 }
 
