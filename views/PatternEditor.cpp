@@ -15,6 +15,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QListWidget>
 #include <QPlainTextEdit>
@@ -34,7 +35,8 @@ namespace fxlens::views {
 namespace {
 
 /// What a new editor holds: a small, complete pattern to start from.
-const char *kTemplate = R"(# A pattern file: docs/PATTERNS.md. This one removes a cat of a single tensor.
+const char *kTemplate = R"(# A pattern file (docs/PATTERNS.md).
+# This one removes a cat of a single tensor.
 name = "my_cat_single"
 description = "cat([x]) -> x"
 
@@ -75,6 +77,7 @@ PatternEditor::PatternEditor(UserPatterns &patterns, QWidget *parent) : QWidget(
     m_edit->setObjectName(QStringLiteral("patternSource"));
     m_edit->setFont(QFont(QStringLiteral("monospace")));
     m_edit->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_edit->installEventFilter(this); // Return keeps the line's indent, and indents after a ':'
     m_highlighter = new PatternHighlighter(m_edit->document());
     m_highlighter->setDark(palette().color(QPalette::Base).lightness() < 128);
     m_diag = new QTextBrowser(split);
@@ -302,6 +305,28 @@ void PatternEditor::setSelection(Selection *selection)
             explainAt(name);
     });
     connect(this, &PatternEditor::highlightRequested, selection, &Selection::highlight);
+}
+
+bool PatternEditor::eventFilter(QObject *watched, QEvent *e)
+{
+    if (watched != m_edit || e->type() != QEvent::KeyPress)
+        return QWidget::eventFilter(watched, e);
+    const auto *k = static_cast<QKeyEvent *>(e);
+    if ((k->key() != Qt::Key_Return && k->key() != Qt::Key_Enter) || (k->modifiers() & ~Qt::KeypadModifier) != Qt::NoModifier)
+        return QWidget::eventFilter(watched, e);
+    // A new line starts where the one before it did, four spaces further after a block's opening
+    // line (`def pattern(...):`), as a Python editor does.
+    QTextCursor c = m_edit->textCursor();
+    const QString before = c.block().text().left(c.positionInBlock());
+    qsizetype n = 0;
+    while (n < before.size() && (before[n] == QLatin1Char(' ') || before[n] == QLatin1Char('\t')))
+        ++n;
+    QString lead = before.left(n);
+    if (before.section(QLatin1Char('#'), 0, 0).trimmed().endsWith(QLatin1Char(':')))
+        lead += QStringLiteral("    ");
+    c.insertText(QStringLiteral("\n") + lead);
+    m_edit->setTextCursor(c);
+    return true;
 }
 
 } // namespace fxlens::views

@@ -71,6 +71,7 @@ Q_SIGNALS:
 
 protected:
     void changeEvent(QEvent *e) override;
+    bool eventFilter(QObject *watched, QEvent *e) override;
 
 private:
     void findMatches();

@@ -415,6 +415,31 @@ private Q_SLOTS:
         w.setDarkTheme(false);
     }
 
+    /// The Pattern Editor at the default window size: the template's lines whole in view; Return
+    /// keeps a line's indent and indents four spaces after a line that opens a block (`def ...:`).
+    void patternEditorTemplateAndIndent()
+    {
+        MainWindow w(testServices());
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.findChild<QDockWidget *>(QStringLiteral("patternEditorDock"))->raise();
+        QCoreApplication::processEvents();
+        QPlainTextEdit *edit = w.patternEditor()->editor();
+        const QFontMetrics fm(edit->font());
+        for (const QString &line : edit->toPlainText().split(QLatin1Char('\n')))
+            QVERIFY2(
+                fm.horizontalAdvance(line) + 2 * edit->document()->documentMargin() <= edit->viewport()->width(),
+                qPrintable(QStringLiteral("%1 px in %2: %3").arg(fm.horizontalAdvance(line)).arg(edit->viewport()->width()).arg(line)));
+        edit->setPlainText(QStringLiteral("def pattern(x: Tensor):  # opens a block"));
+        edit->moveCursor(QTextCursor::End);
+        QTest::keyClick(edit, Qt::Key_Return);
+        QTest::keyClicks(edit, QStringLiteral("y = x"));
+        QTest::keyClick(edit, Qt::Key_Return);
+        QTest::keyClicks(edit, QStringLiteral("return y"));
+        QCOMPARE(edit->toPlainText(), QStringLiteral("def pattern(x: Tensor):  # opens a block\n    y = x\n    return y"));
+    }
+
     /// A node picked on the canvas leaves exactly one table row selected, and the table is told
     /// (it repaints the row selected before).
     void nodeTableOneRow()
