@@ -41,6 +41,15 @@ bool allInView(const GraphCanvas *c)
     return true;
 }
 
+/// The item outlined as the candidate's anchor (on it, or on the box that holds it), -1 for none.
+int anchorItem(const GraphCanvas *c)
+{
+    for (size_t i = 0; i < c->view().items.size(); ++i)
+        if (c->highlightOf(int(i)) == 2)
+            return int(i);
+    return -1;
+}
+
 int itemLabelled(const GraphCanvas *c, const std::string &label)
 {
     for (size_t i = 0; i < c->view().items.size(); ++i)
@@ -70,12 +79,7 @@ private Q_SLOTS:
             GraphCanvas *c = w.canvas();
             QTRY_VERIFY(w.debugger()->candidateCount() > 0);
             int anchor = -1;
-            QTRY_VERIFY([&] {
-                for (size_t i = 0; i < c->view().items.size(); ++i)
-                    if (c->highlightOf(int(i)) == 2)
-                        anchor = int(i);
-                return anchor >= 0;
-            }());
+            QTRY_VERIFY((anchor = anchorItem(c)) >= 0);
             QVERIFY(w.grab().save(shots() + QStringLiteral("tangle50_first_screen_%1x%2.png").arg(size.width()).arg(size.height())));
             QVERIFY2(c->scale() >= kLegible, qPrintable(QString::number(c->scale())));
             QVERIFY(allInView(c));
@@ -111,12 +115,7 @@ private Q_SLOTS:
         QVERIFY(w.openFile(example("tangle200_aten.json.gz")));
         GraphCanvas *c = w.canvas();
         int anchor = -1;
-        QTRY_VERIFY([&] {
-            for (size_t i = 0; i < c->view().items.size(); ++i)
-                if (c->highlightOf(int(i)) == 2)
-                    anchor = int(i);
-            return anchor >= 0;
-        }());
+        QTRY_VERIFY((anchor = anchorItem(c)) >= 0);
         QVERIFY2(c->heatOf(anchor) > 0.5, qPrintable(QString::number(c->heatOf(anchor)))); // tinted red
         const auto rows = c->legendRows();
         QVERIFY(std::any_of(rows.begin(), rows.end(), [](const auto &r) { return r.name.startsWith(QStringLiteral("device time")); }));
