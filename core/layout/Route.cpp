@@ -558,7 +558,8 @@ private:
             const double hi = at < gaps.size() ? std::min(gaps[at].second - 3, std::max(g, gaps[at].second - kPassageMargin)) : g;
             const double toward = want >= g ? 1 : -1;
             for (int k = 1; k <= 24; ++k) {
-                const double x = g + toward * (k % 2 ? 1 : -1) * kOwnLine * double((k + 1) / 2);
+                const int step = (k + 1) / 2; // 1, 1, 2, 2, ...: alternately on either side
+                const double x = g + toward * (k % 2 ? 1 : -1) * kOwnLine * step;
                 if (x >= lo && x <= hi && free(x)) {
                     best = x;
                     break;
