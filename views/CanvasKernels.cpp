@@ -145,6 +145,11 @@ void GraphCanvas::placeLabels()
 {
     placeEdgeLabels();
     placeKernelLabels();
+    measureContent(); // labels moved: what a fit shows
+}
+
+void GraphCanvas::measureContent()
+{
     // What is drawn, labels included (a layout leaves room around it for labels it may not need).
     QRectF r;
     for (const auto &it : m_view.items)

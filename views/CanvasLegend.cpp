@@ -29,7 +29,7 @@ std::vector<GraphCanvas::LegendRow> GraphCanvas::legendRows() const
     // A profile's tint reddens boxes by their device time: without an entry a red box reads as
     // "removed".
     if (!m_overlays.source(Layer::Heat).empty()) {
-        const QColor base = dark ? QColor(80, 80, 90) : QColor(244, 239, 238);
+        const QColor base = tintBase(dark);
         rows.push_back({tr("device time (tint: 0 → most)"), heatTint(base, 0), heatTint(base, 1)});
     }
     return rows;

@@ -122,7 +122,7 @@ void GraphCanvas::graphEdited()
     // When the view shrank past the point in the centre (a run straightened it), or fits the widget
     // at this zoom, it is shown whole.
     if (center.x() > m_view.width || center.y() > m_view.height ||
-        (m_view.width * m_scale <= sceneViewport().width() && m_view.height * m_scale <= sceneViewport().height()))
+        (m_content.width() * m_scale <= sceneViewport().width() && m_content.height() * m_scale <= sceneViewport().height()))
         fitToView();
     else
         settle(QRectF(), Settle::Hold);

@@ -183,6 +183,8 @@ public:
     bool legendVisible() const { return m_legend; }
     /// A box's fill reddened by `h` (0..1, its share of the hottest node's device time).
     static QColor heatTint(QColor fill, double h);
+    /// The fill the profile's tint scale starts from (legend, profile panel's scale).
+    static QColor tintBase(bool dark) { return dark ? QColor(80, 80, 90) : QColor(244, 239, 238); }
     struct LegendRow {
         QString name;
         QColor colour;
@@ -335,6 +337,7 @@ private:
     void placeKernelLabels();
     /// The edge labels placed, then the kernel labels (once the frames and kernel outlines are).
     void placeLabels();
+    void measureContent(); ///< m_content, after the labels are placed (placeLabels)
     void paintKernelGroups(QPainter &p, double scale) const;
     QString kernelToolTip(int g) const;
     /// The frames of the expanded modules (m_frames); the scene grows to hold them.

@@ -3,6 +3,7 @@
 #include "ProfilePanel.h"
 #include "Count.h"
 
+#include "GraphCanvas.h"
 #include "GraphDocument.h"
 #include "KernelTimeline.h"
 #include "ProfileChart.h"
@@ -529,11 +530,12 @@ void ProfilePanel::fillScale(double top, const std::string &topNode)
         m_scale->clear();
         return;
     }
-    // The canvas' tint (GraphCanvas: heatTint) from 0 to the hottest node's time.
-    m_scale->setText(tr("Tint: <span style=\"background:#f4efee\">&nbsp;0&nbsp;</span><span "
-                        "style=\"background:#eb9f92\">&nbsp;&nbsp;&nbsp;&nbsp;</span><span "
-                        "style=\"background:#e6503a;color:white\">&nbsp;%1&nbsp;</span> (%2; device time per iteration)")
-                         .arg(formatTime(top), QString::fromStdString(topNode).toHtmlEscaped()));
+    // The canvas' tint (GraphCanvas::heatTint) from 0 to the hottest node's time.
+    const QColor base = GraphCanvas::tintBase(palette().color(QPalette::Base).lightness() < 128);
+    const auto tint = [&](double h) { return GraphCanvas::heatTint(base, h).name(); };
+    m_scale->setText(tr("Tint: <span style=\"background:%1\">&nbsp;0&nbsp;</span><span style=\"background:%2\">&nbsp;&nbsp;&nbsp;&nbsp;"
+                        "</span><span style=\"background:%3;color:white\">&nbsp;%4&nbsp;</span> (%5; device time per iteration)")
+                         .arg(tint(0), tint(0.5), tint(1), formatTime(top), QString::fromStdString(topNode).toHtmlEscaped()));
 }
 
 void ProfilePanel::setSelection(Selection *selection)

@@ -130,6 +130,9 @@ QString RewriteHistory::noCandidatesReason()
     std::string error;
     const auto patterns = m_registry.preset(m_preset.toStdString(), error);
     std::set<std::string> anchors;
+    // The running patterns' anchor keys, once each, by the name the reason gives them (an op kind
+    // covers every node of that kind).
+    std::map<std::string, rewrite::AnchorKey> keys;
     QStringList elsewhere; ///< patterns of the preset for another IR
     size_t running = 0, anchorNodes = 0;
     for (const rewrite::Pattern *p : patterns) {
@@ -142,25 +145,23 @@ QString RewriteHistory::noCandidatesReason()
             continue;
         }
         ++running;
-        for (const auto &k : p->anchors)
+        for (const auto &k : p->anchors) {
             anchors.insert(k.target.empty() ? std::string(ir::opKindName(k.op)) : k.target);
+            keys.emplace(k.target.empty() ? "any " + std::string(ir::opKindName(k.op)) : k.target, k);
+        }
     }
-    // The anchors this graph has, with how many of its nodes each covers (an op kind covers every
-    // node of that kind): the reason names what is here, not every anchor of the preset.
-    const auto anchorName = [](const rewrite::AnchorKey &k) {
-        return k.target.empty() ? "any " + std::string(ir::opKindName(k.op)) : k.target;
-    };
-    std::map<std::string, size_t> here;
+    // The anchors this graph has, with how many of its nodes each covers: the reason names what is
+    // here, not every anchor of the preset.
+    std::vector<std::pair<const std::string *, const rewrite::AnchorKey *>> byName;
+    for (const auto &[name, k] : keys)
+        byName.emplace_back(&name, &k);
+    std::vector<size_t> covered(byName.size(), 0);
     for (const ir::Node *n = m_graph->first(); n; n = n->next()) {
-        std::set<std::string> covers;
-        for (const rewrite::Pattern *p : patterns)
-            if (rewrite::runsOn(*p, *m_graph))
-                for (const auto &k : p->anchors)
-                    if (k.covers(*n))
-                        covers.insert(anchorName(k));
-        anchorNodes += covers.empty() ? 0 : 1;
-        for (const auto &c : covers)
-            ++here[c];
+        bool any = false;
+        for (size_t i = 0; i < byName.size(); ++i)
+            if (byName[i].second->covers(*n))
+                ++covered[i], any = true;
+        anchorNodes += any ? 1 : 0;
     }
     const QString preset = tr("Preset '%1'").arg(m_preset);
     const QString ir = QString::fromStdString(m_graph->irLevel);
@@ -184,8 +185,9 @@ QString RewriteHistory::noCandidatesReason()
     if (anchorNodes == 0)
         return tr("%1: no candidates %2 — its patterns anchor on %3, and no node here is one of those.%4").arg(preset, where, on, other);
     std::vector<std::pair<size_t, std::string>> byCount; // most nodes first
-    for (const auto &[name, count] : here)
-        byCount.emplace_back(count, name);
+    for (size_t i = 0; i < byName.size(); ++i)
+        if (covered[i] > 0)
+            byCount.emplace_back(covered[i], *byName[i].first);
     std::sort(byCount.begin(), byCount.end(),
               [](const auto &a, const auto &b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
     QStringList found;
