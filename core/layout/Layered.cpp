@@ -325,9 +325,11 @@ void layOutBestLayering(ViewGraph &v, const LayoutOptions &o)
         v = std::move(best);
         return;
     }
-    each.layering = chosen; // laid out again, its routes refined
+    each.layering = chosen; // laid out again, its routes refined, kept where that adds no crossing
     each.refineRoutes = true;
     layeredLayout(v, each);
+    if (measureLayout(v).crossings > fewest)
+        v = std::move(best);
 }
 
 } // namespace

@@ -153,8 +153,9 @@ struct LayoutOptions {
     Layering layering = Layering::Auto;
     size_t tryLayeringsItems = 2000; // (larger views wrap their layers: the tries gain little there and cost seconds)
     /// Edges get lines of their own and straightened runs (routeEdges). Auto compares layerings
-    /// on their plain routes and refines the one it keeps: a refinement that removes a crossing
-    /// does not make a layering win whose picture is otherwise worse.
+    /// on their plain routes and refines the one it keeps (unless that adds crossings): a
+    /// refinement that removes a crossing does not make a layering win whose picture is
+    /// otherwise worse.
     bool refineRoutes = true;
 };
 using Layering = LayoutOptions::Layering;
