@@ -83,13 +83,36 @@ bool GraphCanvas::revealInOverview(int item)
         return false;
     const double scale = m_scale;
     const QPointF offset = m_offset;
+    const QRect vp = sceneViewport();
+    const auto legible = [&] { return 32 * m_scale >= 14 && vp.contains(itemRect(item).toAlignedRect()); }; // the node's text, in view
     fitToView();
-    if (32 * m_scale < 14 || !sceneViewport().contains(itemRect(item).toAlignedRect())) { // text not legible, or the node not in view
-        m_scale = scale;
-        m_offset = offset;
-        return false;
+    if (legible())
+        return true;
+    // Else the drawing from its start (its inputs) down to the item, or from its left end to the
+    // item in a wide drawing, at the zoom that fits that stretch, centred across: what leads to
+    // the item, seen with it.
+    constexpr double kMargin = 20;
+    const auto &it = m_view.items[size_t(item)];
+    const bool tall = m_content.height() >= m_content.width();
+    const QRectF stretch = tall ? QRectF(m_content.left(), m_content.top(), m_content.width(), it.y + it.h - m_content.top())
+                                : QRectF(m_content.left(), m_content.top(), it.x + it.w - m_content.left(), m_content.height());
+    const double fit = std::min(1.0,
+                                tall ? (vp.height() - 2 * kMargin) / std::max(stretch.height(), 1.0)
+                                     : (vp.width() - 2 * kMargin) / std::max(stretch.width(), 1.0));
+    // Zoomed out a few percent a step where that leaves something cut at an edge (the settling
+    // pan would take the start out of view to uncut it).
+    for (double s = fit; s >= kLandScale; s *= 0.96) {
+        m_scale = s;
+        m_offset = tall ? QPointF(QRectF(vp).center().x() - stretch.center().x() * s, vp.top() + kMargin - stretch.top() * s)
+                        : QPointF(vp.left() + kMargin - stretch.left() * s, QRectF(vp).center().y() - stretch.center().y() * s);
+        settle(QRectF(it.x, it.y, it.w, it.h), Settle::Context);
+        const QPointF first = stretch.topLeft() * m_scale + m_offset;
+        if (legible() && (tall ? first.y() >= vp.top() : first.x() >= vp.left()))
+            return true;
     }
-    return true;
+    m_scale = scale;
+    m_offset = offset;
+    return false;
 }
 
 void GraphCanvas::foldModules(const std::set<std::string> &modules)

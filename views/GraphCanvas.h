@@ -357,7 +357,9 @@ private:
     /// The stacks of the graph (layout::findStacks) less those unstacked, into m_viewOptions.
     void findStacks();
     /// The first selection on a view nobody moved since it opened (the first candidate): the whole
-    /// view when it fits with its text legible and `item` in view (true), else nothing changes.
+    /// view when it fits with its text legible and `item` in view, else the drawing from its start
+    /// down to `item` (across to it in a wide one) when that fits at kLandScale or more, zoomed
+    /// out from the view it opened with (true); else nothing changes.
     bool revealInOverview(int item);
     /// Brings `item` into view after an action (a selection, a candidate, a run), at 0.8 zoom or
     /// more (text legible): its innermost frame whole (and its enclosing frames that also fit at

@@ -261,6 +261,28 @@ private Q_SLOTS:
         QVERIFY(c.grab().save(shots() + QStringLiteral("transformer_first_candidate.png")));
     }
 
+    /// Where the stretch from the drawing's start down to the first candidate fits at a legible
+    /// zoom, the first screen shows it: the input, the candidate, and what lies between, whole.
+    void firstCandidateFromTheInput_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("canvas of a 1200x800 window") << QSize(470, 690);
+        QTest::newRow("taller") << QSize(700, 900);
+    }
+    void firstCandidateFromTheInput()
+    {
+        QFETCH(QSize, size);
+        auto s = show(example("transformer_dynamo.json"), size.width(), size.height());
+        QVERIFY(s);
+        GraphCanvas &c = s->canvas;
+        QVERIFY(c.selectNode(QStringLiteral("h")));
+        QVERIFY2(32 * c.scale() >= 14, qPrintable(QString::number(c.scale()))); // the overview's legible zoom, or more
+        const QRectF vp = c.sceneViewport();
+        for (const char *name : {"l_x_", "split", "matmul", "att", "h"})
+            QVERIFY2(vp.contains(c.itemRect(c.itemOf(s->graph->find(name)))), name);
+        QVERIFY2(cutAtEdges(c).isEmpty(), qPrintable(cutAtEdges(c).join(QLatin1Char(' '))));
+    }
+
     /// The window narrowed (or a dock opened beside the canvas): a drawing shown whole stays whole
     /// (fitted again), and a view on a tall graph keeps its selected node in view with no node cut
     /// at the new edges, rather than staying pinned at its top-left corner.
