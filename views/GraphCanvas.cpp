@@ -437,8 +437,8 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
             p.drawRect(r);
         else
             p.drawRoundedRect(r, 6, 6);
-        if (isMarked(i)) {
-            p.setPen(Qt::NoPen);
+        if (isMarked(i)) { // a red dot ringed in the base colour: seen on a red-tinted box too
+            p.setPen(QPen(palette().color(QPalette::Base), 2));
             p.setBrush(QColor(220, 40, 40));
             p.drawEllipse(QPointF(it.x + it.w - 6, it.y + 6), 3.5, 3.5);
         }

@@ -132,6 +132,18 @@ private Q_SLOTS:
                 light += QColor(image.pixel(x, y)).lightness() > 200;
         QVERIFY(all > 50);
         QVERIFY2(light * 2 > all, qPrintable(QStringLiteral("%1 of %2 pixels light under \"%3\"").arg(light).arg(all).arg(note)));
+        QTRY_VERIFY(c->isMarked(anchor)); // the anchors of the patterns listed
+        {                                 // the mark's red dot ringed in light, not red on red
+            const QImage marked = c->grab().toImage();
+            const QPointF dot = c->itemRect(anchor).topLeft() + QPointF(box.w - 6, 6) * c->scale();
+            int ring = 0;
+            for (int k = 0; k < 16; ++k) {
+                const QPointF q =
+                    dot + QPointF(std::cos(k * M_PI / 8), std::sin(k * M_PI / 8)) * 3.5 * c->scale(); // on the ring (radius 3.5, 2 wide)
+                ring += QColor(marked.pixel(q.toPoint())).lightness() > 200;
+            }
+            QVERIFY2(ring >= 12, qPrintable(QStringLiteral("%1 of 16 light round the dot").arg(ring)));
+        }
         QVERIFY(w.grab().save(shots() + QStringLiteral("tangle200_candidate_on_tint.png")));
     }
 
