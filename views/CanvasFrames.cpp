@@ -150,6 +150,50 @@ void GraphCanvas::paintFrameTitles(QPainter &p, const QRectF &sceneRect, double 
     }
 }
 
+std::pair<int, QRect> GraphCanvas::contextTitle() const
+{
+    const QRect vp = sceneViewport();
+    const auto onScreen = [&](const QRectF &r) { return QRectF(r.topLeft() * m_scale + m_offset, r.size() * m_scale); };
+    constexpr int kBody = 48; // of the frame below the edge: a sliver needs no name
+    int inner = -1;
+    for (size_t k = 0; k < m_frames.size(); ++k) { // outermost first: the last across is the innermost
+        const QRectF r = onScreen(m_frames[k].rect);
+        if (r.top() < vp.top() && r.bottom() > vp.top() + kBody && r.right() > vp.left() && r.left() < vp.right())
+            inner = int(k);
+    }
+    if (inner < 0 || onScreen(m_frames[size_t(inner)].titlePlate()).bottom() > vp.top() + 2)
+        return {-1, {}}; // none, or its title still shows
+    const QFontMetrics fm(Frame::titleFont());
+    const QString path = QString::fromStdString(m_frames[size_t(inner)].path);
+    const int width = std::min(fm.horizontalAdvance(path) + 12, vp.width() - 16);
+    const QRect plate(vp.left() + 8, vp.top() + 4, std::max(width, 0), fm.height() + 6);
+    // A frame title shown right there says the path already (titles are whole paths).
+    for (const Frame &f : m_frames)
+        if (onScreen(f.titlePlate()).intersects(plate))
+            return {-1, {}};
+    return {inner, plate};
+}
+
+void GraphCanvas::paintContextTitle(QPainter &p) const
+{
+    const auto [f, plate] = contextTitle();
+    if (f < 0 || plate.width() < 24)
+        return;
+    const Frame &fr = m_frames[size_t(f)];
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    p.setPen(Qt::NoPen);
+    p.setBrush(palette().color(QPalette::Base));
+    p.drawRoundedRect(plate, 3, 3);
+    p.setBrush(frameColors(fr, dark).first);
+    p.setPen(palette().color(QPalette::Mid));
+    p.drawRoundedRect(QRectF(plate).adjusted(0.5, 0.5, -0.5, -0.5), 3, 3);
+    p.setFont(Frame::titleFont());
+    p.setPen(palette().color(QPalette::WindowText));
+    const QRect text = plate.adjusted(6, 0, -6, 0);
+    p.drawText(text, Qt::AlignLeft | Qt::AlignVCenter,
+               p.fontMetrics().elidedText(QString::fromStdString(fr.path), Qt::ElideLeft, text.width()));
+}
+
 int GraphCanvas::frameAt(QPointF pos) const
 {
     const QPointF s = toScene(pos);

@@ -550,6 +550,7 @@ void GraphCanvas::paintEvent(QPaintEvent *)
         p.setPen(palette().color(QPalette::Mid));
         p.drawRect(mr.adjusted(-3, -3, 3, 3));
     }
+    paintContextTitle(p);
     p.setClipping(false);
     if (!legendRect().isEmpty())
         paintLegend(p);
@@ -683,6 +684,14 @@ void GraphCanvas::mousePressEvent(QMouseEvent *e)
     }
     m_dragFrom = e->pos();
     m_dragging = false;
+    if (const auto [f, plate] = contextTitle(); f >= 0 && plate.contains(e->pos())) { // the frame's title scrolled in
+        const QRectF title = m_frames[size_t(f)].titlePlate();
+        m_offset.ry() += sceneViewport().top() + 12 - (title.top() * m_scale + m_offset.y());
+        m_dragging = true; // not a selection click
+        m_untouched = false;
+        update();
+        Q_EMIT viewChanged();
+    }
 }
 
 void GraphCanvas::mouseMoveEvent(QMouseEvent *e)

@@ -166,6 +166,11 @@ public:
     /// Where the minimap is drawn (widget coordinates); empty while it is hidden or the whole scene
     /// is in view (nothing to find: it would only cover the drawing).
     QRect minimapRect() const;
+    /// Where the view lies inside a frame whose title is scrolled out of view above (the
+    /// innermost frame across the viewport's top edge, its name hidden): that frame's path on a
+    /// plate at the viewport's top-left, as an editor keeps the enclosing scope's header; a
+    /// click scrolls the title into view. The frame (-1: none) and the plate (widget coordinates).
+    std::pair<int, QRect> contextTitle() const;
 
     /// The whole scene as SVG; the current view as PNG.
     bool exportSvg(const QString &path);
@@ -330,6 +335,7 @@ private:
     QString edgeLabel(size_t e) const;
     void paintPixels(QImage &image, const QTransform &t, const std::vector<int> &items, bool dark);
     void paintLegend(QPainter &p);
+    void paintContextTitle(QPainter &p) const;
     /// The kernel outlines' rectangles for the view on screen (m_kernelOutlines; placeLabels places
     /// their labels).
     void placeKernelGroups();

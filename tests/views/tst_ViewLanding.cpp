@@ -361,6 +361,41 @@ private Q_SLOTS:
     }
 
     /// After Run (F5) to the fixpoint no node is left cut at one edge of the view, where panning
+    /// Scrolled into the middle of a tall expanded module, where no frame title shows, the view
+    /// names the frame it lies in on a plate at its top-left (the innermost across the top edge);
+    /// a click on the plate scrolls that frame's title into view, and the plate goes. While a
+    /// title shows at the top, there is none.
+    void contextTitleWhereNoTitleShows()
+    {
+        auto s = show(example("bert_base_dynamo.json.gz"), 600, 500);
+        QVERIFY(s);
+        GraphCanvas &c = s->canvas;
+        for (const char *m : {"model", "model.encoder", "model.encoder.layer.0", "model.encoder.layer.0.attention"})
+            c.setExpanded(QLatin1String(m), true);
+        QVERIFY(c.showModule(QStringLiteral("model.encoder.layer.0.attention")));
+        QCOMPARE(c.contextTitle().first, -1); // its title in view
+        // The view's top edge halfway down the attention frame.
+        const auto &frames = c.frames();
+        const auto at =
+            std::find_if(frames.begin(), frames.end(), [](const auto &f) { return f.path == "model.encoder.layer.0.attention"; });
+        QVERIFY(at != frames.end());
+        const double scale = 0.8, top = at->rect.center().y();
+        c.setView(scale, QPointF(at->rect.center().x(), top + c.sceneViewport().height() / 2 / scale));
+        const auto [f, plate] = c.contextTitle();
+        QVERIFY(f >= 0);
+        const std::string &path = frames[size_t(f)].path;
+        QVERIFY2(path.rfind("model.encoder.layer.0.attention", 0) == 0, path.c_str());
+        for (const auto &fr : frames) // no title in the plate's band, none under it
+            QVERIFY(!onScreen(c, fr.titlePlate()).intersects(QRectF(plate)));
+        QVERIFY(c.sceneViewport().contains(plate));
+        QVERIFY(c.grab().save(shots() + QStringLiteral("context_title.png")));
+        QTest::mouseClick(&c, Qt::LeftButton, {}, plate.center());
+        const QRectF title = onScreen(c, frames[size_t(f)].titlePlate());
+        QVERIFY2(c.sceneViewport().contains(title.toRect()), qPrintable(QStringLiteral("%1,%2").arg(title.x()).arg(title.y())));
+        QCOMPARE(c.contextTitle().first, -1);
+        QVERIFY(c.selectedLabel().isEmpty()); // the click selected nothing
+    }
+
     /// shows it whole.
     void runEndsOnAWholeNode()
     {
