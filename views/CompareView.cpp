@@ -106,44 +106,6 @@ std::vector<std::pair<int, QRectF>> titlesAround(const GraphCanvas &c, const std
     return out;
 }
 
-/// What cutting a frame's title and a node in a diff colour at a pane's edge costs (a plain node: 1).
-constexpr int kTitleCut = 10, kChangeCut = 100;
-
-/// Something drawn, along one axis of a pane (widget coordinates), the pane's edges there, and what
-/// cutting it costs.
-struct Span {
-    double lo, hi, e0, e1;
-    int weight = 1;
-};
-
-/// The shift along one axis, within [lo, hi], that leaves the least weight of spans cut by an edge
-/// of their pane (the least shift of those), and that weight: a node or title just past the edge
-/// comes into view whole.
-std::pair<double, int> leastCut(const std::vector<Span> &spans, double lo, double hi)
-{
-    const auto cut = [&](double d) {
-        int n = 0;
-        for (const Span &s : spans)
-            n += ((s.lo + d < s.e0 && s.hi + d > s.e0) || (s.lo + d < s.e1 && s.hi + d > s.e1)) ? s.weight : 0;
-        return n;
-    };
-    if (lo > hi)
-        return {0, cut(0)};
-    std::vector<double> tries{0, lo, hi};
-    for (const Span &s : spans)
-        for (const double d : {s.e0 + 2 - s.lo, s.e0 - 2 - s.hi, s.e1 - 2 - s.hi, s.e1 + 2 - s.lo})
-            if (d >= lo && d <= hi)
-                tries.push_back(d);
-    double best = 0;
-    int fewest = cut(0);
-    for (const double d : tries)
-        if (const int n = cut(d); n < fewest || (n == fewest && std::abs(d) < std::abs(best))) {
-            best = d;
-            fewest = n;
-        }
-    return {best, fewest};
-}
-
 } // namespace
 
 CompareView::CompareView(std::unique_ptr<ir::Graph> a, const QString &labelA, std::unique_ptr<ir::Graph> b, const QString &labelB,
@@ -468,7 +430,8 @@ void CompareView::reveal()
 
 /// Both panes at one zoom with one shared node at one place (so that what did not change lines
 /// up): of the nodes drawn in both panes, the one bestAnchor picks. Aligning the rectangles instead
-/// (tops, middles) offsets everything when A's changes spread wider than B's.
+/// (tops, middles) offsets everything when A's changes spread wider than B's; only where no two of
+/// those nodes line up anyway are the middles aligned.
 CompareView::Frame CompareView::frame(int k) const
 {
     const auto nodes = [&](bool inA) { return k == m_current || k < 0 ? shownNodes(inA) : changeNodes(size_t(k), inA); };
@@ -497,7 +460,19 @@ CompareView::Frame CompareView::frame(int k) const
             c.distance = QLineF(c.at, f.a.center()).length() + QLineF(c.at + c.shift, f.b.center()).length();
             candidates.push_back(c);
         }
-        if (const Anchor *a = bestAnchor(candidates, f.a.adjusted(-60, -60, 60, 60))) {
+        const auto same = [](const Anchor &x, const Anchor &y) {
+            return std::abs(x.shift.x() - y.shift.x()) < kSameShift && std::abs(x.shift.y() - y.shift.y()) < kSameShift;
+        };
+        bool linesUp = false; // two nodes at one alignment, anywhere
+        for (size_t i = 0; i < candidates.size() && !linesUp; ++i)
+            for (size_t j = i + 1; j < candidates.size() && !linesUp; ++j)
+                linesUp = same(candidates[i], candidates[j]);
+        if (!linesUp && !candidates.empty()) {
+            // No alignment lines up more than the one node (a rewrite that replaced everything
+            // between the input and the output): the middles of the two sides at one place, so
+            // that neither pane shows its side at one end with the rest of the pane empty.
+            f.shift = f.b.center() - f.a.center();
+        } else if (const Anchor *a = bestAnchor(candidates, f.a.adjusted(-60, -60, 60, 60))) {
             f.shift = a->shift;
             f.anchor = a->at;
         }
@@ -553,80 +528,6 @@ void CompareView::widen(Frame &f, const std::vector<const ir::Node *> &inA, cons
             a = a.united(ra);
     }
     grow(a, b, std::max(kReadableScale, 0.9 * f.fit));
-}
-
-/// Fitted when it fits at kReadableScale. Else a fitted view would be a sliver of unreadable boxes
-/// (every change of BERT is its whole graph): at kReadableScale from the start of what is shown
-/// (its top at the top, across where the shared node is), for "All changes" the first change (as
-/// it is shown alone, at the smaller zoom: the changes after it come into view below), and the
-/// position label says that N / Shift+N step through them.
-void CompareView::placeCurrent()
-{
-    Frame f = frame(m_current);
-    if (f.both.isEmpty())
-        return;
-    m_tooLarge = f.fit < kReadableScale;
-    if (m_tooLarge && m_current < 0 && !m_changes.empty())
-        f = frame(0);
-    m_shift = f.shift;
-    double scale = m_tooLarge ? kReadableScale : f.fit;
-    QPointF centre = f.both.center(); // of A's scene, at the area's centre
-    if (m_tooLarge) {                 // the start: the top, across at the shared node, within the change
-        const double halfW = f.area.width() / 2 / scale, halfH = f.area.height() / 2 / scale;
-        const auto within = [](double v, double lo, double hi) { return lo > hi ? (lo + hi) / 2 : std::clamp(v, lo, hi); };
-        centre = QPointF(within(f.anchor.x(), f.both.left() + halfW, f.both.right() - halfW), f.both.top() + halfH);
-    }
-    if (!m_tooLarge) {
-        // Fitted to the changes, what lies just past them may still be cut at an edge: zoomed
-        // out a few percent a step while that leaves fewer frame titles or other changes' nodes
-        // cut (to 60% of the fit), or further (to the readable zoom) where that leaves no other
-        // change's node cut, then moved by the slack.
-        auto [best, least] = slack(f, scale, centre);
-        for (double s = scale * 0.97; s >= kReadableScale && least >= kTitleCut; s *= 0.97)
-            if (const auto [move, cut] = slack(f, s, centre); s >= 0.6 * f.fit ? cut / kTitleCut < least / kTitleCut : cut < kChangeCut)
-                scale = s, best = move, least = cut;
-        centre -= best / scale;
-    }
-    m_syncing = true;
-    for (GraphCanvas *c : {m_left, m_right})
-        c->setView(scale,
-                   (c == m_left ? centre : centre + f.shift) + (QPointF(c->width() / 2.0, c->height() / 2.0) - f.area.center()) / scale);
-    m_syncing = false;
-    updatePosition();
-}
-
-/// Where the fitted nodes leave room in the area, both panes move together (staying aligned) so
-/// that the fewest nodes and frame titles are cut at a pane's edges: across first, then down.
-std::pair<QPointF, int> CompareView::slack(const Frame &f, double scale, QPointF centre) const
-{
-    const QRectF shown((f.both.topLeft() - centre) * scale + f.area.center(), f.both.size() * scale);
-    const auto spans = [&](bool across, QPointF moved) {
-        std::vector<Span> out;
-        for (const GraphCanvas *c : {m_left, m_right}) {
-            const QRect legend = c->legendRect();
-            const double bottom = legend.isEmpty() || legend.width() < c->width() / 2 ? c->height() : legend.top();
-            const QPointF at = (c == m_left ? centre : centre + f.shift) - f.area.center() / scale - moved / scale;
-            // A node of a change (its diff colour) cut reads as the change cut: it weighs most,
-            // then a frame's title.
-            std::vector<std::pair<QRectF, int>> drawn;
-            const auto &items = c->view().items;
-            for (size_t i = 0; i < items.size(); ++i)
-                drawn.emplace_back(QRectF((QPointF(items[i].x, items[i].y) - at) * scale, QSizeF(items[i].w, items[i].h) * scale),
-                                   c->diffOf(int(i)) == GraphCanvas::DiffMark::None ? 1 : kChangeCut);
-            for (const auto &fr : c->frames())
-                drawn.emplace_back(QRectF((fr.titlePlate().topLeft() - at) * scale, fr.titlePlate().size() * scale), kTitleCut);
-            for (const auto &[r, weight] : drawn) {
-                if (across && r.bottom() > 0 && r.top() < bottom) // beside the pane's drawing area
-                    out.push_back({r.left(), r.right(), 0, double(c->width()), weight});
-                else if (!across && r.right() > 0 && r.left() < c->width())
-                    out.push_back({r.top(), r.bottom(), 0, bottom, weight});
-            }
-        }
-        return out;
-    };
-    const auto [dx, acrossCut] = leastCut(spans(true, {}), f.area.left() - shown.left(), f.area.right() - shown.right());
-    const auto [dy, downCut] = leastCut(spans(false, {dx, 0}), f.area.top() - shown.top(), f.area.bottom() - shown.bottom());
-    return {{dx, dy}, acrossCut + downCut};
 }
 
 void CompareView::mirrorExpansion(GraphCanvas *to, const QString &module, bool expanded)

@@ -9,15 +9,21 @@
 // (neighbours in program order), visited in order by Next / Previous change (N, F8 / Shift+N,
 // Shift+F8); "All changes" (A) shows all of them. Whatever is shown is fitted in both panes at one
 // zoom, never below kReadableScale, clear of the legends, and one node the two versions share (the
-// one that lets both sides be shown largest) at the same place in both panes, so what did not change
-// lines up; while it stays readable, with the titles of the frames around it, and the unchanged
-// nodes one pane shows among it shown by the other too (for a tenth of the zoom at most); both panes then move together, within the
-// room left, to cut the fewest nodes and titles at their edges. What does not fit at
-// kReadableScale is shown from its start (for "All changes": the first change, with a note that
-// N / Shift+N step through the rest). The minimaps are off (M shows them). The panes stay in step: expanding or folding a module in one does it in the other (and
-// both are fitted to the change again, until the user zooms or pans), and zooming or panning one
-// shows the same node (the one at its centre, or its nearest common neighbour) at the same zoom in
-// the other. Esc closes.
+// one that lets both sides be shown largest) at the same place in both panes, so what did not
+// change lines up (where no two nodes they share line up anywhere, a rewrite that replaced
+// everything between the input and the output, the middles of the two sides at one place); while
+// it stays readable, with the titles of the frames around it, and the unchanged nodes one pane
+// shows among it shown by the other too (for a tenth of the zoom at most). Both panes are then
+// placed together, what is fitted kept whole: of the zooms from the fit down and the moves within
+// the room left (into the margins at a cost), the one that cuts the fewest nodes (a changed one
+// most) and titles at the panes' edges (each whole in view or out of it), leaves no band of a pane
+// empty that the drawing could fill, and keeps the changes near the middle, zooming out costing
+// too (views/ComparePlace.cpp). What does not fit at kReadableScale is shown from its start (for
+// "All changes": the first change, with a note that N / Shift+N step through the rest). The
+// minimaps are off (M shows them). The panes stay in step: expanding or folding a module in one
+// does it in the other (and both are fitted to the change again, until the user zooms or pans),
+// and zooming or panning one shows the same node (the one at its centre, or its nearest common
+// neighbour) at the same zoom in the other. Esc closes.
 #pragma once
 
 #include "ir/Graph.h"
@@ -138,9 +144,11 @@ private:
     /// Fits both panes to the nodes shown (frame(m_current)) at one zoom, never below kReadableScale (then
     /// from the start of what is shown).
     void placeCurrent();
-    /// How far both panes move (screen pixels) within the room the fit leaves, so that the fewest
-    /// nodes and frame titles are cut at the panes' edges.
-    std::pair<QPointF, int> slack(const Frame &f, double scale, QPointF centre) const;
+    /// How far both panes move (screen pixels) within the room the fit leaves at `scale`, and what
+    /// that costs: the nodes (a changed one most) and frame titles cut at the panes' edges, the
+    /// bands of a pane left empty that the drawing could fill, the way off the middle
+    /// (views/ComparePlace.cpp).
+    std::pair<QPointF, double> slack(const Frame &f, double scale, QPointF centre) const;
     void updatePosition();
 
     std::unique_ptr<ir::Graph> m_a, m_b;

@@ -2,8 +2,9 @@
 // Compare Versions, as the user sees it on a real rewrite history (tangle4, the engine run to its
 // fixpoint): the difference by provenance, both panes opened on the changes at a readable zoom with
 // their modules expanded, expansion / zoom / pan kept in step, Next / Previous change visiting every
-// change in order, the diff colours in the legends, Esc closing the window, and the versions picked
-// from the history (the chooser, a history row's "Compare with Version on Screen", a branch).
+// change in order, the panes placed to cut few boxes at their edges and leave no band empty that
+// the drawing could fill, the diff colours in the legends, Esc closing the window, and the versions
+// picked from the history (the chooser, a history row's "Compare with Version on Screen", a branch).
 // Screenshots go to <build>/screenshots for a person to look at.
 #include "CompareView.h"
 #include "GraphCanvas.h"
@@ -193,11 +194,14 @@ bool showsTheChange(const CompareView &v, QString *why)
 }
 
 /// A node both versions have, drawn as itself (and `onScreen`) in both panes at the same place
-/// (within 3 px across and down): what did not change lines up.
+/// (within 3 px across and down): what did not change lines up. Where no two such nodes line up
+/// at any one placement (8 scene pixels apart at most: a rewrite that replaced everything
+/// between the input and the output), the middles of the two sides of the change at one place.
 bool sharedNodeAligned(const CompareView &v, QString *why, bool onScreen = true)
 {
     const GraphCanvas *a = v.left(), *b = v.right();
     double best = 1e300;
+    std::vector<QPointF> offsets; // of every node both draw, B's place less A's
     for (size_t i = 0; i < a->view().items.size(); ++i) {
         const ir::Node *n = a->view().items[i].node;
         const ir::Node *m = n ? b->graph()->find(n->name()) : nullptr;
@@ -205,12 +209,22 @@ bool sharedNodeAligned(const CompareView &v, QString *why, bool onScreen = true)
         if (j < 0 || b->view().items[size_t(j)].node != m)
             continue;
         const QRectF ra = a->itemRect(int(i)), rb = b->itemRect(j);
+        const QPointF d = ra.center() - QPointF(a->width() / 2.0, 0) - (rb.center() - QPointF(b->width() / 2.0, 0));
+        offsets.push_back(d);
         if (onScreen && (!QRectF(a->rect()).contains(ra) || !QRectF(b->rect()).contains(rb)))
             continue;
-        const QPointF d = ra.center() - QPointF(a->width() / 2.0, 0) - (rb.center() - QPointF(b->width() / 2.0, 0));
         best = std::min(best, std::max(std::abs(d.x()), std::abs(d.y())));
     }
     if (best <= 3)
+        return true;
+    bool linesUp = false;
+    for (size_t i = 0; i < offsets.size(); ++i)
+        for (size_t j = i + 1; j < offsets.size(); ++j)
+            linesUp =
+                linesUp || std::max(std::abs(offsets[i].x() - offsets[j].x()), std::abs(offsets[i].y() - offsets[j].y())) < 8 * a->scale();
+    const QPointF middles =
+        shownRect(v, true).center() - QPointF(a->width() / 2.0, 0) - (shownRect(v, false).center() - QPointF(b->width() / 2.0, 0));
+    if (!linesUp && middles.manhattanLength() <= 3)
         return true;
     *why += QStringLiteral("; no node on screen in both panes at one place (nearest %1 px apart)").arg(best);
     return false;
@@ -309,6 +323,47 @@ bool changesWhole(const CompareView &v, QString *why)
         }
     }
     return true;
+}
+
+/// A pane's drawing area: the pane above its legend when the legend runs across it.
+QRectF drawingArea(const GraphCanvas *c)
+{
+    const QRect legend = c->legendRect();
+    return QRectF(0, 0, c->width(), legend.isEmpty() || legend.width() < c->width() / 2 ? c->height() : legend.top());
+}
+
+/// The boxes (nodes, modules' and stacks' boxes) an edge of a pane's drawing area cuts: partly in
+/// it, partly out.
+QStringList cutAtEdges(const GraphCanvas *c)
+{
+    QStringList out;
+    const QRectF area = drawingArea(c);
+    for (size_t i = 0; i < c->view().items.size(); ++i)
+        if (const QRectF r = c->itemRect(int(i)); r.intersects(area) && !area.contains(r)) {
+            const auto &it = c->view().items[i];
+            out << QString::fromStdString(it.node ? it.node->name() : it.label);
+        }
+    return out;
+}
+
+/// The widest band of a pane's drawing area that the drawing (its boxes and frames) leaves empty
+/// at one side beyond what its size leaves (half the room when it is smaller than the pane), as
+/// a share of the pane, across or down: a quarter of the pane empty above a drawing that runs past
+/// the bottom is 0.25, a short drawing in the middle of a tall pane 0.
+double emptyBand(const GraphCanvas *c)
+{
+    QRectF drawing;
+    for (size_t i = 0; i < c->view().items.size(); ++i)
+        drawing |= c->itemRect(int(i));
+    for (const auto &f : c->frames())
+        drawing |= onScreen(c, f.rect);
+    const QRectF area = drawingArea(c);
+    const auto band = [](double lo, double hi, double e0, double e1) {
+        const double gap = std::max({0.0, lo - e0, e1 - hi}), forced = std::max(0.0, (e1 - e0) - (hi - lo)) / 2;
+        return (gap - forced) / (e1 - e0);
+    };
+    return std::max(band(drawing.left(), drawing.right(), area.left(), area.right()),
+                    band(drawing.top(), drawing.bottom(), area.top(), area.bottom()));
 }
 
 QString positionText(const CompareView &v) { return v.findChild<QLabel *>(QStringLiteral("comparePosition"))->text(); }
@@ -720,6 +775,55 @@ private Q_SLOTS:
                 QVERIFY2(!(rc.left() < 0 && rc.right() > 0) && !(rc.left() < c->width() && rc.right() > c->width()),
                          qPrintable(QStringLiteral("%1 cut at a side of %2").arg(name, c == v->left() ? "A" : "B")));
             }
+    }
+
+    void placedToCutFewAndFillPanes_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("steps"); // as in stepsByHandShowChangesWhole
+        QTest::addColumn<bool>("all");
+        QTest::addColumn<int>("cuts"); // the most boxes cut at the edges of both panes together
+        // Fitted, the drawing runs past the bottom and the right, its top a quarter of the panes
+        // down, with getitem_50 and blocks.3.norm cut at B's right edge: x near the top, the
+        // changes after it whole below, the boxes at B's right whole.
+        QTest::newRow("tangle4_0v3_open") << QStringLiteral("tangle4_fx.json") << 3 << false << 2;
+        // The stack box left of blocks.49 (blocks.0–48 ×49), cut in both panes when fitted, is
+        // drawn about 150 px further left in A than in B (A's blocks.49 is wider): whole in both
+        // it needs a zoom below the readable one, and whole in B with A's out of view cannot be,
+        // so one pane cuts it.
+        QTest::newRow("tangle50_0v3_all") << QStringLiteral("tangle50_torch.json") << 3 << true << 1;
+        QTest::newRow("tangle50_aten_0v3_all") << QStringLiteral("tangle50_aten.json") << 3 << true << 1;
+        // Nothing in A lines up with B but the input and the output: A's six boxes in the middle
+        // of its pane, not at its bottom.
+        QTest::newRow("tangle50_0vlast_open") << QStringLiteral("tangle50_torch.json") << -1 << false << 0;
+    }
+
+    /// Fitted to the change(s), both panes placed so that the edges cut few of the boxes around
+    /// them (each whole in view or out of it) and no pane has a band empty that the drawing could
+    /// fill (a tenth of the pane at most), the changes still whole, at one zoom and aligned.
+    void placedToCutFewAndFillPanes()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, steps);
+        QFETCH(bool, all);
+        QFETCH(int, cuts);
+        Rewritten r;
+        QVERIFY2(steps < 0 ? r.open(file, QStringLiteral("all")) : r.applyFirst(file, steps), qPrintable(r.error));
+        auto v = r.compare();
+        QVERIFY2(v, qPrintable(r.error));
+        if (all)
+            QTest::keyClick(v->left(), Qt::Key_A);
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_placed_%1.png").arg(QString::fromLatin1(QTest::currentDataTag()))));
+        QString why;
+        QVERIFY2(changesWhole(*v, &why), qPrintable(why));
+        QVERIFY2(aligned(*v, false, &why), qPrintable(why));
+        const QStringList cutA = cutAtEdges(v->left()), cutB = cutAtEdges(v->right());
+        const double emptyA = emptyBand(v->left()), emptyB = emptyBand(v->right());
+        QVERIFY2(cutA.size() + cutB.size() <= cuts && emptyA <= 0.1 && emptyB <= 0.1,
+                 qPrintable(QStringLiteral("cut in A: %1; in B: %2; empty band: A %3, B %4 of the pane")
+                                .arg(cutA.join(QStringLiteral(", ")), cutB.join(QStringLiteral(", ")))
+                                .arg(emptyA, 0, 'f', 2)
+                                .arg(emptyB, 0, 'f', 2)));
     }
 
     /// N / F8 visit every change in order, each on screen in both panes, fitted and aligned; Shift+N
