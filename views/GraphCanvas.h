@@ -278,6 +278,7 @@ public:
     int kernelGroupAt(QPointF pos) const;
 
 Q_SIGNALS:
+    /// A node's item was clicked; "" for a click on nothing (nothing is selected now).
     void nodeSelected(const QString &name);
     /// A collapsed module's box was clicked (its qualified path).
     void moduleSelected(const QString &path);
