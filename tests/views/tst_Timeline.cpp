@@ -219,6 +219,42 @@ private Q_SLOTS:
         QCOMPARE(table->textElideMode(), Qt::ElideRight);
     }
 
+    /// In the dock at the window's first-start size (and at 1280x800), A's and B's headers are
+    /// drawn whole (B a later step, its rule's name long): each names its version and its kernels
+    /// and busy time per iteration; the rest is their tooltip.
+    void headersWholeInTheDock_data() { dockedABRoomAtDefaultSize_data(); }
+    void headersWholeInTheDock()
+    {
+        QFETCH(QSize, size);
+        views::MainWindow w(services());
+        if (size.isValid())
+            w.resize(size);
+        auto *panel = dockedAB(w);
+        QVERIFY(panel);
+        panel->compareWith(2); // step 1214 (dedupe_views @ permute)
+        QCoreApplication::processEvents();
+        KernelTimeline *t = panel->timeline();
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        const QString name = size.isValid() ? QStringLiteral("%1x%2").arg(size.width()).arg(size.height()) : QStringLiteral("default");
+        QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/timeline_headers_%1.png").arg(name)));
+        QFont bold = t->font();
+        bold.setBold(true);
+        for (const int g : {0, 1}) {
+            const int header = trackOf(*t, Kind::Header, g);
+            QVERIFY(header >= 0);
+            const QString text = t->headerText(header);
+            QVERIFY2(!text.contains(QChar(0x2026)) && QFontMetrics(bold).horizontalAdvance(text) <= t->width() - 8,
+                     qPrintable(QStringLiteral("%1 (%2 px wide)").arg(text).arg(t->width())));
+            QVERIFY2(text.startsWith(g == 0 ? QStringLiteral("A · original") : QStringLiteral("B · step 1214")), qPrintable(text));
+            QVERIFY2(text.contains(QStringLiteral(" kernels/iter · busy ")), qPrintable(text));
+        }
+        for (const int g : {0, 1}) { // the whole header on hovering it
+            const int header = trackOf(*t, Kind::Header, g);
+            const QPoint at(t->width() / 2, t->trackRect(header).center().y());
+            QVERIFY2(t->toolTipAt(at).contains(t->tracks()[size_t(header)].name.toHtmlEscaped()), qPrintable(t->toolTipAt(at)));
+        }
+    }
+
     /// A stream busy 10 % of the time inks 10 % ± 3 % of its track at the opening zoom (sub-pixel
     /// kernels shaded by their busy share, overlapping ones merged) and zoomed in.
     void inkProportionalToTime()
