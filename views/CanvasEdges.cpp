@@ -268,12 +268,11 @@ public:
         m_lines.emplace_back(a, b);
         forCells(QRectF(a, b).normalized(), [&](int64_t c) { m_cells[c].push_back(k); });
     }
-    void addOutline(const QRectF &r)
+    void addOutline(const QPainterPath &outline)
     {
-        add(r.topLeft(), r.topRight());
-        add(r.topRight(), r.bottomRight());
-        add(r.bottomRight(), r.bottomLeft());
-        add(r.bottomLeft(), r.topLeft());
+        for (const QPolygonF &ring : outline.toSubpathPolygons())
+            for (qsizetype k = 1; k < ring.size(); ++k)
+                add(ring[k - 1], ring[k]);
     }
     bool hits(const QRectF &r) const
     {
@@ -378,9 +377,8 @@ void GraphCanvas::placeEdgeLabels()
         for (qsizetype k = 1; k < line.size(); ++k)
             lines.add(line[k - 1], line[k]);
     }
-    for (size_t g = 0; g < m_kernelOutlines.size(); ++g)
-        for (const QRectF &r : kernelOutlineRects(int(g)))
-            lines.addOutline(r);
+    for (const auto &o : m_kernelOutlines)
+        lines.addOutline(o.shape);
     // A label lies inside a frame or outside it, never across its outline.
     auto acrossFrame = [&](const QRectF &r) {
         return std::any_of(m_frames.begin(), m_frames.end(),

@@ -7,8 +7,10 @@
 
 #include <QFontMetricsF>
 #include <QPainter>
+#include <QPainterPathStroker>
 
 #include <algorithm>
+#include <numeric>
 
 namespace fxlens::views {
 
@@ -21,7 +23,72 @@ constexpr double kLegible = 6.5; ///< a label's least size on screen (pixels): a
 
 QColor outlineColour(bool dark) { return dark ? QColor(190, 150, 255) : QColor(120, 60, 190); }
 
-bool inside(const QRectF &a, const QRectF &b) { return b.contains(a); }
+QRectF transposed(const QRectF &r) { return QRectF(r.y(), r.x(), r.height(), r.width()); }
+
+/// What joins `a` above `b` (their sides level or apart) across the gap between them: as wide as
+/// both where that meets no rectangle of `others(area)` (with a few pixels clear of it), else the
+/// widest stretch that does not, kJoin of it at least within the width they share; empty when
+/// there is none or the gap is wider than kGap.
+template <class Others> QRectF joinDown(const QRectF &a, const QRectF &b, Others others, bool flip)
+{
+    constexpr double kJoin = 16, kGap = 48, kClear = 3;
+    const double top = a.bottom(), bottom = b.top(), left = std::max(a.left(), b.left()), right = std::min(a.right(), b.right());
+    if (bottom - top > kGap || right - left < kJoin)
+        return {};
+    const QRectF span(std::min(a.left(), b.left()), top, std::max(a.right(), b.right()) - std::min(a.left(), b.left()), bottom - top);
+    std::vector<std::pair<double, double>> free{{span.left(), span.right()}};
+    for (QRectF r : others(flip ? transposed(span) : span)) {
+        r = flip ? transposed(r) : r;
+        std::vector<std::pair<double, double>> rest;
+        for (const auto &[l, h] : free) {
+            if (r.left() - kClear > l)
+                rest.emplace_back(l, std::min(h, r.left() - kClear));
+            if (r.right() + kClear < h)
+                rest.emplace_back(std::max(l, r.right() + kClear), h);
+        }
+        free = std::move(rest);
+    }
+    const auto shared = [&](const std::pair<double, double> &x) { return std::min(x.second, right) - std::max(x.first, left); };
+    const auto best = std::max_element(free.begin(), free.end(), [&](const auto &x, const auto &y) { return shared(x) < shared(y); });
+    if (best == free.end() || shared(*best) < kJoin)
+        return {};
+    return QRectF(best->first, top, best->second - best->first, bottom - top);
+}
+
+/// What joins two padded items across the gap between them: below one another (sharing some width)
+/// or side by side (sharing some height); where they overlap, the overlap (no notch left between
+/// their rounded corners); empty when nothing joins them.
+template <class Others> QRectF joinAcross(QRectF a, QRectF b, Others others)
+{
+    if (a.intersects(b))
+        return a.intersected(b);
+    const bool flip = a.bottom() >= b.top() && b.bottom() >= a.top(); // level: join them across x
+    if (flip)
+        a = transposed(a), b = transposed(b);
+    if (a.top() > b.top())
+        std::swap(a, b);
+    const QRectF join = joinDown(a, b, others, flip);
+    return flip && !join.isEmpty() ? transposed(join) : join;
+}
+
+/// `outline` without the holes that hold no other item (`holds(hole's bounds)`): the gaps left where
+/// four items meet, between the joins of two columns.
+template <class Holds> QPainterPath withoutEmptyHoles(const QPainterPath &outline, Holds holds)
+{
+    const QList<QPolygonF> rings = outline.toSubpathPolygons();
+    QPainterPath out;
+    for (const QPolygonF &ring : rings) {
+        const QRectF bounds = ring.boundingRect();
+        const auto around = std::count_if(rings.begin(), rings.end(), [&](const QPolygonF &other) {
+            return &other != &ring && other.boundingRect().contains(bounds) && other.containsPoint(ring.front(), Qt::OddEvenFill);
+        });
+        const bool hole = around % 2 == 1; // (a part inside a hole is inside two rings)
+        if (!hole || holds(bounds))
+            out.addPolygon(ring);
+    }
+    out.closeSubpath();
+    return out;
+}
 
 /// `text` on `lines` lines at most `width` pixels wide, broken after a '_' (a kernel name's
 /// words, each line as full as it goes); empty when it does not fit so.
@@ -62,12 +129,9 @@ QRectF GraphCanvas::kernelGroupRect(int g) const
     return g >= 0 && size_t(g) < m_kernelOutlines.size() ? m_kernelOutlines[size_t(g)].rect : QRectF();
 }
 
-std::vector<QRectF> GraphCanvas::kernelOutlineRects(int g) const
+QPainterPath GraphCanvas::kernelOutline(int g) const
 {
-    if (g < 0 || size_t(g) >= m_kernelOutlines.size() || m_kernelOutlines[size_t(g)].rect.isEmpty())
-        return {};
-    const auto &o = m_kernelOutlines[size_t(g)];
-    return o.rings.empty() ? std::vector<QRectF>{o.rect} : o.rings;
+    return g >= 0 && size_t(g) < m_kernelOutlines.size() ? m_kernelOutlines[size_t(g)].shape : QPainterPath();
 }
 
 QRectF GraphCanvas::kernelLabelRect(int g) const
@@ -78,67 +142,83 @@ QRectF GraphCanvas::kernelLabelRect(int g) const
 void GraphCanvas::placeKernelGroups()
 {
     m_kernelOutlines.assign(m_kernelGroups.size(), {});
-    std::vector<QRectF> raw(m_kernelGroups.size());
-    auto rectOf = [this](int i) {
-        const auto &it = m_view.items[size_t(i)];
-        return QRectF(it.x, it.y, it.w, it.h);
-    };
-    std::vector<int> rings(m_view.items.size(), 0); // rings drawn around each item so far
-    std::vector<int> alone(m_view.items.size(), 0); // kernels whose nodes all lie in this one collapsed module box
-    for (const auto &k : m_kernelGroups) {
-        int only = -1;
-        for (const ir::Node *n : k.nodes)
-            if (const int i = itemOf(n); i >= 0)
-                only = only == -1 || only == i ? i : -2;
-        if (only >= 0 && m_view.items[size_t(only)].kind == layout::ViewItem::Kind::Module)
-            ++alone[size_t(only)];
-    }
+    const auto isBox = [this](int i) { return m_view.items[size_t(i)].kind == layout::ViewItem::Kind::Module; };
+    std::vector<int> covering(m_view.items.size(), 0); // kernels with nodes in each item
+    std::vector<int> alone(m_view.items.size(), 0);    // kernels whose nodes all lie in this one collapsed module box
     for (size_t g = 0; g < m_kernelGroups.size(); ++g) {
         auto &o = m_kernelOutlines[g];
         o.text = groupLabel(m_kernelGroups[g]);
         for (const ir::Node *n : m_kernelGroups[g].nodes)
             if (const int i = itemOf(n); i >= 0 && std::find(o.items.begin(), o.items.end(), i) == o.items.end()) {
                 o.items.push_back(i);
-                raw[g] = raw[g].united(rectOf(i));
+                ++covering[size_t(i)];
             }
-        // Kernels inside one collapsed module box: the box stands for them until it is expanded
-        // (an outline for each would only ring the box again and again).
-        if (o.items.size() == 1 && alone[size_t(o.items[0])] > 1) {
-            raw[g] = QRectF();
-            continue;
-        }
-        // Scattered (its box would cover items of other kernels): a ring around each of its node
-        // items (a collapsed module box stands for the kernels inside it, unless it has no other).
-        bool scattered = false;
-        for (const int i : itemsIn(raw[g]))
-            scattered = scattered || (std::find(o.items.begin(), o.items.end(), i) == o.items.end() && raw[g].intersects(rectOf(i)));
-        if (!scattered)
-            continue;
-        const auto isBox = [this](int i) { return m_view.items[size_t(i)].kind == layout::ViewItem::Kind::Module; };
-        const bool nodesToo = !std::all_of(o.items.begin(), o.items.end(), isBox);
-        for (const int i : o.items) {
-            if (nodesToo && isBox(i))
-                continue;
-            const double m = kMargin + kStep * std::min(rings[size_t(i)]++, kMaxNesting);
-            o.rings.push_back(rectOf(i).adjusted(-m, -m, m, m));
-            o.rect = o.rect.united(o.rings.back());
-        }
-        raw[g] = QRectF();
+        if (o.items.size() == 1 && isBox(o.items[0]))
+            ++alone[size_t(o.items[0])];
     }
-    // Nesting: an outline leaves room for each outline inside its rectangle (equal rectangles: the
-    // later one outside), so every outline stays visible.
-    for (size_t g = 0; g < raw.size(); ++g) {
-        if (raw[g].isEmpty())
-            continue;
+    // A collapsed module box stands for the kernels inside it: kernels inside it alone are not
+    // outlined when there are several (an outline for each would only ring the box again and
+    // again), and a kernel with items of its own beside a box that other kernels cover too is
+    // outlined around those (an extern matmul's linear is not drawn inside the fused kernel that
+    // takes its output).
+    for (auto &o : m_kernelOutlines) {
+        if (o.items.size() == 1 && alone[size_t(o.items[0])] > 1)
+            o.items.clear();
+        else if (!std::all_of(o.items.begin(), o.items.end(), isBox))
+            o.items.erase(std::remove_if(o.items.begin(), o.items.end(), [&](int i) { return isBox(i) && covering[size_t(i)] > 1; }),
+                          o.items.end());
+    }
+    // Nesting: an outline sharing items with others drawn before it (fewer items first; the same
+    // items: the earlier kernel inside) leaves room for theirs, so every outline stays visible.
+    std::vector<size_t> order(m_kernelOutlines.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return m_kernelOutlines[a].items.size() < m_kernelOutlines[b].items.size(); });
+    std::vector<int> rings(m_view.items.size(), 0); // outlines drawn around each item so far
+    for (const size_t g : order) {
+        auto &o = m_kernelOutlines[g];
         int within = 0;
-        for (size_t h = 0; h < raw.size(); ++h)
-            if (h != g && !raw[h].isEmpty() && inside(raw[h], raw[g]) && (raw[h] != raw[g] || h < g))
-                ++within;
-        for (const int i : m_kernelOutlines[g].items)
-            within = std::max(within, rings[size_t(i)]);
-        const double m = kMargin + kStep * std::min(within, kMaxNesting);
-        m_kernelOutlines[g].rect = raw[g].adjusted(-m, -m, m, m);
+        for (const int i : o.items)
+            within = std::max(within, rings[size_t(i)]++);
+        if (!o.items.empty())
+            shapeOutline(o, kMargin + kStep * std::min(within, kMaxNesting));
     }
+}
+
+void GraphCanvas::shapeOutline(KernelOutline &o, double margin) const
+{
+    // Its items' rectangles with the margin, joined across each gap between two of them where the
+    // join meets no other item: one outline around them where they are together, never around
+    // another item (another item between them leaves it in parts).
+    std::vector<QRectF> padded;
+    for (const int i : o.items) {
+        const auto &it = m_view.items[size_t(i)];
+        padded.push_back(QRectF(it.x, it.y, it.w, it.h).adjusted(-margin, -margin, margin, margin));
+    }
+    const auto others = [&](const QRectF &area) {
+        std::vector<QRectF> out;
+        for (const int i : itemsIn(area))
+            if (std::find(o.items.begin(), o.items.end(), i) == o.items.end()) {
+                const auto &it = m_view.items[size_t(i)];
+                out.push_back(QRectF(it.x, it.y, it.w, it.h));
+            }
+        return out;
+    };
+    QPainterPath path;
+    path.setFillRule(Qt::WindingFill);
+    for (const QRectF &r : padded)
+        path.addRoundedRect(r, 8, 8);
+    for (size_t a = 0; a < padded.size(); ++a)
+        for (size_t b = a + 1; b < padded.size(); ++b)
+            if (const QRectF join = joinAcross(padded[a], padded[b], others); !join.isEmpty())
+                path.addRect(join);
+    o.shape = withoutEmptyHoles(path.simplified(), [&](const QRectF &hole) { return !others(hole).empty(); });
+    o.rect = o.shape.boundingRect();
+    // The top row: where the label goes (around its topmost items).
+    o.top = QRectF();
+    for (const QRectF &r : padded)
+        if (r.top() < o.rect.top() + 1)
+            o.top |= r;
 }
 
 void GraphCanvas::placeLabels()
@@ -194,7 +274,7 @@ void GraphCanvas::placeKernelLabels()
     for (auto &o : m_kernelOutlines) {
         if (o.rect.isEmpty())
             continue;
-        const QRectF box = o.rings.empty() ? o.rect : o.rings.front(); // a scattered kernel's label: on its first ring
+        const QRectF box = o.top; // on its top row's edge
         const double room = std::min(box.width() - 16, 320.0);
         struct Way {
             QStringList lines;
@@ -247,22 +327,21 @@ void GraphCanvas::paintKernelGroups(QPainter &p, double scale) const
         const auto &o = m_kernelOutlines[g];
         if (o.rect.isEmpty() || int(g) == m_kernelGroup)
             continue;
-        p.setPen(QPen(ink, 1.5 * px));
-        for (const QRectF &r : o.rings.empty() ? std::vector<QRectF>{o.rect} : o.rings)
-            p.drawRoundedRect(r, 8, 8);
+        p.setPen(QPen(ink, 1.5 * px, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
+        p.drawPath(o.shape);
     }
     if (const auto *sel = m_kernelGroup >= 0 ? &m_kernelOutlines[size_t(m_kernelGroup)] : nullptr; sel && !sel->rect.isEmpty()) {
         QColor wash = strong;
         wash.setAlpha(40);
-        p.setPen(QPen(strong, 3 * px));
+        p.setPen(QPen(strong, 3 * px, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
         p.setBrush(wash);
-        for (const QRectF &r : sel->rings.empty() ? std::vector<QRectF>{sel->rect} : sel->rings)
-            p.drawRoundedRect(r, 8, 8);
+        p.drawPath(sel->shape);
         p.setBrush(Qt::NoBrush);
-        for (const int i : sel->items) {
-            const auto &it = m_view.items[size_t(i)];
-            p.drawRoundedRect(QRectF(it.x, it.y, it.w, it.h).adjusted(-2, -2, 2, 2), 7, 7);
-        }
+        for (const ir::Node *n : m_kernelGroups[size_t(m_kernelGroup)].nodes) // every item it covers (a module box too)
+            if (const int i = itemOf(n); i >= 0) {
+                const auto &it = m_view.items[size_t(i)];
+                p.drawRoundedRect(QRectF(it.x, it.y, it.w, it.h).adjusted(-2, -2, 2, 2), 7, 7);
+            }
     }
     if (kLabelPixels * scale >= kLegible) { // labels once legible (kernelLabelsDrawn)
         QFont f = font();
@@ -294,14 +373,13 @@ int GraphCanvas::kernelGroupAt(QPointF pos) const
         const auto &o = m_kernelOutlines[g];
         if (o.label.contains(s))
             return int(g);
-        if (o.rect.isEmpty())
+        if (o.rect.isEmpty() || !o.rect.adjusted(-tol, -tol, tol, tol).contains(s))
             continue;
-        for (const QRectF &r : o.rings.empty() ? std::vector<QRectF>{o.rect} : o.rings) {
-            const bool onEdge = r.adjusted(-tol, -tol, tol, tol).contains(s) && !r.adjusted(tol, tol, -tol, -tol).contains(s);
-            const double area = r.width() * r.height();
-            if (onEdge && (best < 0 || area < bestArea))
-                best = int(g), bestArea = area;
-        }
+        QPainterPathStroker edge;
+        edge.setWidth(2 * tol);
+        const double area = o.rect.width() * o.rect.height();
+        if (edge.createStroke(o.shape).contains(s) && (best < 0 || area < bestArea))
+            best = int(g), bestArea = area;
     }
     return best;
 }

@@ -730,6 +730,8 @@ void GraphCanvas::mouseReleaseEvent(QMouseEvent *e)
         Q_EMIT nodeSelected(QString::fromStdString(m_view.items[size_t(i)].label));
     else if (i >= 0 && m_view.items[size_t(i)].kind == ViewItem::Kind::Module)
         Q_EMIT moduleSelected(QString::fromStdString(m_view.items[size_t(i)].module));
+    else if (i < 0)
+        Q_EMIT nodeSelected(QString()); // nothing there: nothing selected (the panels follow)
 }
 
 void GraphCanvas::mouseDoubleClickEvent(QMouseEvent *e)

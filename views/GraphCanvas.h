@@ -259,8 +259,9 @@ public:
     const CanvasOverlays &overlays() const { return m_overlays; }
 
     // --- a compiled profile's kernels (CanvasKernels.cpp) ---
-    /// Outlines each kernel's group of nodes, the kernel's name and time on the outline (a group
-    /// inside another's rectangle gets the narrower margin, so both stay visible); empty clears.
+    /// Outlines each kernel's group of nodes, the kernel's name and time on the outline: one outline
+    /// shaped around its items (never around another's), an outline sharing items with another
+    /// wider around them, so both stay visible; empty clears.
     void setKernelGroups(std::vector<KernelGroup> groups);
     const std::vector<KernelGroup> &kernelGroups() const { return m_kernelGroups; }
     /// Emphasises group `g` (-1: none): its outline bold, its nodes' items outlined.
@@ -268,8 +269,9 @@ public:
     int selectedKernelGroup() const { return m_kernelGroup; }
     /// Where group `g`'s outline is drawn (scene coordinates); empty when no node of it has an item.
     QRectF kernelGroupRect(int g) const;
-    /// The rectangles drawn as group `g`'s outline: its outline, or a scattered group's rings.
-    std::vector<QRectF> kernelOutlineRects(int g) const;
+    /// Group `g`'s outline as drawn (scene coordinates): its items' rectangles with a margin, joined
+    /// across the gaps between them where no other item lies; empty when it has none.
+    QPainterPath kernelOutline(int g) const;
     /// Where group `g`'s label is drawn (scene coordinates); empty when it has none (no room that
     /// overprints no item and no other label: its tooltip names it).
     QRectF kernelLabelRect(int g) const;
@@ -281,6 +283,7 @@ public:
     int kernelGroupAt(QPointF pos) const;
 
 Q_SIGNALS:
+    /// A node's item was clicked; "" for a click on nothing (nothing is selected now).
     void nodeSelected(const QString &name);
     /// A collapsed module's box was clicked (its qualified path).
     void moduleSelected(const QString &path);
@@ -336,8 +339,7 @@ private:
     void paintPixels(QImage &image, const QTransform &t, const std::vector<int> &items, bool dark);
     void paintLegend(QPainter &p);
     void paintContextTitle(QPainter &p) const;
-    /// The kernel outlines' rectangles for the view on screen (m_kernelOutlines; placeLabels places
-    /// their labels).
+    /// The kernel outlines for the view on screen (m_kernelOutlines; placeLabels places their labels).
     void placeKernelGroups();
     /// Each outline's label placed (m_kernelOutlines' label and lines), once the outlines are.
     void placeKernelLabels();
@@ -426,12 +428,15 @@ private:
     CanvasOverlays m_overlays;
     std::string m_anchorName, m_anchorModule; ///< the candidate's anchor (setHighlight), for anchorNote
     struct KernelOutline {
-        QRectF rect, label; ///< rect: the outline (scattered: around all its rings)
+        QRectF rect, label; ///< rect: around the outline
+        QRectF top;         ///< the outline's top row: where its label goes
         QString text;
-        QStringList lines; ///< the label as drawn: the text broken after '_' where it is too wide, else elided
-        std::vector<int> items;
-        std::vector<QRectF> rings; ///< scattered over the drawing (a box around them would cover other items): one ring per item
+        QStringList lines;      ///< the label as drawn: the text broken after '_' where it is too wide, else elided
+        std::vector<int> items; ///< the items it is drawn around
+        QPainterPath shape;     ///< the outline
     };
+    /// Outline `o` shaped around its items at `margin` (its shape, rect and top row).
+    void shapeOutline(KernelOutline &o, double margin) const;
     std::vector<KernelGroup> m_kernelGroups;
     std::vector<KernelOutline> m_kernelOutlines; ///< per group, placed on the view
     int m_kernelGroup = -1;

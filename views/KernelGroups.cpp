@@ -11,6 +11,22 @@ namespace fxlens::views {
 
 namespace {
 
+/// `nodes` and the elements taken from the tuples they compute (a split's chunks, var_mean's mean),
+/// each after its tuple: a getitem is its tuple's kernel's too (the profiler and the compiler name no
+/// node for it).
+std::vector<const ir::Node *> withElements(const std::vector<const ir::Node *> &nodes)
+{
+    std::vector<const ir::Node *> out;
+    for (const ir::Node *n : nodes) {
+        out.push_back(n);
+        for (const ir::Node *user : n->users())
+            if (user->target() == "operator.getitem" && std::find(nodes.begin(), nodes.end(), user) == nodes.end() &&
+                std::find(out.begin(), out.end(), user) == out.end())
+                out.push_back(user);
+    }
+    return out;
+}
+
 /// One group per (kernel, what it covers): the same kernel name over other nodes (addmm of another
 /// linear) is another call. `covers(k)`: a kernel's key (empty: none) and `nodesOf(key)` its nodes.
 template <class Key, class Covers, class NodesOf>
@@ -27,7 +43,7 @@ std::vector<KernelGroup> groupKernels(const prof::Profile &p, Covers covers, Nod
         if (added) {
             KernelGroup g;
             g.name = QString::fromStdString(k.name);
-            g.nodes = nodesOf(key);
+            g.nodes = withElements(nodesOf(key));
             groups.push_back(std::move(g));
         }
         auto &g = groups[it->second];

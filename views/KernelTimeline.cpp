@@ -70,11 +70,7 @@ void KernelTimeline::rebuild()
             Track header;
             header.kind = Track::Kind::Header;
             header.group = g;
-            header.name = tr("%1 · %2 — %3 kernels/iter · busy %4 of %5 wall")
-                              .arg(g == 0 ? QStringLiteral("A") : QStringLiteral("B"),
-                                   QString::fromStdString(p.version.empty() ? p.graph : p.version))
-                              .arg(p.summary.kernelsPerIter, 0, 'g', 6)
-                              .arg(formatUs(p.summary.gpuBusyUs), formatUs(p.summary.wallUs));
+            header.name = headerForms(p, g).front();
             m_tracks.push_back(std::move(header));
         }
         Intervals device;
@@ -414,6 +410,33 @@ QString KernelTimeline::launchToolTip(const Track &t, int index, double atUs) co
     return text;
 }
 
+QStringList KernelTimeline::headerForms(const prof::Profile &p, int group)
+{
+    const QString side = group == 0 ? QStringLiteral("A") : QStringLiteral("B");
+    const QString version = QString::fromStdString(p.version.empty() ? p.graph : p.version);
+    const QString step = version.section(QStringLiteral(" ("), 0, 0); // "step 1214 (dedupe_views @ permute)": "step 1214"
+    const QString kernels = tr("%1 kernels/iter").arg(p.summary.kernelsPerIter, 0, 'g', 6);
+    const QString busy = tr("busy %1").arg(formatUs(p.summary.gpuBusyUs)), wall = tr(" of %1 wall").arg(formatUs(p.summary.wallUs));
+    const QString form = QStringLiteral("%1 · %2 — %3 · %4");
+    return {form.arg(side, version, kernels, busy + wall), form.arg(side, step, kernels, busy + wall), form.arg(side, step, kernels, busy)};
+}
+
+QString KernelTimeline::headerText(int t) const
+{
+    // The fullest form in which every header fits (A and B read alike): the version's rule and the
+    // wall time go first; the tooltip has them.
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetrics fm(bold);
+    const int room = width() - 8;
+    const auto forms = [&](int g) { return m_sides[size_t(g)].p ? headerForms(*m_sides[size_t(g)].p, g) : QStringList(); };
+    const QStringList mine = forms(m_tracks[size_t(t)].group), a = forms(0), b = forms(1);
+    for (qsizetype f = 0; f < mine.size(); ++f)
+        if ((a.isEmpty() || fm.horizontalAdvance(a[f]) <= room) && (b.isEmpty() || fm.horizontalAdvance(b[f]) <= room))
+            return mine[f];
+    return fm.elidedText(mine.isEmpty() ? m_tracks[size_t(t)].name : mine.back(), Qt::ElideRight, room);
+}
+
 QString KernelTimeline::toolTipAt(const QPoint &pos) const
 {
     if (!profile())
@@ -423,6 +446,8 @@ QString KernelTimeline::toolTipAt(const QPoint &pos) const
     if (pos.x() >= kLabelWidth && pos.y() >= kRulerHeight && row >= 0 && size_t(row) < m_tracks.size() &&
         m_tracks[size_t(row)].kind == Track::Kind::Launches)
         return launchToolTip(m_tracks[size_t(row)], i, usAt(pos.x()));
+    if (row >= 0 && pos.y() >= kRulerHeight && size_t(row) < m_tracks.size() && m_tracks[size_t(row)].kind == Track::Kind::Header)
+        return m_tracks[size_t(row)].name.toHtmlEscaped(); // whole: the version's rule and the wall time too
     if (t < 0)
         return {};
     const Track &track = m_tracks[size_t(t)];

@@ -100,6 +100,13 @@ public:
     size_t highlightedKernels() const;
     /// The event under a widget position: (track, index into the track's kind of records), or -1.
     std::pair<int, int> eventAt(const QPoint &pos) const;
+    /// Header track `t`'s text as drawn at the timeline's width (A/B mode): the fullest of
+    /// headerForms in which both headers fit, else the shortest elided.
+    QString headerText(int t) const;
+    /// A profile's header in A/B mode (`group` 0: A, 1: B), fullest first: "B · step 1214
+    /// (dedupe_views @ permute) — 17 kernels/iter · busy 1.2 ms of 9.8 ms wall", then without the
+    /// step's rule, then without the wall time.
+    static QStringList headerForms(const prof::Profile &p, int group);
     /// What hovering at a widget position shows (a kernel, a node range, a launch or an iteration).
     QString toolTipAt(const QPoint &pos) const;
     /// The tooltip text of kernel `index` of group `group` (what hovering shows).

@@ -5,6 +5,7 @@
 #include "Count.h"
 
 #include "Autosave.h"
+#include "FileDialog.h"
 #include "GraphCanvas.h"
 #include "GraphDocument.h"
 #include "Inspector.h"
@@ -30,7 +31,6 @@
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
@@ -406,7 +406,7 @@ bool MainWindow::saveAs()
 {
     if (!m_doc->graph())
         return false;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save Graph"), proposedSavePath(), tr("fxlens graphs (*.json *.json.gz)"));
+    const QString path = askSaveFile(this, tr("Save Graph"), proposedSavePath(), tr("fxlens graphs (*.json *.json.gz)"));
     return !path.isEmpty() && saveFile(path);
 }
 

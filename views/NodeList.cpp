@@ -189,8 +189,12 @@ void NodeList::setSelection(Selection *selection)
 {
     connect(this, &NodeList::nodeActivated, selection, [this, selection](const ir::Node *n) { selection->setCurrentNode(n, this); });
     connect(selection, &Selection::currentNodeChanged, this, [this](const ir::Node *n, QObject *origin, bool reveal) {
-        if (!n || origin == this)
+        if (origin == this)
             return;
+        if (!n) { // nothing selected (a click on empty canvas): no row stays highlighted
+            clearSelection();
+            return;
+        }
         const QString name = QString::fromStdString(n->name());
         if (reveal)
             select(name); // a search that hides it is cleared

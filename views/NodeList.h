@@ -25,7 +25,7 @@ public:
     /// Follows the document's graph; a new graph clears the search (a filter of the previous file
     /// would hide this one's nodes).
     void setDocument(GraphDocument *doc);
-    /// Follows the window's selection and selects through it.
+    /// Follows the window's selection (nothing selected: no row highlighted) and selects through it.
     void setSelection(Selection *selection);
     /// Filters the rows; returns how many match.
     int setSearch(const QString &text);

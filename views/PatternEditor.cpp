@@ -3,6 +3,7 @@
 #include "PatternEditor.h"
 #include "Count.h"
 
+#include "FileDialog.h"
 #include "PatternHighlighter.h"
 #include "Selection.h"
 #include "UserPatterns.h"
@@ -12,7 +13,6 @@
 
 #include <QEvent>
 #include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -112,12 +112,12 @@ PatternEditor::PatternEditor(UserPatterns &patterns, QWidget *parent) : QWidget(
         }
     });
     connect(open, &QPushButton::clicked, this, [this] {
-        QString path = QFileDialog::getOpenFileName(this, tr("Open pattern file"), QString(), tr("Pattern files (*.fxpat);;All files (*)"));
+        QString path = askOpenFile(this, tr("Open pattern file"), QString(), tr("Pattern files (*.fxpat);;All files (*)"));
         if (!path.isEmpty())
             openFile(path);
     });
     connect(save, &QPushButton::clicked, this, [this] {
-        QString path = QFileDialog::getSaveFileName(this, tr("Save pattern file"), m_file, tr("Pattern files (*.fxpat)"));
+        QString path = askSaveFile(this, tr("Save pattern file"), m_file, tr("Pattern files (*.fxpat)"));
         if (!path.isEmpty())
             saveFile(path);
     });

@@ -548,7 +548,11 @@ void ProfilePanel::setSelection(Selection *selection)
 void ProfilePanel::selectNode(const QString &name)
 {
     m_selectedNode = name;
-    const auto it = m_index.find(name.toStdString());
+    // A node of the graph on screen only: one that a step has removed since (still in the profile
+    // of an earlier version) is selected nowhere, and its kernels are not listed.
+    const ir::Graph *graph = m_doc.graph();
+    const bool onScreen = !name.isEmpty() && (!graph || graph->find(name.toStdString()));
+    const auto it = onScreen ? m_index.find(name.toStdString()) : m_index.end();
     m_timelinePane->selectNode(it == m_index.end() ? -1 : int(it->second));
 }
 

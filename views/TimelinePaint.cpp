@@ -105,8 +105,7 @@ void KernelTimeline::paintTrack(QPainter &p, size_t ti, const QFontMetrics &fm)
         QFont bold = p.font();
         bold.setBold(true);
         p.setFont(bold);
-        p.drawText(QRectF(4, top, right - 8, m_row), Qt::AlignVCenter | Qt::AlignLeft,
-                   QFontMetrics(bold).elidedText(t.name, Qt::ElideRight, int(right) - 8));
+        p.drawText(QRectF(4, top, right - 8, m_row), Qt::AlignVCenter | Qt::AlignLeft, headerText(int(ti)));
         p.setFont(font());
         return;
     }

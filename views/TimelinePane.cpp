@@ -2,6 +2,7 @@
 // The profile panel's Timeline tab (see TimelinePane.h).
 #include "TimelinePane.h"
 
+#include "Count.h"
 #include "KernelTableModel.h"
 #include "KernelTimeline.h"
 
@@ -177,6 +178,16 @@ void TimelinePane::refresh()
             if (prof::covers(p->kernels[i], node))
                 kernels.push_back(i);
         what = tr("%n kernel(s) of %1", nullptr, int(kernels.size())).arg(QString::fromStdString(p->nodes[size_t(node)].name));
+    } else if (p && !p->iters.empty()) {
+        // No node selected (or none of the graph on screen): the first timed iteration, whole.
+        const int first =
+            std::min_element(p->iters.begin(), p->iters.end(), [](const auto &a, const auto &b) { return a.startUs < b.startUs; })->index;
+        for (uint32_t i = 0; i < p->kernels.size(); ++i)
+            if (p->kernels[i].iteration == first)
+                kernels.push_back(i);
+        what = tr("All %1 of iteration %2 (no node selected: select one, or drag across the timeline for a range)")
+                   .arg(counted(qint64(kernels.size()), "kernel"))
+                   .arg(first);
     }
     // The same list keeps its rows (and the row being clicked).
     if (kernels != m_model->kernels() || (m_model->rowCount() == 0 && p))

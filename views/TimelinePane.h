@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // TimelinePane: the profile panel's Timeline tab. The kernel timeline (A, and B under it when the
 // panel compares), and under a splitter the measured range's readout and a table of kernels: those
-// of the measured range, else those of the selected node, filtered by name. Clicking a row selects
-// the kernel on the timeline (and so its node) and zooms onto it.
+// of the measured range, else those of the selected node, else (no node selected) those of the first
+// timed iteration, filtered by name. Clicking a row selects the kernel on the timeline (and so its
+// node) and zooms onto it.
 #pragma once
 
 #include "profile/Profile.h"
@@ -38,7 +39,8 @@ public:
     KernelTableModel *tableModel() const { return m_model; }
     QSortFilterProxyModel *filterModel() const { return m_filtered; }
     QLineEdit *filter() const { return m_filter; }
-    /// What the table lists ("12 kernels of node addmm_3 ...", "250 kernels in the range ...").
+    /// What the table lists ("12 kernels of node addmm_3 ...", "250 kernels in the range ...",
+    /// "All 2202 kernels of iteration 0 ...").
     QString caption() const;
     /// The measured range's readout ("" without a range).
     QString readout() const;

@@ -2,6 +2,7 @@
 #include "WindowMenus.h"
 
 #include "CompareView.h"
+#include "FileDialog.h"
 #include "GraphCanvas.h"
 #include "MainWindow.h"
 #include "ProfilePanel.h"
@@ -10,7 +11,6 @@
 
 #include <QAction>
 #include <QApplication>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
 #include <QLineEdit>
@@ -36,8 +36,7 @@ void WindowMenus::fileMenu()
 {
     m_file = m_w.menuBar()->addMenu(tr("&File"));
     QAction *open = m_file->addAction(tr("&Open…"), &m_w, [this] {
-        QString path =
-            QFileDialog::getOpenFileName(&m_w, tr("Open FX graph"), m_w.openDir(), tr("fxlens graphs (*.json *.json.gz);;All files (*)"));
+        QString path = askOpenFile(&m_w, tr("Open FX graph"), m_w.openDir(), tr("fxlens graphs (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
             m_w.openFileAsked(path);
     });
@@ -55,20 +54,20 @@ void WindowMenus::fileMenu()
     m_file->addAction(tr("Export Graph as P&ython…"), &m_w, [this] {
         if (!m_w.graph())
             return;
-        QString path = QFileDialog::getSaveFileName(
-            &m_w, tr("Export as Python"), QFileInfo(m_w.currentFile()).completeBaseName() + QStringLiteral(".py"), tr("Python (*.py)"));
+        QString path = askSaveFile(&m_w, tr("Export as Python"), QFileInfo(m_w.currentFile()).completeBaseName() + QStringLiteral(".py"),
+                                   tr("Python (*.py)"));
         if (!path.isEmpty())
             m_w.exportPython(path);
     });
     for (const bool svg : {true, false})
         m_file->addAction(svg ? tr("Export View as &SVG…") : tr("Export View as &PNG…"), &m_w, [this, svg] {
-            const QString path = QFileDialog::getSaveFileName(&m_w, svg ? tr("Export SVG") : tr("Export PNG"), QString(),
-                                                              svg ? tr("SVG (*.svg)") : tr("PNG (*.png)"));
+            const QString path =
+                askSaveFile(&m_w, svg ? tr("Export SVG") : tr("Export PNG"), QString(), svg ? tr("SVG (*.svg)") : tr("PNG (*.png)"));
             if (!path.isEmpty() && !(svg ? m_w.canvas()->exportSvg(path) : m_w.canvas()->exportPng(path)))
                 m_w.statusBar()->showMessage(tr("Cannot write %1").arg(path), 5000);
         });
     m_exportReport = m_file->addAction(tr("Export Repor&t…"), &m_w, [this] {
-        const QString path = QFileDialog::getSaveFileName(&m_w, tr("Export tune report"), m_w.proposedReportPath(), tr("HTML (*.html)"));
+        const QString path = askSaveFile(&m_w, tr("Export tune report"), m_w.proposedReportPath(), tr("HTML (*.html)"));
         if (!path.isEmpty())
             m_w.exportReport(path);
     });
@@ -207,19 +206,18 @@ void WindowMenus::profileMenu()
     m_profile->addAction(freeze);
     m_profile->addSeparator();
     m_profile->addAction(tr("&Open Profile…"), &m_w, [this] {
-        QString path =
-            QFileDialog::getOpenFileName(&m_w, tr("Open profile"), m_w.openDir(), tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
+        QString path = askOpenFile(&m_w, tr("Open profile"), m_w.openDir(), tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
             m_w.openProfile(path);
     });
     m_profile->addAction(tr("Open Profile to &Compare…"), &m_w, [this, panel, report] {
-        QString path = QFileDialog::getOpenFileName(&m_w, tr("Open the profile to compare with (version B)"), m_w.openDir(),
-                                                    tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
+        QString path = askOpenFile(&m_w, tr("Open the profile to compare with (version B)"), m_w.openDir(),
+                                   tr("fxlens profiles (*.json *.json.gz);;All files (*)"));
         if (!path.isEmpty())
             report(panel->openComparison(path));
     });
     m_profile->addAction(tr("Export Chrome &Trace…"), &m_w, [this, panel, report] {
-        const QString path = QFileDialog::getSaveFileName(&m_w, tr("Export Chrome trace"), QString(), tr("Chrome trace (*.json)"));
+        const QString path = askSaveFile(&m_w, tr("Export Chrome trace"), QString(), tr("Chrome trace (*.json)"));
         if (!path.isEmpty())
             report(panel->exportTrace(path));
     });

@@ -296,8 +296,7 @@ QString outlinesThroughLabels(const views::GraphCanvas &c)
 {
     for (const auto &l : c.edgeLabels())
         for (size_t g = 0; g < c.kernelGroups().size(); ++g)
-            for (const QRectF &o : c.kernelOutlineRects(int(g))) {
-                const QPolygonF ring({o.topLeft(), o.topRight(), o.bottomRight(), o.bottomLeft(), o.topLeft()});
+            for (const QPolygonF &ring : c.kernelOutline(int(g)).toSubpathPolygons()) {
                 for (qsizetype k = 1; k < ring.size(); ++k)
                     if (meets(ring[k - 1], ring[k], l.rect))
                         return c.kernelGroups()[g].name +

@@ -81,6 +81,49 @@ QStringList unnamedKernels(const views::GraphCanvas &c)
     return out;
 }
 
+/// The separate parts of an outline as drawn: its rings that are not holes in another.
+int parts(const QPainterPath &outline)
+{
+    const QList<QPolygonF> rings = outline.toSubpathPolygons();
+    int out = 0;
+    for (const QPolygonF &ring : rings)
+        out +=
+            std::count_if(rings.begin(), rings.end(),
+                          [&](const QPolygonF &other) { return &other != &ring && other.containsPoint(ring.front(), Qt::OddEvenFill); }) %
+                2 ==
+            0;
+    return out;
+}
+
+/// What is wrong with canvas `c`'s kernel outlines as a reader takes them ("" when nothing): an
+/// outline drawn around the item of a node its kernel does not cover, an item inside two outlines
+/// (a kernel drawn inside another's), a kernel drawn in several parts (`onePart`).
+QString misleadingOutlines(const views::GraphCanvas &c, bool onePart)
+{
+    const auto &groups = c.kernelGroups();
+    std::vector<int> inside(c.view().items.size(), 0);
+    for (size_t g = 0; g < groups.size(); ++g) {
+        const QPainterPath outline = c.kernelOutline(int(g));
+        if (outline.isEmpty())
+            continue;
+        std::set<int> members;
+        for (const ir::Node *n : groups[g].nodes)
+            members.insert(c.itemOf(n));
+        if (onePart && parts(outline) != 1)
+            return QStringLiteral("%1 drawn in %2 parts").arg(groups[g].name).arg(parts(outline));
+        for (size_t i = 0; i < c.view().items.size(); ++i) {
+            const auto &it = c.view().items[i];
+            if (!outline.contains(QRectF(it.x, it.y, it.w, it.h).center()))
+                continue;
+            if (!members.count(int(i)))
+                return QStringLiteral("%1 drawn around %2").arg(groups[g].name, QString::fromStdString(it.label));
+            if (++inside[i] > 1)
+                return QStringLiteral("%1 inside two outlines (%2's one)").arg(QString::fromStdString(it.label), groups[g].name);
+        }
+    }
+    return {};
+}
+
 /// The window with the transformer and a compiled profile of it open.
 struct Opened : test::CompiledTransformer {
     explicit Opened(const QString &profile = QString::fromUtf8(kCompiled), QSize size = QSize(1400, 900))
@@ -193,6 +236,43 @@ private Q_SLOTS:
             QVERIFY(c->kernelLabelsDrawn());
             QVERIFY2(unnamedKernels(*c).isEmpty(), qPrintable(unnamedKernels(*c).join(QStringLiteral("; "))));
         }
+    }
+
+    /// Each kernel is one outline around the nodes it covers: in the post-grad view one outline
+    /// for each kernel (var_mean's layer norm a single outline round its nine nodes, not a ring
+    /// each), labelled once; on either canvas no outline around a node its kernel does not cover,
+    /// and no node inside two outlines (the output projection's GEMM is not drawn inside the layer
+    /// norm kernel that takes its output).
+    void oneOutlinePerKernel()
+    {
+        Opened o(QString::fromUtf8(kCompiled), QSize(1600, 1000));
+        QVERIFY(o.w.openPostGrad());
+        QCoreApplication::processEvents();
+        auto *canvas = o.w.postGradView()->canvas(), *main = o.w.canvas();
+        const auto &groups = canvas->kernelGroups();
+        int outlined = 0, labelled = 0;
+        for (size_t g = 0; g < groups.size(); ++g) {
+            outlined += !canvas->kernelOutline(int(g)).isEmpty();
+            labelled += !canvas->kernelLabelRect(int(g)).isEmpty();
+        }
+        QCOMPARE(outlined, int(groups.size()));
+        QCOMPARE(labelled, int(groups.size()));
+        QVERIFY2(misleadingOutlines(*canvas, true).isEmpty(), qPrintable(misleadingOutlines(*canvas, true)));
+        QVERIFY2(misleadingOutlines(*main, false).isEmpty(), qPrintable(misleadingOutlines(*main, false)));
+        // The output projection (a collapsed box): inside its GEMM's outline, outside the norm's.
+        const auto &fx = main->kernelGroups();
+        int box = -1;
+        for (size_t i = 0; i < main->view().items.size(); ++i)
+            if (main->view().items[i].kind == layout::ViewItem::Kind::Module && main->view().items[i].module == "proj")
+                box = int(i);
+        QVERIFY(box >= 0);
+        const auto &it = main->view().items[size_t(box)];
+        const QPointF scene = QRectF(it.x, it.y, it.w, it.h).center();
+        std::set<QString> around;
+        for (size_t g = 0; g < fx.size(); ++g)
+            if (main->kernelOutline(int(g)).contains(scene))
+                around.insert(fx[g].name);
+        QCOMPARE(around, (std::set<QString>{"aten::addmm"}));
     }
 
     /// An FX node selected in the window outlines the post-grad nodes that came from it and brings

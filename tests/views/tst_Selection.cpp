@@ -122,6 +122,40 @@ private Q_SLOTS:
         QCOMPARE(table->currentIndex().data().toString(), QStringLiteral("split"));
         QVERIFY(panel.lastOrigin == &panel);
     }
+
+    /// A click on empty canvas selects nothing, and every panel follows it to empty as it follows
+    /// it to a node: the node table keeps no row highlighted, the inspector clears.
+    void emptyClickEmptiesEveryPanel()
+    {
+        views::MainWindow w(test::sourceServices());
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+        QCoreApplication::processEvents();
+        auto *canvas = w.canvas();
+        auto *table = w.findChild<QTableView *>(QStringLiteral("nodeTable"));
+        const QRectF split = canvas->itemRect(canvas->itemOf(w.selection()->find(QStringLiteral("split"))));
+        QVERIFY(QRectF(canvas->rect()).contains(split));
+        QTest::mouseClick(canvas, Qt::LeftButton, {}, split.center().toPoint());
+        QCOMPARE(canvas->selectedLabel(), QStringLiteral("split"));
+        QCOMPARE(table->currentIndex().data().toString(), QStringLiteral("split"));
+        QVERIFY(w.inspectorText().startsWith(QStringLiteral("split")));
+        // A point of the canvas with nothing there: no item, edge, frame or kernel outline.
+        QPoint empty(-1, -1);
+        for (int y = 20; y < canvas->height() / 2 && empty.x() < 0; y += 7)
+            for (int x = 20; x < canvas->width() - 20 && empty.x() < 0; x += 7)
+                if (canvas->toolTipAt(QPointF(x, y)).isEmpty() && canvas->frameAt(QPointF(x, y)) < 0 &&
+                    canvas->kernelGroupAt(QPointF(x, y)) < 0)
+                    empty = QPoint(x, y);
+        QVERIFY(empty.x() >= 0);
+        QTest::mouseClick(canvas, Qt::LeftButton, {}, empty);
+        QCOMPARE(canvas->selectedLabel(), QString());
+        QCOMPARE(w.selection()->currentNode(), QString());
+        QVERIFY2(w.inspectorText().isEmpty(), qPrintable(w.inspectorText()));
+        QCOMPARE(table->selectionModel()->selectedRows().size(), 0);
+        QVERIFY(!table->currentIndex().isValid());
+    }
 };
 
 QTEST_MAIN(TestSelection)

@@ -10,6 +10,8 @@
 #include "KernelTimeline.h"
 #include "MainWindow.h"
 #include "ProfilePanel.h"
+#include "RewriteDebugger.h"
+#include "Selection.h"
 #include "TimelinePane.h"
 
 #include <QAbstractItemModelTester>
@@ -219,6 +221,42 @@ private Q_SLOTS:
         QCOMPARE(table->textElideMode(), Qt::ElideRight);
     }
 
+    /// In the dock at the window's first-start size (and at 1280x800), A's and B's headers are
+    /// drawn whole (B a later step, its rule's name long): each names its version and its kernels
+    /// and busy time per iteration; the rest is their tooltip.
+    void headersWholeInTheDock_data() { dockedABRoomAtDefaultSize_data(); }
+    void headersWholeInTheDock()
+    {
+        QFETCH(QSize, size);
+        views::MainWindow w(services());
+        if (size.isValid())
+            w.resize(size);
+        auto *panel = dockedAB(w);
+        QVERIFY(panel);
+        panel->compareWith(2); // step 1214 (dedupe_views @ permute)
+        QCoreApplication::processEvents();
+        KernelTimeline *t = panel->timeline();
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        const QString name = size.isValid() ? QStringLiteral("%1x%2").arg(size.width()).arg(size.height()) : QStringLiteral("default");
+        QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/timeline_headers_%1.png").arg(name)));
+        QFont bold = t->font();
+        bold.setBold(true);
+        for (const int g : {0, 1}) {
+            const int header = trackOf(*t, Kind::Header, g);
+            QVERIFY(header >= 0);
+            const QString text = t->headerText(header);
+            QVERIFY2(!text.contains(QChar(0x2026)) && QFontMetrics(bold).horizontalAdvance(text) <= t->width() - 8,
+                     qPrintable(QStringLiteral("%1 (%2 px wide)").arg(text).arg(t->width())));
+            QVERIFY2(text.startsWith(g == 0 ? QStringLiteral("A · original") : QStringLiteral("B · step 1214")), qPrintable(text));
+            QVERIFY2(text.contains(QStringLiteral(" kernels/iter · busy ")), qPrintable(text));
+        }
+        for (const int g : {0, 1}) { // the whole header on hovering it
+            const int header = trackOf(*t, Kind::Header, g);
+            const QPoint at(t->width() / 2, t->trackRect(header).center().y());
+            QVERIFY2(t->toolTipAt(at).contains(t->tracks()[size_t(header)].name.toHtmlEscaped()), qPrintable(t->toolTipAt(at)));
+        }
+    }
+
     /// A stream busy 10 % of the time inks 10 % ± 3 % of its track at the opening zoom (sub-pixel
     /// kernels shaded by their busy share, overlapping ones merged) and zoomed in.
     void inkProportionalToTime()
@@ -354,6 +392,40 @@ private Q_SLOTS:
         QVERIFY2(pane->caption().contains(name), qPrintable(pane->caption()));
     }
 
+    /// A node that the version on screen no longer has (tangle200's first candidate, cat_599,
+    /// selected as the file opens, then a run to the fixpoint dedupes it away) is no selection: the
+    /// kernel table of the original's profile lists a whole iteration, and says so, not the
+    /// kernels of a node that is nowhere on screen.
+    void kernelTableWithoutTheNodeOnScreen()
+    {
+        views::MainWindow w(services());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w) && w.openFile(QString::fromUtf8(kTangle200)));
+        auto *panel = w.profilePanel();
+        views::TimelinePane *pane = panel->timelinePane();
+        const QString node = w.selection()->currentNode();
+        QVERIFY(!node.isEmpty());
+        QVERIFY2(pane->caption().contains(node), qPrintable(pane->caption())); // its kernels, while it is there
+        QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
+        QCoreApplication::processEvents();
+        QVERIFY(!w.document()->graph()->find(node.toStdString()));
+        panel->showProfile(0); // A: the original, which had the node
+        w.showProfileDock();
+        panel->tabs()->setCurrentWidget(pane);
+        QCoreApplication::processEvents();
+        const prof::Profile &p = *pane->timeline()->profile();
+        QCOMPARE(QString::fromStdString(p.version), QStringLiteral("original"));
+        QVERIFY(QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots")));
+        QVERIFY(w.grab().save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/timeline_node_not_on_screen.png")));
+        QVERIFY2(!pane->caption().contains(node), qPrintable(pane->caption()));
+        QCOMPARE(pane->timeline()->selectedNode(), -1);
+        const auto first =
+            size_t(std::count_if(p.kernels.begin(), p.kernels.end(), [&](const auto &k) { return k.iteration == p.iters[0].index; }));
+        QCOMPARE(size_t(pane->filterModel()->rowCount()), first);
+        QVERIFY2(pane->caption().contains(QStringLiteral("All %1 kernels of iteration %2").arg(first).arg(p.iters[0].index)),
+                 qPrintable(pane->caption()));
+    }
+
     /// The kernel table lists the selected node's kernels, or those of a measured range; the name
     /// filter keeps the matching ones (case-insensitive); a row selects its kernel.
     void kernelTableForNodeAndRange()
@@ -366,7 +438,10 @@ private Q_SLOTS:
         QAbstractItemModelTester tester(pane->tableModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
         QAbstractItemModelTester filtered(pane->filterModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
         const prof::Profile &p = *pane->timeline()->profile();
-        QCOMPARE(pane->filterModel()->rowCount(), 0); // nothing selected yet
+        // Nothing selected yet: the first iteration, whole.
+        QCOMPARE(size_t(pane->filterModel()->rowCount()),
+                 size_t(std::count_if(p.kernels.begin(), p.kernels.end(), [&](const auto &k) { return k.iteration == p.iters[0].index; })));
+        QVERIFY2(pane->caption().startsWith(QStringLiteral("All 2202 kernels of iteration 0")), qPrintable(pane->caption()));
         // A node: its kernels, every iteration.
         int node = -1;
         for (const auto &k : p.kernels)
@@ -454,7 +529,8 @@ private Q_SLOTS:
         QVERIFY(narrow.isEmpty() || (narrow.left() >= x0 - 1.5 && narrow.right() <= x0 + 41.5));
         QTest::keyClick(t, Qt::Key_Escape);
         QVERIFY(!t->hasRange());
-        QCOMPARE(pane.filterModel()->rowCount(), 0);
+        QCOMPARE(pane.filterModel()->rowCount(), int(t->profile()->kernels.size())); // the iteration, whole (no node selected)
+        QVERIFY2(pane.caption().startsWith(QStringLiteral("All 4000 kernels of iteration 0")), qPrintable(pane.caption()));
     }
 
     /// The host launch track is drawn from the recorded launches: amber where the GPU sat idle
