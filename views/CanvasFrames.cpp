@@ -194,6 +194,19 @@ void GraphCanvas::paintContextTitle(QPainter &p) const
                p.fontMetrics().elidedText(QString::fromStdString(fr.path), Qt::ElideLeft, text.width()));
 }
 
+bool GraphCanvas::scrollToContextTitle(QPoint pos)
+{
+    const auto [f, plate] = contextTitle();
+    if (f < 0 || !plate.contains(pos))
+        return false;
+    const QRectF title = m_frames[size_t(f)].titlePlate();
+    m_offset.ry() += sceneViewport().top() + 12 - (title.top() * m_scale + m_offset.y());
+    m_untouched = false;
+    update();
+    Q_EMIT viewChanged();
+    return true;
+}
+
 int GraphCanvas::frameAt(QPointF pos) const
 {
     const QPointF s = toScene(pos);

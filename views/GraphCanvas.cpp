@@ -683,15 +683,7 @@ void GraphCanvas::mousePressEvent(QMouseEvent *e)
         return;
     }
     m_dragFrom = e->pos();
-    m_dragging = false;
-    if (const auto [f, plate] = contextTitle(); f >= 0 && plate.contains(e->pos())) { // the frame's title scrolled in
-        const QRectF title = m_frames[size_t(f)].titlePlate();
-        m_offset.ry() += sceneViewport().top() + 12 - (title.top() * m_scale + m_offset.y());
-        m_dragging = true; // not a selection click
-        m_untouched = false;
-        update();
-        Q_EMIT viewChanged();
-    }
+    m_dragging = scrollToContextTitle(e->pos()); // then not a selection click
 }
 
 void GraphCanvas::mouseMoveEvent(QMouseEvent *e)

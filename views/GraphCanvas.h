@@ -339,6 +339,8 @@ private:
     void paintPixels(QImage &image, const QTransform &t, const std::vector<int> &items, bool dark);
     void paintLegend(QPainter &p);
     void paintContextTitle(QPainter &p) const;
+    /// A press on the context title's plate scrolls its frame's title into view (true).
+    bool scrollToContextTitle(QPoint pos);
     /// The kernel outlines for the view on screen (m_kernelOutlines; placeLabels places their labels).
     void placeKernelGroups();
     /// Each outline's label placed (m_kernelOutlines' label and lines), once the outlines are.
