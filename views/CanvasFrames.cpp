@@ -165,7 +165,7 @@ std::pair<int, QRect> GraphCanvas::contextTitle() const
         return {-1, {}}; // none, or its title still shows
     const QFontMetrics fm(Frame::titleFont());
     const QString path = QString::fromStdString(m_frames[size_t(inner)].path);
-    const int width = std::min(fm.horizontalAdvance(path) + 12, vp.width() - 16);
+    const int width = std::min(fm.horizontalAdvance(path) + 16, vp.width() - 16); // 6 px either side, 4 to spare
     const QRect plate(vp.left() + 8, vp.top() + 4, std::max(width, 0), fm.height() + 6);
     // A frame title shown right there says the path already (titles are whole paths).
     for (const Frame &f : m_frames)
