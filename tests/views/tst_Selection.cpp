@@ -4,6 +4,7 @@
 #include "GraphCanvas.h"
 #include "GraphDocument.h"
 #include "MainWindow.h"
+#include "RewriteDebugger.h"
 #include "Selection.h"
 #include "SourceServices.h"
 
@@ -155,6 +156,37 @@ private Q_SLOTS:
         QVERIFY2(w.inspectorText().isEmpty(), qPrintable(w.inspectorText()));
         QCOMPARE(table->selectionModel()->selectedRows().size(), 0);
         QVERIFY(!table->currentIndex().isValid());
+    }
+
+    /// After an edit (a step, an undo) every panel shows the same current node as the window's
+    /// selection: the node the step left selected, or none; never the canvas or the table holding
+    /// a node the selection has dropped.
+    void panelsAgreeAfterAnEdit()
+    {
+        views::MainWindow w(test::sourceServices());
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
+        QCoreApplication::processEvents();
+        auto *canvas = w.canvas();
+        auto *table = w.findChild<QTableView *>(QStringLiteral("nodeTable"));
+        const auto agree = [&](const char *when) {
+            const QString current = w.selection()->currentNode();
+            QVERIFY2(canvas->selectedLabel() == current,
+                     qPrintable(QStringLiteral("%1: canvas %2, selection %3").arg(QLatin1String(when), canvas->selectedLabel(), current)));
+            const QString row = table->currentIndex().isValid() ? table->currentIndex().siblingAtColumn(0).data().toString() : QString();
+            QVERIFY2(row == current, qPrintable(QStringLiteral("%1: table %2, selection %3").arg(QLatin1String(when), row, current)));
+        };
+        QVERIFY(w.selection()->selectNode(QStringLiteral("x")));
+        agree("selected");
+        QVERIFY(w.debugger()->applySelected());
+        QCoreApplication::processEvents();
+        agree("after a step");
+        QVERIFY(w.selection()->selectNode(QStringLiteral("x")));
+        QVERIFY(w.debugger()->undo());
+        QCoreApplication::processEvents();
+        agree("after undo");
     }
 };
 
