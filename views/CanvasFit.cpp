@@ -163,6 +163,14 @@ void GraphCanvas::landOn(int item, bool fromHere)
                         on.top() < inner.top()             ? inner.top() - on.top()
                             : on.bottom() > inner.bottom() ? inner.bottom() - on.bottom()
                                                            : 0);
+    // No empty band past the drawing's end where the drawing runs on past the other edge: a node
+    // at the end of a wide row is shown with the row beside it, not alone.
+    const QRectF content(m_content.topLeft() * m_scale + m_offset, m_content.size() * m_scale);
+    const auto fill = [](double a, double b, double lo, double hi) {
+        return b - a <= hi - lo ? 0.0 : a > lo ? lo - a : b < hi ? hi - b : 0.0;
+    };
+    m_offset += QPointF(fill(content.left(), content.right(), inner.left(), inner.right()),
+                        fill(content.top(), content.bottom(), inner.top(), inner.bottom()));
     settle(keep, Settle::Context);
 }
 
@@ -301,11 +309,18 @@ void GraphCanvas::settlePan(const QRectF &focus, Settle how, bool hideCut)
                     shifts.push_back(s);
         }
         const auto [ka, kb] = span(keep.translated(moved));
+        // Where the drawing runs past both edges, no pan opens (or widens) an empty band past its
+        // end: an empty view cuts nothing, but shows nothing either.
+        const auto band = [&](double shift) {
+            const auto [wa, wb] = span(whole.translated(moved + unit * shift));
+            return wb - wa <= hi - lo ? 0.0 : std::max(0.0, wa - lo) + std::max(0.0, hi - wb);
+        };
+        const double band0 = band(0);
         double best = 0;
         auto bestCost = cost(0);
         for (const double s : shifts) {
-            if (!keep.isNull() && s != 0 && (ka + s < lo || kb + s > hi))
-                continue; // the focus stays whole in view
+            if ((!keep.isNull() && s != 0 && (ka + s < lo || kb + s > hi)) || band(s) > band0 + 1)
+                continue; // the focus stays whole in view, the view on the drawing
             const auto c = cost(s);
             if (c < bestCost || (c == bestCost && std::abs(s) < std::abs(best)))
                 best = s, bestCost = c;

@@ -361,6 +361,28 @@ private Q_SLOTS:
     }
 
     /// After Run (F5) to the fixpoint no node is left cut at one edge of the view, where panning
+    /// A first candidate at the end of a drawing far wider than the view (ctr_aten's last
+    /// dead-code node, at the right end of a 12,000 px row): the view ends where the drawing
+    /// ends, the candidate at its edge with the row beside it, not alone with an empty band past
+    /// the drawing's end.
+    void noEmptyBandPastTheDrawingsEnd()
+    {
+        auto s = show(example("ctr_aten.json"), 470, 690);
+        QVERIFY(s);
+        GraphCanvas &c = s->canvas;
+        QVERIFY(c.selectNode(QStringLiteral("_assert_tensor_metadata_25")));
+        const QRectF vp = c.sceneViewport(), box = c.itemRect(c.itemOf(s->graph->find("_assert_tensor_metadata_25")));
+        QVERIFY(vp.contains(box));
+        QRectF drawing;
+        for (size_t i = 0; i < c.view().items.size(); ++i)
+            drawing = drawing.united(c.itemRect(int(i)));
+        QVERIFY(drawing.width() > 4 * vp.width());
+        QVERIFY2(
+            drawing.right() >= vp.right() - 24 && drawing.left() <= vp.left() + 24,
+            qPrintable(
+                QStringLiteral("drawing %1..%2, view %3..%4").arg(drawing.left()).arg(drawing.right()).arg(vp.left()).arg(vp.right())));
+    }
+
     /// Scrolled into the middle of a tall expanded module, where no frame title shows, the view
     /// names the frame it lies in on a plate at its top-left (the innermost across the top edge);
     /// a click on the plate scrolls that frame's title into view, and the plate goes. While a
