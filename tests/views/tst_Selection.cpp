@@ -43,6 +43,17 @@ private:
     Selection *m_selection = nullptr;
 };
 
+/// tangle4 in a shown 1200x800 window, its first layout done.
+bool openTangle4(views::MainWindow &w)
+{
+    w.resize(1200, 800);
+    w.show();
+    if (!QTest::qWaitForWindowExposed(&w) || !w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")))
+        return false;
+    QCoreApplication::processEvents();
+    return true;
+}
+
 } // namespace
 
 class TestSelection : public QObject {
@@ -129,11 +140,7 @@ private Q_SLOTS:
     void emptyClickEmptiesEveryPanel()
     {
         views::MainWindow w(test::sourceServices());
-        w.resize(1200, 800);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
-        QCoreApplication::processEvents();
+        QVERIFY(openTangle4(w));
         auto *canvas = w.canvas();
         auto *table = w.findChild<QTableView *>(QStringLiteral("nodeTable"));
         const QRectF split = canvas->itemRect(canvas->itemOf(w.selection()->find(QStringLiteral("split"))));
@@ -164,11 +171,7 @@ private Q_SLOTS:
     void panelsAgreeAfterAnEdit()
     {
         views::MainWindow w(test::sourceServices());
-        w.resize(1200, 800);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/tangle4_fx.json")));
-        QCoreApplication::processEvents();
+        QVERIFY(openTangle4(w));
         auto *canvas = w.canvas();
         auto *table = w.findChild<QTableView *>(QStringLiteral("nodeTable"));
         const auto agree = [&](const char *when) {
