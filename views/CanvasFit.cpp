@@ -155,7 +155,7 @@ void GraphCanvas::landOn(int item, bool fromHere)
     else
         m_offset = QRectF(vp).center() - node.center() * scale;
     m_scale = scale;
-    const QRectF on(keep.topLeft() * m_scale + m_offset, keep.size() * m_scale);
+    const QRectF on = onScreen(keep);
     const QRectF inner = QRectF(vp).adjusted(kMargin, kMargin, -kMargin, -kMargin);
     m_offset += QPointF(on.left() < inner.left()         ? inner.left() - on.left()
                             : on.right() > inner.right() ? inner.right() - on.right()
@@ -165,7 +165,7 @@ void GraphCanvas::landOn(int item, bool fromHere)
                                                            : 0);
     // No empty band past the drawing's end where the drawing runs on past the other edge: a node
     // at the end of a wide row is shown with the row beside it, not alone.
-    const QRectF content(m_content.topLeft() * m_scale + m_offset, m_content.size() * m_scale);
+    const QRectF content = onScreen(m_content);
     const auto fill = [](double a, double b, double lo, double hi) {
         return b - a <= hi - lo ? 0.0 : a > lo ? lo - a : b < hi ? hi - b : 0.0;
     };
@@ -199,7 +199,7 @@ void GraphCanvas::bringIn(const QRectF &focus)
     const QRectF vp = QRectF(sceneViewport()).adjusted(12, 12, -12, -12);
     if (focus.isNull() || vp.isEmpty())
         return;
-    const QRectF on(focus.topLeft() * m_scale + m_offset, focus.size() * m_scale);
+    const QRectF on = onScreen(focus);
     const auto pan = [](double a, double b, double lo, double hi) {
         if (b - a > hi - lo)
             return a > lo ? lo - a : b < hi ? hi - b : 0.0;
@@ -215,7 +215,6 @@ std::vector<GraphCanvas::SettleMark> GraphCanvas::settleMarks(const QRectF &focu
     // the frames around the focus are to be in view (weight 24, where a node or title cut weighs 3
     // and a label 1).
     const QRectF vp = sceneViewport();
-    const auto onScreen = [&](const QRectF &r) { return QRectF(r.topLeft() * m_scale + m_offset, r.size() * m_scale); };
     std::vector<SettleMark> marks;
     const QRectF near = vp.adjusted(-vp.width() / 2, -vp.height() / 2, vp.width() / 2, vp.height() / 2);
     for (int i : itemsIn(QRectF(toScene(near.topLeft()), near.size() / m_scale)))
@@ -243,7 +242,6 @@ void GraphCanvas::settlePan(const QRectF &focus, Settle how, bool hideCut)
     const QRectF vp = sceneViewport();
     if (m_view.items.empty() || vp.isEmpty())
         return;
-    const auto onScreen = [&](const QRectF &r) { return QRectF(r.topLeft() * m_scale + m_offset, r.size() * m_scale); };
     const std::vector<SettleMark> marks = settleMarks(focus);
     const QRectF keep = focus.isNull() ? QRectF() : onScreen(focus);
     const QRectF whole = onScreen(m_content);

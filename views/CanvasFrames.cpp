@@ -153,7 +153,6 @@ void GraphCanvas::paintFrameTitles(QPainter &p, const QRectF &sceneRect, double 
 std::pair<int, QRect> GraphCanvas::contextTitle() const
 {
     const QRect vp = sceneViewport();
-    const auto onScreen = [&](const QRectF &r) { return QRectF(r.topLeft() * m_scale + m_offset, r.size() * m_scale); };
     constexpr int kBody = 48; // of the frame below the edge: a sliver needs no name
     int inner = -1;
     for (size_t k = 0; k < m_frames.size(); ++k) { // outermost first: the last across is the innermost

@@ -106,7 +106,7 @@ bool GraphCanvas::revealInOverview(int item)
         m_offset = tall ? QPointF(QRectF(vp).center().x() - stretch.center().x() * s, vp.top() + kMargin - stretch.top() * s)
                         : QPointF(vp.left() + kMargin - stretch.left() * s, QRectF(vp).center().y() - stretch.center().y() * s);
         settle(QRectF(it.x, it.y, it.w, it.h), Settle::Context);
-        const QPointF first = stretch.topLeft() * m_scale + m_offset;
+        const QPointF first = onScreen(stretch).topLeft();
         if (legible() && (tall ? first.y() >= vp.top() : first.x() >= vp.left()))
             return true;
     }

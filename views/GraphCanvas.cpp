@@ -241,7 +241,7 @@ QRectF GraphCanvas::itemRect(int item) const
     if (item < 0 || size_t(item) >= m_view.items.size())
         return {};
     const auto &it = m_view.items[size_t(item)];
-    return QRectF(QPointF(it.x, it.y) * m_scale + m_offset, QSizeF(it.w, it.h) * m_scale);
+    return onScreen(QRectF(it.x, it.y, it.w, it.h));
 }
 
 void GraphCanvas::setExpanded(const QString &module, bool expanded)

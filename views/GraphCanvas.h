@@ -362,6 +362,8 @@ private:
     /// An edge's polyline (its route, or the straight line when it has none).
     QPolygonF edgeLine(size_t e) const;
     QPointF toScene(QPointF w) const { return (w - m_offset) / m_scale; }
+    /// Where a scene rectangle is drawn (widget coordinates), at the view's zoom and pan.
+    QRectF onScreen(const QRectF &scene) const { return QRectF(scene.topLeft() * m_scale + m_offset, scene.size() * m_scale); }
     QPointF viewportCentre() const { return QRectF(sceneViewport()).center(); }
     void startGraphviz();
     /// The stacks of the graph (layout::findStacks) less those unstacked, into m_viewOptions.
