@@ -146,13 +146,14 @@ private:
         return false;
     }
 
-    /// Moves apart, once each, the frames and slots that lie in another frame; true when some moved.
+    /// Moves apart, once each, the frames and slots that lie in another frame (the item gap between
+    /// them; kEdgeFrameGap between a long edge's lane and a frame beside it); true when some moved.
     bool separate()
     {
         measure();
         std::vector<uint8_t> movedSlot(m_s.slots(), 0), movedFrame(m_members.size(), 0);
         bool moved = false;
-        const double gap = m_o.itemGap;
+        const double itemGap = m_o.itemGap;
         for (size_t c = 1; c < m_members.size(); ++c) {
             if (m_members[c].empty())
                 continue;
@@ -168,6 +169,8 @@ private:
                     const uint32_t unitC = cc[d]; // the frame around c beside i (or c itself)
                     const bool frameI = d < ci.size();
                     const double l0 = frameI ? m_left[ci[d]] : m_x[i], r0 = frameI ? m_right[ci[d]] : m_x[i] + m_s.widthOf[i];
+                    // A long edge's dummy beside a frame is its lane: kEdgeFrameGap from the side.
+                    const double gap = frameI || i < m_s.n ? itemGap : std::max(itemGap, kEdgeFrameGap - m_s.widthOf[i] / 2);
                     if (r0 + gap <= m_left[unitC] || l0 >= m_right[unitC] + gap)
                         continue;
                     if (frameI && (m_top[ci[d]] > m_bottom[unitC] || m_bottom[ci[d]] < m_top[unitC]))

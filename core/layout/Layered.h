@@ -181,8 +181,9 @@ constexpr double kFramePad = 6, kFrameTitle = 16;
 constexpr double kFrameClearance = 5;
 /// An edge that runs beside a frame's side keeps this far from it, and from each side of the frames
 /// nested there: the frames are widened for its lane (a long edge's dummy, Coordinates.cpp, or a
-/// lane routeEdges gives it).
-constexpr double kEdgeFrameGap = 12;
+/// lane routeEdges gives it). 12 px on screen at the zoom the canvas lands at (0.6): an edge
+/// nearer a side reads as part of the outline.
+constexpr double kEdgeFrameGap = 20;
 /// The room a frame's title takes at the left of its band (its path in the canvas' 11 px bold
 /// font, at most 7 px a character): an edge entering the frame from above crosses the band
 /// kFrameClearance right of it, so frames reach that far left of their entries.

@@ -22,8 +22,11 @@ namespace {
 /// crosses a side at a right angle is near it for no length along it).
 constexpr double kAlongSide = 3;
 
-/// The least gap an edge keeps from a frame's side it runs beside (kEdgeFrameGap), in the scene.
-constexpr double kSideGap = layout::kEdgeFrameGap;
+/// The least gap an edge keeps from a frame's side it runs beside, in the scene: 12 px on screen at
+/// the zoom a view lands at, told apart from the side at a glance (to half a pixel: a long edge's
+/// lane lies just kEdgeFrameGap from the frames around it).
+constexpr double kSideGap = 12 / views::GraphCanvas::kLandScale - 0.5;
+static_assert(kSideGap <= layout::kEdgeFrameGap, "the layout keeps edges this far from frame sides");
 
 struct Window {
     views::MainWindow w{testServices()};
