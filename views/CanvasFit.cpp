@@ -29,7 +29,9 @@ QRectF GraphCanvas::fitArea(QSizeF widget, const QRect &legend, QSizeF content)
     return scaleIn(above) >= scaleIn(beside) ? above : beside;
 }
 
-void GraphCanvas::fitToView()
+void GraphCanvas::fitToView() { fitWhole(kMinFitScale); }
+
+void GraphCanvas::fitWhole(double least)
 {
     if (m_view.items.empty() || width() <= 0 || height() <= 0) {
         m_scale = 1;
@@ -42,11 +44,11 @@ void GraphCanvas::fitToView()
     const double across = area.width() / std::max(c.width(), 1.0), down = area.height() / std::max(c.height(), 1.0);
     m_scale = std::clamp(std::min(across, down), 1e-5, 2.0); // a small graph is enlarged, up to twice its size
     m_offset = area.center() - c.center() * m_scale;
-    if (m_scale < kMinFitScale) {
+    if (m_scale < least) {
         // Too wide (or tall) to show whole: its short side fitted, at least the readable minimum,
         // a wide one centred (where a layered layout has its inputs and outputs), a tall one from
         // its top (the inputs); the minimap shows the rest.
-        m_scale = std::max(m_scale, std::min({kMinFitScale, std::max(across, down), 2.0}));
+        m_scale = std::max(m_scale, std::min({least, std::max(across, down), 2.0}));
         m_offset.setX(area.center().x() - c.center().x() * m_scale);
         m_offset.setY(c.height() * m_scale <= area.height() ? area.center().y() - c.center().y() * m_scale
                                                             : area.top() - c.top() * m_scale);
@@ -120,6 +122,12 @@ void GraphCanvas::landOn(int item, bool fromHere)
         return r.width() * s <= vp.width() - 2 * kMargin && r.height() * s <= vp.height() - 2 * kMargin;
     };
     double scale = std::max(m_scale, 0.8);
+    // A small drawing's fit enlarges it (fitToView); once it no longer fits at that zoom (a step
+    // unstacked blocks), a node lands at the zoom that shows most of it, legible, not enlarged.
+    if (scale > 1 && !fitsAt(m_content, scale))
+        scale = std::clamp(std::min((vp.width() - 2 * kMargin) / std::max(m_content.width(), 1.0),
+                                    (vp.height() - 2 * kMargin) / std::max(m_content.height(), 1.0)),
+                           kLandScale, 1.0);
     std::vector<const Frame *> around; // innermost first
     for (auto f = m_frames.rbegin(); f != m_frames.rend(); ++f)
         if (f->rect.contains(node))

@@ -106,13 +106,20 @@ void GraphCanvas::graphEdited()
         // ghost (View ▸ Re-layout starts afresh). A drawing a run has shrunk (by a quarter or
         // more along a side) to what the widget shows whole at a legible zoom is shown whole, not
         // left small or cut in a corner of the view it had.
+        // A drawing shown whole that a step made larger (blocks unstacked) stays whole, or as much
+        // of it as a legible zoom shows, not enlarged past the view.
         const QSizeF before(m_view.width, m_view.height);
-        relayout(true, Placement::StableStep);
         const QRectF vp = sceneViewport();
+        const auto whole = [&] { return m_content.width() * m_scale <= vp.width() + 1 && m_content.height() * m_scale <= vp.height() + 1; };
+        const bool wasWhole = whole();
+        relayout(true, Placement::StableStep);
         const bool legibleWhole =
             std::min(vp.width() / std::max(m_content.width(), 1.0), vp.height() / std::max(m_content.height(), 1.0)) >= kLandScale;
-        if (legibleWhole && (m_view.width < 0.75 * before.width() || m_view.height < 0.75 * before.height()))
+        const bool grownOut = wasWhole && !whole();
+        if (legibleWhole && (grownOut || m_view.width < 0.75 * before.width() || m_view.height < 0.75 * before.height()))
             fitToView();
+        else if (grownOut)
+            fitWhole(kLandScale);
         else
             settle(QRectF(), Settle::Hold); // what the step moved (or left a ghost) is not cut at an edge
         update();

@@ -379,6 +379,8 @@ private:
     /// its frame's title where both fit, all inside a margin: centred, or `fromHere` panned the
     /// least from the view as it is; then settled (settle()).
     void landOn(int item, bool fromHere = false);
+    /// As fitToView, with `least` for kMinFitScale.
+    void fitWhole(double least);
     /// How a landing settles: holding the view still as far as it can (an expand, a step), or
     /// showing also where the drawing starts or ends when the focus allows it (a selection).
     enum class Settle { Hold, Context };

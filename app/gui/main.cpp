@@ -177,6 +177,9 @@ int main(int argc, char **argv)
         else
             fn();
     };
+    // The steps first: --expand and --select show the graph as they leave it.
+    if (ok && parser.isSet(o.applySteps))
+        applySteps(w, parser.value(o.applySteps));
     if (ok && parser.isSet(o.expand))
         afterLayout([&w, m = parser.values(o.expand).constLast()] {
             if (!w.canvas()->showModule(m))
@@ -187,8 +190,6 @@ int main(int argc, char **argv)
             if (!w.canvas()->selectNode(n))
                 std::fprintf(stderr, "fxlens: --select %s: no such node\n", qPrintable(n));
         });
-    if (ok && parser.isSet(o.applySteps))
-        applySteps(w, parser.value(o.applySteps));
     if (parser.isSet(o.screenshot))
         afterLayout([&w, out = parser.value(o.screenshot), ok] {
             QTimer::singleShot(0, &w, [&w, out, ok] {

@@ -360,6 +360,52 @@ private Q_SLOTS:
         QVERIFY(c->grab().save(shots() + QStringLiteral("tangle50_after_run_whole.png")));
     }
 
+    /// A small drawing opens enlarged to fill the canvas; a step that makes it larger (tangle4's
+    /// first step unstacks its four blocks) shows as much of it as a legible zoom holds, not a
+    /// few boxes at the opening's enlargement. A step the user applies lands on the node it made
+    /// (its block opened: a row of 32 getitems), legible and not enlarged either.
+    void stepThatGrowsKeepsTheOverview_data()
+    {
+        QTest::addColumn<bool>("apply");
+        QTest::newRow("run") << false;
+        QTest::newRow("apply") << true;
+    }
+    void stepThatGrowsKeepsTheOverview()
+    {
+        QFETCH(bool, apply);
+        fxlens::views::MainWindow w{testServices()};
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(w.openFile(example("tangle4_fx.json")));
+        GraphCanvas *c = w.canvas();
+        QVERIFY(c->scale() > 1); // enlarged: the whole drawing fills the canvas
+        const size_t before = c->view().items.size();
+        w.debugger()->setPreset(QStringLiteral("all"));
+        if (apply)
+            QVERIFY(w.debugger()->applySelected());
+        else
+            QCOMPARE(w.debugger()->run(1), QStringLiteral("step limit"));
+        QCoreApplication::processEvents();
+        QVERIFY(c->view().items.size() > before); // the blocks unstacked
+        const QRectF vp = c->sceneViewport();
+        int whole = 0;
+        for (size_t i = 0; i < c->view().items.size(); ++i)
+            whole += vp.contains(c->itemRect(int(i)));
+        c->grab().save(shots() + QStringLiteral("tangle4_step_grows_%1.png").arg(apply ? QStringLiteral("apply") : QStringLiteral("run")));
+        QVERIFY2(c->scale() >= GraphCanvas::kLandScale - 1e-9 && c->scale() <= 1, qPrintable(QString::number(c->scale())));
+        if (apply) {
+            const QString made = c->selectedLabel();
+            QVERIFY(!made.isEmpty());
+            bool shown = false;
+            for (size_t i = 0; i < c->view().items.size(); ++i)
+                shown |= c->view().items[i].label == made.toStdString() && vp.contains(c->itemRect(int(i)));
+            QVERIFY2(shown, qPrintable(made));
+            return;
+        }
+        QVERIFY2(whole * 2 >= int(c->view().items.size()),
+                 qPrintable(QStringLiteral("%1 of %2 boxes whole at zoom %3").arg(whole).arg(c->view().items.size()).arg(c->scale())));
+    }
+
     /// After Run (F5) to the fixpoint no node is left cut at one edge of the view, where panning
     /// A first candidate at the end of a drawing far wider than the view (ctr_aten's last
     /// dead-code node, at the right end of a 12,000 px row): the view ends where the drawing
