@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Where Compare Versions puts what it shows (see CompareView.h): the zoom, and the move of both
-// panes within the room the fit leaves, weighed by what the user sees at the panes' edges.
+// Where Compare Versions puts what it shows (see CompareView.h): the zoom, the move of both panes
+// within the room the fit leaves and the node they are aligned at, weighed by what the user sees
+// at the panes' edges.
 #include "CompareView.h"
 
 #include "GraphCanvas.h"
@@ -15,8 +16,12 @@ namespace fxlens::views {
 namespace {
 
 /// What cutting something at a pane's edge costs: a node or a module's box 1, a frame's title
-/// kTitleCut, a node in a diff colour (of any change) kChangeCut: cut, it reads as the change cut.
-constexpr double kTitleCut = 10, kChangeCut = 100;
+/// kTitleCut, a box the changes sit beside (besideChanges) kBesideCut, a node in a diff colour (of
+/// any change) kChangeCut: cut, it reads as the change cut.
+constexpr double kTitleCut = 10, kBesideCut = 10, kChangeCut = 100;
+/// Aligned at another node than the one that lines up most of the change's neighbourhood: as much
+/// as this many boxes cut (worth it to keep a box the changes sit beside, a title or a change whole).
+constexpr double kRealign = 3;
 /// A band of a pane left empty at one end while the drawing runs past the other end (room the
 /// drawing could fill): a band the pane's whole height (or width) costs as much as this many
 /// boxes cut, a fifth of it about two.
@@ -37,6 +42,33 @@ double drawingBottom(const GraphCanvas &c)
 {
     const QRect legend = c.legendRect();
     return legend.isEmpty() || legend.width() < c.width() / 2 ? c.height() : legend.top();
+}
+
+/// The boxes of a pane that the changes sit beside: those an edge joins to a node in a diff colour,
+/// and the boxes of the stacks in a module that holds one (the blocks a rewrite of one left as
+/// they were).
+std::vector<bool> besideChanges(const GraphCanvas &c)
+{
+    const auto &v = c.view();
+    const auto marked = [&](size_t i) { return c.diffOf(int(i)) != GraphCanvas::DiffMark::None; };
+    std::vector<bool> out(v.items.size());
+    std::vector<const std::string *> held; // the modules of the nodes in a diff colour
+    for (size_t i = 0; i < v.items.size(); ++i)
+        if (marked(i))
+            held.push_back(&v.items[i].module);
+    for (const auto &e : v.edges)
+        if (marked(e.from) || marked(e.to))
+            out[e.from] = out[e.to] = true;
+    for (size_t i = 0; i < v.items.size(); ++i) {
+        const auto &it = v.items[i];
+        if (it.kind != layout::ViewItem::Kind::Module || it.stacked == 0 || it.stack < 0 || size_t(it.stack) >= c.stacks().size())
+            continue;
+        const std::string &parent = c.stacks()[size_t(it.stack)].parent;
+        out[i] = out[i] || std::any_of(held.begin(), held.end(), [&](const std::string *m) {
+                     return parent.empty() || *m == parent || m->rfind(parent + '.', 0) == 0;
+                 });
+    }
+    return out;
 }
 
 /// Something drawn, along one axis of a pane (widget coordinates), the pane's edges there, and
@@ -116,20 +148,20 @@ struct Axis {
 
 } // namespace
 
-/// Fitted when it fits at kReadableScale. Else a fitted view would be a sliver of unreadable boxes
-/// (every change of BERT is its whole graph): at kReadableScale from the start of what is shown
-/// (its top at the top, across where the shared node is), for "All changes" the first change (as
-/// it is shown alone, at the smaller zoom: the changes after it come into view below), and the
-/// position label says that N / Shift+N step through them.
+/// Fitted when it fits at kReadableScale (into the panes' margins if need be). Else a fitted view
+/// would be a sliver of unreadable boxes (every change of BERT is its whole graph): at
+/// kReadableScale from the start of what is shown (its top at the top, across where the shared
+/// node is), for "All changes" the first change (as it is shown alone, at the smaller zoom: the
+/// changes after it come into view below), and the position label says that N / Shift+N step
+/// through them.
 void CompareView::placeCurrent()
 {
     Frame f = frame(m_current);
     if (f.both.isEmpty())
         return;
-    m_tooLarge = f.fit < kReadableScale;
+    m_tooLarge = roomFit(f) < kReadableScale;
     if (m_tooLarge && m_current < 0 && !m_changes.empty())
         f = frame(0);
-    m_shift = f.shift;
     double scale = m_tooLarge ? kReadableScale : f.fit;
     QPointF centre = f.both.center(); // of A's scene, at the area's centre
     if (m_tooLarge) {                 // the start: the top, across at the shared node, within the change
@@ -137,31 +169,65 @@ void CompareView::placeCurrent()
         const auto within = [](double v, double lo, double hi) { return lo > hi ? (lo + hi) / 2 : std::clamp(v, lo, hi); };
         centre = QPointF(within(f.anchor.x(), f.both.left() + halfW, f.both.right() - halfW), f.both.top() + halfH);
     } else {
-        // Fitted to the changes, what lies around them may be cut at an edge, or a band of a pane
-        // left empty that the drawing could fill: of the zooms from the fit down (3% a step), each
-        // with the move the slack finds, the one that costs least, zooming out costing too (below
-        // 60% of the fit only where no changed node is cut, at half the cost of one: only a
-        // changed node no longer cut pays for that).
-        QPointF best;
-        double least = std::numeric_limits<double>::infinity();
-        for (double s = f.fit; s >= kReadableScale - 1e-9; s *= 0.97) {
-            const auto [move, cost] = slack(f, s, centre);
-            const bool far = s < 0.6 * f.fit;
-            if (const double total = cost + kZoomOut * (1 - s / f.fit) + (far ? kChangeCut / 2 : 0);
-                total < least - 1e-9 && (!far || cost < kChangeCut)) {
-                least = total;
-                scale = s;
-                best = move;
-            }
+        // Where a box the changes sit beside is drawn further off them in one version than in the
+        // other (the stack's box beside a changed block that is wider in A), no zoom and move of
+        // both panes may keep it whole in both: aligned at another node near the changes (another
+        // offset of B against A), it may be whole in both, or in one and out of view in the other.
+        // Only at no smaller zoom (it stands for zooming out), the node whole on screen.
+        auto [s, move, least] = zoomAndMove(f);
+        for (const auto &[box, shift] : f.others) {
+            Frame g = frame(m_current, &shift);
+            if (g.shift != shift || roomFit(g) < kReadableScale)
+                continue;
+            const auto [gs, gmove, cost] = zoomAndMove(g);
+            const QPointF at = (box.topLeft() - g.both.center()) * gs + gmove + g.area.center();
+            if (cost + kRealign < least - 1e-9 && gs >= s - 1e-9 && roomOf(g).contains(QRectF(at, box.size() * gs)))
+                std::tie(f, s, move, least) = std::tuple(std::move(g), gs, gmove, cost + kRealign);
         }
-        centre -= best / scale;
+        scale = s;
+        centre = f.both.center() - move / scale;
     }
+    m_shift = f.shift;
     m_syncing = true;
     for (GraphCanvas *c : {m_left, m_right})
         c->setView(scale,
                    (c == m_left ? centre : centre + f.shift) + (QPointF(c->width() / 2.0, c->height() / 2.0) - f.area.center()) / scale);
     m_syncing = false;
     updatePosition();
+}
+
+/// Fitted to the changes, what lies around them may be cut at an edge, or a band of a pane left
+/// empty that the drawing could fill: of the zooms from the fit down (3% a step), each with the
+/// move the slack finds, the one that costs least, zooming out costing too (below 60% of the fit
+/// only where no changed node is cut, at half the cost of one: only a changed node no longer cut
+/// pays for that).
+std::tuple<double, QPointF, double> CompareView::zoomAndMove(const Frame &f) const
+{
+    const double fit = std::max(f.fit, kReadableScale); // into the margins where the fit is not readable
+    std::tuple<double, QPointF, double> best{fit, QPointF(), std::numeric_limits<double>::infinity()};
+    for (double s = fit; s >= kReadableScale - 1e-9; s *= 0.97) {
+        const auto [move, cost] = slack(f, s, f.both.center());
+        const bool far = s < 0.6 * f.fit;
+        if (const double total = cost + kZoomOut * std::max(0.0, 1 - s / f.fit) + (far ? kChangeCut / 2 : 0);
+            total < std::get<2>(best) - 1e-9 && (!far || cost < kChangeCut))
+            best = {s, move, total};
+    }
+    return best;
+}
+
+QRectF CompareView::roomOf(const Frame &f) const
+{
+    const double w = std::min(m_left->width(), m_right->width()), bottom = std::min(drawingBottom(*m_left), drawingBottom(*m_right));
+    const QRectF &area = f.area;
+    return QRectF(QPointF(area.left() <= kBandMargin + 1 ? 2 : area.left(), area.top() <= kBandMargin + 1 ? 2 : area.top()),
+                  QPointF(area.right() >= w - kBandMargin - 1 ? w - 2 : area.right(),
+                          area.bottom() >= bottom - kBandMargin - 1 ? bottom - 2 : area.bottom()));
+}
+
+double CompareView::roomFit(const Frame &f) const
+{
+    const QRectF room = roomOf(f);
+    return std::max(f.fit, std::min({1.0, room.width() / std::max(f.both.width(), 1.0), room.height() / std::max(f.both.height(), 1.0)}));
 }
 
 /// Where the fitted nodes leave room in the area, both panes move together (staying aligned), the
@@ -183,8 +249,12 @@ std::pair<QPointF, double> CompareView::slack(const Frame &f, double scale, QPoi
             drawn.push_back({c, QRectF((scene.topLeft() - at) * scale, scene.size() * scale), weight});
         };
         const auto &items = c->view().items;
+        const auto beside = besideChanges(*c);
         for (size_t i = 0; i < items.size(); ++i)
-            put(QRectF(items[i].x, items[i].y, items[i].w, items[i].h), c->diffOf(int(i)) == GraphCanvas::DiffMark::None ? 1 : kChangeCut);
+            put(QRectF(items[i].x, items[i].y, items[i].w, items[i].h),
+                c->diffOf(int(i)) != GraphCanvas::DiffMark::None ? kChangeCut
+                    : beside[i]                                  ? kBesideCut
+                                                                 : 1);
         for (const auto &fr : c->frames()) {
             put(fr.titlePlate(), kTitleCut);
             put(fr.rect, 0);
@@ -192,13 +262,9 @@ std::pair<QPointF, double> CompareView::slack(const Frame &f, double scale, QPoi
     }
     // The room the fit leaves: what is fitted inside the area (clear of the margins), or up to
     // 2 px from the panes' edges where the area is at the margin, at a cost.
-    const double w = std::min(m_left->width(), m_right->width()), bottom = std::min(drawingBottom(*m_left), drawingBottom(*m_right));
-    const QRectF area = f.area;
+    const QRectF area = f.area, room = roomOf(f);
     const double x0 = area.left() - shown.left(), x1 = area.right() - shown.right();
     const double y0 = area.top() - shown.top(), y1 = area.bottom() - shown.bottom();
-    const QRectF room(QPointF(area.left() <= kBandMargin + 1 ? 2 : area.left(), area.top() <= kBandMargin + 1 ? 2 : area.top()),
-                      QPointF(area.right() >= w - kBandMargin - 1 ? w - 2 : area.right(),
-                              area.bottom() >= bottom - kBandMargin - 1 ? bottom - 2 : area.bottom()));
     const double X0 = std::min(x0, room.left() - shown.left()), X1 = std::max(x1, room.right() - shown.right());
     const double Y0 = std::min(y0, room.top() - shown.top()), Y1 = std::max(y1, room.bottom() - shown.bottom());
     const auto axis = [&](bool across, QPointF moved) {

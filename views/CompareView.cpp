@@ -53,6 +53,7 @@ const ir::Node *counterpart(const ir::Node *n, const std::unordered_map<std::str
 /// far it is from the middles of both sides of the change.
 struct Anchor {
     QPointF at, shift;
+    QRectF box; ///< the node's, in A's scene
     double cost = 0, distance = 0;
 };
 
@@ -63,6 +64,8 @@ struct Anchor {
 /// Nodes whose shifts differ by less (scene pixels) line up to the eye: a node one row moved a
 /// few pixels by the layout (a wider neighbour) still stands where it stood.
 constexpr double kSameShift = 8;
+/// The other alignments the placement weighs (otherAlignments), at most.
+constexpr size_t kOtherAlignments = 6;
 
 const Anchor *bestAnchor(const std::vector<Anchor> &candidates, const QRectF &near)
 {
@@ -86,6 +89,25 @@ const Anchor *bestAnchor(const std::vector<Anchor> &candidates, const QRectF &ne
         }
     }
     return best;
+}
+
+/// The alignments at other nodes of the change's neighbourhood (`near`) than `best` (each shift
+/// once, with the node's rectangle), the nearest to the change first: where aligning at `best`
+/// leaves what lies around the change cut at a pane's edge, aligning at one of these may not.
+std::vector<std::pair<QRectF, QPointF>> otherAlignments(const std::vector<Anchor> &candidates, const Anchor &best, const QRectF &near)
+{
+    std::vector<const Anchor *> order;
+    for (const Anchor &c : candidates)
+        if (near.contains(c.at))
+            order.push_back(&c);
+    std::sort(order.begin(), order.end(), [](const Anchor *x, const Anchor *y) { return x->distance < y->distance; });
+    std::vector<std::pair<QRectF, QPointF>> out;
+    const auto same = [](QPointF x, QPointF y) { return std::abs(x.x() - y.x()) < kSameShift && std::abs(x.y() - y.y()) < kSameShift; };
+    for (const Anchor *c : order)
+        if (out.size() < kOtherAlignments && !same(c->shift, best.shift) &&
+            std::none_of(out.begin(), out.end(), [&](const auto &o) { return same(o.second, c->shift); }))
+            out.emplace_back(c->box, c->shift);
+    return out;
 }
 
 /// The title plates of the frames around these nodes (scene), by depth, innermost first: what
@@ -432,7 +454,7 @@ void CompareView::reveal()
 /// up): of the nodes drawn in both panes, the one bestAnchor picks. Aligning the rectangles instead
 /// (tops, middles) offsets everything when A's changes spread wider than B's; only where no two of
 /// those nodes line up anyway are the middles aligned.
-CompareView::Frame CompareView::frame(int k) const
+CompareView::Frame CompareView::frame(int k, const QPointF *alignAt) const
 {
     const auto nodes = [&](bool inA) { return k == m_current || k < 0 ? shownNodes(inA) : changeNodes(size_t(k), inA); };
     Frame f;
@@ -454,7 +476,7 @@ CompareView::Frame CompareView::frame(int k) const
                 continue;
             const auto &x = va.items[size_t(i)], &y = vb.items[size_t(j)];
             shared.emplace_back(QRectF(x.x, x.y, x.w, x.h), QRectF(y.x, y.y, y.w, y.h));
-            Anchor c{QPointF(x.x + x.w / 2, x.y + x.h / 2), QPointF(y.x + y.w / 2 - x.x - x.w / 2, y.y - x.y)};
+            Anchor c{QPointF(x.x + x.w / 2, x.y + x.h / 2), QPointF(y.x + y.w / 2 - x.x - x.w / 2, y.y - x.y), QRectF(x.x, x.y, x.w, x.h)};
             const QRectF both = f.a.united(f.b.translated(-c.shift));
             c.cost = std::max(both.width() / pane.width(), both.height() / pane.height());
             c.distance = QLineF(c.at, f.a.center()).length() + QLineF(c.at + c.shift, f.b.center()).length();
@@ -475,7 +497,14 @@ CompareView::Frame CompareView::frame(int k) const
         } else if (const Anchor *a = bestAnchor(candidates, f.a.adjusted(-60, -60, 60, 60))) {
             f.shift = a->shift;
             f.anchor = a->at;
+            f.others = otherAlignments(candidates, *a, f.a.adjusted(-60, -60, 60, 60));
         }
+        if (alignAt) // one of those alignments, asked for
+            for (const auto &[box, shift] : f.others)
+                if (shift == *alignAt) {
+                    f.shift = shift;
+                    f.anchor = box.center();
+                }
     }
     fitFrame(f);
     if (!f.both.isEmpty())

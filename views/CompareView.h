@@ -16,14 +16,17 @@
 // shows among it shown by the other too (for a tenth of the zoom at most). Both panes are then
 // placed together, what is fitted kept whole: of the zooms from the fit down and the moves within
 // the room left (into the margins at a cost), the one that cuts the fewest nodes (a changed one
-// most) and titles at the panes' edges (each whole in view or out of it), leaves no band of a pane
-// empty that the drawing could fill, and keeps the changes near the middle, zooming out costing
-// too (views/ComparePlace.cpp). What does not fit at kReadableScale is shown from its start (for
-// "All changes": the first change, with a note that N / Shift+N step through the rest). The
-// minimaps are off (M shows them). The panes stay in step: expanding or folding a module in one
-// does it in the other (and both are fitted to the change again, until the user zooms or pans),
-// and zooming or panning one shows the same node (the one at its centre, or its nearest common
-// neighbour) at the same zoom in the other. Esc closes.
+// most, then the boxes the changes sit beside) and titles at the panes' edges (each whole in view
+// or out of it), leaves no band of a pane empty that the drawing could fill, and keeps the
+// changes near the middle, zooming out costing too; aligned at another shared node near the
+// changes where that keeps whole what the first alignment cuts (a box drawn further off the
+// changes in one version than in the other) (views/ComparePlace.cpp). What does not fit at
+// kReadableScale even into the margins is shown from its start (for "All changes": the first
+// change, with a note that N / Shift+N step through the rest). The minimaps are off (M shows
+// them). The panes stay in step: expanding or folding a module in one does it in the other (and
+// both are fitted to the change again, until the user zooms or pans), and zooming or panning one
+// shows the same node (the one at its centre, or its nearest common neighbour) at the same zoom in
+// the other. Esc closes.
 #pragma once
 
 #include "ir/Graph.h"
@@ -37,6 +40,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -132,8 +136,12 @@ private:
         QRectF a, b, both, area;
         QPointF shift, anchor;
         double fit = 1;
+        /// Other alignments (a node near the change, its rectangle in A's scene, and the shift that
+        /// puts it at one place in both panes), the placement may take instead.
+        std::vector<std::pair<QRectF, QPointF>> others;
     };
-    Frame frame(int k) const;
+    /// `alignAt`: aligned at the node of `others` with that shift instead.
+    Frame frame(int k, const QPointF *alignAt = nullptr) const;
     /// f.both, f.area and f.fit for f.a and f.b (B's at f.shift).
     void fitFrame(Frame &f) const;
     /// f.a and f.b grown, while the fit stays readable, by the titles of the frames around the
@@ -144,6 +152,14 @@ private:
     /// Fits both panes to the nodes shown (frame(m_current)) at one zoom, never below kReadableScale (then
     /// from the start of what is shown).
     void placeCurrent();
+    /// For what `f` fits: the zoom from the fit down, and the move slack finds at it, that cost
+    /// least, with that cost.
+    std::tuple<double, QPointF, double> zoomAndMove(const Frame &f) const;
+    /// Where what `f` fits may go: its area, or up to 2 px from the panes' edges where the area is
+    /// at the margin (at a cost).
+    QRectF roomOf(const Frame &f) const;
+    /// The zoom that fits what `f` fits in that room (f.fit or more).
+    double roomFit(const Frame &f) const;
     /// How far both panes move (screen pixels) within the room the fit leaves at `scale`, and what
     /// that costs: the nodes (a changed one most) and frame titles cut at the panes' edges, the
     /// bands of a pane left empty that the drawing could fill, the way off the middle
