@@ -80,9 +80,11 @@ bool GraphCanvas::showModule(const QString &module)
         return false;
     r.adjust(-40, -40, 40, 40); // the frame and its title
     const QRectF area = fitArea(sceneViewport().size(), {}, r.size());
-    m_scale = std::clamp(std::min(area.width() / r.width(), area.height() / r.height()), kMinFitScale, 1.0);
+    // Whole at most 1:1 where that is legible, else at kLandScale from its start (its title).
+    m_scale = std::clamp(std::min(area.width() / r.width(), area.height() / r.height()), kLandScale, 1.0);
     const double top = r.height() * m_scale <= area.height() ? area.center().y() - r.height() * m_scale / 2 : area.top();
-    m_offset = QPointF(area.center().x() - r.center().x() * m_scale, top - r.top() * m_scale);
+    const double left = r.width() * m_scale <= area.width() ? area.center().x() - r.width() * m_scale / 2 : area.left();
+    m_offset = QPointF(left - r.left() * m_scale, top - r.top() * m_scale);
     settle(focusOf(m), Settle::Context);
     m_untouched = false;
     update();

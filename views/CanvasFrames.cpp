@@ -6,6 +6,7 @@
 
 #include <QPainter>
 #include <QPainterPath>
+#include <QRegularExpression>
 
 #include <algorithm>
 #include <cmath>
@@ -214,6 +215,29 @@ int GraphCanvas::frameAt(QPointF pos) const
         if (m_frames[k].shape.contains(s))
             best = int(k);
     return best;
+}
+
+QString GraphCanvas::elideDetail(const QString &detail, const QFontMetrics &fm, int width)
+{
+    if (fm.horizontalAdvance(detail) <= width)
+        return detail;
+    // The class path is the first word ("transformers.models.bert.modeling_bert.BertEmbeddings, 5 ops · 5 weights").
+    const qsizetype end = detail.indexOf(QRegularExpression(QStringLiteral("[ ,]")));
+    const QString path = end < 0 ? detail : detail.left(end), rest = end < 0 ? QString() : detail.mid(end);
+    const QString ellipsis = QStringLiteral("…");
+    for (qsizetype dot = path.indexOf(QLatin1Char('.')); dot >= 0; dot = path.indexOf(QLatin1Char('.'), dot + 1)) {
+        const QString shorter = ellipsis + path.mid(dot + 1) + rest;
+        if (fm.horizontalAdvance(shorter) <= width)
+            return shorter;
+    }
+    const qsizetype last = path.lastIndexOf(QLatin1Char('.'));
+    return fm.elidedText(last < 0 ? detail : ellipsis + path.mid(last + 1) + rest, Qt::ElideRight, width);
+}
+
+QString GraphCanvas::boxTitle(const layout::ViewItem &it, const QFontMetrics &fm, int width)
+{
+    const QString label = QString::fromStdString(it.label);
+    return it.kind == ViewItem::Kind::Module ? elideDetail(label, fm, width) : fm.elidedText(label, Qt::ElideRight, width);
 }
 
 } // namespace fxlens::views

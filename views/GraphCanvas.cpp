@@ -11,7 +11,6 @@
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
-#include <QRegularExpression>
 #include <QThread>
 #include <QWheelEvent>
 
@@ -106,17 +105,17 @@ void GraphCanvas::graphEdited()
         // ghost (View ▸ Re-layout starts afresh). A drawing a run has shrunk (by a quarter or
         // more along a side) to what the widget shows whole at a legible zoom is shown whole, not
         // left small or cut in a corner of the view it had.
-        // A drawing shown whole that a step made larger (blocks unstacked) stays whole, or as much
-        // of it as a legible zoom shows, not enlarged past the view.
+        // A drawing shown whole that a step made larger (blocks unstacked) stays whole while its
+        // text is drawn, else shows as much of it as kLandScale holds; not enlarged past the view.
         const QSizeF before(m_view.width, m_view.height);
         const QRectF vp = sceneViewport();
         const auto whole = [&] { return m_content.width() * m_scale <= vp.width() + 1 && m_content.height() * m_scale <= vp.height() + 1; };
         const bool wasWhole = whole();
         relayout(true, Placement::StableStep);
-        const bool legibleWhole =
-            std::min(vp.width() / std::max(m_content.width(), 1.0), vp.height() / std::max(m_content.height(), 1.0)) >= kLandScale;
+        const double fit = std::min(vp.width() / std::max(m_content.width(), 1.0), vp.height() / std::max(m_content.height(), 1.0));
         const bool grownOut = wasWhole && !whole();
-        if (legibleWhole && (grownOut || m_view.width < 0.75 * before.width() || m_view.height < 0.75 * before.height()))
+        const bool shrank = m_view.width < 0.75 * before.width() || m_view.height < 0.75 * before.height();
+        if ((fit >= kLandScale && (grownOut || shrank)) || (grownOut && 32 * fit >= 14)) // (text drawn from 14/32)
             fitToView();
         else if (grownOut)
             fitWhole(kLandScale);
@@ -452,9 +451,8 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
         if (textLegible) {
             p.setPen(text);
             const QRectF inner = r.adjusted(6, 2, -6, -2);
-            const QString label = QString::fromStdString(it.label);
             const QString detail = QString::fromStdString(it.value.empty() ? it.detail : it.detail + "  " + it.value);
-            p.drawText(inner, Qt::AlignLeft | Qt::AlignTop, p.fontMetrics().elidedText(label, Qt::ElideRight, int(inner.width())));
+            p.drawText(inner, Qt::AlignLeft | Qt::AlignTop, boxTitle(it, p.fontMetrics(), int(inner.width())));
             QFont small = f;
             small.setPixelSize(10);
             p.setFont(small);
@@ -466,23 +464,6 @@ void GraphCanvas::paintScene(QPainter &p, const QRectF &sceneRect, double scale,
         }
     }
     paintKernelGroups(p, scale);
-}
-
-QString GraphCanvas::elideDetail(const QString &detail, const QFontMetrics &fm, int width)
-{
-    if (fm.horizontalAdvance(detail) <= width)
-        return detail;
-    // The class path is the first word ("transformers.models.bert.modeling_bert.BertEmbeddings, 5 ops · 5 weights").
-    const qsizetype end = detail.indexOf(QRegularExpression(QStringLiteral("[ ,]")));
-    const QString path = end < 0 ? detail : detail.left(end), rest = end < 0 ? QString() : detail.mid(end);
-    const QString ellipsis = QStringLiteral("…");
-    for (qsizetype dot = path.indexOf(QLatin1Char('.')); dot >= 0; dot = path.indexOf(QLatin1Char('.'), dot + 1)) {
-        const QString shorter = ellipsis + path.mid(dot + 1) + rest;
-        if (fm.horizontalAdvance(shorter) <= width)
-            return shorter;
-    }
-    const qsizetype last = path.lastIndexOf(QLatin1Char('.'));
-    return fm.elidedText(last < 0 ? detail : ellipsis + path.mid(last + 1) + rest, Qt::ElideRight, width);
 }
 
 /// Items as single-colour rectangles written into the image.

@@ -113,8 +113,9 @@ public:
     /// Then settled (settle()); where an item or kernel label is still cut at an edge, zoomed out
     /// a few percent a step, down to `least`, to the zoom that cuts the fewest.
     void showNodes(const std::vector<const ir::Node *> &nodes, double least);
-    /// The items of `module` (its nodes and boxes, at any depth) fitted in the widget, at most 1:1
-    /// and never below kMinFitScale (centred on their top); false when nothing of it is drawn.
+    /// The items of `module` (its nodes and boxes, at any depth) fitted in the widget, at most 1:1;
+    /// where that is below kLandScale, at kLandScale from their start (left end, top: the frame's
+    /// title); then settled. False when nothing of it is drawn.
     bool showModule(const QString &module);
     /// Where a drawing of `content`'s size is fitted in a widget of `widget`'s size whose legend is
     /// at `legend` (empty: none): inside a margin, above the legend or beside it, whichever shows
@@ -208,6 +209,10 @@ public:
     /// A box's second line in `width` pixels: whole when it fits; else a dotted class path loses its
     /// leading packages first ("…modeling_bert.BertEmbeddings, 5 nodes"), then the end is elided.
     static QString elideDetail(const QString &detail, const QFontMetrics &fm, int width);
+    /// A box's first line in `width` pixels: a node's name elided at its end; a module's path loses
+    /// its leading modules first (elideDetail), so the end that tells siblings apart stays
+    /// ("…attention.self.query").
+    static QString boxTitle(const layout::ViewItem &it, const QFontMetrics &fm, int width);
     /// The tooltip text at a widget position: an item (node, module, hidden inputs) or an edge
     /// (its ends and the value it carries); "" when nothing is there.
     QString toolTipAt(QPointF pos) const;

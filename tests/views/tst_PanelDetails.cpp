@@ -326,6 +326,37 @@ private Q_SLOTS:
         QVERIFY2(tiny.startsWith(QStringLiteral("…Bert")) && fm.horizontalAdvance(tiny) <= 80, qPrintable(tiny));
     }
 
+    /// A module box too narrow for its path keeps the path's end, which tells siblings apart
+    /// (BERT's attention.self: "…self.query", "…self.value", not "…self.qu…" twice).
+    void moduleBoxTitlesKeepTheirEnd()
+    {
+        fxlens::views::MainWindow w{testServices()};
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/bert_base_dynamo.json.gz")));
+        auto *c = w.canvas();
+        for (const char *m : {"model", "model.encoder", "model.encoder.layer", "model.encoder.layer.0", "model.encoder.layer.0.attention",
+                              "model.encoder.layer.0.attention.self"})
+            c->setExpanded(QString::fromLatin1(m), true);
+        QFont f = c->font();
+        f.setPixelSize(12); // as the canvas draws a box's first line
+        const QFontMetrics fm(f);
+        int modules = 0, narrow = 0;
+        for (const auto &it : c->view().items) {
+            if (it.kind != fxlens::layout::ViewItem::Kind::Module)
+                continue;
+            ++modules;
+            const int width = int(it.w - 12);
+            const QString title = fxlens::views::GraphCanvas::boxTitle(it, fm, width);
+            const QString last = QString::fromStdString(it.label.substr(it.label.rfind('.') + 1));
+            narrow += fm.horizontalAdvance(QString::fromStdString(it.label)) > width;
+            QVERIFY2(fm.horizontalAdvance(title) <= width, qPrintable(title));
+            QVERIFY2(title.endsWith(last), qPrintable(title + QStringLiteral(" for ") + QString::fromStdString(it.label)));
+        }
+        QVERIFY(modules >= 3);
+        QVERIFY(narrow >= 2); // the query and value boxes are too narrow for their paths
+    }
+
     /// After a fit no node lies under the minimap (it is hidden while the whole graph is in view);
     /// zoomed in, it is there, small, and the selected node the view moved to is not under it.
     void minimapLeavesFittedDrawingFree()
