@@ -512,6 +512,14 @@ int MainWindow::visibleNodeCount() const { return m_nodes->visibleCount(); }
 
 bool MainWindow::selectNode(const QString &name) { return m_selection->selectNode(name); }
 
+bool MainWindow::showModule(const QString &path)
+{
+    if (!m_canvas->showModule(path))
+        return false;
+    m_selection->selectModule(path, nullptr);
+    return true;
+}
+
 QString MainWindow::inspectorText() const { return m_inspector->toPlainText(); }
 
 void MainWindow::fillText()

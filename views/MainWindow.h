@@ -59,6 +59,9 @@ public:
     int visibleNodeCount() const;
     /// Selects a node by name and shows it in the inspector; false if there is no such node.
     bool selectNode(const QString &name);
+    /// The module `path` shown on the canvas (GraphCanvas::showModule) and selected: the Inspector
+    /// describes it and no node stays selected off screen (`--expand`). False when it has no items.
+    bool showModule(const QString &path);
     QString inspectorText() const;
     QStringList recentFiles() const;
     GraphCanvas *canvas() const { return m_canvas; }

@@ -182,7 +182,7 @@ int main(int argc, char **argv)
         applySteps(w, parser.value(o.applySteps));
     if (ok && parser.isSet(o.expand))
         afterLayout([&w, m = parser.values(o.expand).constLast()] {
-            if (!w.canvas()->showModule(m))
+            if (!w.showModule(m))
                 std::fprintf(stderr, "fxlens: --expand %s: no such module\n", qPrintable(m));
         });
     if (ok && parser.isSet(o.select))

@@ -191,6 +191,31 @@ private Q_SLOTS:
         QCoreApplication::processEvents();
         agree("after undo");
     }
+
+    /// Showing a module (`--expand`) after the file's first candidate was selected elsewhere
+    /// (BERT: reshape_11 in layer 11): the module is what the Inspector describes, and no node off
+    /// screen stays selected in the table or outlined on the canvas.
+    void shownModuleIsTheSelection()
+    {
+        views::MainWindow w(test::sourceServices());
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openFile(QStringLiteral(FXLENS_EXAMPLES "/bert_base_dynamo.json.gz")));
+        QCoreApplication::processEvents();
+        QVERIFY(!w.selection()->currentNode().isEmpty()); // the first candidate
+        const QString module = QStringLiteral("model.encoder.layer.0.attention.self");
+        const QStringList parts = module.split(QLatin1Char('.'));
+        for (qsizetype i = 1; i <= parts.size(); ++i)
+            w.canvas()->setExpanded(parts.mid(0, i).join(QLatin1Char('.')), true);
+        QVERIFY(w.showModule(module));
+        QCoreApplication::processEvents();
+        QVERIFY2(w.inspectorText().contains(module), qPrintable(w.inspectorText().left(200)));
+        QVERIFY(w.selection()->currentNode().isEmpty());
+        QVERIFY2(w.canvas()->selectedLabel().isEmpty(), qPrintable(w.canvas()->selectedLabel()));
+        auto *table = w.findChild<QTableView *>(QStringLiteral("nodeTable"));
+        QCOMPARE(table->selectionModel()->selectedRows().size(), 0);
+    }
 };
 
 QTEST_MAIN(TestSelection)
