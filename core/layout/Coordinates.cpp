@@ -65,6 +65,21 @@ public:
             for (uint32_t c : chain(i))
                 if (m_top[c] == s.layerOf[i] && entersFromAbove(i, c))
                     m_entries.emplace_back(i, c);
+        // Where each frame's slots stand in each of its layers (the first and last place).
+        std::vector<uint32_t> place(s.slots(), 0);
+        for (const auto &layer : s.byLayer)
+            for (size_t k = 0; k < layer.size(); ++k)
+                place[layer[k]] = uint32_t(k);
+        m_places.resize(clusters);
+        for (uint32_t c = 1; c < clusters; ++c)
+            if (!m_members[c].empty()) {
+                m_places[c].assign(size_t(m_bottom[c] - m_top[c] + 1), {UINT32_MAX, 0});
+                for (uint32_t i : m_members[c]) {
+                    auto &[first, last] = m_places[c][size_t(s.layerOf[i] - m_top[c])];
+                    first = std::min(first, place[i]), last = std::max(last, place[i]);
+                }
+            }
+        m_place = std::move(place);
         for (uint32_t c = 1; c < clusters; ++c)
             m_innerFirst.push_back(c);
         std::stable_sort(m_innerFirst.begin(), m_innerFirst.end(),
@@ -175,8 +190,10 @@ private:
                         continue;
                     if (frameI && (m_top[ci[d]] > m_bottom[unitC] || m_bottom[ci[d]] < m_top[unitC]))
                         continue;
-                    // The one further right moves past the other.
-                    if (l0 + r0 >= m_left[unitC] + m_right[unitC]) {
+                    // The one the layers' order puts right of the other (spaceLayers would push
+                    // it back in again), else the one further right, moves past the other.
+                    const int side = frameI ? frameSide(ci[d], unitC) : slotSide(i, unitC);
+                    if (side > 0 || (side == 0 && l0 + r0 >= m_left[unitC] + m_right[unitC])) {
                         const double by = m_right[unitC] + gap - l0;
                         moved |= frameI ? shiftFrame(ci[d], by, movedFrame) : shiftSlot(i, by, movedSlot);
                     } else {
@@ -185,6 +202,34 @@ private:
                 }
         }
         return moved;
+    }
+
+    /// Where the layers' order puts slot `i` against frame `c`'s slots in its layer: 1 right of
+    /// them, -1 left, 0 where it has none of them (or stands among them).
+    int slotSide(uint32_t i, uint32_t c) const
+    {
+        const int l = m_s.layerOf[i];
+        if (l < m_top[c] || l > m_bottom[c])
+            return 0;
+        const auto [first, last] = m_places[c][size_t(l - m_top[c])];
+        return first == UINT32_MAX ? 0 : m_place[i] > last ? 1 : m_place[i] < first ? -1 : 0;
+    }
+    /// The same for frame `f` against frame `c`, over the layers both have slots in (0 where
+    /// they stand among each other, or on one side in one layer and on the other in another).
+    int frameSide(uint32_t f, uint32_t c) const
+    {
+        int side = 0;
+        for (int l = std::max(m_top[f], m_top[c]); l <= std::min(m_bottom[f], m_bottom[c]); ++l) {
+            const auto [f0, f1] = m_places[f][size_t(l - m_top[f])];
+            const auto [c0, c1] = m_places[c][size_t(l - m_top[c])];
+            if (f0 == UINT32_MAX || c0 == UINT32_MAX)
+                continue;
+            const int here = f0 > c1 ? 1 : f1 < c0 ? -1 : 0;
+            if (here == 0 || (side != 0 && here != side))
+                return 0;
+            side = here;
+        }
+        return side;
     }
 
     bool shiftSlot(uint32_t i, double by, std::vector<uint8_t> &moved)
@@ -213,6 +258,9 @@ private:
     std::vector<uint32_t> m_innerFirst;                   ///< the frames, innermost first
     std::vector<std::pair<uint32_t, uint32_t>> m_entries; ///< slots where an edge enters a frame (its top layer) from above
     std::vector<double> m_left, m_right;
+    std::vector<uint32_t> m_place; ///< per slot: its place in its layer
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>>
+        m_places; ///< per frame, per layer from its top: its slots' first and last place
 };
 
 /// Views with frames and a row per layer: slots moved apart for the frames (FrameRoom), each

@@ -29,6 +29,30 @@ bool overlap(const layout::ViewItem &a, const layout::ViewItem &b)
 class TestLayout : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+
+    /// Two sibling modules expanded side by side (tangle4's blocks.2 and blocks.3), with boxes at
+    /// the root that the layers' order puts right of blocks.3's frame: the frames make room for
+    /// each other without pushing the rest ever further right (the scene about as wide as its
+    /// widest layer, not tens of thousands of pixels), and nothing overlaps.
+    void siblingFramesKeepTheSceneCompact()
+    {
+        auto g = example("tangle4_fx.json");
+        QVERIFY(g);
+        auto v = layout::buildView(*g, {"blocks.2", "blocks.3"});
+        layout::layeredLayout(v);
+        std::map<int, double> rowWidth; // per layer: its items side by side, with the gaps
+        for (const auto &it : v.items)
+            rowWidth[it.layer] += it.w + 14;
+        double widest = 0;
+        for (const auto &[layer, w] : rowWidth)
+            widest = std::max(widest, w);
+        QVERIFY2(v.width < 1.5 * widest, qPrintable(QStringLiteral("%1 wide, the widest layer %2").arg(v.width).arg(widest)));
+        for (size_t i = 0; i < v.items.size(); ++i)
+            for (size_t j = i + 1; j < v.items.size(); ++j)
+                QVERIFY2(!overlap(v.items[i], v.items[j]), qPrintable(QString::fromStdString(v.items[i].label + " / " + v.items[j].label)));
+        std::string why;
+        QVERIFY2(layout::framesTrue(v, &why), why.c_str());
+    }
     /// Collapsed: every node shows as its outermost collapsed module's box (or itself at the root);
     /// expanding a module replaces its box by its children.
     void viewsFollowExpandedModules()

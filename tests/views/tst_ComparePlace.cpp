@@ -226,6 +226,52 @@ private Q_SLOTS:
         const bool inA = stackWhole(v->left()), inB = stackWhole(v->right());
         QVERIFY2(both ? inA && inB : inA || inB, qPrintable(QStringLiteral("the stack's box whole in A: %1, in B: %2").arg(inA).arg(inB)));
     }
+    /// tangle4 after Run's first three steps, original vs step 3, "All changes", then blocks.2 (a
+    /// sibling of blocks.3, where every change is) expanded by a double-click on its box in pane B,
+    /// as a user does: both panes expand it, and "All changes" and N still show the changed nodes
+    /// whole in both panes (or, where every change does not fit, the first change's start).
+    void expandingASiblingKeepsChangesReachable()
+    {
+        Rewritten r;
+        QVERIFY2(r.applyFirst(QStringLiteral("tangle4_fx.json"), 3), qPrintable(r.error));
+        auto v = r.compare();
+        QVERIFY2(v, qPrintable(r.error));
+        QTest::keyClick(v->left(), Qt::Key_A);
+        GraphCanvas *b = v->right();
+        int box = -1;
+        for (size_t i = 0; i < b->view().items.size(); ++i)
+            if (b->view().items[i].kind == layout::ViewItem::Kind::Module && b->view().items[i].module == "blocks.2")
+                box = int(i);
+        QVERIFY(box >= 0);
+        QVERIFY2(QRectF(b->rect()).contains(b->itemRect(box).center()), "blocks.2's box on screen in B");
+        QTest::mouseDClick(b, Qt::LeftButton, {}, b->itemRect(box).center().toPoint());
+        QVERIFY(v->left()->isExpanded(QStringLiteral("blocks.2")) && b->isExpanded(QStringLiteral("blocks.2")));
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_sibling_expanded.png")));
+        QString why;
+        QTest::keyClick(v->left(), Qt::Key_A);
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_sibling_expanded_all.png")));
+        QCOMPARE(v->currentChange(), -1);
+        QVERIFY2(v->left()->scale() >= CompareView::kReadableScale - 1e-9, qPrintable(QString::number(v->left()->scale())));
+        QVERIFY2(aligned(*v, false, &why), qPrintable(QStringLiteral("All changes: ") + why));
+        if (positionText(*v).contains(QStringLiteral("more than one screen"))) {
+            // Every change does not fit at the readable zoom: the first one from its start.
+            QCOMPARE(v->left()->scale(), CompareView::kReadableScale);
+            for (const GraphCanvas *c : {v->left(), b}) {
+                std::vector<const ir::Node *> first;
+                for (const ir::Node *n : c == b ? v->changes().front().b : v->changes().front().a)
+                    if (c->itemOf(n) >= 0)
+                        first.push_back(n);
+                QVERIFY2(wholeOrStart(*v, c, first, &why), qPrintable(QStringLiteral("All changes: ") + why));
+            }
+        } else {
+            QVERIFY2(changesWhole(*v, &why), qPrintable(QStringLiteral("All changes: ") + why));
+        }
+        QTest::keyClick(v->left(), Qt::Key_N);
+        QVERIFY(v->grab().save(shots() + QStringLiteral("compare_sibling_expanded_next.png")));
+        QCOMPARE(v->currentChange(), 0);
+        QVERIFY2(aligned(*v, true, &why), qPrintable(QStringLiteral("N: ") + why));
+        QVERIFY2(changesWhole(*v, &why), qPrintable(QStringLiteral("N: ") + why));
+    }
 };
 
 QTEST_MAIN(TestComparePlace)
