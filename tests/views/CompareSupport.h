@@ -242,7 +242,7 @@ inline bool wholeOrStart(const CompareView &v, const GraphCanvas *c, const std::
 
 /// Both panes show the change at one zoom, a node both versions have at the same place in both.
 /// `fitted`: and each side whole in its pane, clear of the legend, as large as the panes allow (the
-/// two together span 60 % of a pane's width or height, or the zoom is 1:1), never below the
+/// two together span half of a pane's width or height, or the zoom is 1:1), never below the
 /// readable zoom (what does not fit there is shown at it from its start).
 inline bool aligned(const CompareView &v, bool fitted, QString *why)
 {
@@ -283,7 +283,7 @@ inline bool aligned(const CompareView &v, bool fitted, QString *why)
     const QSizeF pane = v.left()->size();
     const QRectF both = ta.united(tb.translated((v.left()->width() - v.right()->width()) / 2.0, 0));
     return v.left()->scale() > 0.999 || std::abs(v.left()->scale() - CompareView::kReadableScale) < 1e-9 ||
-        both.width() >= 0.6 * pane.width() || both.height() >= 0.6 * pane.height();
+        both.width() >= 0.5 * pane.width() || both.height() >= 0.5 * pane.height();
 }
 
 /// Every node a pane is fitted to whole inside it (clear of its legend and minimap), and the title
