@@ -525,8 +525,14 @@ void GraphCanvas::paintEvent(QPaintEvent *)
         p.resetTransform();
     }
     if (const QRect mr = minimapRect(); !mr.isEmpty()) {
-        p.setOpacity(0.85);
-        p.fillRect(mr.adjusted(-3, -3, 3, 3), palette().color(QPalette::Window));
+        // Faint where it lies over nodes, so that they show through it (its outline and the red
+        // rectangle of the view stay).
+        const bool faint = minimapOverItems(mr);
+        p.setOpacity(faint ? kFaintMinimap : 0.85);
+        if (!faint) {
+            p.fillRect(mr.adjusted(-3, -3, 3, 3), palette().color(QPalette::Window));
+            p.fillRect(mr, palette().color(QPalette::Base));
+        }
         p.drawImage(mr.topLeft(), m_minimapImage);
         p.setOpacity(1);
         // The part of the scene in view.
@@ -542,6 +548,13 @@ void GraphCanvas::paintEvent(QPaintEvent *)
     p.setClipping(false);
     if (!legendRect().isEmpty())
         paintLegend(p);
+}
+
+bool GraphCanvas::minimapOverItems(const QRect &minimap) const
+{
+    const QRectF cover = QRectF(minimap).adjusted(-3, -3, 3, 3);
+    const auto items = itemsIn(QRectF(toScene(cover.topLeft()), cover.size() / m_scale));
+    return std::any_of(items.begin(), items.end(), [&](int i) { return itemRect(i).intersects(cover); });
 }
 
 QRect GraphCanvas::minimapRect() const
@@ -578,7 +591,7 @@ void GraphCanvas::renderMinimap()
     h = std::max(h, 12);
     w = std::min(w, maxW);
     m_minimapImage = QImage(w, h, QImage::Format_ARGB32_Premultiplied);
-    m_minimapImage.fill(palette().color(QPalette::Base));
+    m_minimapImage.fill(Qt::transparent); // on the plate paintEvent lays, or over the drawing
     const double sx = w / std::max(m_view.width, 1.0), sy = h / std::max(m_view.height, 1.0);
     QPainter p(&m_minimapImage);
     const bool dark = palette().color(QPalette::Window).lightness() < 128;

@@ -167,6 +167,11 @@ public:
     /// Where the minimap is drawn (widget coordinates); empty while it is hidden or the whole scene
     /// is in view (nothing to find: it would only cover the drawing).
     QRect minimapRect() const;
+    /// The minimap's opacity where it lies over nodes (else 0.85, on a panel-coloured plate): they
+    /// show through it.
+    static constexpr double kFaintMinimap = 0.25;
+    /// Whether a node lies under the minimap at `minimap` (widget coordinates).
+    bool minimapOverItems(const QRect &minimap) const;
     /// Where the view lies inside a frame whose title is scrolled out of view above (the
     /// innermost frame across the viewport's top edge, its name hidden): that frame's path on a
     /// plate at the viewport's top-left, as an editor keeps the enclosing scope's header; a

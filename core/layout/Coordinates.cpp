@@ -73,7 +73,7 @@ public:
         m_places.resize(clusters);
         for (uint32_t c = 1; c < clusters; ++c)
             if (!m_members[c].empty()) {
-                m_places[c].assign(size_t(m_bottom[c] - m_top[c] + 1), {UINT32_MAX, 0});
+                m_places[c].assign(size_t(m_bottom[c] - m_top[c]) + 1, {UINT32_MAX, 0});
                 for (uint32_t i : m_members[c]) {
                     auto &[first, last] = m_places[c][size_t(s.layerOf[i] - m_top[c])];
                     first = std::min(first, place[i]), last = std::max(last, place[i]);

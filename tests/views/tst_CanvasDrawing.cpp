@@ -5,6 +5,7 @@
 #include "GraphCanvas.h"
 #include "MainWindow.h"
 #include "RewriteDebugger.h"
+#include "SlowWait.h"
 #include "TestServices.h"
 #include "io/GraphJson.h"
 
@@ -393,7 +394,7 @@ private Q_SLOTS:
         QVERIFY(!c->ghosts().empty());
         editor->show();
         editor->raise();
-        QTRY_VERIFY(c->ghosts().empty());
+        QTRY_VERIFY_WITH_TIMEOUT(c->ghosts().empty(), kSlowWait);
     }
 
     /// A step that removes much of the picture leaves no hole: the view is laid out afresh.

@@ -9,6 +9,7 @@
 #include "CompareSupport.h"
 #include "MainWindow.h"
 #include "RewriteDebugger.h"
+#include "SlowWait.h"
 
 #include <QAction>
 #include <QApplication>
@@ -387,7 +388,7 @@ private Q_SLOTS:
         v->activateWindow();
         QVERIFY(QTest::qWaitForWindowActive(v));
         QTest::keyClick(v->right(), Qt::Key_Escape);
-        QTRY_VERIFY(v.isNull()); // closed, and deleted as it closed
+        QTRY_VERIFY_WITH_TIMEOUT(v.isNull(), kSlowWait); // closed, and deleted as it closed
     }
 
     /// Ctrl+D lists the history's versions with their steps and its branches: picking two shows

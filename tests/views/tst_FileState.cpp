@@ -4,6 +4,7 @@
 // proposes nothing; patterns added in the Pattern Editor keep the history and come back after a
 // restart (settings) and a recovery (autosave). Settings and autosaves live in a temporary folder.
 #include "MainWindow.h"
+#include "SlowWait.h"
 #include "TestServices.h"
 
 #include "GraphDocument.h"
@@ -99,7 +100,7 @@ private Q_SLOTS:
         auto *table = w.findChild<QTableView *>(QStringLiteral("nodeTable"));
         QVERIFY(table);
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QTRY_VERIFY(table->verticalScrollBar()->maximum() > 0);
+        QTRY_VERIFY_WITH_TIMEOUT(table->verticalScrollBar()->maximum() > 0, kSlowWait);
         table->verticalScrollBar()->setValue(table->verticalScrollBar()->maximum() / 2);
         QVERIFY(table->verticalScrollBar()->value() > 0);
 
@@ -184,7 +185,7 @@ private Q_SLOTS:
         QVERIFY(showWith(w, "bert_base_dynamo.json.gz", "rewriteDock"));
         auto *table = w.findChild<QTableView *>(QStringLiteral("nodeTable"));
         QVERIFY(table);
-        QTRY_VERIFY(table->verticalScrollBar()->value() > 0); // at the first candidate's row
+        QTRY_VERIFY_WITH_TIMEOUT(table->verticalScrollBar()->value() > 0, kSlowWait); // at the first candidate's row
         QVERIFY(table->currentIndex().isValid());
         w.debugger()->setPreset(QStringLiteral("all"));
         QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));

@@ -7,6 +7,7 @@
 #include "GraphDocument.h"
 #include "MainWindow.h"
 #include "RewriteDebugger.h"
+#include "SlowWait.h"
 #include "TestServices.h"
 #include "io/GraphJson.h"
 #include "rewrite/Session.h"
@@ -275,7 +276,7 @@ private Q_SLOTS:
         auto *patterns = w.findChild<QListWidget *>(QStringLiteral("patternList"));
         auto *matches = w.findChild<QListWidget *>(QStringLiteral("matchList"));
         QVERIFY(patterns && matches);
-        QTRY_VERIFY(patterns->count() > 50); // counted after the first frame
+        QTRY_VERIFY_WITH_TIMEOUT(patterns->count() > 50, kSlowWait); // counted after the first frame
         int row = -1;
         for (int i = 0; i < patterns->count(); ++i)
             if (patterns->item(i)->data(Qt::UserRole).toString() == QLatin1String("split_cat"))

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Drives the main window offscreen: open, search, select, inspect, bad input; saves screenshots.
 #include "MainWindow.h"
+#include "SlowWait.h"
 #include "TestServices.h"
 
 #include <QAbstractItemModelTester>
@@ -293,7 +294,7 @@ private Q_SLOTS:
         e->editor()->moveCursor(QTextCursor::End);
         QTest::keyClicks(e->editor(), QStringLiteral("# more"));
         QVERIFY(!e->compiled());
-        QTRY_VERIFY(e->status().startsWith(QStringLiteral("Does not compile")));
+        QTRY_VERIFY_WITH_TIMEOUT(e->status().startsWith(QStringLiteral("Does not compile")), kSlowWait);
 
         // A shipped pattern under another name: its matches are the engine's candidates for it.
         QFile f(QStringLiteral(FXLENS_SOURCE_DIR "/patterns/unbind_cat_full.fxpat"));

@@ -8,6 +8,7 @@
 #include "GraphDocument.h"
 #include "PatternEditor.h"
 #include "PatternsPanel.h"
+#include "SlowWait.h"
 #include "io/GraphJson.h"
 #include "rewrite/Session.h"
 
@@ -145,7 +146,7 @@ private Q_SLOTS:
         QString why;
         QVERIFY2(doc.open(file, &why), qPrintable(why));
         // Patterns keep per-graph caches: nothing else matches while the counter's worker does.
-        QTRY_VERIFY(!counted.isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(!counted.isEmpty(), kSlowWait);
         const ir::Graph &g = *doc.graph();
         const std::vector<const Pattern *> all = doc.registry().all();
         const std::vector<Match> ref = rewrite::findMatches(g, all);

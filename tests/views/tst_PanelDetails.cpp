@@ -26,6 +26,7 @@
 #include <QListView>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMouseEvent>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -40,6 +41,9 @@
 #include <QTextBlock>
 #include <QTextBrowser>
 #include <QtTest>
+
+#include <cmath>
+#include <numeric>
 
 using fxlens::views::MainWindow;
 
@@ -358,7 +362,8 @@ private Q_SLOTS:
     }
 
     /// After a fit no node lies under the minimap (it is hidden while the whole graph is in view);
-    /// zoomed in, it is there, small, and the selected node the view moved to is not under it.
+    /// zoomed in, it is there, small, and the selected node the view moved to is not under it;
+    /// nodes panned under it show through it.
     void minimapLeavesFittedDrawingFree()
     {
         MainWindow w(testServices());
@@ -380,6 +385,43 @@ private Q_SLOTS:
                 selected = int(i);
         QVERIFY(selected >= 0);
         QVERIFY(!c->itemRect(selected).intersects(c->minimapRect()));
+        // Panned so that nodes lie under it: they show through it (each pixel nearer to the node
+        // drawn without the minimap than to the panel colour the minimap lays over it).
+        const QRect under = c->minimapRect();
+        bool covered = false;
+        for (int step = 0; step < 40 && !covered; ++step) {
+            for (size_t i = 0; i < c->view().items.size() && !covered; ++i)
+                covered = c->itemRect(int(i)).intersects(under);
+            if (!covered) { // dragged as a user pans
+                const QPointF from(c->width() / 2.0, c->height() / 2.0), to = from + QPointF(30, 30);
+                QMouseEvent press(QEvent::MouseButtonPress, from, c->mapToGlobal(from), Qt::LeftButton, Qt::LeftButton, {});
+                QMouseEvent move(QEvent::MouseMove, to, c->mapToGlobal(to), Qt::NoButton, Qt::LeftButton, {});
+                QMouseEvent release(QEvent::MouseButtonRelease, to, c->mapToGlobal(to), Qt::LeftButton, Qt::NoButton, {});
+                for (QMouseEvent *e : {&press, &move, &release})
+                    QApplication::sendEvent(c, e);
+            }
+        }
+        QVERIFY(covered);
+        const QImage with = c->grab().toImage();
+        QDir().mkpath(QStringLiteral(FXLENS_BUILD_DIR "/screenshots"));
+        with.save(QStringLiteral(FXLENS_BUILD_DIR "/screenshots/minimap_over_nodes.png"));
+        c->setMinimapVisible(false);
+        const QImage without = c->grab().toImage();
+        c->setMinimapVisible(true);
+        // The node's detail (its text, border, fill against the canvas) shows through: the
+        // lightness under the minimap follows the lightness without it.
+        std::vector<double> a, b;
+        for (int y = under.top(); y <= under.bottom(); ++y)
+            for (int x = under.left(); x <= under.right(); ++x)
+                a.push_back(without.pixelColor(x, y).lightnessF()), b.push_back(with.pixelColor(x, y).lightnessF());
+        const auto mean = [](const std::vector<double> &v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); };
+        const double ma = mean(a), mb = mean(b);
+        double sab = 0, saa = 0, sbb = 0;
+        for (size_t k = 0; k < a.size(); ++k)
+            sab += (a[k] - ma) * (b[k] - mb), saa += (a[k] - ma) * (a[k] - ma), sbb += (b[k] - mb) * (b[k] - mb);
+        QVERIFY(saa > 0 && sbb > 0);
+        const double correlation = sab / std::sqrt(saa * sbb);
+        QVERIFY2(correlation >= 0.6, qPrintable(QStringLiteral("correlation %1").arg(correlation)));
     }
 
     /// After a fit no node lies under the colour legend (the drawing goes above it or beside it),

@@ -6,6 +6,7 @@
 #include "MainWindow.h"
 #include "RewriteDebugger.h"
 #include "Selection.h"
+#include "SlowWait.h"
 #include "TestServices.h"
 #include "io/GraphJson.h"
 
@@ -319,7 +320,7 @@ private Q_SLOTS:
             c->selectNode(QStringLiteral("h"));
         const int before = c->width();
         w.resize(to);
-        QTRY_VERIFY(c->width() < before - 100);
+        QTRY_VERIFY_WITH_TIMEOUT(c->width() < before - 100, kSlowWait);
         QTest::qWait(50); // the queued placement
         QCoreApplication::processEvents();
         if (whole)
@@ -340,8 +341,8 @@ private Q_SLOTS:
         QVERIFY(w.openFile(example("tangle50_torch.json")));
         GraphCanvas *c = w.canvas();
         w.debugger()->setPreset(QStringLiteral("all"));
-        QTRY_VERIFY(!w.selection()->currentNode().isEmpty()); // the first candidate
-        c->zoomBy(1.0, QPointF());                            // as Ctrl+G: its block opened, landed on
+        QTRY_VERIFY_WITH_TIMEOUT(!w.selection()->currentNode().isEmpty(), kSlowWait); // the first candidate
+        c->zoomBy(1.0, QPointF());                                                    // as Ctrl+G: its block opened, landed on
         QVERIFY(c->selectNode(w.selection()->currentNode()));
         QCOMPARE(w.debugger()->run(), QStringLiteral("fixpoint"));
         QCoreApplication::processEvents();

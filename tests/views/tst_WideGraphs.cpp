@@ -4,6 +4,7 @@
 // sliver; unstacking gives the 50 boxes back; after a full run, the batched ops are drawn in their
 // blocks' range, not in blocks.0. Saves screenshots of the window.
 #include "MainWindow.h"
+#include "SlowWait.h"
 #include "TestServices.h"
 
 #include "GraphCanvas.h"
@@ -77,9 +78,9 @@ private Q_SLOTS:
             QVERIFY(QTest::qWaitForWindowExposed(&w));
             QVERIFY(w.openFile(example("tangle50_torch.json")));
             GraphCanvas *c = w.canvas();
-            QTRY_VERIFY(w.debugger()->candidateCount() > 0);
+            QTRY_VERIFY_WITH_TIMEOUT(w.debugger()->candidateCount() > 0, kSlowWait);
             int anchor = -1;
-            QTRY_VERIFY((anchor = anchorItem(c)) >= 0);
+            QTRY_VERIFY_WITH_TIMEOUT((anchor = anchorItem(c)) >= 0, kSlowWait);
             QVERIFY(w.grab().save(shots() + QStringLiteral("tangle50_first_screen_%1x%2.png").arg(size.width()).arg(size.height())));
             QVERIFY2(c->scale() >= kLegible, qPrintable(QString::number(c->scale())));
             QVERIFY(allInView(c));
@@ -115,7 +116,7 @@ private Q_SLOTS:
         QVERIFY(w.openFile(example("tangle200_aten.json.gz")));
         GraphCanvas *c = w.canvas();
         int anchor = -1;
-        QTRY_VERIFY((anchor = anchorItem(c)) >= 0);
+        QTRY_VERIFY_WITH_TIMEOUT((anchor = anchorItem(c)) >= 0, kSlowWait);
         QVERIFY2(c->heatOf(anchor) > 0.5, qPrintable(QString::number(c->heatOf(anchor)))); // tinted red
         const auto rows = c->legendRows();
         QVERIFY(std::any_of(rows.begin(), rows.end(), [](const auto &r) { return r.name.startsWith(QStringLiteral("device time")); }));
@@ -132,8 +133,8 @@ private Q_SLOTS:
                 light += QColor(image.pixel(x, y)).lightness() > 200;
         QVERIFY(all > 50);
         QVERIFY2(light * 2 > all, qPrintable(QStringLiteral("%1 of %2 pixels light under \"%3\"").arg(light).arg(all).arg(note)));
-        QTRY_VERIFY(c->isMarked(anchor)); // the anchors of the patterns listed
-        {                                 // the mark's red dot ringed in light, not red on red
+        QTRY_VERIFY_WITH_TIMEOUT(c->isMarked(anchor), kSlowWait); // the anchors of the patterns listed
+        {                                                         // the mark's red dot ringed in light, not red on red
             const QImage marked = c->grab().toImage();
             const QPointF dot = c->itemRect(anchor).topLeft() + QPointF(box.w - 6, 6) * c->scale();
             int ring = 0;
