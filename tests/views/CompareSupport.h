@@ -52,6 +52,19 @@ struct Rewritten {
         doc.history()->run(size_t(steps));
         return doc.history()->historySize() == steps;
     }
+    /// `file` with Run's first `steps` steps (all of them with preset "all" when negative),
+    /// original vs the last version, "All changes" pressed when `all`; null on failure (`error`).
+    std::unique_ptr<CompareView> compareAfter(const QString &file, int steps, bool all)
+    {
+        if (!(steps < 0 ? open(file, QStringLiteral("all")) : applyFirst(file, steps))) {
+            error = error.isEmpty() ? QStringLiteral("no steps taken on ") + file : error;
+            return nullptr;
+        }
+        auto v = compare();
+        if (v && all)
+            QTest::keyClick(v->left(), Qt::Key_A);
+        return v;
+    }
     /// Original vs version `b` (-1: the last), shown and active.
     std::unique_ptr<CompareView> compare(int b = -1)
     {

@@ -97,11 +97,8 @@ private Q_SLOTS:
         QFETCH(bool, all);
         QFETCH(int, next);
         Rewritten r;
-        QVERIFY2(steps < 0 ? r.open(file, QStringLiteral("all")) : r.applyFirst(file, steps), qPrintable(r.error));
-        auto v = r.compare();
+        auto v = r.compareAfter(file, steps, all);
         QVERIFY2(v, qPrintable(r.error));
-        if (all)
-            QTest::keyClick(v->left(), Qt::Key_A);
         for (int k = 0; k < next; ++k)
             QTest::keyClick(v->left(), Qt::Key_N);
         QVERIFY(v->grab().save(shots() + QStringLiteral("compare_%1.png").arg(QString::fromLatin1(QTest::currentDataTag()))));
@@ -160,11 +157,8 @@ private Q_SLOTS:
         QFETCH(bool, all);
         QFETCH(int, cuts);
         Rewritten r;
-        QVERIFY2(steps < 0 ? r.open(file, QStringLiteral("all")) : r.applyFirst(file, steps), qPrintable(r.error));
-        auto v = r.compare();
+        auto v = r.compareAfter(file, steps, all);
         QVERIFY2(v, qPrintable(r.error));
-        if (all)
-            QTest::keyClick(v->left(), Qt::Key_A);
         QVERIFY(v->grab().save(shots() + QStringLiteral("compare_placed_%1.png").arg(QString::fromLatin1(QTest::currentDataTag()))));
         QString why;
         QVERIFY2(changesWhole(*v, &why), qPrintable(why));
