@@ -14,10 +14,10 @@ namespace {
 /// Items grouped into rows: items whose vertical extents overlap share a row; rows do not overlap.
 struct Rows {
     std::vector<double> top, bottom;
-    std::vector<std::vector<uint32_t>> items;                         ///< per row, by x
-    std::vector<std::vector<std::pair<double, double>>> gaps;         ///< per row, the free x intervals (between items, and either end)
-    std::vector<std::vector<std::pair<double, double>>> clearOfItems; ///< per row, the gaps between its items (frames aside)
-    std::vector<int> rowOf;                                           ///< per item
+    std::vector<std::vector<uint32_t>> items;                     ///< per row, by x
+    std::vector<std::vector<std::pair<double, double>>> gaps;     ///< per row, the free x intervals (between items, and either end)
+    std::vector<std::vector<std::pair<double, double>>> itemGaps; ///< per row, the gaps between its items (frames aside)
+    std::vector<int> rowOf;                                       ///< per item
     /// Per row, (frame, gap index) of the gaps with room for an edge (ownGaps), sorted: the gaps of
     /// each frame (the innermost around them; -1: none) in order.
     using ByFrame = std::vector<std::vector<std::pair<int32_t, uint32_t>>>;
@@ -426,7 +426,7 @@ public:
           m_taken(m_rows.top.size()), m_frames(moduleFrames(v)), m_keepToFrames(!m_frames.empty() && v.items.size() <= kFramedRouteItems),
           m_edgeFrames(v, m_frames, m_keepToFrames)
     {
-        m_rows.clearOfItems = m_rows.gaps;
+        m_rows.itemGaps = m_rows.gaps;
         avoidFrames(m_rows, m_frames);
         if (m_keepToFrames)
             ownGaps(m_rows, m_frames);
@@ -508,7 +508,7 @@ private:
             double g = on;
             if (!found || std::fabs(on - x) >= 1e-6 || std::fabs(x - want) > 2 * m_gap)
                 g = keep ? passageIn(m_rows, r, in, want, found) : passage(gaps, want);
-            if (here && !within(gaps, want) && within(m_rows.clearOfItems[r], want))
+            if (here && !within(gaps, want) && within(m_rows.itemGaps[r], want))
                 g = want; // the lane the layout made room for, kEdgeFrameGap from the frames beside it
             if (keep)
                 narrowPassage(r, in, want, g, found);
